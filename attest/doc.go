@@ -1,0 +1,187 @@
+// Package attest defines Probity's attestation format: the in-toto statement and its
+// probe predicate, the canonical encoding every signature covers, the fingerprints of a
+// tool list, and DSSE signing. This comment is the format's specification; the worked
+// example at its end is rebuilt byte for byte by the package's tests.
+//
+// # Envelope
+//
+// A signed record is a DSSE envelope (https://github.com/secure-systems-lab/dsse),
+// serialized as one line of JSON with its members in this order:
+//
+//	{"payloadType":"application/vnd.in-toto+json","payload":"<base64>","signatures":[{"keyid":"<key id>","sig":"<base64>"}]}
+//
+// Both base64 fields use the standard alphabet with padding (RFC 4648 §4); verifiers
+// reject the URL alphabet, missing padding and non-zero trailing bits. An envelope
+// carries 1 to 4 signatures, each by a distinct key. Envelope JSON is strict: no
+// duplicate or unknown members, no trailing data.
+//
+// # Signed bytes
+//
+// Each signature is Ed25519 (RFC 8032, pure, no prehash) over the DSSE pre-authentication
+// encoding of the payload:
+//
+//	PAE = "DSSEv1" SP LEN(payloadType) SP payloadType SP LEN(payload) SP payload
+//
+// where SP is one space (0x20), LEN is the byte length in ASCII decimal without leading
+// zeros, payloadType is exactly application/vnd.in-toto+json, and payload is the
+// statement's canonical bytes (below). The key id is the first 16 lowercase hex
+// characters of SHA-256 over the signing key's SubjectPublicKeyInfo DER (RFC 8410); the
+// key document (package keys) lists each key with its validity window, and a signature
+// counts only if the statement's observedAt lies inside its key's window.
+//
+// # Statement and predicate
+//
+// The payload is an in-toto Statement v1 with exactly the members _type
+// (https://in-toto.io/Statement/v1), subject (exactly one), predicateType and predicate.
+// The probe predicate, https://probity.dev/attestation/probe/v1, is ProbePredicate; its
+// JSON Schema (schema/probe-v1.schema.json, ProbeSchemaJSON) is kept in lockstep with the
+// Go type by the tests. The major version is part of the URI: any change a v1 verifier
+// would reject is a new predicate type. Third-party text (tool descriptions, server
+// instructions) never enters the signed payload, only its fingerprints; reason
+// parameters are bounded numbers or short constant tokens. Rules beyond the schema:
+//
+//   - a remote subject's name is the normalized endpoint URL and equals target.url;
+//   - coverage full requires fingerprints and protocolVersion, and the subject digest
+//     sha256 equals the surface fingerprint's hex;
+//   - coverage auth_required has no fingerprints, toolCount and pages 0, the subject
+//     digest sha256 is AuthRequiredDigest(name) (SHA-256 of the name as a canonical JSON
+//     string), and every check other than reachability, redirect_policy, transport and
+//     auth_metadata is UNVERIFIED with reason credential_required;
+//   - check ids are unique, and an UNVERIFIED check carries a reason.
+//
+// A round that never completed a handshake is not signed at all.
+//
+// # Canonical form: nfc-jcs/v1
+//
+// The canonical bytes of a JSON document are produced in two steps:
+//
+//  1. Every string and every object key is normalized to Unicode NFC. Two keys of one
+//     object that are equal after normalization are an error, reported apart from a
+//     plain duplicate key.
+//  2. The result is serialized per RFC 8785 (JSON Canonicalization Scheme): no
+//     insignificant whitespace, object members sorted by the UTF-16 code units of their
+//     keys, numbers in ECMAScript shortest round-trip form, strings with only the escapes
+//     RFC 8785 requires (\" \\ \b \f \n \r \t and \u00xx in lowercase hex for other
+//     control characters).
+//
+// Input is rejected, never repaired, when it has invalid UTF-8, a lone or misordered
+// UTF-16 surrogate escape, a duplicate key, a number that is not finite as an IEEE 754
+// double (1e400), an integer literal (no fraction, no exponent) beyond ±2^53, nesting
+// deeper than 64 arrays and objects, or anything after the top-level value. Go values are
+// encoded with encoding/json first (Marshal), and strings holding invalid UTF-8 are
+// rejected rather than replaced with U+FFFD.
+//
+// Canonical bytes are produced once, from typed Go values, and signed as they are; a
+// verifier rejects a payload that is not byte for byte its own canonical form.
+//
+// Implementation note: the RFC 8785 serialization is written by this package's strict
+// scanner, with github.com/gowebpki/jcs (v1.0.2) formatting numbers. The tests and fuzz
+// targets require the scanner's output to equal jcs.Transform of the NFC-normalized input
+// for every document the scanner accepts. Running jcs.Transform itself on the signing and
+// verifying paths was measured at about 47 µs for a 2.3 KB statement, nearly the whole
+// budget of 50 µs per signature (README, Performance), so jcs serves as the oracle
+// rather than the hot path.
+//
+// # Fingerprints
+//
+// A fingerprint is "sha256:" followed by the lowercase hex SHA-256 of canonical bytes.
+// Four are computed over the tools array of a tools/list result (all pages joined in
+// order) and the server's instructions:
+//
+//   - toolset: the array of the tool names;
+//   - schema: the array of objects {"inputSchema": …, "name": …};
+//   - surface: the array of objects with the members name, title, description,
+//     inputSchema, outputSchema and annotations as the tool sent them (a member the tool
+//     did not send is absent, one it sent as null is null; other members are ignored);
+//   - instructions: the instructions as a JSON string; a server that sent none has the
+//     fingerprint of the empty string.
+//
+// Array elements are sorted by the tool name after NFC, comparing UTF-16 code units
+// (so a name starting with a supplementary character sorts before one starting with
+// U+E000–U+FFFF); duplicate names are kept. Ties are broken by the canonical bytes of the
+// inputSchema (schema) or of the whole element (surface), compared as bytes. Every tool
+// must be an object whose name is a string. The same tool list sent in NFC and in NFD,
+// in any order, with members in any order, has one set of fingerprints. On NFC input,
+// toolset and schema equal the projection-v1 fingerprints another observer publishes,
+// so independent observations can be compared.
+//
+// # Worked example
+//
+// Private key seed (RFC 8032), the 32 bytes 0x00 … 0x1f:
+//
+//	000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
+//
+// Public key as SPKI DER in base64, and its key id:
+//
+//	MCowBQYDK2VwAyEAA6EHv/POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg=
+//	a050837d85070582
+//
+// The tools/list result
+//
+//	{"tools":[{"name":"echo","description":"Echoes the input.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}]}
+//
+// has the fingerprints
+//
+//	toolset sha256:814fb24ccab132875d3212aa862578b1b02261c1c1dd6601bec877f6cac9225b
+//	schema sha256:0ba47954bfa4d30e07816c0a49e274d869dfcc40c5ce77b46fc4d338d15048d3
+//	surface sha256:593c0a3edf88c080e6cc750109a5f8a0ca0fd9874bd9f89c5f643eea2338af4f
+//	instructions sha256:12ae32cb1ec02d01eda3581b127c1fee3b0dc53572ed6baf239721a03d82e126
+//
+// A full-coverage statement about https://mcp.example.com/mcp observed at
+// 2026-11-30T12:00:00.000Z has these canonical bytes (wrapped here; the payload is one line
+// with no newline):
+//
+//	{"_type":"https://in-toto.io/Statement/v1","predicate":{"checks":[{"id":
+//	"reachability","status":"VERIFIED"},{"id":"auth_metadata","reason":{"key
+//	":"no_challenge"},"status":"UNVERIFIED"}],"coverage":"full","fingerprint
+//	s":{"instructions":"sha256:12ae32cb1ec02d01eda3581b127c1fee3b0dc53572ed6
+//	baf239721a03d82e126","schema":"sha256:0ba47954bfa4d30e07816c0a49e274d869
+//	dfcc40c5ce77b46fc4d338d15048d3","surface":"sha256:593c0a3edf88c080e6cc75
+//	0109a5f8a0ca0fd9874bd9f89c5f643eea2338af4f","toolset":"sha256:814fb24cca
+//	b132875d3212aa862578b1b02261c1c1dd6601bec877f6cac9225b"},"observedAt":"2
+//	026-11-30T12:00:00.000Z","pages":1,"probe":{"suiteDigest":"sha256:de3777
+//	7926c98d2aaa01b27776b4e022d735022fefaaac72829325349722c46b","suiteVersio
+//	n":"2026.11","toolVersion":"0.1.0"},"protocolVersion":"2025-11-25","roun
+//	dId":"r-example-1","serverInfo":{"name":"example","version":"1.0.0"},"ta
+//	rget":{"kind":"remote","url":"https://mcp.example.com/mcp"},"timings":{"
+//	handshakeMs":120,"toolsListMs":80,"totalMs":260},"toolCount":1},"predica
+//	teType":"https://probity.dev/attestation/probe/v1","subject":[{"digest":
+//	{"sha256":"593c0a3edf88c080e6cc750109a5f8a0ca0fd9874bd9f89c5f643eea2338a
+//	f4f"},"name":"https://mcp.example.com/mcp"}]}
+//
+// The signed message is the PAE prefix below, one space (0x20), then those bytes:
+//
+//	DSSEv1 28 application/vnd.in-toto+json 1197
+//
+// The Ed25519 signature, in base64:
+//
+//	xd9sIRVdfZ1cgUSFn3/+SxZt79BlV8Byz38gIFobNXEzcDM558JKdE/srUQo9NLYTGPyVr/baKtIV3S/8CUcDQ==
+//
+// and the envelope (wrapped here; one line):
+//
+//	{"payloadType":"application/vnd.in-toto+json","payload":"eyJfdHlwZSI6Imh
+//	0dHBzOi8vaW4tdG90by5pby9TdGF0ZW1lbnQvdjEiLCJwcmVkaWNhdGUiOnsiY2hlY2tzIjp
+//	beyJpZCI6InJlYWNoYWJpbGl0eSIsInN0YXR1cyI6IlZFUklGSUVEIn0seyJpZCI6ImF1dGh
+//	fbWV0YWRhdGEiLCJyZWFzb24iOnsia2V5Ijoibm9fY2hhbGxlbmdlIn0sInN0YXR1cyI6IlV
+//	OVkVSSUZJRUQifV0sImNvdmVyYWdlIjoiZnVsbCIsImZpbmdlcnByaW50cyI6eyJpbnN0cnV
+//	jdGlvbnMiOiJzaGEyNTY6MTJhZTMyY2IxZWMwMmQwMWVkYTM1ODFiMTI3YzFmZWUzYjBkYzU
+//	zNTcyZWQ2YmFmMjM5NzIxYTAzZDgyZTEyNiIsInNjaGVtYSI6InNoYTI1NjowYmE0Nzk1NGJ
+//	mYTRkMzBlMDc4MTZjMGE0OWUyNzRkODY5ZGZjYzQwYzVjZTc3YjQ2ZmM0ZDMzOGQxNTA0OGQ
+//	zIiwic3VyZmFjZSI6InNoYTI1Njo1OTNjMGEzZWRmODhjMDgwZTZjYzc1MDEwOWE1ZjhhMGN
+//	hMGZkOTg3NGJkOWY4OWM1ZjY0M2VlYTIzMzhhZjRmIiwidG9vbHNldCI6InNoYTI1Njo4MTR
+//	mYjI0Y2NhYjEzMjg3NWQzMjEyYWE4NjI1NzhiMWIwMjI2MWMxYzFkZDY2MDFiZWM4NzdmNmN
+//	hYzkyMjViIn0sIm9ic2VydmVkQXQiOiIyMDI2LTExLTMwVDEyOjAwOjAwLjAwMFoiLCJwYWd
+//	lcyI6MSwicHJvYmUiOnsic3VpdGVEaWdlc3QiOiJzaGEyNTY6ZGUzNzc3NzkyNmM5OGQyYWF
+//	hMDFiMjc3NzZiNGUwMjJkNzM1MDIyZmVmYWFhYzcyODI5MzI1MzQ5NzIyYzQ2YiIsInN1aXR
+//	lVmVyc2lvbiI6IjIwMjYuMTEiLCJ0b29sVmVyc2lvbiI6IjAuMS4wIn0sInByb3RvY29sVmV
+//	yc2lvbiI6IjIwMjUtMTEtMjUiLCJyb3VuZElkIjoici1leGFtcGxlLTEiLCJzZXJ2ZXJJbmZ
+//	vIjp7Im5hbWUiOiJleGFtcGxlIiwidmVyc2lvbiI6IjEuMC4wIn0sInRhcmdldCI6eyJraW5
+//	kIjoicmVtb3RlIiwidXJsIjoiaHR0cHM6Ly9tY3AuZXhhbXBsZS5jb20vbWNwIn0sInRpbWl
+//	uZ3MiOnsiaGFuZHNoYWtlTXMiOjEyMCwidG9vbHNMaXN0TXMiOjgwLCJ0b3RhbE1zIjoyNjB
+//	9LCJ0b29sQ291bnQiOjF9LCJwcmVkaWNhdGVUeXBlIjoiaHR0cHM6Ly9wcm9iaXR5LmRldi9
+//	hdHRlc3RhdGlvbi9wcm9iZS92MSIsInN1YmplY3QiOlt7ImRpZ2VzdCI6eyJzaGEyNTYiOiI
+//	1OTNjMGEzZWRmODhjMDgwZTZjYzc1MDEwOWE1ZjhhMGNhMGZkOTg3NGJkOWY4OWM1ZjY0M2V
+//	lYTIzMzhhZjRmIn0sIm5hbWUiOiJodHRwczovL21jcC5leGFtcGxlLmNvbS9tY3AifV19","
+//	signatures":[{"keyid":"a050837d85070582","sig":"xd9sIRVdfZ1cgUSFn3/+SxZt
+//	79BlV8Byz38gIFobNXEzcDM558JKdE/srUQo9NLYTGPyVr/baKtIV3S/8CUcDQ=="}]}
+package attest
