@@ -1,0 +1,225 @@
+package keys
+
+import (
+	"crypto/ed25519"
+	cryptorand "crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/probity-dev/probity/attest"
+)
+
+// File names inside a key directory.
+const (
+	// PrivateKeyFile holds the current signing key as PKCS#8 PEM, mode 0600.
+	PrivateKeyFile = "signing-key.pem"
+	// DocumentFile holds the key document, mode 0644; publish it at
+	// /.well-known/probity-keys.json.
+	DocumentFile = "keys.json"
+	// pendingKeyFile holds a new signing key while a rotation is in progress.
+	pendingKeyFile = PrivateKeyFile + ".new"
+)
+
+// GenerateDir creates a key directory: a new signing key in dir/signing-key.pem and a key
+// document for issuer listing it, valid from now (UTC, truncated to the millisecond), in
+// dir/keys.json. dir is created with mode 0700 if missing. It refuses, with an error
+// wrapping fs.ErrExist, if either file already exists; use RotateDir to replace a
+// signing key. rand supplies the key's seed; nil means crypto/rand.
+//
+// keys.json is written before signing-key.pem, so a crash in between leaves at most a
+// listed public key without a private key, never an unlisted signing key.
+func GenerateDir(dir, issuer string, now time.Time, rand io.Reader) (*Document, error) {
+	keyPath, docPath := filepath.Join(dir, PrivateKeyFile), filepath.Join(dir, DocumentFile)
+	for _, p := range []string{keyPath, docPath} {
+		if _, err := os.Lstat(p); err == nil {
+			return nil, fmt.Errorf("%s already exists; refusing to replace it: %w", p, fs.ErrExist)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	priv, err := generateKey(rand)
+	if err != nil {
+		return nil, err
+	}
+	k, err := NewKey(priv.Public().(ed25519.PublicKey), now)
+	if err != nil {
+		return nil, err
+	}
+	d := &Document{FormatVersion: FormatVersion, Issuer: issuer, Keys: []Key{k}}
+	docData, err := MarshalDocument(d)
+	if err != nil {
+		return nil, err
+	}
+	keyData, err := MarshalPrivateKey(priv)
+	if err != nil {
+		return nil, err
+	}
+	defer clear(keyData)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(docPath, docData, 0o644, false); err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(keyPath, keyData, 0o600, false); err != nil {
+		os.Remove(docPath) // we created it above; without the private key it is useless
+		return nil, err
+	}
+	return d, nil
+}
+
+// RotateDir replaces the signing key of the key directory dir with a new one, valid from
+// now (UTC, truncated to the millisecond), and returns the updated document and the new
+// key. The key matching the old signing-key.pem gets valid_until = now unless it already
+// ends earlier, and stays listed so that statements it signed keep verifying. The two
+// windows share the instant now: both ends are inclusive, so a statement observed at
+// exactly the rotation millisecond verifies under either key. The old private key is
+// deleted (replaced), not archived: a retired key that still exists is a forgery risk.
+// rand supplies the new key's seed; nil means crypto/rand.
+//
+// Crash safety: the new private key is first written to signing-key.pem.new, then
+// keys.json (now listing it) replaces the old document, then signing-key.pem.new is renamed
+// over signing-key.pem. Whatever the point of a crash, signing-key.pem holds a key listed
+// in keys.json. If RotateDir finds a signing-key.pem.new whose key keys.json lists, an
+// earlier rotation was interrupted after its document was written: it completes that
+// rotation (returning its key) instead of starting another. An unlisted
+// signing-key.pem.new is left from a rotation interrupted earlier and is deleted.
+//
+// RotateDir must not run concurrently with other changes to the same directory.
+func RotateDir(dir string, now time.Time, rand io.Reader) (*Document, Key, error) {
+	keyPath, docPath := filepath.Join(dir, PrivateKeyFile), filepath.Join(dir, DocumentFile)
+	pendingPath := filepath.Join(dir, pendingKeyFile)
+	d, err := Load(docPath)
+	if err != nil {
+		return nil, Key{}, err
+	}
+	if _, err := os.Lstat(pendingPath); err == nil {
+		pending, err := LoadPrivateKey(pendingPath)
+		if err != nil {
+			return nil, Key{}, fmt.Errorf("found %s from an interrupted rotation: %w", pendingPath, err)
+		}
+		if k, ok := d.Lookup(NewSigner(pending).ID()); ok {
+			if err := os.Rename(pendingPath, keyPath); err != nil {
+				return nil, Key{}, err
+			}
+			if err := syncDir(dir); err != nil {
+				return nil, Key{}, err
+			}
+			return d, *k, nil
+		}
+		if err := os.Remove(pendingPath); err != nil {
+			return nil, Key{}, err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, Key{}, err
+	}
+
+	priv, err := LoadPrivateKey(keyPath)
+	if err != nil {
+		return nil, Key{}, err
+	}
+	oldID := NewSigner(priv).ID()
+	clear(priv)
+	cur, ok := d.Lookup(oldID)
+	if !ok {
+		return nil, Key{}, fmt.Errorf("the signing key in %s (key_id %s) is not listed in %s", keyPath, oldID, docPath)
+	}
+	now = now.UTC().Truncate(time.Millisecond)
+	if !now.After(cur.ValidFrom) {
+		return nil, Key{}, fmt.Errorf("cannot rotate at %s: the signing key %s is valid only from %s", attest.FormatTime(now), oldID, attest.FormatTime(cur.ValidFrom))
+	}
+	if cur.ValidUntil == nil || cur.ValidUntil.After(now) {
+		until := now
+		cur.ValidUntil = &until
+	}
+
+	newPriv, err := generateKey(rand)
+	if err != nil {
+		return nil, Key{}, err
+	}
+	nk, err := NewKey(newPriv.Public().(ed25519.PublicKey), now)
+	if err != nil {
+		return nil, Key{}, err
+	}
+	d.Keys = append(d.Keys, nk)
+	docData, err := MarshalDocument(d)
+	if err != nil {
+		return nil, Key{}, err
+	}
+	keyData, err := MarshalPrivateKey(newPriv)
+	if err != nil {
+		return nil, Key{}, err
+	}
+	defer clear(keyData)
+
+	// 1. The new private key, not yet in use.
+	if err := writeFileAtomic(pendingPath, keyData, 0o600, false); err != nil {
+		return nil, Key{}, err
+	}
+	// 2. The document listing both keys.
+	if err := writeFileAtomic(docPath, docData, 0o644, true); err != nil {
+		os.Remove(pendingPath)
+		return nil, Key{}, err
+	}
+	// 3. The new key takes the old one's place; the old private key is gone.
+	if err := os.Rename(pendingPath, keyPath); err != nil {
+		return nil, Key{}, fmt.Errorf("%s lists the new key but it is still in %s (run rotate again to finish): %w", docPath, pendingPath, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return nil, Key{}, err
+	}
+	return d, d.Keys[len(d.Keys)-1], nil
+}
+
+// RevokeDir marks the key keyID in dir/keys.json revoked at now (UTC, truncated to the
+// millisecond) for reason, and returns the updated document. It fails if the key is not
+// listed or already revoked, or if reason is empty or longer than MaxReasonLen bytes. It
+// does not touch signing-key.pem: if the revoked key is the signing key, rotate next.
+//
+// RevokeDir must not run concurrently with other changes to the same directory.
+func RevokeDir(dir, keyID, reason string, now time.Time) (*Document, error) {
+	if msg := checkText(reason, MaxReasonLen); msg != "" {
+		return nil, fmt.Errorf("revocation reason %s", msg)
+	}
+	docPath := filepath.Join(dir, DocumentFile)
+	d, err := Load(docPath)
+	if err != nil {
+		return nil, err
+	}
+	k, ok := d.Lookup(keyID)
+	if !ok {
+		return nil, fmt.Errorf("no key with key_id %q in %s", keyID, docPath)
+	}
+	if k.Revoked() {
+		return nil, fmt.Errorf("key %s was already revoked at %s (reason: %s)", keyID, attest.FormatTime(*k.RevokedAt), *k.RevocationReason)
+	}
+	at := now.UTC().Truncate(time.Millisecond)
+	k.RevokedAt, k.RevocationReason = &at, &reason
+	docData, err := MarshalDocument(d)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(docPath, docData, 0o644, true); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// generateKey derives an Ed25519 key from a 32-byte seed read from rand (crypto/rand if
+// nil).
+func generateKey(rand io.Reader) (ed25519.PrivateKey, error) {
+	if rand == nil {
+		rand = cryptorand.Reader
+	}
+	seed := make([]byte, ed25519.SeedSize)
+	defer clear(seed)
+	if _, err := io.ReadFull(rand, seed); err != nil {
+		return nil, fmt.Errorf("generating key: %w", err)
+	}
+	return ed25519.NewKeyFromSeed(seed), nil
+}
