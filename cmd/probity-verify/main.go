@@ -1,0 +1,17 @@
+// Command probity-verify is the auditor's standalone verifier of Probity's DSSE
+// envelopes. It is "probity verify" built alone: it imports no storage, web, probe or MCP
+// package, only the standard library, golang.org/x, jcs and go-securesystemslib.
+//
+//	go install github.com/probity-dev/probity/cmd/probity-verify@latest
+//	probity-verify --keys probity-keys.json envelopes.jsonl
+package main
+
+import (
+	"os"
+
+	"github.com/probity-dev/probity/verifier/cli"
+)
+
+func main() {
+	os.Exit(cli.Main("probity-verify", os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -1,0 +1,287 @@
+package verifier
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/probity-dev/probity/keys"
+)
+
+// MaxLineSize bounds one envelope: one line of a JSONL export, or a whole single-envelope
+// file. Longer input is reported as malformed rather than read into memory.
+const MaxLineSize = 4 << 20
+
+// Item is one envelope's outcome in a stream, in input order.
+type Item struct {
+	// Source is "path" for a single-envelope file and "path:line" for a JSONL line.
+	Source string
+	Result *Result
+	Err    error
+}
+
+// Summary counts a stream's outcomes.
+type Summary struct {
+	Total    int `json:"total"`
+	Verified int `json:"verified"`
+	Failed   int `json:"failed"`
+}
+
+// StreamConfig configures VerifyPaths.
+type StreamConfig struct {
+	Keys   *keys.Document
+	Policy Policy
+	// Workers verify in parallel; 0 means GOMAXPROCS.
+	Workers int
+	// Emit receives every item in input order, from one goroutine.
+	Emit func(Item)
+}
+
+// IOError wraps a failure to read input, as opposed to an envelope that fails.
+type IOError struct{ Err error }
+
+func (e *IOError) Error() string { return e.Err.Error() }
+func (e *IOError) Unwrap() error { return e.Err }
+
+// VerifyPaths verifies every envelope found under paths: a file holding one envelope
+// (pretty-printed or not), a JSONL file with one envelope per line, or a directory,
+// walked in lexical order for files ending in .json, .jsonl or .dsse (files named
+// keys.json are key documents and skipped). Input is streamed and verified by
+// cfg.Workers goroutines; memory stays bounded whatever the input size. It returns an
+// *IOError when input cannot be read; envelopes that fail are counted, not errors.
+func VerifyPaths(ctx context.Context, paths []string, cfg StreamConfig) (Summary, error) {
+	if err := cfg.Policy.check(); err != nil {
+		return Summary{}, err
+	}
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	type job struct {
+		seq    int
+		source string
+		data   []byte
+		err    error
+		res    *Result
+		done   chan struct{}
+	}
+	// jobs flow to the workers and, in input order, to the emitter; the window bounds
+	// how many are in flight.
+	const window = 1024
+	work := make(chan *job, window)
+	ordered := make(chan *job, window)
+
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				if j.err == nil {
+					j.res, j.err = Verify(j.data, cfg.Keys, cfg.Policy)
+				}
+				j.data = nil
+				close(j.done)
+			}
+		}()
+	}
+
+	var readErr error
+	go func() {
+		defer close(ordered)
+		defer close(work)
+		seq := 0
+		readErr = walkEnvelopes(ctx, paths, func(source string, data []byte, err error) bool {
+			j := &job{seq: seq, source: source, data: data, err: err, done: make(chan struct{})}
+			seq++
+			select {
+			case ordered <- j:
+			case <-ctx.Done():
+				return false
+			}
+			select {
+			case work <- j:
+			case <-ctx.Done():
+				return false
+			}
+			return true
+		})
+	}()
+
+	var sum Summary
+	for j := range ordered {
+		<-j.done
+		sum.Total++
+		if j.err == nil {
+			sum.Verified++
+		} else {
+			sum.Failed++
+		}
+		if cfg.Emit != nil {
+			cfg.Emit(Item{Source: j.source, Result: j.res, Err: j.err})
+		}
+	}
+	wg.Wait()
+	if readErr != nil {
+		return sum, &IOError{Err: readErr}
+	}
+	return sum, ctx.Err()
+}
+
+// walkEnvelopes calls fn with each envelope's bytes, or with a *Failure for an entry that
+// cannot be an envelope (an over-long line). It stops when fn returns false.
+func walkEnvelopes(ctx context.Context, paths []string, fn func(source string, data []byte, err error) bool) error {
+	for _, p := range paths {
+		if p == "-" {
+			if err := readEnvelopes(ctx, "-", os.Stdin, fn); err != nil {
+				return err
+			}
+			continue
+		}
+		info, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("couldn't read %q: %w", p, err)
+		}
+		if !info.IsDir() {
+			if err := readFile(ctx, p, fn); err != nil {
+				return err
+			}
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return fmt.Errorf("couldn't read %q: %w", path, err)
+			}
+			if d.IsDir() || d.Name() == "keys.json" {
+				return nil
+			}
+			switch strings.ToLower(filepath.Ext(path)) {
+			case ".json", ".jsonl", ".dsse":
+				return readFile(ctx, path, fn)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func readFile(ctx context.Context, path string, fn func(string, []byte, error) bool) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("couldn't read %q: %w", path, err)
+	}
+	defer f.Close()
+	return readEnvelopes(ctx, path, f, fn)
+}
+
+// readEnvelopes decides between JSONL and a single envelope by the first non-blank line:
+// if it is a complete JSON value the input is JSONL, otherwise the input is one
+// (pretty-printed) envelope.
+func readEnvelopes(ctx context.Context, name string, r io.Reader, fn func(string, []byte, error) bool) error {
+	br := bufio.NewReaderSize(r, 256<<10)
+	var first []byte
+	lineNo := 0
+	var single bytes.Buffer
+	jsonl := false
+	var pending []byte
+	pendingLine := 0
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		line, tooLong, err := readLine(br)
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("couldn't read %q: %w", name, err)
+		}
+		if len(line) > 0 || tooLong || err == nil {
+			lineNo++
+		}
+		trimmed := bytes.TrimSpace(line)
+		switch {
+		case jsonl:
+			// The first line is held back until a second one shows the input is a
+			// JSONL export, so that a one-line file is reported by its name alone.
+			if pending != nil && (len(trimmed) > 0 || tooLong) {
+				if !fn(fmt.Sprintf("%s:%d", name, pendingLine), pending, nil) {
+					return nil
+				}
+				pending = nil
+			}
+			if tooLong {
+				if !fn(fmt.Sprintf("%s:%d", name, lineNo), nil, &Failure{Reason: ReasonMalformedEnvelope, Detail: fmt.Sprintf("line longer than %d bytes", MaxLineSize)}) {
+					return nil
+				}
+			} else if len(trimmed) > 0 {
+				if !fn(fmt.Sprintf("%s:%d", name, lineNo), trimmed, nil) {
+					return nil
+				}
+			}
+		case first == nil && len(trimmed) == 0 && !tooLong:
+			// leading blank lines
+		case first == nil:
+			first = trimmed
+			if !tooLong && json.Valid(trimmed) {
+				jsonl = true
+				pending, pendingLine = trimmed, lineNo
+			} else {
+				single.Write(line)
+				single.WriteByte('\n')
+			}
+		default:
+			if single.Len()+len(line) > MaxLineSize || tooLong {
+				fn(name, nil, &Failure{Reason: ReasonMalformedEnvelope, Detail: fmt.Sprintf("envelope larger than %d bytes", MaxLineSize)})
+				return nil
+			}
+			single.Write(line)
+			single.WriteByte('\n')
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+	if pending != nil {
+		fn(name, pending, nil)
+	}
+	if !jsonl && single.Len() > 0 {
+		fn(name, bytes.TrimSpace(single.Bytes()), nil)
+	}
+	return nil
+}
+
+// readLine returns the next line without its newline. A line longer than MaxLineSize is
+// skipped to its end and reported as tooLong.
+func readLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(buf)+len(chunk) > MaxLineSize {
+			tooLong = true
+			buf = buf[:0]
+		} else if !tooLong {
+			buf = append(buf, chunk...)
+		}
+		switch err {
+		case bufio.ErrBufferFull:
+			continue
+		case nil:
+			return bytes.TrimSuffix(buf, []byte("\n")), tooLong, nil
+		default:
+			return buf, tooLong, err
+		}
+	}
+}

@@ -1,0 +1,265 @@
+// Package verifier checks Probity's DSSE envelopes offline, against a key document and a
+// policy, and returns a typed result that records what was verified. It imports no
+// network, storage or web package: an auditor builds it from the standard library,
+// golang.org/x, jcs and go-securesystemslib alone.
+//
+// An envelope verifies when all of these hold, checked in this order:
+//
+//  1. The envelope is strict JSON (CheckJSON: no duplicate keys, no invalid UTF-8, no
+//     trailing data) with exactly the members payloadType, payload and signatures, each
+//     signature exactly keyid and sig, all base64 standard and padded.
+//  2. payloadType is exactly application/vnd.in-toto+json.
+//  3. It carries 1 to 4 signatures.
+//  4. Every signature names a key id listed in the key document, no public key signs
+//     twice (under the same or another key id), and every signature is a valid Ed25519
+//     signature over the DSSE PAE of the payload.
+//  5. The payload is exactly its own nfc-jcs/v1 canonical form.
+//  6. The payload is an in-toto Statement v1 of a known predicateType whose predicate is
+//     valid against its JSON Schema and the format's further rules (attest.DecodeStatement).
+//  7. No signing key is revoked, and each key's validity window contains the predicate's
+//     observedAt (inclusive, millisecond precision).
+//  8. The policy holds: enough distinct keys signed, and the predicate type is allowed.
+//
+// Signatures are authenticated before the payload is parsed beyond the envelope, so the
+// statement decoder only ever sees signed bytes.
+package verifier
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/keys"
+)
+
+// Reason says why an envelope failed to verify. The values are stable: reports and
+// test vectors use them.
+type Reason string
+
+// The reasons an envelope can fail.
+const (
+	ReasonMalformedEnvelope    Reason = "malformed_envelope"
+	ReasonPayloadType          Reason = "wrong_payload_type"
+	ReasonSignatureCount       Reason = "signature_count"
+	ReasonUnknownKey           Reason = "unknown_key"
+	ReasonDuplicateKey         Reason = "duplicate_key"
+	ReasonBadSignature         Reason = "bad_signature"
+	ReasonNonCanonical         Reason = "non_canonical_payload"
+	ReasonMalformedStatement   Reason = "malformed_statement"
+	ReasonUnknownPredicateType Reason = "unknown_predicate_type"
+	ReasonSchemaViolation      Reason = "schema_violation"
+	ReasonRevokedKey           Reason = "revoked_key"
+	ReasonOutsideWindow        Reason = "outside_key_window"
+	ReasonPolicy               Reason = "policy_not_met"
+)
+
+// A Failure is the error Verify returns for an envelope that does not verify.
+type Failure struct {
+	Reason Reason `json:"reason"`
+	Detail string `json:"detail,omitempty"`
+}
+
+func (f *Failure) Error() string {
+	if f.Detail == "" {
+		return string(f.Reason)
+	}
+	return fmt.Sprintf("%s: %s", f.Reason, f.Detail)
+}
+
+// Outcome is the result of checking one signature.
+type Outcome string
+
+// OutcomeValid marks a signature that passed every check; any other outcome is the
+// Reason that signature failed with.
+const OutcomeValid Outcome = "valid"
+
+// SignatureResult records one signature's key id and outcome.
+type SignatureResult struct {
+	KeyID   string  `json:"keyId"`
+	Outcome Outcome `json:"outcome"`
+}
+
+// Result records what Verify established. On failure it holds whatever was learned
+// before the failing step, and Failure says why.
+type Result struct {
+	PayloadType   string                   `json:"payloadType,omitempty"`
+	PredicateType string                   `json:"predicateType,omitempty"`
+	Subject       *attest.Subject          `json:"subject,omitempty"`
+	Coverage      attest.Coverage          `json:"coverage,omitempty"`
+	ObservedAt    time.Time                `json:"-"`
+	Signatures    []SignatureResult        `json:"signatures,omitempty"`
+	Statement     *attest.DecodedStatement `json:"-"`
+	Failure       *Failure                 `json:"failure,omitempty"`
+}
+
+// MarshalJSON writes observedAt in attest.TimeLayout, as the statement has it.
+func (r *Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	w := struct {
+		*plain
+		ObservedAt string `json:"observedAt,omitempty"`
+	}{plain: (*plain)(r)}
+	if !r.ObservedAt.IsZero() {
+		w.ObservedAt = attest.FormatTime(r.ObservedAt)
+	}
+	return json.Marshal(w)
+}
+
+// OK reports whether the envelope verified.
+func (r *Result) OK() bool { return r != nil && r.Failure == nil }
+
+// Policy is what a caller requires beyond the format's rules.
+type Policy struct {
+	// Threshold is how many distinct keys must have signed, 1 to 4. Every signature
+	// present must be valid regardless.
+	Threshold int
+	// PredicateTypes lists the predicate types accepted; empty accepts every type this
+	// version knows.
+	PredicateTypes []string
+}
+
+// DefaultPolicy accepts one valid signature over any known predicate type.
+func DefaultPolicy() Policy { return Policy{Threshold: 1} }
+
+// ErrPolicy is returned, wrapped, when a Policy is empty or contradictory.
+var ErrPolicy = errors.New("verifier: invalid policy")
+
+func (p Policy) check() error {
+	if p.Threshold < 1 || p.Threshold > attest.MaxSignatures {
+		return fmt.Errorf("%w: threshold %d is not between 1 and %d", ErrPolicy, p.Threshold, attest.MaxSignatures)
+	}
+	for _, t := range p.PredicateTypes {
+		if _, ok := attest.PredicateSchema(t); !ok {
+			return fmt.Errorf("%w: predicate type %q is unknown", ErrPolicy, t)
+		}
+	}
+	return nil
+}
+
+// Verify checks one envelope against a validated key document (from keys.Load or
+// keys.Parse) and a policy. It returns a Result in every case but an invalid policy or
+// a nil document; the error is a *Failure when the envelope does not verify.
+func Verify(envelope []byte, doc *keys.Document, policy Policy) (*Result, error) {
+	if err := policy.check(); err != nil {
+		return nil, err
+	}
+	if doc == nil || len(doc.Keys) == 0 {
+		return nil, fmt.Errorf("%w: no keys to verify against", ErrPolicy)
+	}
+	r := &Result{}
+	fail := func(reason Reason, format string, args ...any) (*Result, error) {
+		r.Failure = &Failure{Reason: reason, Detail: fmt.Sprintf(format, args...)}
+		return r, r.Failure
+	}
+
+	env, payload, err := attest.ParseEnvelope(envelope)
+	if err != nil {
+		return fail(ReasonMalformedEnvelope, "%v", err)
+	}
+	r.PayloadType = env.PayloadType
+	if env.PayloadType != attest.PayloadType {
+		return fail(ReasonPayloadType, "payloadType is %q, want %q", clip(env.PayloadType), attest.PayloadType)
+	}
+	if n := len(env.Signatures); n < 1 || n > attest.MaxSignatures {
+		return fail(ReasonSignatureCount, "%d signatures, want 1 to %d", n, attest.MaxSignatures)
+	}
+
+	// Authenticate before parsing the payload.
+	pae := attest.PAE(payload)
+	signers := make([]*keys.Key, len(env.Signatures))
+	var firstBad *Failure
+	var seen []ed25519.PublicKey
+	for i, s := range env.Signatures {
+		sr := SignatureResult{KeyID: clip(s.KeyID), Outcome: OutcomeValid}
+		k, ok := doc.Lookup(s.KeyID)
+		sig, _ := attest.DecodeBase64(s.Sig) // ParseEnvelope checked the encoding
+		switch {
+		case !ok:
+			sr.Outcome = Outcome(ReasonUnknownKey)
+		case slices.ContainsFunc(seen, func(p ed25519.PublicKey) bool { return bytes.Equal(p, k.PublicKey()) }):
+			sr.Outcome = Outcome(ReasonDuplicateKey)
+		case len(sig) != ed25519.SignatureSize || !ed25519.Verify(k.PublicKey(), pae, sig):
+			sr.Outcome = Outcome(ReasonBadSignature)
+		}
+		if ok {
+			seen = append(seen, k.PublicKey())
+			signers[i] = k
+		}
+		if sr.Outcome != OutcomeValid && firstBad == nil {
+			firstBad = &Failure{Reason: Reason(sr.Outcome), Detail: fmt.Sprintf("signature %d (key id %q)", i, sr.KeyID)}
+		}
+		r.Signatures = append(r.Signatures, sr)
+	}
+	if firstBad != nil {
+		r.Failure = firstBad
+		return r, firstBad
+	}
+
+	st, err := attest.DecodeStatement(payload)
+	if st != nil {
+		r.PredicateType = st.PredicateType
+		if len(st.Subject) > 0 {
+			r.Subject = &st.Subject[0]
+		}
+	}
+	if err != nil {
+		var se *attest.SchemaError
+		var je *attest.JSONError
+		switch {
+		case errors.Is(err, attest.ErrNotCanonical), errors.As(err, &je):
+			return fail(ReasonNonCanonical, "%v", err)
+		case errors.Is(err, attest.ErrUnknownPredicateType):
+			return fail(ReasonUnknownPredicateType, "%v", err)
+		case errors.As(err, &se):
+			return fail(ReasonSchemaViolation, "%v", err)
+		default:
+			return fail(ReasonMalformedStatement, "%v", err)
+		}
+	}
+	r.Statement = st
+	r.ObservedAt = st.ObservedAt
+	if st.Probe != nil {
+		r.Coverage = st.Probe.Coverage
+	}
+
+	for i, k := range signers {
+		switch {
+		case k.Revoked():
+			r.Signatures[i].Outcome = Outcome(ReasonRevokedKey)
+		case !k.ValidAt(st.ObservedAt):
+			r.Signatures[i].Outcome = Outcome(ReasonOutsideWindow)
+		}
+		if o := r.Signatures[i].Outcome; o != OutcomeValid && r.Failure == nil {
+			r.Failure = &Failure{Reason: Reason(o), Detail: fmt.Sprintf("key %s at observedAt %s", k.KeyID, attest.FormatTime(st.ObservedAt))}
+		}
+	}
+	if r.Failure != nil {
+		return r, r.Failure
+	}
+
+	if len(policy.PredicateTypes) > 0 && !slices.Contains(policy.PredicateTypes, st.PredicateType) {
+		return fail(ReasonPolicy, "predicate type %q is not accepted by the policy", st.PredicateType)
+	}
+	if len(signers) < policy.Threshold {
+		return fail(ReasonPolicy, "%d distinct keys signed, the policy requires %d", len(signers), policy.Threshold)
+	}
+	return r, nil
+}
+
+// clip bounds attacker-controlled text echoed in results and messages.
+func clip(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	cut := 64
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
