@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -31,10 +32,10 @@ func (e *JSONError) Error() string {
 // Canonicalize returns the nfc-jcs/v1 canonical form of a JSON document: every string and
 // object key normalized to Unicode NFC, then RFC 8785 (JCS). It rejects what the profile
 // forbids: invalid UTF-8, lone surrogates, duplicate keys and keys that collide after NFC,
-// numbers that are not finite as doubles, integer literals (no fraction, no exponent)
-// beyond ±2^53, which a double cannot hold exactly, unless the literal is the canonical
-// serialization of a double (such as 100000000000000000000, the form of 1e20), nesting
-// deeper than MaxDepth and anything after the top-level value.
+// numbers that are not finite as doubles, integers beyond ±2^53 (an integer literal
+// beyond it, or any number whose value lies between 2^53 and 1e21, which RFC 8785 would
+// write as such a literal), nesting deeper than MaxDepth and anything after the
+// top-level value.
 func Canonicalize(doc []byte) ([]byte, error) {
 	return canonicalize(doc, false)
 }
@@ -43,7 +44,8 @@ func Canonicalize(doc []byte) ([]byte, error) {
 // documents and envelopes are checked with it before they are decoded, so duplicate
 // keys or lone surrogates never reach encoding/json, which would accept them silently.
 func CheckJSON(doc []byte) error {
-	s := scanner{data: doc}
+	s := getScanner(doc, false, false)
+	defer putScanner(s)
 	return s.document()
 }
 
@@ -54,12 +56,34 @@ func IsCanonical(doc []byte) bool {
 }
 
 func canonicalize(doc []byte, fromEncodingJSON bool) ([]byte, error) {
-	s := scanner{data: doc, emit: true, fromEncodingJSON: fromEncodingJSON}
+	s := getScanner(doc, true, fromEncodingJSON)
+	defer putScanner(s)
 	s.out = make([]byte, 0, len(doc))
 	if err := s.document(); err != nil {
 		return nil, err
 	}
 	return s.out, nil
+}
+
+// scanners recycles the scanners' scratch buffers between documents.
+var scanners = sync.Pool{New: func() any { return new(scanner) }}
+
+func getScanner(doc []byte, emit, fromEncodingJSON bool) *scanner {
+	s := scanners.Get().(*scanner)
+	*s = scanner{
+		data: doc, emit: emit, fromEncodingJSON: fromEncodingJSON,
+		str: s.str[:0], members: s.members[:0], tmp: s.tmp[:0], order: s.order[:0], keys: s.keys[:0],
+	}
+	return s
+}
+
+func putScanner(s *scanner) {
+	const keep = 256 << 10 // let the occasional huge document's buffers go
+	if cap(s.tmp) > keep || cap(s.keys) > keep || cap(s.str) > keep || cap(s.members) > keep/32 {
+		return
+	}
+	s.data, s.out = nil, nil
+	scanners.Put(s)
 }
 
 // scanner is a strict RFC 8259 parser. When emit is set it writes the canonical form of
@@ -80,6 +104,8 @@ type scanner struct {
 	str              []byte   // scratch for decoded strings
 	members          []member // stack of the members of the open objects
 	tmp              []byte   // scratch for reordering members
+	order            []int    // scratch for reordering members
+	keys             []byte   // arena for keys that needed unescaping or NFC
 }
 
 func (s *scanner) fail(format string, args ...any) error {
@@ -164,12 +190,53 @@ func (s *scanner) enter() error {
 	return nil
 }
 
-// member is one object member as scanned: its key before and after NFC, where the key
-// began in the input, and where the member's canonical text ("key":value) lies in out.
+// member is one object member as scanned. It holds no pointers, so the scanner's stack
+// of members costs the garbage collector nothing. Its key, after NFC, is data[ks:ke]
+// when inData (the common case: no escapes, already NFC) and keys[ks:ke] otherwise; off
+// is where the key begins in the input, and start:end is where the member's canonical
+// text ("key":value) lies in out.
 type member struct {
-	raw, nfc   string
+	ks, ke     int
+	inData     bool
 	off        int
 	start, end int
+}
+
+func (s *scanner) keyOf(m *member) []byte {
+	if m.inData {
+		return s.data[m.ks:m.ke]
+	}
+	return s.keys[m.ks:m.ke]
+}
+
+// key parses the object key at s.pos.
+func (s *scanner) key() (member, error) {
+	off := s.pos
+	start := off + 1
+	ascii := true
+	for i := start; i < len(s.data); i++ {
+		c := s.data[i]
+		if c == '"' {
+			if ascii || norm.NFC.IsNormal(s.data[start:i]) {
+				s.pos = i + 1
+				return member{ks: start, ke: i, inData: true, off: off}, nil
+			}
+			break
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+		if c >= utf8.RuneSelf {
+			ascii = false
+		}
+	}
+	nfc, _, err := s.string()
+	if err != nil {
+		return member{}, err
+	}
+	ks := len(s.keys)
+	s.keys = append(s.keys, nfc...)
+	return member{ks: ks, ke: len(s.keys), off: off}, nil
 }
 
 func (s *scanner) object() error {
@@ -191,17 +258,22 @@ func (s *scanner) object() error {
 			if s.pos >= len(s.data) || s.data[s.pos] != '"' {
 				return s.fail("expected a string key")
 			}
-			off := s.pos
-			key, raw, err := s.string()
+			m, err := s.key()
 			if err != nil {
 				return err
 			}
-			if s.emit && len(s.members) > base {
-				s.out = append(s.out, ',')
-			}
-			m := member{raw: raw, nfc: key, off: off, start: len(s.out)}
 			if s.emit {
-				s.out = appendString(s.out, key)
+				if len(s.members) > base {
+					s.out = append(s.out, ',')
+				}
+				m.start = len(s.out)
+				if m.inData {
+					// Found by key's fast path: no escapes, no control characters, NFC;
+					// the input text, quotes included, is already canonical.
+					s.out = append(s.out, s.data[m.ks-1:m.ke+1]...)
+				} else {
+					s.out = appendString(s.out, s.keyOf(&m))
+				}
 				s.out = append(s.out, ':')
 			}
 			s.skipSpace()
@@ -231,79 +303,84 @@ func (s *scanner) object() error {
 		}
 	}
 	ms := s.members[base:]
-	s.members = s.members[:base]
 	s.depth--
-	if err := checkDuplicates(ms); err != nil {
+	err := s.orderMembers(objStart, ms)
+	s.members = s.members[:base]
+	if err != nil {
 		return err
 	}
 	if s.emit {
-		s.sortMembers(objStart, ms)
 		s.out = append(s.out, '}')
 	}
 	return nil
 }
 
-// sortMembers rewrites the members of the object that starts at objStart in out into
-// RFC 8785 order. Members already in order, the common case for encoding/json output of
-// maps, cost nothing.
-func (s *scanner) sortMembers(objStart int, ms []member) {
+// orderMembers rejects duplicate keys and, when emitting, rewrites the members of the
+// object that starts at objStart in out into RFC 8785 order. Members already in strictly
+// increasing order, the common case, cost one comparison each.
+func (s *scanner) orderMembers(objStart int, ms []member) error {
 	sorted := true
 	for i := 1; i < len(ms); i++ {
-		if compareUTF16(ms[i-1].nfc, ms[i].nfc) > 0 {
+		c := compareUTF16(s.keyOf(&ms[i-1]), s.keyOf(&ms[i]))
+		if c == 0 {
+			return s.duplicateError(ms[i-1], ms[i])
+		}
+		if c > 0 {
 			sorted = false
-			break
 		}
 	}
 	if sorted {
-		return
+		return nil
+	}
+	order := s.order[:0]
+	for i := range ms {
+		order = append(order, i)
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := compareUTF16(s.keyOf(&ms[a]), s.keyOf(&ms[b])); c != 0 {
+			return c
+		}
+		return ms[a].off - ms[b].off
+	})
+	s.order = order
+	for i := 1; i < len(order); i++ {
+		a, b := &ms[order[i-1]], &ms[order[i]]
+		if bytes.Equal(s.keyOf(a), s.keyOf(b)) {
+			return s.duplicateError(*a, *b)
+		}
+	}
+	if !s.emit {
+		return nil
 	}
 	s.tmp = append(s.tmp[:0], s.out[objStart:]...)
-	order := make([]member, len(ms))
-	copy(order, ms)
-	sort.Slice(order, func(i, j int) bool { return compareUTF16(order[i].nfc, order[j].nfc) < 0 })
 	s.out = s.out[:objStart+1]
-	for i, m := range order {
+	for i, k := range order {
 		if i > 0 {
 			s.out = append(s.out, ',')
 		}
+		m := &ms[k]
 		s.out = append(s.out, s.tmp[m.start-objStart:m.end-objStart]...)
-	}
-}
-
-func checkDuplicates(members []member) error {
-	if len(members) < 2 {
-		return nil
-	}
-	if len(members) <= 8 {
-		for i := 1; i < len(members); i++ {
-			for j := 0; j < i; j++ {
-				if members[i].nfc == members[j].nfc {
-					return duplicateError(members[j], members[i])
-				}
-			}
-		}
-		return nil
-	}
-	sorted := make([]member, len(members))
-	copy(sorted, members)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].nfc < sorted[j].nfc })
-	for i := 1; i < len(sorted); i++ {
-		if sorted[i].nfc == sorted[i-1].nfc {
-			a, b := sorted[i-1], sorted[i]
-			if a.off > b.off {
-				a, b = b, a
-			}
-			return duplicateError(a, b)
-		}
 	}
 	return nil
 }
 
-func duplicateError(first, second member) error {
-	if first.raw == second.raw {
-		return &JSONError{Offset: second.off, Msg: fmt.Sprintf("duplicate key %s", quoteForError(first.raw))}
+// duplicateError reports two members whose keys are equal after NFC, telling a plain
+// duplicate from two spellings that normalize alike. It re-reads the raw keys from the
+// input: errors are the cold path.
+func (s *scanner) duplicateError(first, second member) error {
+	if first.off > second.off {
+		first, second = second, first
 	}
-	return &JSONError{Offset: second.off, Msg: fmt.Sprintf("keys %s and %s are equal after NFC normalization", quoteForError(first.raw), quoteForError(second.raw))}
+	raw := func(off int) string {
+		r := scanner{data: s.data, pos: off}
+		_, v, _ := r.string()
+		return v
+	}
+	a, b := raw(first.off), raw(second.off)
+	if a == b {
+		return &JSONError{Offset: second.off, Msg: fmt.Sprintf("duplicate key %s", quoteForError(a))}
+	}
+	return &JSONError{Offset: second.off, Msg: fmt.Sprintf("keys %s and %s are equal after NFC normalization", quoteForError(a), quoteForError(b))}
 }
 
 // quoteForError quotes at most 32 bytes of server-controlled text for an error message.
@@ -373,7 +450,8 @@ func (s *scanner) stringValue() error {
 			if s.emit {
 				v := s.data[start:i]
 				if ascii || norm.NFC.IsNormal(v) {
-					s.out = appendString(s.out, v)
+					// Without escapes or control characters nothing needs escaping.
+					s.out = append(s.out, s.data[start-1:i+1]...)
 				} else {
 					s.out = appendString(s.out, norm.NFC.Bytes(v))
 				}
@@ -602,20 +680,21 @@ func (s *scanner) number() error {
 		if mag[0] == '-' {
 			mag = mag[1:]
 		}
-		// 2^53 = 9007199254740992 has 16 digits. Beyond it, only a literal that is
-		// already the ECMAScript serialization of a double (at most 21 digits, below
-		// 1e21) is accepted: it is what this function emits for such a double, and
-		// Canonicalize must accept its own output.
+		// 2^53 = 9007199254740992 has 16 digits.
 		if len(mag) > 16 || (len(mag) == 16 && string(mag) > "9007199254740992") {
-			if len(mag) > 21 || !isNumberSerialization(text) {
-				return &JSONError{Offset: start, Msg: fmt.Sprintf("integer %s is beyond ±2^53", text)}
-			}
+			return &JSONError{Offset: start, Msg: fmt.Sprintf("integer %s is beyond ±2^53", clipNumber(text))}
 		}
 	} else {
 		var err error
 		f, err = strconv.ParseFloat(string(text), 64)
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			return &JSONError{Offset: start, Msg: fmt.Sprintf("number %s is not finite as a double", text)}
+			return &JSONError{Offset: start, Msg: fmt.Sprintf("number %s is not finite as a double", clipNumber(text))}
+		}
+		// Every double of magnitude beyond 2^53 is an integer, and below 1e21 RFC 8785
+		// writes it as a plain integer literal, which this profile rejects on input; so
+		// it is rejected here too, and Canonicalize always accepts its own output.
+		if a := math.Abs(f); a > 1<<53 && a < 1e21 {
+			return &JSONError{Offset: start, Msg: fmt.Sprintf("number %s is an integer beyond ±2^53", clipNumber(text))}
 		}
 	}
 	if !s.emit {
@@ -637,13 +716,10 @@ func (s *scanner) number() error {
 	return nil
 }
 
-// isNumberSerialization reports whether text is exactly the ECMAScript serialization of
-// the double it denotes.
-func isNumberSerialization(text []byte) bool {
-	f, err := strconv.ParseFloat(string(text), 64)
-	if err != nil {
-		return false
+// clipNumber bounds a number literal quoted in an error message.
+func clipNumber(text []byte) string {
+	if len(text) > 32 {
+		return string(text[:32]) + "…"
 	}
-	num, err := jcs.NumberToJSON(f)
-	return err == nil && num == string(text)
+	return string(text)
 }

@@ -66,10 +66,15 @@
 //
 // Input is rejected, never repaired, when it has invalid UTF-8, a lone or misordered
 // UTF-16 surrogate escape, a duplicate key, a number that is not finite as an IEEE 754
-// double (1e400), an integer literal (no fraction, no exponent) beyond ±2^53, nesting
-// deeper than 64 arrays and objects, or anything after the top-level value. Go values are
-// encoded with encoding/json first (Marshal), and strings holding invalid UTF-8 are
-// rejected rather than replaced with U+FFFD.
+// double (1e400), an integer beyond ±2^53, nesting deeper than 64 arrays and objects, or
+// anything after the top-level value. An integer beyond ±2^53 is an integer literal (no
+// fraction, no exponent) beyond it, or any number whose magnitude lies between 2^53 and
+// 1e21 however it is written (1e20, 9007199254740994.0): RFC 8785 would write those as
+// integer literals, so rejecting them keeps the canonical form free of integers a double
+// cannot hold and lets Canonicalize accept its own output. From 1e21 up, RFC 8785 uses an
+// exponent (1e+21) and the number is accepted. Go values are encoded with encoding/json
+// first (Marshal), and strings holding invalid UTF-8 are rejected rather than replaced
+// with U+FFFD.
 //
 // Canonical bytes are produced once, from typed Go values, and signed as they are; a
 // verifier rejects a payload that is not byte for byte its own canonical form.

@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -28,46 +28,105 @@ func ParseToolsDocument(doc []byte) (tools []json.RawMessage, instructions *stri
 	if err := CheckJSON(doc); err != nil {
 		return nil, nil, err
 	}
-	// The document is valid from here on, so it is split without checking it again. The
-	// tools are slices of a copy, so the caller may reuse doc.
-	doc = bytes.Clone(bytes.TrimSpace(doc))
+	// The document is valid from here on, so it is split without checking it again, in
+	// one walk. The tools are slices of a copy, so the caller may reuse doc.
+	return splitToolsDocument(bytes.Clone(bytes.TrimSpace(doc)))
+}
+
+// FingerprintDocument returns the fingerprints of a document ParseToolsDocument accepts.
+// It canonicalizes the whole document once and takes the tools from the canonical form,
+// so every byte is scanned once, where ParseToolsDocument followed by
+// ComputeFingerprints scans it twice.
+func FingerprintDocument(doc []byte) (Fingerprints, error) {
+	canon, err := Canonicalize(doc)
+	if err != nil {
+		return Fingerprints{}, err
+	}
+	tools, instructions, err := splitToolsDocument(canon)
+	if err != nil {
+		return Fingerprints{}, err
+	}
+	return computeFingerprints(tools, instructions, true)
+}
+
+// splitToolsDocument is ParseToolsDocument on a document already checked, without
+// leading or trailing space.
+func splitToolsDocument(doc []byte) (tools []json.RawMessage, instructions *string, err error) {
 	if doc[0] == '[' {
-		return arrayElements(doc), nil, nil
+		tools, _ := splitArray(doc)
+		return tools, nil, nil
 	}
 	if doc[0] != '{' {
 		return nil, nil, errors.New("document is neither a tools/list result object nor a tools array")
 	}
-	obj := objectMembers(doc)
-	if res, ok := obj["result"]; ok {
-		if _, hasTools := obj["tools"]; !hasTools {
-			if res[0] != '{' {
-				return nil, nil, errors.New(`"result" is not a tools/list result object`)
-			}
-			obj = objectMembers(res)
+	var top, inner toolsLevel
+	var result json.RawMessage
+	var keyErr error
+	var member func(lv *toolsLevel, d, key []byte, at int) int
+	member = func(lv *toolsLevel, d, key []byte, at int) int {
+		k, err := decodeString(key)
+		if err != nil {
+			keyErr = err
 		}
+		switch {
+		case k == "tools" && d[at] == '[':
+			els, n := splitArray(d[at:])
+			lv.tools, lv.toolEls = d[at:at+n], els
+			return at + n
+		case k == "result" && lv == &top && d[at] == '{':
+			n := walkMembers(d[at:], func(key []byte, i int) int { return member(&inner, d[at:], key, i) })
+			result = d[at : at+n]
+			return at + n
+		}
+		end := skipValue(d, at)
+		switch {
+		case k == "tools":
+			lv.tools = d[at:end]
+		case k == "instructions":
+			lv.instructions = d[at:end]
+		case k == "result" && lv == &top:
+			result = d[at:end]
+		}
+		return end
 	}
-	rawTools, ok := obj["tools"]
-	if !ok {
+	walkMembers(doc, func(key []byte, at int) int { return member(&top, doc, key, at) })
+	if keyErr != nil {
+		return nil, nil, keyErr
+	}
+	lv := &top
+	if result != nil && top.tools == nil {
+		if result[0] != '{' {
+			return nil, nil, errors.New(`"result" is not a tools/list result object`)
+		}
+		lv = &inner
+	}
+	if lv.tools == nil {
 		return nil, nil, errors.New(`no "tools" member`)
 	}
-	if rawTools[0] != '[' {
+	if lv.tools[0] != '[' {
 		return nil, nil, errors.New(`"tools" is not an array`)
 	}
-	if ins, ok := obj["instructions"]; ok {
+	if ins := lv.instructions; ins != nil {
 		var s string
 		if err := json.Unmarshal(ins, &s); err != nil || ins[0] != '"' {
 			return nil, nil, errors.New(`"instructions" is not a string`)
 		}
 		instructions = &s
 	}
-	return arrayElements(rawTools), instructions, nil
+	return lv.toolEls, instructions, nil
+}
+
+// toolsLevel holds the members ParseToolsDocument reads from one object: nil when absent.
+type toolsLevel struct {
+	tools, instructions json.RawMessage
+	toolEls             []json.RawMessage // the elements of tools, when it is an array
 }
 
 // The splitting functions below take JSON that CheckJSON or Canonicalize has accepted
 // and do not check it again.
 
-// arrayElements returns the elements of a JSON array.
-func arrayElements(arr []byte) []json.RawMessage {
+// splitArray returns the elements of the JSON array at arr[0] and the index just past it.
+func splitArray(arr []byte) ([]json.RawMessage, int) {
 	els := []json.RawMessage{}
 	i := skipSpace(arr, 1)
 	for arr[i] != ']' {
@@ -78,44 +137,43 @@ func arrayElements(arr []byte) []json.RawMessage {
 			i = skipSpace(arr, i+1)
 		}
 	}
-	return els
+	return els, i + 1
 }
 
-// objectMembers returns the members of a JSON object by their decoded keys.
-func objectMembers(obj []byte) map[string]json.RawMessage {
-	m := make(map[string]json.RawMessage)
-	forEachMember(obj, func(key, val []byte) {
-		m[decodeString(key)] = val
-	})
-	return m
+// walkMembers calls f with the key, quotes included, and the index of the value of each
+// member of the JSON object at obj[0]; f returns the index just past the value, which it
+// may skip or split. walkMembers returns the index just past the object.
+func walkMembers(obj []byte, f func(key []byte, at int) int) int {
+	i := skipSpace(obj, 1)
+	for obj[i] != '}' {
+		keyEnd := skipString(obj, i)
+		v := skipSpace(obj, skipSpace(obj, keyEnd)+1) // past ':'
+		i = skipSpace(obj, f(obj[i:keyEnd], v))
+		if obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	return i + 1
 }
 
 // forEachMember calls f with the key, quotes included, and the value of each member of
 // a JSON object.
 func forEachMember(obj []byte, f func(key, val []byte)) {
-	i := skipSpace(obj, 1)
-	for obj[i] != '}' {
-		keyEnd := skipString(obj, i)
-		v := skipSpace(obj, skipSpace(obj, keyEnd)+1) // past ':'
-		end := skipValue(obj, v)
-		f(obj[i:keyEnd], obj[v:end:end])
-		i = skipSpace(obj, end)
-		if obj[i] == ',' {
-			i = skipSpace(obj, i+1)
-		}
-	}
+	walkMembers(obj, func(key []byte, at int) int {
+		end := skipValue(obj, at)
+		f(key, obj[at:end:end])
+		return end
+	})
 }
 
 // decodeString returns the value of a JSON string, quotes included.
-func decodeString(q []byte) string {
+func decodeString(q []byte) (string, error) {
 	if bytes.IndexByte(q, '\\') < 0 {
-		return string(q[1 : len(q)-1])
+		return string(q[1 : len(q)-1]), nil
 	}
 	var s string
-	if err := json.Unmarshal(q, &s); err != nil {
-		panic("attest: decodeString: " + err.Error()) // unreachable on checked input
-	}
-	return s
+	err := json.Unmarshal(q, &s)
+	return s, err
 }
 
 func skipSpace(d []byte, i int) int {
@@ -127,15 +185,23 @@ func skipSpace(d []byte, i int) int {
 
 // skipString returns the index just past the string that starts at d[i].
 func skipString(d []byte, i int) int {
-	for i++; i < len(d); i++ {
-		switch d[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	i++
+	for {
+		j := bytes.IndexByte(d[i:], '"')
+		if j < 0 {
+			return len(d)
+		}
+		i += j
+		// The quote ends the string unless an odd number of backslashes precede it.
+		n := 0
+		for k := i - 1; k >= 0 && d[k] == '\\'; k-- {
+			n++
+		}
+		i++
+		if n%2 == 0 {
+			return i
 		}
 	}
-	return i
 }
 
 // skipValue returns the index just past the value that starts at d[i].
@@ -187,30 +253,36 @@ type projected struct {
 // instructions (nil when the server sent none), exactly as this package's doc defines
 // them. Every tool must be an object whose "name" is a string.
 func ComputeFingerprints(tools []json.RawMessage, instructions *string) (Fingerprints, error) {
+	return computeFingerprints(tools, instructions, false)
+}
+
+// computeFingerprints is ComputeFingerprints; canonical says the tools are in canonical
+// form already (taken from a canonicalized document).
+func computeFingerprints(tools []json.RawMessage, instructions *string, canonical bool) (Fingerprints, error) {
 	if len(tools) > MaxTools {
 		return Fingerprints{}, fmt.Errorf("%d tools exceed the cap of %d", len(tools), MaxTools)
 	}
 	ps := make([]projected, len(tools))
 	for i, raw := range tools {
-		if err := project(&ps[i], raw); err != nil {
+		if err := project(&ps[i], raw, canonical); err != nil {
 			return Fingerprints{}, fmt.Errorf("tools[%d]: %w", i, err)
 		}
 	}
 
 	var fp Fingerprints
 	var buf bytes.Buffer
+	// The tools are sorted through pointers: moving projected values costs more.
+	order := make([]*projected, len(ps))
+	size := 2
+	for i := range ps {
+		order[i] = &ps[i]
+		size += 2*len(ps[i].input) + len(ps[i].output) + len(ps[i].title) + len(ps[i].desc) + len(ps[i].annots) + 2*len(ps[i].nameJSON) + 120
+	}
+	buf.Grow(size)
 
 	// toolset: sorted names, duplicates kept.
-	sort.SliceStable(ps, func(i, j int) bool { return compareUTF16(ps[i].name, ps[j].name) < 0 })
-	buf.WriteByte('[')
-	for i := range ps {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(ps[i].nameJSON)
-	}
-	buf.WriteByte(']')
-	fp.Toolset = Digest(buf.Bytes())
+	slices.SortStableFunc(order, func(a, b *projected) int { return compareUTF16(a.name, b.name) })
+	fp.Toolset = Digest(joinArray(&buf, order, func(p *projected) []byte { return p.nameJSON }))
 
 	// schema: {inputSchema, name} sorted by name, ties by canonical inputSchema.
 	for i := range ps {
@@ -226,13 +298,13 @@ func ComputeFingerprints(tools []json.RawMessage, instructions *string) (Fingerp
 		b = append(b, p.nameJSON...)
 		p.schemaEl = append(b, '}')
 	}
-	sort.SliceStable(ps, func(i, j int) bool {
-		if c := compareUTF16(ps[i].name, ps[j].name); c != 0 {
-			return c < 0
+	slices.SortStableFunc(order, func(a, b *projected) int {
+		if c := compareUTF16(a.name, b.name); c != 0 {
+			return c
 		}
-		return bytes.Compare(ps[i].input, ps[j].input) < 0
+		return bytes.Compare(a.input, b.input)
 	})
-	fp.Schema = Digest(joinArray(&buf, ps, func(p *projected) []byte { return p.schemaEl }))
+	fp.Schema = Digest(joinArray(&buf, order, func(p *projected) []byte { return p.schemaEl }))
 
 	// surface: members in RFC 8785 key order (they are ASCII, so byte order is UTF-16 order).
 	for i := range ps {
@@ -259,13 +331,13 @@ func ComputeFingerprints(tools []json.RawMessage, instructions *string) (Fingerp
 		add(`"title":`, p.title)
 		p.surface = append(b, '}')
 	}
-	sort.SliceStable(ps, func(i, j int) bool {
-		if c := compareUTF16(ps[i].name, ps[j].name); c != 0 {
-			return c < 0
+	slices.SortStableFunc(order, func(a, b *projected) int {
+		if c := compareUTF16(a.name, b.name); c != 0 {
+			return c
 		}
-		return bytes.Compare(ps[i].surface, ps[j].surface) < 0
+		return bytes.Compare(a.surface, b.surface)
 	})
-	fp.Surface = Digest(joinArray(&buf, ps, func(p *projected) []byte { return p.surface }))
+	fp.Surface = Digest(joinArray(&buf, order, func(p *projected) []byte { return p.surface }))
 
 	ins := ""
 	if instructions != nil {
@@ -282,25 +354,28 @@ func ComputeFingerprints(tools []json.RawMessage, instructions *string) (Fingerp
 	return fp, nil
 }
 
-func joinArray(buf *bytes.Buffer, ps []projected, el func(*projected) []byte) []byte {
+func joinArray(buf *bytes.Buffer, ps []*projected, el func(*projected) []byte) []byte {
 	buf.Reset()
 	buf.WriteByte('[')
-	for i := range ps {
+	for i, p := range ps {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		buf.Write(el(&ps[i]))
+		buf.Write(el(p))
 	}
 	buf.WriteByte(']')
 	return buf.Bytes()
 }
 
-func project(p *projected, raw json.RawMessage) error {
+func project(p *projected, raw json.RawMessage, canonical bool) error {
 	// One pass checks the whole tool and puts it in canonical form; its members are then
 	// slices of that form. Canonical keys are NFC, which leaves these ASCII keys as they are.
-	c, err := Canonicalize(raw)
-	if err != nil {
-		return err
+	c := []byte(raw)
+	if !canonical {
+		var err error
+		if c, err = Canonicalize(raw); err != nil {
+			return err
+		}
 	}
 	if c[0] != '{' {
 		return errors.New("tool is not a JSON object")
@@ -327,23 +402,34 @@ func project(p *projected, raw json.RawMessage) error {
 	if p.nameJSON[0] != '"' {
 		return errors.New(`tool "name" is not a string`)
 	}
-	p.name = decodeString(p.nameJSON)
-	return nil
+	var err error
+	p.name, err = decodeString(p.nameJSON)
+	return err
 }
 
-// compareUTF16 orders two strings by their UTF-16 code units, the order RFC 8785 uses for
-// object keys. It differs from byte order only between U+E000–U+FFFF and supplementary
-// characters, which UTF-16 places before them.
-func compareUTF16(a, b string) int {
-	for a != "" && b != "" {
-		ra, na := utf8.DecodeRuneInString(a)
-		rb, nb := utf8.DecodeRuneInString(b)
-		if ra != rb {
-			return int(utf16Key(ra)) - int(utf16Key(rb))
-		}
-		a, b = a[na:], b[nb:]
+// compareUTF16 orders two valid UTF-8 strings by their UTF-16 code units, the order
+// RFC 8785 uses for object keys. It differs from byte order only between U+E000–U+FFFF
+// and supplementary characters, which UTF-16 places before them.
+func compareUTF16[T string | []byte](a, b T) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
 	}
-	return len(a) - len(b)
+	if i == n {
+		return len(a) - len(b)
+	}
+	if a[i] < utf8.RuneSelf && b[i] < utf8.RuneSelf {
+		return int(a[i]) - int(b[i])
+	}
+	// Back up to the start of the rune holding the first difference; the equal prefix
+	// makes it a rune start in both.
+	for i > 0 && !utf8.RuneStart(a[i]) {
+		i--
+	}
+	ra, _ := utf8.DecodeRuneInString(string(a[i:]))
+	rb, _ := utf8.DecodeRuneInString(string(b[i:]))
+	return int(utf16Key(ra)) - int(utf16Key(rb))
 }
 
 // utf16Key maps a rune to a value whose order equals the order of its UTF-16 encoding

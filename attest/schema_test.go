@@ -199,3 +199,22 @@ func TestSchemaValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestTypesDeclareCanonicalOrder checks that encoding/json already writes a realistic
+// statement in canonical member order, which Marshal's speed relies on.
+func TestTypesDeclareCanonicalOrder(t *testing.T) {
+	st := realisticStatement(Fingerprints{Toolset: Digest(nil), Schema: Digest(nil), Surface: Digest(nil), Instructions: Digest(nil)})
+	st.Predicate.(*ProbePredicate).Target.Package = "pkg:npm/x"
+	st.Predicate.(*ProbePredicate).Target.Version = "1.0.0"
+	raw, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	canon, err := Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(raw) != string(canon) {
+		t.Errorf("encoding/json output is not in canonical order:\n%s\n%s", raw, canon)
+	}
+}

@@ -75,18 +75,19 @@ func runFingerprint(args []string, stdout, stderr io.Writer) int {
 		stdout.Write(out)
 		return 0
 	}
-	tools, instructions, err := attest.ParseToolsDocument(data)
-	if err != nil {
-		fmt.Fprintf(stderr, "error: %s: %v\n", fs.Arg(0), err)
-		return 2
-	}
-	fp, err := attest.ComputeFingerprints(tools, instructions)
+	fp, err := attest.FingerprintDocument(data)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %s: %v\n", fs.Arg(0), err)
 		return 2
 	}
 	if *asJSON {
-		b, _ := json.Marshal(fp)
+		// The members in the order of the plain output.
+		b, _ := json.Marshal(struct {
+			Toolset      string `json:"toolset"`
+			Schema       string `json:"schema"`
+			Surface      string `json:"surface"`
+			Instructions string `json:"instructions"`
+		}{fp.Toolset, fp.Schema, fp.Surface, fp.Instructions})
 		fmt.Fprintf(stdout, "%s\n", b)
 		return 0
 	}
