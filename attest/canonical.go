@@ -2,6 +2,7 @@ package attest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -215,6 +216,10 @@ func (s *scanner) key() (member, error) {
 	start := off + 1
 	ascii := true
 	for i := start; i < len(s.data); i++ {
+		i = plainRun(s.data, i)
+		if i >= len(s.data) {
+			break
+		}
 		c := s.data[i]
 		if c == '"' {
 			if ascii || norm.NFC.IsNormal(s.data[start:i]) {
@@ -332,6 +337,18 @@ func (s *scanner) orderMembers(objStart int, ms []member) error {
 	if sorted {
 		return nil
 	}
+	if !s.emit && len(ms) <= 8 {
+		// Only duplicates matter here, and for a few members comparing every pair is
+		// cheaper than sorting.
+		for i := 1; i < len(ms); i++ {
+			for j := range i {
+				if bytes.Equal(s.keyOf(&ms[j]), s.keyOf(&ms[i])) {
+					return s.duplicateError(ms[j], ms[i])
+				}
+			}
+		}
+		return nil
+	}
 	order := s.order[:0]
 	for i := range ms {
 		order = append(order, i)
@@ -444,6 +461,10 @@ func (s *scanner) stringValue() error {
 	start := s.pos + 1
 	ascii := true
 	for i := start; i < len(s.data); i++ {
+		i = plainRun(s.data, i)
+		if i >= len(s.data) {
+			break
+		}
 		c := s.data[i]
 		if c == '"' {
 			s.pos = i + 1
@@ -473,6 +494,29 @@ func (s *scanner) stringValue() error {
 		s.out = appendString(s.out, str)
 	}
 	return nil
+}
+
+// plainRun returns the index of the first byte at or after i that is not plain string
+// text (printable ASCII other than '"' and '\\'), or len(d). It tests eight bytes at a
+// time: strings are most of a tool list's bytes.
+func plainRun(d []byte, i int) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(d); i += 8 {
+		x := binary.LittleEndian.Uint64(d[i:])
+		q := x ^ (lo * '"')
+		b := x ^ (lo * '\\')
+		// A byte below 0x20, a zero byte in q or b (a quote or a backslash), or a byte
+		// with its high bit set (non-ASCII).
+		if ((x-lo*0x20)&^x|(q-lo)&^q|(b-lo)&^b|x)&hi != 0 {
+			break
+		}
+	}
+	for ; i < len(d); i++ {
+		if c := d[i]; c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return i
 }
 
 // string parses a JSON string at s.pos and returns its NFC-normalized value and its raw

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -30,7 +31,7 @@ func ParseToolsDocument(doc []byte) (tools []json.RawMessage, instructions *stri
 	}
 	// The document is valid from here on, so it is split without checking it again, in
 	// one walk. The tools are slices of a copy, so the caller may reuse doc.
-	return splitToolsDocument(bytes.Clone(bytes.TrimSpace(doc)))
+	return splitToolsDocument(bytes.Clone(bytes.TrimSpace(doc)), nil)
 }
 
 // FingerprintDocument returns the fingerprints of a document ParseToolsDocument accepts.
@@ -42,19 +43,71 @@ func FingerprintDocument(doc []byte) (Fingerprints, error) {
 	if err != nil {
 		return Fingerprints{}, err
 	}
-	tools, instructions, err := splitToolsDocument(canon)
+	var ps []projected
+	_, instructions, err := splitToolsDocument(canon, func(arr []byte) (int, error) {
+		var n int
+		var err error
+		ps, n, err = projectCanonicalArray(arr)
+		return n, err
+	})
 	if err != nil {
 		return Fingerprints{}, err
 	}
-	return computeFingerprints(tools, instructions, true)
+	return fingerprints(ps, instructions)
+}
+
+// projectCanonicalArray projects the tools of the canonical tools array at arr[0],
+// walking each tool once, and returns the index just past the array.
+func projectCanonicalArray(arr []byte) ([]projected, int, error) {
+	var ps []projected
+	i := 1
+	for arr[i] != ']' {
+		if len(ps) == MaxTools {
+			return nil, 0, fmt.Errorf("more than %d tools", MaxTools)
+		}
+		ps = append(ps, projected{})
+		p := &ps[len(ps)-1]
+		if arr[i] != '{' {
+			return nil, 0, fmt.Errorf("tools[%d]: tool is not a JSON object", len(ps)-1)
+		}
+		el := arr[i:]
+		end := walkMembers(el, func(key []byte, at int) int {
+			vEnd := skipValue(el, at)
+			p.set(key, el[at:vEnd:vEnd])
+			return vEnd
+		})
+		if err := p.finish(); err != nil {
+			return nil, 0, fmt.Errorf("tools[%d]: %w", len(ps)-1, err)
+		}
+		i += end
+		if arr[i] == ',' {
+			i++
+		}
+	}
+	return ps, i + 1, nil
 }
 
 // splitToolsDocument is ParseToolsDocument on a document already checked, without
-// leading or trailing space.
-func splitToolsDocument(doc []byte) (tools []json.RawMessage, instructions *string, err error) {
+// leading or trailing space. When onTools is set, it is handed the tools array instead of
+// splitting it, returns the index just past the array, and no tools are returned.
+func splitToolsDocument(doc []byte, onTools func(arr []byte) (int, error)) (tools []json.RawMessage, instructions *string, err error) {
+	var toolsErr error
+	split := func(arr []byte) ([]json.RawMessage, int) {
+		if onTools != nil {
+			n, err := onTools(arr)
+			if err != nil {
+				if toolsErr == nil {
+					toolsErr = err
+				}
+				n = skipValue(arr, 0) // the walk goes on past the array
+			}
+			return nil, n
+		}
+		return splitArray(arr)
+	}
 	if doc[0] == '[' {
-		tools, _ := splitArray(doc)
-		return tools, nil, nil
+		tools, _ := split(doc)
+		return tools, nil, toolsErr
 	}
 	if doc[0] != '{' {
 		return nil, nil, errors.New("document is neither a tools/list result object nor a tools array")
@@ -70,7 +123,7 @@ func splitToolsDocument(doc []byte) (tools []json.RawMessage, instructions *stri
 		}
 		switch {
 		case k == "tools" && d[at] == '[':
-			els, n := splitArray(d[at:])
+			els, n := split(d[at:])
 			lv.tools, lv.toolEls = d[at:at+n], els
 			return at + n
 		case k == "result" && lv == &top && d[at] == '{':
@@ -92,6 +145,9 @@ func splitToolsDocument(doc []byte) (tools []json.RawMessage, instructions *stri
 	walkMembers(doc, func(key []byte, at int) int { return member(&top, doc, key, at) })
 	if keyErr != nil {
 		return nil, nil, keyErr
+	}
+	if toolsErr != nil {
+		return nil, nil, toolsErr
 	}
 	lv := &top
 	if result != nil && top.tools == nil {
@@ -245,9 +301,52 @@ type projected struct {
 	title    []byte
 	desc     []byte
 	annots   []byte
-	surface  []byte // canonical surface element, built on demand
-	schemaEl []byte
 }
+
+// appendSchema appends the tool's schema element: {"inputSchema":…,"name":…}.
+func (p *projected) appendSchema(b []byte) []byte {
+	b = append(b, '{')
+	if p.input != nil {
+		b = append(b, `"inputSchema":`...)
+		b = append(b, p.input...)
+		b = append(b, ',')
+	}
+	b = append(b, `"name":`...)
+	b = append(b, p.nameJSON...)
+	return append(b, '}')
+}
+
+// appendSurface appends the tool's surface element, its members in RFC 8785 key order
+// (the keys are ASCII, so byte order is UTF-16 order).
+func (p *projected) appendSurface(b []byte) []byte {
+	b = append(b, '{')
+	first := true
+	for _, m := range [...]struct {
+		key string
+		v   []byte
+	}{
+		{`"annotations":`, p.annots},
+		{`"description":`, p.desc},
+		{`"inputSchema":`, p.input},
+		{`"name":`, p.nameJSON},
+		{`"outputSchema":`, p.output},
+		{`"title":`, p.title},
+	} {
+		if m.v == nil {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, m.key...)
+		b = append(b, m.v...)
+	}
+	return append(b, '}')
+}
+
+// arrays recycles the buffers the fingerprinted arrays are assembled in.
+var arrays = sync.Pool{New: func() any { return new([]byte) }}
 
 // ComputeFingerprints returns the four fingerprints of a tool list and the server's
 // instructions (nil when the server sent none), exactly as this package's doc defines
@@ -268,76 +367,52 @@ func computeFingerprints(tools []json.RawMessage, instructions *string, canonica
 			return Fingerprints{}, fmt.Errorf("tools[%d]: %w", i, err)
 		}
 	}
+	return fingerprints(ps, instructions)
+}
 
-	var fp Fingerprints
-	var buf bytes.Buffer
-	// The tools are sorted through pointers: moving projected values costs more.
+// fingerprints computes the four fingerprints of projected tools.
+func fingerprints(ps []projected, instructions *string) (Fingerprints, error) {
 	order := make([]*projected, len(ps))
-	size := 2
 	for i := range ps {
 		order[i] = &ps[i]
-		size += 2*len(ps[i].input) + len(ps[i].output) + len(ps[i].title) + len(ps[i].desc) + len(ps[i].annots) + 2*len(ps[i].nameJSON) + 120
 	}
-	buf.Grow(size)
-
-	// toolset: sorted names, duplicates kept.
-	slices.SortStableFunc(order, func(a, b *projected) int { return compareUTF16(a.name, b.name) })
-	fp.Toolset = Digest(joinArray(&buf, order, func(p *projected) []byte { return p.nameJSON }))
-
-	// schema: {inputSchema, name} sorted by name, ties by canonical inputSchema.
-	for i := range ps {
-		p := &ps[i]
-		b := make([]byte, 0, len(p.input)+len(p.nameJSON)+24)
-		b = append(b, '{')
-		if p.input != nil {
-			b = append(b, `"inputSchema":`...)
-			b = append(b, p.input...)
-			b = append(b, ',')
+	bufp := arrays.Get().(*[]byte)
+	defer arrays.Put(bufp)
+	digest := func(el func(*projected, []byte) []byte) string {
+		b := append((*bufp)[:0], '[')
+		for i, p := range order {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = el(p, b)
 		}
-		b = append(b, `"name":`...)
-		b = append(b, p.nameJSON...)
-		p.schemaEl = append(b, '}')
+		b = append(b, ']')
+		*bufp = b
+		return Digest(b)
 	}
+	var fp Fingerprints
+
+	// toolset: names sorted, duplicates kept.
+	slices.SortStableFunc(order, func(a, b *projected) int { return compareUTF16(a.name, b.name) })
+	fp.Toolset = digest(func(p *projected, b []byte) []byte { return append(b, p.nameJSON...) })
+
+	// schema: ties between equal names broken by the canonical inputSchema.
 	slices.SortStableFunc(order, func(a, b *projected) int {
 		if c := compareUTF16(a.name, b.name); c != 0 {
 			return c
 		}
 		return bytes.Compare(a.input, b.input)
 	})
-	fp.Schema = Digest(joinArray(&buf, order, func(p *projected) []byte { return p.schemaEl }))
+	fp.Schema = digest((*projected).appendSchema)
 
-	// surface: members in RFC 8785 key order (they are ASCII, so byte order is UTF-16 order).
-	for i := range ps {
-		p := &ps[i]
-		b := make([]byte, 0, len(p.annots)+len(p.desc)+len(p.input)+len(p.nameJSON)+len(p.output)+len(p.title)+80)
-		b = append(b, '{')
-		first := true
-		add := func(key string, v []byte) {
-			if v == nil {
-				return
-			}
-			if !first {
-				b = append(b, ',')
-			}
-			first = false
-			b = append(b, key...)
-			b = append(b, v...)
-		}
-		add(`"annotations":`, p.annots)
-		add(`"description":`, p.desc)
-		add(`"inputSchema":`, p.input)
-		add(`"name":`, p.nameJSON)
-		add(`"outputSchema":`, p.output)
-		add(`"title":`, p.title)
-		p.surface = append(b, '}')
-	}
+	// surface: ties broken by the whole canonical element, built only for a tie.
 	slices.SortStableFunc(order, func(a, b *projected) int {
 		if c := compareUTF16(a.name, b.name); c != 0 {
 			return c
 		}
-		return bytes.Compare(a.surface, b.surface)
+		return bytes.Compare(a.appendSurface(nil), b.appendSurface(nil))
 	})
-	fp.Surface = Digest(joinArray(&buf, order, func(p *projected) []byte { return p.surface }))
+	fp.Surface = digest((*projected).appendSurface)
 
 	ins := ""
 	if instructions != nil {
@@ -354,19 +429,6 @@ func computeFingerprints(tools []json.RawMessage, instructions *string, canonica
 	return fp, nil
 }
 
-func joinArray(buf *bytes.Buffer, ps []*projected, el func(*projected) []byte) []byte {
-	buf.Reset()
-	buf.WriteByte('[')
-	for i, p := range ps {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(el(p))
-	}
-	buf.WriteByte(']')
-	return buf.Bytes()
-}
-
 func project(p *projected, raw json.RawMessage, canonical bool) error {
 	// One pass checks the whole tool and puts it in canonical form; its members are then
 	// slices of that form. Canonical keys are NFC, which leaves these ASCII keys as they are.
@@ -380,22 +442,30 @@ func project(p *projected, raw json.RawMessage, canonical bool) error {
 	if c[0] != '{' {
 		return errors.New("tool is not a JSON object")
 	}
-	forEachMember(c, func(key, val []byte) {
-		switch string(key) {
-		case `"name"`:
-			p.nameJSON = val
-		case `"inputSchema"`:
-			p.input = val
-		case `"outputSchema"`:
-			p.output = val
-		case `"title"`:
-			p.title = val
-		case `"description"`:
-			p.desc = val
-		case `"annotations"`:
-			p.annots = val
-		}
-	})
+	forEachMember(c, p.set)
+	return p.finish()
+}
+
+// set records one member of a canonical tool object; key includes its quotes.
+func (p *projected) set(key, val []byte) {
+	switch string(key) {
+	case `"name"`:
+		p.nameJSON = val
+	case `"inputSchema"`:
+		p.input = val
+	case `"outputSchema"`:
+		p.output = val
+	case `"title"`:
+		p.title = val
+	case `"description"`:
+		p.desc = val
+	case `"annotations"`:
+		p.annots = val
+	}
+}
+
+// finish checks the tool's name and decodes it for sorting.
+func (p *projected) finish() error {
 	if p.nameJSON == nil {
 		return errors.New(`tool has no "name"`)
 	}

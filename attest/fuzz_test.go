@@ -74,14 +74,21 @@ func FuzzCanonicalize(f *testing.F) {
 // re-encoded, or the tools are reversed.
 func FuzzFingerprint(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc []byte) {
+		oneScan, oneErr := FingerprintDocument(doc)
 		tools, ins, err := ParseToolsDocument(doc)
 		if err != nil {
+			if oneErr == nil {
+				t.Fatalf("FingerprintDocument accepted what ParseToolsDocument rejects: %v", err)
+			}
 			return
 		}
 		if CheckJSON(doc) != nil {
 			t.Fatal("ParseToolsDocument accepted a document CheckJSON rejects")
 		}
 		fp, err := ComputeFingerprints(tools, ins)
+		if (err == nil) != (oneErr == nil) || fp != oneScan {
+			t.Fatalf("FingerprintDocument (%+v, %v) and ParseToolsDocument+ComputeFingerprints (%+v, %v) disagree", oneScan, oneErr, fp, err)
+		}
 		if err != nil {
 			return
 		}
