@@ -566,18 +566,8 @@ func (s *scanner) string() (nfc, raw string, err error) {
 		e := s.data[s.pos+1]
 		s.pos += 2
 		switch e {
-		case '"', '\\', '/':
-			buf = append(buf, e)
-		case 'b':
-			buf = append(buf, '\b')
-		case 'f':
-			buf = append(buf, '\f')
-		case 'n':
-			buf = append(buf, '\n')
-		case 'r':
-			buf = append(buf, '\r')
-		case 't':
-			buf = append(buf, '\t')
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			buf = append(buf, unescape[e])
 		case 'u':
 			r, err := s.hex4()
 			if err != nil {
@@ -608,6 +598,10 @@ func (s *scanner) string() (nfc, raw string, err error) {
 		}
 	}
 }
+
+// unescape maps the character after a backslash in a JSON short escape to the character
+// it stands for.
+var unescape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 func (s *scanner) hex4() (rune, error) {
 	if s.pos+4 > len(s.data) {

@@ -617,7 +617,7 @@ func TestMarshal(t *testing.T) {
 	}
 	got, err := Marshal(map[string]any{
 		"\u00e9":  "e\u0301",
-		"b":       []any{inner{Z: "<&>", A: "\u2028"}, 1e21, 0.5, int64(1) << 53, -0.0},
+		"b":       []any{inner{Z: "<&>", A: "\u2028"}, 1e21, 0.5, int64(1) << 53, math.Copysign(0, -1)},
 		"\ufffd":  "\ufffd", // a genuine U+FFFD is fine
 		"control": "\x00\x1f",
 	})

@@ -178,18 +178,8 @@ func (p *treeParser) escaped(start int) (string, error) {
 			e := p.data[p.pos+1]
 			p.pos += 2
 			switch e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				buf = append(buf, unescape[e])
 			case 'u':
 				if p.pos+4 > len(p.data) {
 					return "", errTree
