@@ -81,3 +81,17 @@ func TestDispatch(t *testing.T) {
 		t.Errorf("README main command: exit %d\n%s", code, out)
 	}
 }
+
+func TestFingerprintStdin(t *testing.T) {
+	old := os.Stdin
+	defer func() { os.Stdin = old }()
+	r, w, _ := os.Pipe()
+	os.Stdin = r
+	go func() {
+		w.Write([]byte(`{"b":2,"a":[1.0]}`))
+		w.Close()
+	}()
+	if code, out, errs := runCmd(t, "fingerprint", "--canonical", "-"); code != 0 || out != `{"a":[1],"b":2}` {
+		t.Errorf("stdin: exit %d, out %q, err %s", code, out, errs)
+	}
+}
