@@ -1,0 +1,614 @@
+// Package probe gathers a checks.Observation from a live remote MCP endpoint: one
+// polite, credential-free round of the MCP handshake (server/discover proposing
+// 2026-07-28, falling back to initialize proposing 2025-11-25), every page of
+// tools/list, one call to a reserved nonexistent tool, and, on a 401, the login
+// challenge and its RFC 9728 protected-resource metadata.
+//
+// Every connection, redirect hop and metadata fetch goes through the egress guard
+// (package egress). Every HTTP exchange is recorded with its raw, capped body, and the
+// tool list is read from those raw bytes, not from the SDK's parsed view, which drops
+// malformed tools: Probity must see what every client sees. A probe never holds more
+// than its budget: a total time, a byte cap per response, a request count besides the
+// tools/list pages, and page and tool caps for the list. It stops on 429 and on 503
+// with Retry-After.
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/checks"
+	"github.com/probity-dev/probity/checks/probe/egress"
+)
+
+// The protocol versions the probe proposes.
+const (
+	DiscoverVersion   = "2026-07-28"
+	InitializeVersion = "2025-11-25"
+)
+
+// ReservedToolName is the tool the probe calls to observe the server's error for an
+// unknown tool. It is never called when a server lists a tool of that name.
+const ReservedToolName = "probity_reserved_nonexistent_tool"
+
+// Budget bounds one probe.
+type Budget struct {
+	Total            time.Duration // default 15 s
+	MaxResponseBytes int64         // per response; default 4 MiB
+	MaxRequests      int           // besides tools/list pages; default 8
+	MaxPages         int           // default 100
+	MaxTools         int           // default 10,000
+}
+
+func (b Budget) withDefaults() Budget {
+	if b.Total <= 0 {
+		b.Total = 15 * time.Second
+	}
+	if b.MaxResponseBytes <= 0 {
+		b.MaxResponseBytes = 4 << 20
+	}
+	if b.MaxRequests <= 0 {
+		b.MaxRequests = 8
+	}
+	if b.MaxPages <= 0 {
+		b.MaxPages = 100
+	}
+	if b.MaxTools <= 0 {
+		b.MaxTools = attest.MaxTools
+	}
+	return b
+}
+
+// Config configures a Prober.
+type Config struct {
+	// Version is Probity's version, for the User-Agent.
+	Version string
+	// DirectoryURL is the public directory's base URL; the User-Agent points at
+	// DirectoryURL + "/probe", where the probe is described.
+	DirectoryURL string
+	// AllowLoopback lets the probe reach 127.0.0.0/8 and ::1: tests, the fleet and the
+	// demo only.
+	AllowLoopback bool
+	// RootCAs replaces the system roots when set (probity probe --ca-file).
+	RootCAs *x509.CertPool
+	// Resolver resolves names for the egress guard; nil uses the system resolver.
+	Resolver egress.Resolver
+	Budget   Budget
+	// Approved is looked up per URL for the *_unchanged_vs_approved checks; nil: none.
+	Approved func(url string) *attest.Fingerprints
+	Now      func() time.Time
+	Logger   *slog.Logger
+}
+
+// Prober runs probes. It is safe for concurrent use; each probe has its own
+// connections.
+type Prober struct {
+	cfg   Config
+	guard *egress.Guard
+}
+
+// New returns a Prober.
+func New(cfg Config) *Prober {
+	cfg.Budget = cfg.Budget.withDefaults()
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	if cfg.DirectoryURL == "" {
+		cfg.DirectoryURL = "https://probity.dev"
+	}
+	return &Prober{cfg: cfg, guard: egress.New(egress.Config{AllowLoopback: cfg.AllowLoopback, Resolver: cfg.Resolver})}
+}
+
+// UserAgent is the User-Agent every probe request carries.
+func (p *Prober) UserAgent() string {
+	return fmt.Sprintf("probity/%s (+%s/probe)", p.cfg.Version, strings.TrimSuffix(p.cfg.DirectoryURL, "/"))
+}
+
+// NormalizeURL returns the canonical spelling of an endpoint URL: scheme and host in
+// lower case, default port dropped, an empty path as "/", no fragment. It refuses
+// anything but http and https, user information, and a missing host.
+func NormalizeURL(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return "", fmt.Errorf("invalid URL: %v", err)
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("invalid URL: scheme %q is not http or https", clip(u.Scheme, 16))
+	}
+	if u.User != nil {
+		return "", errors.New("invalid URL: user information is not allowed")
+	}
+	if u.Host == "" {
+		return "", errors.New("invalid URL: no host")
+	}
+	host := strings.ToLower(u.Hostname())
+	port := u.Port()
+	if (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80") {
+		port = ""
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	u.Host = host
+	if port != "" {
+		u.Host += ":" + port
+	}
+	if u.Path == "" {
+		u.Path = "/"
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String(), nil
+}
+
+// Probe runs one round against the endpoint at rawURL and returns what it observed.
+// The error is non-nil only for a URL that cannot be probed at all (not http(s), user
+// information, a guard-refused literal address); everything that happens on the wire is
+// recorded in the Observation.
+func (p *Prober) Probe(ctx context.Context, rawURL string) (*checks.Observation, error) {
+	endpoint, err := NormalizeURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	u, _ := url.Parse(endpoint)
+	obs := &checks.Observation{URL: endpoint, StartedAt: p.cfg.Now().UTC().Truncate(time.Millisecond)}
+	if p.cfg.Approved != nil {
+		obs.Approved = p.cfg.Approved(endpoint)
+	}
+	if err := p.guard.CheckURL(u); err != nil {
+		obs.Reach = checks.Reach{Failure: checks.ReachBlocked, Detail: "the egress guard refused the URL"}
+		obs.Stop = checks.StopUnreachable
+		return obs, nil
+	}
+
+	b := p.cfg.Budget
+	ctx, cancel := context.WithTimeout(ctx, b.Total)
+	defer cancel()
+
+	transport := p.guard.Transport()
+	if p.cfg.RootCAs != nil {
+		transport.TLSClientConfig.RootCAs = p.cfg.RootCAs
+	}
+	defer transport.CloseIdleConnections()
+	rec := &recorder{base: transport, userAgent: p.UserAgent(), maxBody: b.MaxResponseBytes, maxRequests: b.MaxRequests, start: time.Now()}
+	hc := &http.Client{Transport: rec, CheckRedirect: p.redirectPolicy(obs)}
+
+	r := &round{p: p, obs: obs, rec: rec, hc: hc, endpoint: endpoint}
+	r.run(ctx)
+
+	obs.Exchanges = rec.snapshot()
+	obs.Timings.TotalMs = time.Since(rec.start).Milliseconds()
+	if rec.tls != nil {
+		obs.TLS = tlsFacts(rec.tls)
+	} else if rec.tlsErr != nil {
+		obs.TLS = tlsFailure(rec.tlsErr)
+	}
+	if rec.stopped {
+		obs.Stop = checks.StopRateLimited
+		obs.RetryAfter = rec.retryAfter
+	}
+	if ctx.Err() != nil && obs.Stop == checks.StopNone {
+		obs.Stop = checks.StopTimeBudget
+	}
+	p.cfg.Logger.Info("probe", "url", endpoint, "reach", string(obs.Reach.Failure), "transport", string(obs.Transport),
+		"protocol", obs.Handshake.ProtocolVersion, "tools", len(obs.Tools.Tools), "pages", obs.Tools.Pages,
+		"complete", obs.Tools.Complete, "stop", string(obs.Stop), "handshake_ms", obs.Timings.HandshakeMs,
+		"tools_list_ms", obs.Timings.ToolsListMs, "total_ms", obs.Timings.TotalMs, "requests", len(obs.Exchanges))
+	return obs, nil
+}
+
+// redirectPolicy records every redirect hop and applies the guard's rules to it.
+func (p *Prober) redirectPolicy(obs *checks.Observation) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		prev := via[len(via)-1]
+		hop := checks.Redirect{From: prev.URL.Redacted(), To: req.URL.Redacted(), CrossHost: !strings.EqualFold(prev.URL.Host, req.URL.Host)}
+		if req.Response != nil {
+			hop.Status = req.Response.StatusCode
+		}
+		err := p.guard.CheckRedirect(req, via)
+		var be *egress.BlockedError
+		if errors.As(err, &be) {
+			if be.Reason == "redirect_downgrade" {
+				hop.Downgrade = true
+			} else {
+				hop.Blocked = true
+			}
+		}
+		obs.Redirects = append(obs.Redirects, hop)
+		return err
+	}
+}
+
+// round is the state of one probe.
+type round struct {
+	p        *Prober
+	obs      *checks.Observation
+	rec      *recorder
+	hc       *http.Client
+	endpoint string
+}
+
+func (r *round) run(ctx context.Context) {
+	obs := r.obs
+	started := time.Now()
+	cs := r.handshake(ctx)
+	obs.Timings.HandshakeMs = time.Since(started).Milliseconds()
+	r.reach()
+	if cs != nil {
+		defer cs.Close()
+		listStart := time.Now()
+		r.listTools(ctx, cs)
+		obs.Timings.ToolsListMs = time.Since(listStart).Milliseconds()
+		r.callReserved(ctx, cs)
+	}
+	r.auth(ctx)
+}
+
+// handshake connects over Streamable HTTP, falling back to legacy SSE when the endpoint
+// speaks only that, and records what the handshake showed.
+func (r *round) handshake(ctx context.Context) *mcp.ClientSession {
+	h := &r.obs.Handshake
+	h.ProposedVersion = DiscoverVersion
+	client := mcp.NewClient(&mcp.Implementation{Name: "probity", Version: r.p.cfg.Version}, nil)
+	st := &mcp.StreamableClientTransport{Endpoint: r.endpoint, HTTPClient: r.hc, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: int(r.p.cfg.Budget.MaxResponseBytes)}
+	cs, err := client.Connect(ctx, st, &mcp.ClientSessionOptions{ProtocolVersion: DiscoverVersion})
+	r.readHandshake()
+	if err == nil {
+		r.obs.Transport = checks.TransportStreamableHTTP
+		return cs
+	}
+	h.Error = clip(err.Error(), 200)
+	if h.Unauthorized || r.rec.stopped || ctx.Err() != nil || !r.worthSSE() {
+		return nil
+	}
+	// The endpoint answered, but not as Streamable HTTP: try legacy SSE.
+	sse := &mcp.SSEClientTransport{Endpoint: r.endpoint, HTTPClient: r.hc, MaxEventSize: int(r.p.cfg.Budget.MaxResponseBytes)}
+	cs, err = client.Connect(ctx, sse, &mcp.ClientSessionOptions{ProtocolVersion: InitializeVersion})
+	r.readHandshake()
+	if err != nil {
+		return nil
+	}
+	h.Error = ""
+	r.obs.Transport = checks.TransportSSE
+	return cs
+}
+
+// worthSSE reports whether the streamable attempt got an HTTP answer that suggests a
+// legacy SSE server: 404 or 405 to the POST, or a non-MCP content type.
+func (r *round) worthSSE() bool {
+	for _, ex := range r.rec.snapshot() {
+		if ex.Method != "server/discover" && ex.Method != "initialize" {
+			continue
+		}
+		switch ex.Status {
+		case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusBadRequest:
+			return true
+		}
+	}
+	return false
+}
+
+// readHandshake fills the handshake record from the raw discover and initialize
+// exchanges.
+func (r *round) readHandshake() {
+	h := &r.obs.Handshake
+	for _, ex := range r.rec.all() {
+		switch ex.Method {
+		case "server/discover", "initialize":
+		default:
+			continue
+		}
+		if ex.Status == http.StatusUnauthorized {
+			h.Unauthorized = true
+		}
+		resp, ok := r.rec.responseTo(ex)
+		if ex.Method == "server/discover" {
+			h.DiscoverTried = true
+		} else {
+			h.InitializeTried = true
+			h.ProposedVersion = InitializeVersion
+		}
+		if !ok || resp.Result == nil {
+			continue
+		}
+		var hr handshakeResult
+		if json.Unmarshal(resp.Result, &hr) != nil {
+			continue
+		}
+		if ex.Method == "server/discover" {
+			if !slices.Contains(hr.SupportedVersions, DiscoverVersion) {
+				continue
+			}
+			h.DiscoverOK, h.Method, h.ProtocolVersion = true, "server/discover", DiscoverVersion
+			if hr.Instructions != nil {
+				h.Instructions = hr.Instructions
+			}
+			var info struct{ Name, Version string }
+			if raw, ok := hr.Meta["io.modelcontextprotocol/serverInfo"]; ok && json.Unmarshal(raw, &info) == nil {
+				h.ServerName, h.ServerVersion = info.Name, info.Version
+			}
+			continue
+		}
+		h.InitializeOK, h.Method, h.ProtocolVersion = hr.ProtocolVersion != "", "initialize", hr.ProtocolVersion
+		h.Instructions = hr.Instructions
+		if hr.ServerInfo != nil {
+			h.ServerName, h.ServerVersion = hr.ServerInfo.Name, hr.ServerInfo.Version
+		}
+	}
+}
+
+// reach records whether the endpoint answered at all.
+func (r *round) reach() {
+	obs := r.obs
+	for _, ex := range r.rec.snapshot() {
+		if ex.Status != 0 {
+			obs.Reach.FirstStatus = ex.Status
+			break
+		}
+	}
+	switch {
+	case r.rec.stopped:
+		obs.Reach.Failure = checks.ReachRateLimited
+		obs.RetryAfter = r.rec.retryAfter
+	case obs.Reach.FirstStatus >= 500 && !obs.Handshake.Completed():
+		obs.Reach.Failure = checks.ReachHTTP5xx
+	case obs.Reach.FirstStatus != 0:
+		obs.Reach.Failure = checks.ReachOK
+	case r.rec.failure != checks.ReachOK:
+		obs.Reach.Failure, obs.Reach.Detail = r.rec.failure, r.rec.failDetail
+	default:
+		obs.Reach.Failure, obs.Reach.Detail = checks.ReachTimeout, "no response within the time budget"
+	}
+	if obs.Reach.Failure != checks.ReachOK && obs.Stop == checks.StopNone && !r.rec.stopped {
+		obs.Stop = checks.StopUnreachable
+	}
+}
+
+// listTools reads every page of tools/list from the raw responses, with a page cap, a
+// tool cap and a seen-cursor set against loops.
+func (r *round) listTools(ctx context.Context, cs *mcp.ClientSession) {
+	t := &r.obs.Tools
+	t.Attempted = true
+	b := r.p.cfg.Budget
+	seen := map[string]bool{}
+	cursor := ""
+	for {
+		if t.Pages == b.MaxPages {
+			t.Partial = checks.PartialPageCap
+			return
+		}
+		_, sdkErr := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		ex, ok := r.rec.last("tools/list")
+		if !ok {
+			t.Partial = checks.PartialError
+			return
+		}
+		if ex.Status == http.StatusUnauthorized {
+			t.Unauthorized = true
+			t.Partial = checks.PartialError
+			return
+		}
+		if ex.Truncated {
+			t.Partial = checks.PartialSizeCap
+			return
+		}
+		resp, found := r.rec.responseTo(ex)
+		var page toolsPage
+		if found && resp.Result != nil {
+			page, found = parseToolsPage(resp.Result)
+		}
+		if !found {
+			switch {
+			case ctx.Err() != nil:
+				t.Partial = checks.PartialBudget
+			default:
+				t.Partial = checks.PartialError
+			}
+			r.p.cfg.Logger.Debug("tools/list page unreadable", "url", r.endpoint, "page", t.Pages, "sdk_error", errString(sdkErr))
+			return
+		}
+		t.Pages++
+		if len(t.Tools)+len(page.Tools) > b.MaxTools {
+			t.Tools = append(t.Tools, page.Tools[:b.MaxTools-len(t.Tools)]...)
+			t.Partial = checks.PartialToolCap
+			return
+		}
+		t.Tools = append(t.Tools, page.Tools...)
+		if page.NextCursor == "" {
+			t.Complete = true
+			return
+		}
+		if seen[page.NextCursor] || page.NextCursor == cursor {
+			t.Partial = checks.PartialCursorLoop
+			return
+		}
+		seen[page.NextCursor] = true
+		cursor = page.NextCursor
+	}
+}
+
+// callReserved calls the reserved nonexistent tool once, unless the list names it.
+func (r *round) callReserved(ctx context.Context, cs *mcp.ClientSession) {
+	e := &r.obs.ErrorProbe
+	for _, raw := range r.obs.Tools.Tools {
+		var tool struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(raw, &tool) == nil && tool.Name == ReservedToolName {
+			e.Withheld = true
+			return
+		}
+	}
+	if !r.obs.Tools.Complete || r.rec.stopped || ctx.Err() != nil {
+		return
+	}
+	e.Attempted = true
+	_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: ReservedToolName, Arguments: map[string]any{}})
+	ex, ok := r.rec.last("tools/call")
+	if !ok {
+		return
+	}
+	e.HTTPStatus = ex.Status
+	if resp, ok := r.rec.responseTo(ex); ok {
+		if resp.Error != nil {
+			e.JSONRPCError, e.Code = true, resp.Error.Code
+		} else {
+			e.Result = true
+		}
+	}
+}
+
+// auth parses the login challenges of every 401 and fetches the RFC 9728 metadata.
+func (r *round) auth(ctx context.Context) {
+	a := &r.obs.Auth
+	var headers []string
+	for _, ex := range r.rec.snapshot() {
+		if ex.Status == http.StatusUnauthorized {
+			a.Challenged = true
+			// Each request of the handshake may repeat the same challenge; keep one.
+			for _, h := range ex.Header["WWW-Authenticate"] {
+				if !slices.Contains(headers, h) {
+					headers = append(headers, h)
+				}
+			}
+		}
+	}
+	if !a.Challenged {
+		return
+	}
+	challenges, err := oauthex.ParseWWWAuthenticate(headers)
+	if err != nil {
+		a.ChallengeError = clip(err.Error(), 200)
+	}
+	for _, c := range challenges {
+		a.Challenges = append(a.Challenges, checks.Challenge{Scheme: c.Scheme, Params: c.Params})
+		if m := c.Params["resource_metadata"]; m != "" && a.MetadataURL == "" {
+			a.MetadataURL = m
+		}
+	}
+	if a.MetadataURL == "" {
+		a.MetadataURL = wellKnownMetadataURL(r.endpoint)
+	}
+	if r.rec.stopped || ctx.Err() != nil {
+		return
+	}
+	mu, err := url.Parse(a.MetadataURL)
+	if err != nil || r.p.guard.CheckURL(mu) != nil {
+		a.MetadataError = "metadata URL refused"
+		return
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.MetadataURL, nil)
+	if err != nil {
+		a.MetadataError = "metadata URL invalid"
+		return
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := r.hc.Do(req)
+	if err != nil {
+		a.MetadataError = clip(err.Error(), 200)
+		return
+	}
+	defer resp.Body.Close()
+	a.MetadataStatus = resp.StatusCode
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		a.MetadataError = clip(err.Error(), 200)
+		return
+	}
+	if resp.StatusCode != http.StatusOK {
+		return
+	}
+	var prm oauthex.ProtectedResourceMetadata
+	if err := json.Unmarshal(body, &prm); err != nil {
+		a.MetadataError = "metadata is not a JSON object"
+		return
+	}
+	a.MetadataFetched = true
+	a.Resource = prm.Resource
+	a.AuthorizationServers = prm.AuthorizationServers
+	a.ScopesSupported = prm.ScopesSupported
+}
+
+// wellKnownMetadataURL is RFC 9728 §3.1: the well-known path inserted between the host
+// and the resource's path.
+func wellKnownMetadataURL(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return ""
+	}
+	path := strings.TrimSuffix(u.Path, "/")
+	return u.Scheme + "://" + u.Host + "/.well-known/oauth-protected-resource" + path
+}
+
+// tlsFacts reads the facts of a verified TLS connection.
+func tlsFacts(cs *tls.ConnectionState) *checks.TLSFacts {
+	f := &checks.TLSFacts{Version: tlsVersion(cs.Version), ChainVerified: true, HostnameVerified: true}
+	if len(cs.PeerCertificates) > 0 {
+		f.NotAfter = cs.PeerCertificates[0].NotAfter
+	}
+	return f
+}
+
+// tlsFailure describes a connection whose certificate did not verify.
+func tlsFailure(err error) *checks.TLSFacts {
+	f := &checks.TLSFacts{ChainVerified: true, HostnameVerified: true, Error: clip(err.Error(), 200)}
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ci x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &ua):
+		f.ChainVerified = false
+	case errors.As(err, &he):
+		f.HostnameVerified = false
+	case errors.As(err, &ci):
+		f.ChainVerified = false
+		if ci.Reason == x509.Expired && ci.Cert != nil {
+			f.NotAfter = ci.Cert.NotAfter
+		}
+	default:
+		f.ChainVerified = false
+	}
+	return f
+}
+
+func tlsVersion(v uint16) string {
+	switch v {
+	case tls.VersionTLS13:
+		return "TLS1.3"
+	case tls.VersionTLS12:
+		return "TLS1.2"
+	case tls.VersionTLS11:
+		return "TLS1.1"
+	case tls.VersionTLS10:
+		return "TLS1.0"
+	}
+	return "unknown"
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return clip(err.Error(), 200)
+}
