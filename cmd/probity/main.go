@@ -27,6 +27,7 @@ func commandTable() map[string]command {
 		"keys":        {"create, rotate, revoke and show signing keys", runKeys},
 		"verify":      {"verify DSSE envelopes offline against a key document", runVerify},
 		"fingerprint": {"print the fingerprints or canonical bytes of a JSON document", runFingerprint},
+		"probe":       {"probe one remote MCP endpoint and print every check", runProbe},
 	}
 }
 
