@@ -97,6 +97,17 @@ var protoCases = []checkCase{
 		o.Handshake = Handshake{DiscoverTried: true}
 	}), U, "not_reached", m{}},
 	{"nothing tried", "discovery_handshake", &Observation{}, U, "not_reached", m{}},
+	// A 5xx or a rate limit is an answer: the endpoint was reached.
+	{"5xx to both", "discovery_handshake", with(func(o *Observation) {
+		o.Reach = Reach{Failure: ReachHTTP5xx, FirstStatus: 500}
+		o.Handshake = Handshake{DiscoverTried: true, InitializeTried: true}
+		o.Stop = StopUnreachable
+	}), F, "handshake_failed", m{}},
+	{"rate limited", "discovery_handshake", with(func(o *Observation) {
+		o.Reach = Reach{Failure: ReachRateLimited, FirstStatus: 429}
+		o.Handshake = Handshake{DiscoverTried: true}
+		o.Stop = StopRateLimited
+	}), U, "handshake_interrupted", m{}},
 	{"401", "discovery_handshake", authObs(), U, "credential_required", m{}},
 
 	{"complete", "tools_list", fullObs(), V, "complete", m{"pages": 1, "tools": 2}},

@@ -59,8 +59,8 @@ func budgetStop(s StopReason) bool {
 }
 
 // checkDiscoveryHandshake relies on Handshake (Discover*/Initialize*, Unauthorized,
-// Error as evidence), Reach.Failure and Stop. FAILED needs the endpoint to have answered
-// and the initialize fallback to have been tried to its end.
+// Error as evidence), Reach.Failure, Reach.FirstStatus and Stop. FAILED needs the
+// endpoint to have answered and the initialize fallback to have been tried to its end.
 func checkDiscoveryHandshake(in *input) Result {
 	o := in.obs
 	h := o.Handshake
@@ -75,7 +75,9 @@ func checkDiscoveryHandshake(in *input) Result {
 		return verified("initialize_fallback", params("version", versionToken(h.ProtocolVersion)))
 	case h.Unauthorized:
 		return unverified(credentialRequired.Key, nil, ev...)
-	case o.Reach.Failure != ReachOK || !(h.DiscoverTried || h.InitializeTried):
+	case (o.Reach.Failure != ReachOK && o.Reach.FirstStatus <= 0) || !(h.DiscoverTried || h.InitializeTried):
+		// Not reached: no HTTP answer at all. A 5xx or a rate limit is an answer, judged
+		// below like any other.
 		return unverified("not_reached", nil, ev...)
 	case budgetStop(o.Stop) || !h.InitializeTried:
 		return unverified("handshake_interrupted", nil, ev...)

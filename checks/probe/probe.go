@@ -191,7 +191,7 @@ func (p *Prober) Probe(ctx context.Context, rawURL string) (*checks.Observation,
 		transport.TLSClientConfig.RootCAs = p.cfg.RootCAs
 	}
 	defer transport.CloseIdleConnections()
-	rec := &recorder{base: transport, userAgent: p.UserAgent(), maxBody: b.MaxResponseBytes, maxRequests: b.MaxRequests, start: time.Now()}
+	rec := &recorder{base: transport, userAgent: p.UserAgent(), maxBody: b.MaxResponseBytes, maxRequests: b.MaxRequests, budget: ctx, start: time.Now()}
 	hc := &http.Client{Transport: rec, CheckRedirect: p.redirectPolicy(obs)}
 
 	r := &round{p: p, obs: obs, rec: rec, hc: hc, endpoint: endpoint}
@@ -229,9 +229,12 @@ func (p *Prober) redirectPolicy(obs *checks.Observation) func(*http.Request, []*
 		err := p.guard.CheckRedirect(req, via)
 		var be *egress.BlockedError
 		if errors.As(err, &be) {
-			if be.Reason == "redirect_downgrade" {
+			switch be.Reason {
+			case "redirect_downgrade":
 				hop.Downgrade = true
-			} else {
+			case "too_many_redirects":
+				// Refused for its length, not its target: neither flag applies.
+			default:
 				hop.Blocked = true
 			}
 		}
@@ -274,12 +277,24 @@ func (r *round) handshake(ctx context.Context) *mcp.ClientSession {
 	st := &mcp.StreamableClientTransport{Endpoint: r.endpoint, HTTPClient: r.hc, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: int(r.p.cfg.Budget.MaxResponseBytes)}
 	cs, err := client.Connect(ctx, st, &mcp.ClientSessionOptions{ProtocolVersion: DiscoverVersion})
 	r.readHandshake()
-	if err == nil {
+	if err != nil && !h.InitializeTried && !h.Completed() && !h.Unauthorized && !r.rec.stopped && ctx.Err() == nil && r.answered() {
+		// An answer to server/discover that is not JSON-RPC at all (an HTML page, a
+		// broken body) closes the SDK's connection before its initialize fallback is
+		// sent: send initialize on a fresh connection.
+		st = &mcp.StreamableClientTransport{Endpoint: r.endpoint, HTTPClient: r.hc, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: int(r.p.cfg.Budget.MaxResponseBytes)}
+		cs, err = client.Connect(ctx, st, &mcp.ClientSessionOptions{ProtocolVersion: InitializeVersion})
+		r.readHandshake()
+	}
+	if err == nil || h.Completed() {
+		// A handshake answered over Streamable HTTP shows the transport, even when the
+		// SDK then refuses the session (an unknown protocol version).
 		r.obs.Transport = checks.TransportStreamableHTTP
+	}
+	if err == nil {
 		return cs
 	}
 	h.Error = clip(err.Error(), 200)
-	if h.Unauthorized || r.rec.stopped || ctx.Err() != nil || !r.worthSSE() {
+	if h.Completed() || h.Unauthorized || r.rec.stopped || ctx.Err() != nil || !r.worthSSE() {
 		return nil
 	}
 	// The endpoint answered, but not as Streamable HTTP: try legacy SSE.
@@ -292,6 +307,11 @@ func (r *round) handshake(ctx context.Context) *mcp.ClientSession {
 	h.Error = ""
 	r.obs.Transport = checks.TransportSSE
 	return cs
+}
+
+// answered reports whether any request so far got an HTTP response.
+func (r *round) answered() bool {
+	return slices.ContainsFunc(r.rec.snapshot(), func(ex checks.Exchange) bool { return ex.Status != 0 })
 }
 
 // worthSSE reports whether the streamable attempt got an HTTP answer that suggests a
@@ -415,7 +435,9 @@ func (r *round) listTools(ctx context.Context, cs *mcp.ClientSession) {
 		}
 		resp, found := r.rec.responseTo(ex)
 		var page toolsPage
-		if found && resp.Result != nil {
+		// A JSON-RPC error is a failed page, not an empty last one.
+		found = found && resp.Result != nil
+		if found {
 			page, found = parseToolsPage(resp.Result)
 		}
 		if !found {
@@ -536,6 +558,8 @@ func (r *round) auth(ctx context.Context) {
 		a.MetadataError = clip(err.Error(), 200)
 		return
 	}
+	// An HTTP answer arrived: the check judges its status and, for 200, its body.
+	a.MetadataFetched = true
 	if resp.StatusCode != http.StatusOK {
 		return
 	}
@@ -544,7 +568,6 @@ func (r *round) auth(ctx context.Context) {
 		a.MetadataError = "metadata is not a JSON object"
 		return
 	}
-	a.MetadataFetched = true
 	a.Resource = prm.Resource
 	a.AuthorizationServers = prm.AuthorizationServers
 	a.ScopesSupported = prm.ScopesSupported

@@ -37,6 +37,10 @@ type recorder struct {
 	userAgent   string
 	maxBody     int64
 	maxRequests int // requests besides tools/list pages
+	// budget ends with the probe's time budget: no request starts after it and every
+	// request still running is cancelled then, whatever context the SDK gave it (its
+	// best-effort notifications/cancelled is sent without the caller's deadline).
+	budget context.Context
 
 	mu         sync.Mutex
 	exchanges  []*exchange
@@ -60,6 +64,9 @@ type exchange struct {
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	method, id := rpcMethod(req)
+	if r.budget != nil && r.budget.Err() != nil {
+		return nil, r.budget.Err()
+	}
 	r.mu.Lock()
 	if r.stopped {
 		r.mu.Unlock()
@@ -78,7 +85,13 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	// Never send credentials: nothing of the kind is set by the SDK, and this makes
 	// sure nothing is.
-	req = req.Clone(req.Context())
+	ctx, cancel := context.WithCancel(req.Context())
+	release := func() { cancel() }
+	if r.budget != nil {
+		stop := context.AfterFunc(r.budget, cancel)
+		release = func() { stop(); cancel() }
+	}
+	req = req.Clone(ctx)
 	for _, h := range []string{"Authorization", "Cookie", "Proxy-Authorization"} {
 		req.Header.Del(h)
 	}
@@ -90,6 +103,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	defer r.mu.Unlock()
 	ex.LatencyMs = elapsed.Milliseconds()
 	if err != nil {
+		release()
 		ex.Err = clip(err.Error(), 200)
 		if r.failure == checks.ReachOK && len(r.exchanges) > 0 && r.allFailed() {
 			r.failure, r.failDetail = classify(err)
@@ -115,7 +129,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.stopped = true
 		r.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
-	resp.Body = &cappedBody{rc: resp.Body, ex: ex, max: r.maxBody, mu: &r.mu}
+	resp.Body = &cappedBody{rc: resp.Body, ex: ex, max: r.maxBody, mu: &r.mu, release: release}
 	return resp, nil
 }
 
@@ -192,11 +206,12 @@ func (r *recorder) responseTo(req recorded) (rpcResponse, bool) {
 
 // cappedBody records what the reader reads and fails past the cap.
 type cappedBody struct {
-	rc  io.ReadCloser
-	ex  *exchange
-	max int64
-	n   int64
-	mu  *sync.Mutex
+	rc      io.ReadCloser
+	ex      *exchange
+	max     int64
+	n       int64
+	mu      *sync.Mutex
+	release func() // cancels the request's context, once the body is closed
 }
 
 func (b *cappedBody) Read(p []byte) (int, error) {
@@ -217,7 +232,13 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (b *cappedBody) Close() error { return b.rc.Close() }
+func (b *cappedBody) Close() error {
+	err := b.rc.Close()
+	if b.release != nil {
+		b.release()
+	}
+	return err
+}
 
 // rpcMethod reads the JSON-RPC method and id of a request without consuming its body.
 func rpcMethod(req *http.Request) (method, id string) {

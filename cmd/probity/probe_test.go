@@ -18,7 +18,9 @@ func fixtureServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "cli-fixture", Version: "2.0.0"}, nil)
 	s.AddTool(&mcp.Tool{Name: "search", Description: "Search the catalog.", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(srv.Close)
 	return srv
