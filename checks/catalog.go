@@ -426,15 +426,50 @@ func Describe(r Result) string {
 		}
 		b.WriteString(text[:i])
 		name := text[i+1 : i+j]
-		if v, ok := r.Reason.Params[name]; ok {
+		v, ok := r.Reason.Params[name]
+		if ok {
 			b.WriteString(formatParam(v))
 		} else {
 			b.WriteString("?")
 		}
 		text = text[i+j+1:]
+		if ok && isOne(v) {
+			text = singular(text)
+		}
 	}
 	return b.String()
 }
+
+// pluralNouns are the counted nouns of the catalog's texts, for "1 tool", not "1 tools".
+var pluralNouns = []string{"pages", "tools", "days", "times", "findings", "hops", "servers", "scopes"}
+
+func isOne(v any) bool {
+	switch x := v.(type) {
+	case int:
+		return x == 1
+	case int64:
+		return x == 1
+	case float64:
+		return x == 1
+	}
+	return false
+}
+
+// singular turns the counted noun at the start of text (" tools ...") into its singular.
+func singular(text string) string {
+	for _, n := range pluralNouns {
+		word := strings.TrimRight(n, ",;")
+		if strings.HasPrefix(text, " "+word) {
+			rest := text[1+len(word):]
+			if rest == "" || !isLetter(rest[0]) {
+				return " " + strings.TrimSuffix(word, "s") + rest
+			}
+		}
+	}
+	return text
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 func formatParam(v any) string {
 	switch x := v.(type) {

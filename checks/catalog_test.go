@@ -3,6 +3,7 @@ package checks
 import (
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/probity-dev/probity/attest"
@@ -194,3 +195,14 @@ func TestDescribe(t *testing.T) {
 }
 
 func nil2(*Observation) {}
+
+func TestDescribeSingular(t *testing.T) {
+	r := Result{ID: "tools_list", Status: "VERIFIED", Reason: &attest.Reason{Key: "complete", Params: map[string]any{"pages": 1, "tools": 1}}}
+	if got := Describe(r); strings.Contains(got, "1 pages") || strings.Contains(got, "1 tools") || !strings.Contains(got, "1 page") {
+		t.Errorf("Describe = %q", got)
+	}
+	r.Reason.Params = map[string]any{"pages": 3, "tools": 12}
+	if got := Describe(r); !strings.Contains(got, "3 pages") || !strings.Contains(got, "12 tools") {
+		t.Errorf("Describe = %q", got)
+	}
+}
