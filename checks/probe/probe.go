@@ -14,6 +14,7 @@
 package probe
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -476,6 +477,11 @@ func (r *round) callReserved(ctx context.Context, cs *mcp.ClientSession) {
 	for _, raw := range r.obs.Tools.Tools {
 		var tool struct {
 			Name string `json:"name"`
+		}
+		// Decode only tools that could name it (the name may be escaped, so look for a
+		// distinctive part of it).
+		if !bytes.Contains(raw, []byte("nonexistent")) && !bytes.Contains(raw, []byte(`\u`)) {
+			continue
 		}
 		if json.Unmarshal(raw, &tool) == nil && tool.Name == ReservedToolName {
 			e.Withheld = true

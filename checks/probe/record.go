@@ -163,22 +163,33 @@ type recorded struct {
 
 // all returns every exchange so far, with bodies as read so far.
 func (r *recorder) all() []recorded {
+	return r.matching(func(*exchange) bool { return true })
+}
+
+// matching returns the exchanges so far that keep selects, copying only their bodies.
+func (r *recorder) matching(keep func(*exchange) bool) []recorded {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]recorded, len(r.exchanges))
-	for i, e := range r.exchanges {
-		out[i] = recorded{Exchange: e.Exchange, id: e.id}
-		out[i].Body = bytes.Clone(e.body.Bytes())
+	var out []recorded
+	for _, e := range r.exchanges {
+		if keep(e) {
+			x := recorded{Exchange: e.Exchange, id: e.id}
+			x.Body = bytes.Clone(e.body.Bytes())
+			out = append(out, x)
+		}
 	}
 	return out
 }
 
 // last returns the most recent exchange for a JSON-RPC method.
 func (r *recorder) last(method string) (recorded, bool) {
-	all := r.all()
-	for i := len(all) - 1; i >= 0; i-- {
-		if all[i].Method == method {
-			return all[i], true
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.exchanges) - 1; i >= 0; i-- {
+		if e := r.exchanges[i]; e.Method == method {
+			x := recorded{Exchange: e.Exchange, id: e.id}
+			x.Body = bytes.Clone(e.body.Bytes())
+			return x, true
 		}
 	}
 	return recorded{}, false
@@ -194,11 +205,9 @@ func (r *recorder) responseTo(req recorded) (rpcResponse, bool) {
 	if req.id == "" {
 		return rpcResponse{}, false
 	}
-	for _, ex := range r.all() {
-		if ex.Method == http.MethodGet {
-			if resp, ok := responseFor(ex.Exchange, req.id); ok {
-				return resp, true
-			}
+	for _, ex := range r.matching(func(e *exchange) bool { return e.Method == http.MethodGet }) {
+		if resp, ok := responseFor(ex.Exchange, req.id); ok {
+			return resp, true
 		}
 	}
 	return rpcResponse{}, false

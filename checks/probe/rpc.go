@@ -63,7 +63,7 @@ func sseData(body []byte) [][]byte {
 	var events [][]byte
 	var cur bytes.Buffer
 	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 64<<10), len(body)+1)
+	sc.Buffer(make([]byte, 0, min(len(body)+1, 64<<10)), len(body)+1)
 	flush := func() {
 		if cur.Len() > 0 {
 			events = append(events, bytes.Clone(cur.Bytes()))
