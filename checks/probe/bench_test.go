@@ -110,8 +110,18 @@ func benchMedian(v []float64) float64 {
 // BenchmarkProbeFleetConcurrency64 measures throughput: 64 goroutines probe a fleet of
 // 256 servers round-robin, 512 probes per iteration, with no injected latency.
 func BenchmarkProbeFleetConcurrency64(b *testing.B) {
+	for _, lite := range []bool{false, true} {
+		name := "sdk"
+		if lite {
+			name = "lite"
+		}
+		b.Run(name, func(b *testing.B) { benchConcurrency64(b, lite) })
+	}
+}
+
+func benchConcurrency64(b *testing.B, lite bool) {
 	const servers, workers, perIter = 256, 64, 512
-	f, p := startBenchFleet(b, fixtures.FleetConfig{N: servers, Seed: 1})
+	f, p := startBenchFleet(b, fixtures.FleetConfig{N: servers, Seed: 1, Lite: lite})
 	urls := f.URLs()
 	benchFailures(b, benchProbeMany(p, urls, workers, servers, nil)) // build every server, warm the runtime
 	var probes int
@@ -136,9 +146,22 @@ func BenchmarkProbeFleetConcurrency64(b *testing.B) {
 // probe's requests are sequential, so a probe of n requests cannot take less than
 // n × 200 ms. x_latency_bound is the benchMedian of wall time / (n × 200 ms).
 func BenchmarkProbeFleetLatency200ms(b *testing.B) {
+	// sdk: go-sdk servers, which share the probe's two cores; lite: the same surfaces
+	// answered from pre-rendered JSON, closer to remote servers that cost the probe's
+	// machine nothing.
+	for _, lite := range []bool{false, true} {
+		name := "sdk"
+		if lite {
+			name = "lite"
+		}
+		b.Run(name, func(b *testing.B) { benchLatency(b, lite) })
+	}
+}
+
+func benchLatency(b *testing.B, lite bool) {
 	const latency = 200 * time.Millisecond
 	const servers, workers = 512, 512
-	f, p := startBenchFleet(b, fixtures.FleetConfig{N: servers, Seed: 1, Latency: latency})
+	f, p := startBenchFleet(b, fixtures.FleetConfig{N: servers, Seed: 1, Latency: latency, Lite: lite})
 	urls := f.URLs()
 	benchFailures(b, benchProbeMany(p, urls, workers, servers, nil)) // build every server
 	var probes int
