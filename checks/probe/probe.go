@@ -251,6 +251,7 @@ type round struct {
 	rec      *recorder
 	hc       *http.Client
 	endpoint string
+	seq      int // ids of the requests post sends
 }
 
 func (r *round) run(ctx context.Context) {
@@ -419,7 +420,16 @@ func (r *round) listTools(ctx context.Context, cs *mcp.ClientSession) {
 			t.Partial = checks.PartialPageCap
 			return
 		}
-		_, sdkErr := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		var sdkErr error
+		if r.direct() {
+			params := map[string]any{}
+			if cursor != "" {
+				params["cursor"] = cursor
+			}
+			sdkErr = r.post(ctx, "tools/list", params)
+		} else {
+			_, sdkErr = cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		}
 		ex, ok := r.rec.last("tools/list")
 		if !ok {
 			t.Partial = checks.PartialError
@@ -471,6 +481,54 @@ func (r *round) listTools(ctx context.Context, cs *mcp.ClientSession) {
 	}
 }
 
+// direct reports whether tools/list and tools/call go out as plain JSON-RPC POSTs
+// rather than through the SDK session: on a Streamable HTTP session negotiated with
+// initialize (before 2026-07-28, whose requests carry per-request metadata the SDK
+// adds). Probity reads these answers from the raw bytes anyway; the SDK's typed
+// ListTools decodes and validates every tool's schema a second time, which was the
+// largest share of a probe's CPU.
+func (r *round) direct() bool {
+	h := r.obs.Handshake
+	return r.obs.Transport == checks.TransportStreamableHTTP && h.InitializeOK && h.Method == "initialize" && h.ProtocolVersion < DiscoverVersion
+}
+
+// post sends one JSON-RPC request on the session the handshake opened, with the
+// session id and protocol version headers, and reads the whole answer (the recorder
+// keeps it, capped).
+func (r *round) post(ctx context.Context, method string, params any) error {
+	r.seq++
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": fmt.Sprintf("probity-%d", r.seq), "method": method, "params": params})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", r.obs.Handshake.ProtocolVersion)
+	if id := r.sessionID(); id != "" {
+		req.Header.Set("Mcp-Session-Id", id)
+	}
+	resp, err := r.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	return err
+}
+
+// sessionID is the Mcp-Session-Id the server assigned in its answer to initialize.
+func (r *round) sessionID() string {
+	ex, ok := r.rec.last("initialize")
+	if !ok {
+		return ""
+	}
+	return firstHeader(ex.Exchange, "Mcp-Session-Id")
+}
+
 // callReserved calls the reserved nonexistent tool once, unless the list names it.
 func (r *round) callReserved(ctx context.Context, cs *mcp.ClientSession) {
 	e := &r.obs.ErrorProbe
@@ -492,7 +550,11 @@ func (r *round) callReserved(ctx context.Context, cs *mcp.ClientSession) {
 		return
 	}
 	e.Attempted = true
-	_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: ReservedToolName, Arguments: map[string]any{}})
+	if r.direct() {
+		_ = r.post(ctx, "tools/call", map[string]any{"name": ReservedToolName, "arguments": map[string]any{}})
+	} else {
+		_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: ReservedToolName, Arguments: map[string]any{}})
+	}
 	ex, ok := r.rec.last("tools/call")
 	if !ok {
 		return

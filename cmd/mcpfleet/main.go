@@ -28,7 +28,7 @@ import (
 const usage = `Usage:
 
 	mcpfleet [--n N] [--seed S] [--addr 127.0.0.1:0] [--tls --ca-out FILE]
-	         [--drift P] [--latency D] [--paginate K] [--urls-out FILE]
+	         [--drift P] [--latency D] [--paginate K] [--lite] [--urls-out FILE]
 
 Serves N simulated MCP servers (go-sdk, Streamable HTTP) on one loopback listener, at
 /s/0000, /s/0001, ..., each with a deterministic tool surface drawn from the seed. Prints
@@ -46,6 +46,9 @@ Flags:
 	                 first (default 0)
 	--latency D      delay injected before every response, e.g. 200ms (default 0)
 	--paginate K     tools/list page size; 0 serves every tool in one page (default 0)
+	--lite           answer from pre-rendered JSON instead of go-sdk servers: the same
+	                 surfaces, drift and pagination for a fraction of the CPU (for load
+	                 tests that share the machine with the fleet)
 	--urls-out FILE  write the URLs to FILE instead of standard output
 
 Probe a server with:
@@ -76,6 +79,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	drift := fs.Float64("drift", 0, "")
 	latency := fs.Duration("latency", 0, "")
 	paginate := fs.Int("paginate", 0, "")
+	lite := fs.Bool("lite", false, "")
 	urlsOut := fs.String("urls-out", "", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -107,7 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, fmt.Sprintf("--addr %s: want HOST:PORT", *addr), "use --addr 127.0.0.1:PORT (port 0 picks a free one)")
 	}
 
-	f, err := fixtures.StartFleet(fixtures.FleetConfig{N: *n, Seed: *seed, Drift: *drift, Latency: *latency, TLS: *useTLS, Paginate: *paginate, Addr: *addr})
+	f, err := fixtures.StartFleet(fixtures.FleetConfig{N: *n, Seed: *seed, Drift: *drift, Latency: *latency, TLS: *useTLS, Paginate: *paginate, Addr: *addr, Lite: *lite})
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 1
