@@ -205,9 +205,12 @@ func (p *Prober) Probe(ctx context.Context, rawURL string) (*checks.Observation,
 	} else if rec.tlsErr != nil {
 		obs.TLS = tlsFailure(rec.tlsErr)
 	}
-	if rec.stopped {
+	if rec.stopped.Load() {
 		obs.Stop = checks.StopRateLimited
 		obs.RetryAfter = rec.retryAfter
+	}
+	if rec.overBudget.Load() && (obs.Stop == checks.StopNone || obs.Stop == checks.StopUnreachable) {
+		obs.Stop = checks.StopRequests
 	}
 	if ctx.Err() != nil && obs.Stop == checks.StopNone {
 		obs.Stop = checks.StopTimeBudget
@@ -279,7 +282,7 @@ func (r *round) handshake(ctx context.Context) *mcp.ClientSession {
 	st := &mcp.StreamableClientTransport{Endpoint: r.endpoint, HTTPClient: r.hc, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: int(r.p.cfg.Budget.MaxResponseBytes)}
 	cs, err := client.Connect(ctx, st, &mcp.ClientSessionOptions{ProtocolVersion: DiscoverVersion})
 	r.readHandshake()
-	if err != nil && !h.InitializeTried && !h.Completed() && !h.Unauthorized && !r.rec.stopped && ctx.Err() == nil && r.answered() {
+	if err != nil && !h.InitializeTried && !h.Completed() && !h.Unauthorized && !r.rec.stopped.Load() && ctx.Err() == nil && r.answered() {
 		// An answer to server/discover that is not JSON-RPC at all (an HTML page, a
 		// broken body) closes the SDK's connection before its initialize fallback is
 		// sent: send initialize on a fresh connection.
@@ -296,7 +299,7 @@ func (r *round) handshake(ctx context.Context) *mcp.ClientSession {
 		return cs
 	}
 	h.Error = clip(err.Error(), 200)
-	if h.Completed() || h.Unauthorized || r.rec.stopped || ctx.Err() != nil || !r.worthSSE() {
+	if h.Completed() || h.Unauthorized || r.rec.stopped.Load() || ctx.Err() != nil || !r.worthSSE() {
 		return nil
 	}
 	// The endpoint answered, but not as Streamable HTTP: try legacy SSE.
@@ -390,7 +393,7 @@ func (r *round) reach() {
 		}
 	}
 	switch {
-	case r.rec.stopped:
+	case r.rec.stopped.Load():
 		obs.Reach.Failure = checks.ReachRateLimited
 		obs.RetryAfter = r.rec.retryAfter
 	case obs.Reach.FirstStatus >= 500 && !obs.Handshake.Completed():
@@ -402,7 +405,7 @@ func (r *round) reach() {
 	default:
 		obs.Reach.Failure, obs.Reach.Detail = checks.ReachTimeout, "no response within the time budget"
 	}
-	if obs.Reach.Failure != checks.ReachOK && obs.Stop == checks.StopNone && !r.rec.stopped {
+	if obs.Reach.Failure != checks.ReachOK && obs.Stop == checks.StopNone && !r.rec.stopped.Load() {
 		obs.Stop = checks.StopUnreachable
 	}
 }
@@ -546,7 +549,7 @@ func (r *round) callReserved(ctx context.Context, cs *mcp.ClientSession) {
 			return
 		}
 	}
-	if !r.obs.Tools.Complete || r.rec.stopped || ctx.Err() != nil {
+	if !r.obs.Tools.Complete || r.rec.stopped.Load() || ctx.Err() != nil {
 		return
 	}
 	e.Attempted = true
@@ -600,7 +603,7 @@ func (r *round) auth(ctx context.Context) {
 	if a.MetadataURL == "" {
 		a.MetadataURL = wellKnownMetadataURL(r.endpoint)
 	}
-	if r.rec.stopped || ctx.Err() != nil {
+	if r.rec.stopped.Load() || ctx.Err() != nil {
 		return
 	}
 	mu, err := url.Parse(a.MetadataURL)

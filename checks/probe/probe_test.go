@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -427,5 +428,23 @@ func TestProbeTimeBudget(t *testing.T) {
 	}
 	if obs.Stop != checks.StopTimeBudget || obs.Handshake.Completed() {
 		t.Errorf("stop %q, handshake %+v", obs.Stop, obs.Handshake)
+	}
+}
+
+func TestProbeRequestBudget(t *testing.T) {
+	var requests atomic.Int64
+	s := newServer(2, nil)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	obs := probe(t, prober(func(c *Config) { c.Budget.MaxRequests = 2 }), srv.URL)
+	if obs.Stop != checks.StopRequests {
+		t.Errorf("stop %q, want %q", obs.Stop, checks.StopRequests)
+	}
+	if n := requests.Load(); n > 2 {
+		t.Errorf("the server saw %d requests on a budget of 2", n)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/probity-dev/probity/checks"
@@ -49,7 +50,8 @@ type recorder struct {
 	failure    checks.ReachFailure // of the first request that got no response
 	failDetail string
 	tlsErr     error
-	stopped    bool
+	stopped    atomic.Bool // a 429, or a 503 with Retry-After, was seen
+	overBudget atomic.Bool // a request was refused for the request budget
 	retryAfter time.Duration
 	start      time.Time
 }
@@ -68,13 +70,14 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, r.budget.Err()
 	}
 	r.mu.Lock()
-	if r.stopped {
+	if r.stopped.Load() {
 		r.mu.Unlock()
 		return nil, errStopped
 	}
 	if method != "tools/list" {
 		r.requests++
 		if r.requests > r.maxRequests {
+			r.overBudget.Store(true)
 			r.mu.Unlock()
 			return nil, errRequestBudget
 		}
@@ -126,7 +129,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.tls = &cs
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || (resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != "") {
-		r.stopped = true
+		r.stopped.Store(true)
 		r.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	resp.Body = &cappedBody{rc: resp.Body, ex: ex, max: r.maxBody, mu: &r.mu, release: release}
