@@ -8,9 +8,9 @@
 // (package egress). Every HTTP exchange is recorded with its raw, capped body, and the
 // tool list is read from those raw bytes, not from the SDK's parsed view, which drops
 // malformed tools: Probity must see what every client sees. A probe never holds more
-// than its budget: a total time, a byte cap per response, a request count besides the
-// tools/list pages, and page and tool caps for the list. It stops on 429 and on 503
-// with Retry-After.
+// than its budget: a total time, a byte cap per response and one for all responses
+// together, a request count besides the tools/list pages, and page and tool caps for the
+// list. It stops on 429 and on 503 with Retry-After.
 package probe
 
 import (
@@ -51,6 +51,7 @@ const ReservedToolName = "probity_reserved_nonexistent_tool"
 type Budget struct {
 	Total            time.Duration // default 15 s
 	MaxResponseBytes int64         // per response; default 4 MiB
+	MaxTotalBytes    int64         // all responses of a probe together; default 32 MiB
 	MaxRequests      int           // besides tools/list pages; default 8
 	MaxPages         int           // default 100
 	MaxTools         int           // default 10,000
@@ -62,6 +63,9 @@ func (b Budget) withDefaults() Budget {
 	}
 	if b.MaxResponseBytes <= 0 {
 		b.MaxResponseBytes = 4 << 20
+	}
+	if b.MaxTotalBytes <= 0 {
+		b.MaxTotalBytes = 32 << 20
 	}
 	if b.MaxRequests <= 0 {
 		b.MaxRequests = 8
@@ -192,7 +196,7 @@ func (p *Prober) Probe(ctx context.Context, rawURL string) (*checks.Observation,
 		transport.TLSClientConfig.RootCAs = p.cfg.RootCAs
 	}
 	defer transport.CloseIdleConnections()
-	rec := &recorder{base: transport, userAgent: p.UserAgent(), maxBody: b.MaxResponseBytes, maxRequests: b.MaxRequests, budget: ctx, start: time.Now()}
+	rec := &recorder{base: transport, userAgent: p.UserAgent(), maxBody: b.MaxResponseBytes, maxTotal: b.MaxTotalBytes, maxRequests: b.MaxRequests, budget: ctx, start: time.Now()}
 	hc := &http.Client{Transport: rec, CheckRedirect: p.redirectPolicy(obs)}
 
 	r := &round{p: p, obs: obs, rec: rec, hc: hc, endpoint: endpoint}

@@ -448,3 +448,30 @@ func TestProbeRequestBudget(t *testing.T) {
 		t.Errorf("the server saw %d requests on a budget of 2", n)
 	}
 }
+
+// TestProbeTotalBytesCap: pages under the per-response cap still stop at the per-probe
+// total, so a probe's memory is bounded by MaxTotalBytes, not 100 × MaxResponseBytes.
+func TestProbeTotalBytesCap(t *testing.T) {
+	page := 0
+	srv := rawServer(t, func(method string, _ json.RawMessage, _ http.ResponseWriter) any {
+		switch method {
+		case "initialize":
+			return initializeResult("2025-11-25")
+		case "tools/list":
+			page++
+			return map[string]any{"tools": []any{map[string]any{"name": fmt.Sprintf("t%d", page), "description": strings.Repeat("x", 300<<10)}}, "nextCursor": fmt.Sprint(page)}
+		}
+		return rpcErr(-32601)
+	})
+	obs := probe(t, prober(func(c *Config) { c.Budget.MaxTotalBytes = 2 << 20 }), srv.URL)
+	if obs.Tools.Complete || obs.Tools.Partial != checks.PartialSizeCap || obs.Tools.Pages > 7 {
+		t.Errorf("complete %v, partial %q, %d pages", obs.Tools.Complete, obs.Tools.Partial, obs.Tools.Pages)
+	}
+	var total int
+	for _, ex := range obs.Exchanges {
+		total += len(ex.Body)
+	}
+	if total > 2<<20 {
+		t.Errorf("%d body bytes recorded, cap 2 MiB", total)
+	}
+}

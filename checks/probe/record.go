@@ -52,6 +52,8 @@ type recorder struct {
 	tlsErr     error
 	stopped    atomic.Bool // a 429, or a 503 with Retry-After, was seen
 	overBudget atomic.Bool // a request was refused for the request budget
+	maxTotal   int64       // body bytes recorded per probe, all responses together
+	total      int64       // body bytes recorded so far; guarded by mu
 	retryAfter time.Duration
 	start      time.Time
 }
@@ -132,7 +134,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.stopped.Store(true)
 		r.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
-	resp.Body = &cappedBody{rc: resp.Body, ex: ex, max: r.maxBody, mu: &r.mu, release: release}
+	resp.Body = &cappedBody{rc: resp.Body, ex: ex, max: r.maxBody, mu: &r.mu, release: release, rec: r}
 	return resp, nil
 }
 
@@ -218,6 +220,7 @@ func (r *recorder) responseTo(req recorded) (rpcResponse, bool) {
 
 // cappedBody records what the reader reads and fails past the cap.
 type cappedBody struct {
+	rec     *recorder
 	rc      io.ReadCloser
 	ex      *exchange
 	max     int64
@@ -227,21 +230,32 @@ type cappedBody struct {
 }
 
 func (b *cappedBody) Read(p []byte) (int, error) {
-	if b.n >= b.max {
-		b.mu.Lock()
+	b.mu.Lock()
+	left := min(b.max-b.n, b.rec.totalLeft())
+	if left <= 0 {
 		b.ex.Truncated = true
 		b.mu.Unlock()
 		return 0, errResponseTooLarge
 	}
-	if int64(len(p)) > b.max-b.n {
-		p = p[:b.max-b.n]
+	b.mu.Unlock()
+	if int64(len(p)) > left {
+		p = p[:left]
 	}
 	n, err := b.rc.Read(p)
 	b.n += int64(n)
 	b.mu.Lock()
 	b.ex.body.Write(p[:n])
+	b.rec.total += int64(n)
 	b.mu.Unlock()
 	return n, err
+}
+
+// totalLeft is how many more body bytes the probe may record; called with mu held.
+func (r *recorder) totalLeft() int64 {
+	if r.maxTotal <= 0 {
+		return 1 << 62
+	}
+	return r.maxTotal - r.total
 }
 
 func (b *cappedBody) Close() error {
