@@ -222,6 +222,9 @@ func (s *scanner) key() (member, error) {
 		}
 		c := s.data[i]
 		if c == '"' {
+			if !ascii && !streamSafe(s.data[start:i]) {
+				return member{}, &JSONError{Offset: off, Msg: errNotStreamSafe}
+			}
 			if ascii || norm.NFC.IsNormal(s.data[start:i]) {
 				s.pos = i + 1
 				return member{ks: start, ke: i, inData: true, off: off}, nil
@@ -326,12 +329,11 @@ func (s *scanner) object() error {
 func (s *scanner) orderMembers(objStart int, ms []member) error {
 	sorted := true
 	for i := 1; i < len(ms); i++ {
-		c := compareUTF16(s.keyOf(&ms[i-1]), s.keyOf(&ms[i]))
-		if c == 0 {
-			return s.duplicateError(ms[i-1], ms[i])
-		}
-		if c > 0 {
+		if compareUTF16(s.keyOf(&ms[i-1]), s.keyOf(&ms[i])) >= 0 {
+			// Out of order, or a duplicate: the full path below reports duplicates
+			// the same way whichever path runs.
 			sorted = false
+			break
 		}
 	}
 	if sorted {
@@ -360,11 +362,23 @@ func (s *scanner) orderMembers(objStart int, ms []member) error {
 		return ms[a].off - ms[b].off
 	})
 	s.order = order
+	// Of all duplicated keys, report the one whose second occurrence comes first in the
+	// input, with its first occurrence: the pair the pairwise scan above finds.
+	var dupFirst, dupSecond *member
 	for i := 1; i < len(order); i++ {
 		a, b := &ms[order[i-1]], &ms[order[i]]
-		if bytes.Equal(s.keyOf(a), s.keyOf(b)) {
-			return s.duplicateError(*a, *b)
+		if !bytes.Equal(s.keyOf(a), s.keyOf(b)) {
+			continue
 		}
+		if i >= 2 && bytes.Equal(s.keyOf(&ms[order[i-2]]), s.keyOf(a)) {
+			continue // a third or later occurrence
+		}
+		if dupSecond == nil || b.off < dupSecond.off {
+			dupFirst, dupSecond = a, b
+		}
+	}
+	if dupSecond != nil {
+		return s.duplicateError(*dupFirst, *dupSecond)
 	}
 	if !s.emit {
 		return nil
@@ -467,6 +481,9 @@ func (s *scanner) stringValue() error {
 		}
 		c := s.data[i]
 		if c == '"' {
+			if !ascii && !streamSafe(s.data[start:i]) {
+				return &JSONError{Offset: start - 1, Msg: errNotStreamSafe}
+			}
 			s.pos = i + 1
 			if s.emit {
 				v := s.data[start:i]
@@ -529,6 +546,9 @@ func (s *scanner) string() (nfc, raw string, err error) {
 		c := s.data[s.pos]
 		if c == '"' {
 			raw = string(s.data[start:s.pos])
+			if !streamSafe(s.data[start:s.pos]) {
+				return "", "", &JSONError{Offset: start - 1, Msg: errNotStreamSafe}
+			}
 			s.pos++
 			return normalize(raw), raw, nil
 		}
@@ -550,6 +570,9 @@ func (s *scanner) string() (nfc, raw string, err error) {
 		case c == '"':
 			s.pos++
 			s.str = buf
+			if !streamSafe(buf) {
+				return "", "", &JSONError{Offset: start - 1, Msg: errNotStreamSafe}
+			}
 			raw = string(buf)
 			return normalize(raw), raw, nil
 		case c < 0x20:
@@ -623,6 +646,41 @@ func (s *scanner) hex4() (rune, error) {
 	}
 	s.pos += 4
 	return r, nil
+}
+
+// errNotStreamSafe is the message for text with too long a run of combining marks.
+const errNotStreamSafe = "more than 30 consecutive combining marks (not stream-safe text)"
+
+// maxNonStarters is the stream-safe limit of Unicode UAX #15: golang.org/x/text's NFC
+// inserts U+034F into a longer run of combining marks, where Unicode NFC does not, so
+// such text has no canonical form two implementations agree on. It is rejected.
+const maxNonStarters = 30
+
+// streamSafe reports whether b has no run of more than maxNonStarters non-starters.
+func streamSafe(b []byte) bool {
+	run := 0
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			run = 0
+			i++
+			continue
+		}
+		p := norm.NFD.Properties(b[i:])
+		if p.LeadCCC() != 0 || p.CCC() != 0 {
+			run++
+			if run > maxNonStarters {
+				return false
+			}
+		} else {
+			run = 0
+		}
+		n := p.Size()
+		if n == 0 {
+			n = 1
+		}
+		i += n
+	}
+	return true
 }
 
 func normalize(v string) string {

@@ -717,3 +717,43 @@ func TestCompareUTF16(t *testing.T) {
 
 // utf16Units is the brute-force UTF-16 encoding compareUTF16 is checked against.
 func utf16Units(s string) []uint16 { return utf16.Encode([]rune(s)) }
+
+// TestCanonicalizeStreamSafe: golang.org/x/text's NFC is stream-safe (it inserts U+034F
+// into runs of more than 30 combining marks, and reorders only within them), so such
+// text has no canonical form independent implementations agree on: it is rejected, and
+// an NFC and an NFD spelling of the same accepted text still canonicalize alike.
+func TestCanonicalizeStreamSafe(t *testing.T) {
+	for _, bad := range []string{
+		`"x` + strings.Repeat("\u0316", 31) + `"`,
+		`{"a":1,"x` + strings.Repeat("\u0301", 16) + strings.Repeat("\u0316", 16) + `":2}`,
+		`"x` + strings.Repeat(`\u0316`, 31) + `"`,
+	} {
+		_, err := Canonicalize([]byte(bad))
+		if je := assertJSONError(t, bad, err, -1); je != nil && !strings.Contains(je.Msg, "combining") {
+			t.Errorf("%q: %v", bad, err)
+		}
+		if CheckJSON([]byte(bad)) == nil {
+			t.Errorf("CheckJSON accepted %q", bad)
+		}
+	}
+	ok := "e" + strings.Repeat("\u0316", 29) + "\u0301"
+	nfc, err1 := Canonicalize([]byte(`"` + norm.NFC.String(ok) + `"`))
+	nfd, err2 := Canonicalize([]byte(`"` + norm.NFD.String(ok) + `"`))
+	if err1 != nil || err2 != nil || string(nfc) != string(nfd) {
+		t.Errorf("30 marks: %v %v %q %q", err1, err2, nfc, nfd)
+	}
+}
+
+// TestDuplicateReportConsistent: CheckJSON and Canonicalize name the same duplicate.
+func TestDuplicateReportConsistent(t *testing.T) {
+	for _, doc := range []string{
+		`{"\u1000":"","":"","0":"","1":"","0":"","1":"","000000":"","":""}`,
+		`{"a":1,"b":2,"a":3,"c":4,"c":5}`,
+		`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k3":9,"k1":10}`,
+	} {
+		e1, e2 := CheckJSON([]byte(doc)), func() error { _, err := Canonicalize([]byte(doc)); return err }()
+		if e1 == nil || e2 == nil || e1.Error() != e2.Error() {
+			t.Errorf("%s:\n CheckJSON    %v\n Canonicalize %v", doc, e1, e2)
+		}
+	}
+}

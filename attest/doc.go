@@ -41,12 +41,13 @@
 // parameters are bounded numbers or short constant tokens. Rules beyond the schema:
 //
 //   - a remote subject's name is the normalized endpoint URL and equals target.url;
-//   - coverage full requires fingerprints and protocolVersion, and the subject digest
-//     sha256 equals the surface fingerprint's hex;
-//   - coverage auth_required has no fingerprints, toolCount and pages 0, the subject
-//     digest sha256 is AuthRequiredDigest(name) (SHA-256 of the name as a canonical JSON
-//     string), and every check other than reachability, redirect_policy, transport and
-//     auth_metadata is UNVERIFIED with reason credential_required;
+//   - coverage full requires fingerprints and protocolVersion, and for a remote target
+//     the subject digest sha256 equals the surface fingerprint's hex;
+//   - coverage auth_required has no fingerprints, toolCount and pages 0, for a remote
+//     target the subject digest sha256 is AuthRequiredDigest(name) (SHA-256 of the name
+//     as a canonical JSON string), and every check other than reachability,
+//     redirect_policy, transport and auth_metadata is UNVERIFIED with reason
+//     credential_required;
 //   - check ids are unique, and an UNVERIFIED check carries a reason.
 //
 // A round that never completed a handshake is not signed at all.
@@ -66,10 +67,13 @@
 //
 // Input is rejected, never repaired, when it has invalid UTF-8, a lone or misordered
 // UTF-16 surrogate escape, a duplicate key, a number that is not finite as an IEEE 754
-// double (1e400), an integer beyond ±2^53, nesting deeper than 64 arrays and objects, or
-// anything after the top-level value. An integer beyond ±2^53 is an integer literal (no
-// fraction, no exponent) beyond it, or any number whose magnitude lies between 2^53 and
-// 1e21 however it is written (1e20, 9007199254740994.0): RFC 8785 would write those as
+// double (1e400), an integer beyond ±2^53, a run of more than 30 consecutive combining
+// marks (text that is not stream-safe, UAX #15, and whose NFC therefore differs between
+// implementations), nesting deeper than 64 arrays and objects, or anything after the
+// top-level value. An integer beyond ±2^53 is an integer literal (no fraction, no
+// exponent) beyond it, or any number whose value as a double has a magnitude between
+// 2^53 and 1e21 however it is written (1e20, 9007199254740994.0; 9007199254740993.0 is
+// the double 2^53 and accepted as such): RFC 8785 would write those as
 // integer literals, so rejecting them keeps the canonical form free of integers a double
 // cannot hold and lets Canonicalize accept its own output. From 1e21 up, RFC 8785 uses an
 // exponent (1e+21) and the number is accepted. Go values are encoded with encoding/json
