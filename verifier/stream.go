@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"golang.org/x/sync/semaphore"
 	"io"
 	"io/fs"
 	"os"
@@ -16,6 +17,12 @@ import (
 
 	"github.com/probity-dev/probity/keys"
 )
+
+// maxBytesInFlight bounds the envelope data read but not yet verified and reported.
+const maxBytesInFlight = 64 << 20
+
+// weight is what an envelope holds of the byte budget (at least 1, for empty items).
+func weight(data []byte) int64 { return max(int64(len(data)), 1) }
 
 // MaxLineSize bounds one envelope: one line of a JSONL export, or a whole single-envelope
 // file. Longer input is reported as malformed rather than read into memory.
@@ -76,12 +83,15 @@ func VerifyPaths(ctx context.Context, paths []string, cfg StreamConfig) (Summary
 		err    error
 		res    *Result
 		done   chan struct{}
+		weight int64 // what the job holds of the byte budget
 	}
-	// jobs flow to the workers and, in input order, to the emitter; the window bounds
-	// how many are in flight.
+	// jobs flow to the workers and, in input order, to the emitter. The window bounds
+	// how many are in flight, and the byte budget how much envelope data: memory stays
+	// bounded whatever the input holds.
 	const window = 1024
 	work := make(chan *job, window)
 	ordered := make(chan *job, window)
+	bytesInFlight := semaphore.NewWeighted(maxBytesInFlight)
 
 	var wg sync.WaitGroup
 	for range workers {
@@ -104,16 +114,23 @@ func VerifyPaths(ctx context.Context, paths []string, cfg StreamConfig) (Summary
 		defer close(work)
 		seq := 0
 		readErr = walkEnvelopes(ctx, paths, func(source string, data []byte, err error) bool {
-			j := &job{seq: seq, source: source, data: data, err: err, done: make(chan struct{})}
+			j := &job{seq: seq, source: source, data: data, err: err, done: make(chan struct{}), weight: weight(data)}
 			seq++
+			if bytesInFlight.Acquire(ctx, weight(data)) != nil {
+				return false
+			}
 			select {
 			case ordered <- j:
 			case <-ctx.Done():
+				bytesInFlight.Release(weight(data))
 				return false
 			}
 			select {
 			case work <- j:
 			case <-ctx.Done():
+				// The emitter waits for this job: finish it as cancelled.
+				j.err, j.data = ctx.Err(), nil
+				close(j.done)
 				return false
 			}
 			return true
@@ -123,6 +140,7 @@ func VerifyPaths(ctx context.Context, paths []string, cfg StreamConfig) (Summary
 	var sum Summary
 	for j := range ordered {
 		<-j.done
+		bytesInFlight.Release(j.weight)
 		sum.Total++
 		if j.err == nil {
 			sum.Verified++
@@ -167,6 +185,9 @@ func walkEnvelopes(ctx context.Context, paths []string, fn func(source string, d
 			if d.IsDir() || d.Name() == "keys.json" {
 				return nil
 			}
+			if !d.Type().IsRegular() {
+				return nil // symlinks, FIFOs and devices could hang or loop the walk
+			}
 			switch strings.ToLower(filepath.Ext(path)) {
 			case ".json", ".jsonl", ".dsse":
 				return readFile(ctx, path, fn)
@@ -194,7 +215,7 @@ func readFile(ctx context.Context, path string, fn func(string, []byte, error) b
 // (pretty-printed) envelope.
 func readEnvelopes(ctx context.Context, name string, r io.Reader, fn func(string, []byte, error) bool) error {
 	br := bufio.NewReaderSize(r, 256<<10)
-	var first []byte
+	sawFirst := false
 	lineNo := 0
 	var single bytes.Buffer
 	jsonl := false
@@ -231,10 +252,16 @@ func readEnvelopes(ctx context.Context, name string, r io.Reader, fn func(string
 					return nil
 				}
 			}
-		case first == nil && len(trimmed) == 0 && !tooLong:
+		case !sawFirst && len(trimmed) == 0 && !tooLong:
 			// leading blank lines
-		case first == nil:
-			first = trimmed
+		case !sawFirst && tooLong:
+			// Too long to be an envelope: report it and read the rest line by line.
+			sawFirst, jsonl = true, true
+			if !fn(fmt.Sprintf("%s:%d", name, lineNo), nil, &Failure{Reason: ReasonMalformedEnvelope, Detail: fmt.Sprintf("line longer than %d bytes", MaxLineSize)}) {
+				return nil
+			}
+		case !sawFirst:
+			sawFirst = true
 			if !tooLong && json.Valid(trimmed) {
 				jsonl = true
 				pending, pendingLine = trimmed, lineNo

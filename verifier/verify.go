@@ -178,6 +178,9 @@ func Verify(envelope []byte, doc *keys.Document, policy Policy) (*Result, error)
 	for i, s := range env.Signatures {
 		sr := SignatureResult{KeyID: clip(s.KeyID), Outcome: OutcomeValid}
 		k, ok := doc.Lookup(s.KeyID)
+		if ok && len(k.PublicKey()) != ed25519.PublicKeySize {
+			return nil, fmt.Errorf("%w: key %q of the key document has no valid public key (validate the document first)", ErrPolicy, clip(s.KeyID))
+		}
 		sig, _ := attest.DecodeBase64(s.Sig) // ParseEnvelope checked the encoding
 		switch {
 		case !ok:

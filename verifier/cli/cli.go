@@ -154,7 +154,16 @@ func Main(name string, args []string, stdout, stderr io.Writer) int {
 // on) and cannot be revoked.
 func pubkeyDocument(arg string) (*keys.Document, error) {
 	text := arg
-	if b, err := os.ReadFile(arg); err == nil {
+	if fi, err := os.Stat(arg); err == nil && fi.Mode().IsRegular() {
+		f, err := os.Open(arg)
+		if err != nil {
+			return nil, fmt.Errorf("couldn't read public key file %q: %w", arg, err)
+		}
+		b, err := io.ReadAll(io.LimitReader(f, 64<<10+1))
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("couldn't read public key file %q: %w", arg, err)
+		}
 		if len(b) > 64<<10 {
 			return nil, fmt.Errorf("public key file %q is too large", arg)
 		}
