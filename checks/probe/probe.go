@@ -196,13 +196,23 @@ func (p *Prober) Probe(ctx context.Context, rawURL string) (*checks.Observation,
 		transport.TLSClientConfig.RootCAs = p.cfg.RootCAs
 	}
 	defer transport.CloseIdleConnections()
-	rec := &recorder{base: transport, userAgent: p.UserAgent(), maxBody: b.MaxResponseBytes, maxTotal: b.MaxTotalBytes, maxRequests: b.MaxRequests, budget: ctx, start: time.Now()}
+	rec := &recorder{base: transport, userAgent: p.UserAgent(), maxBody: b.MaxResponseBytes, maxTotal: b.MaxTotalBytes, origin: originOf(u), maxRequests: b.MaxRequests, budget: ctx, start: time.Now()}
 	hc := &http.Client{Transport: rec, CheckRedirect: p.redirectPolicy(obs)}
 
 	r := &round{p: p, obs: obs, rec: rec, hc: hc, endpoint: endpoint}
 	r.run(ctx)
 
 	obs.Exchanges = rec.snapshot()
+	rec.mu.Lock()
+	for _, to := range rec.offOrigin {
+		hop := checks.Redirect{From: endpoint, To: to}
+		if tu, err := url.Parse(to); err == nil {
+			hop.CrossHost = !strings.EqualFold(tu.Host, u.Host)
+			hop.Downgrade = u.Scheme == "https" && tu.Scheme == "http"
+		}
+		obs.Redirects = append(obs.Redirects, hop)
+	}
+	rec.mu.Unlock()
 	obs.Timings.TotalMs = time.Since(rec.start).Milliseconds()
 	if rec.tls != nil {
 		obs.TLS = tlsFacts(rec.tls)
@@ -361,8 +371,8 @@ func (r *round) readHandshake() {
 		if !ok || resp.Result == nil {
 			continue
 		}
-		var hr handshakeResult
-		if json.Unmarshal(resp.Result, &hr) != nil {
+		hr, ok := parseHandshake(resp.Result)
+		if !ok {
 			continue
 		}
 		if ex.Method == "server/discover" {
@@ -373,17 +383,17 @@ func (r *round) readHandshake() {
 			if hr.Instructions != nil {
 				h.Instructions = hr.Instructions
 			}
-			var info struct{ Name, Version string }
-			if raw, ok := hr.Meta["io.modelcontextprotocol/serverInfo"]; ok && json.Unmarshal(raw, &info) == nil {
-				h.ServerName, h.ServerVersion = info.Name, info.Version
-			}
+			h.ServerName, h.ServerVersion = hr.ServerName, hr.ServerVersion
 			continue
 		}
 		h.InitializeOK, h.Method, h.ProtocolVersion = hr.ProtocolVersion != "", "initialize", hr.ProtocolVersion
 		h.Instructions = hr.Instructions
-		if hr.ServerInfo != nil {
-			h.ServerName, h.ServerVersion = hr.ServerInfo.Name, hr.ServerInfo.Version
-		}
+		h.ServerName, h.ServerVersion = hr.ServerName, hr.ServerVersion
+	}
+	// A 401 to one handshake request does not make the round auth_required when another
+	// handshake request then succeeded: the server is open to clients.
+	if h.Completed() {
+		h.Unauthorized = false
 	}
 }
 
@@ -540,15 +550,13 @@ func (r *round) sessionID() string {
 func (r *round) callReserved(ctx context.Context, cs *mcp.ClientSession) {
 	e := &r.obs.ErrorProbe
 	for _, raw := range r.obs.Tools.Tools {
-		var tool struct {
-			Name string `json:"name"`
-		}
 		// Decode only tools that could name it (the name may be escaped, so look for a
-		// distinctive part of it).
+		// distinctive part of it), and read "name" by its exact spelling.
 		if !bytes.Contains(raw, []byte("nonexistent")) && !bytes.Contains(raw, []byte(`\u`)) {
 			continue
 		}
-		if json.Unmarshal(raw, &tool) == nil && tool.Name == ReservedToolName {
+		var name string
+		if json.Unmarshal(object(raw)["name"], &name) == nil && name == ReservedToolName {
 			e.Withheld = true
 			return
 		}
@@ -615,13 +623,16 @@ func (r *round) auth(ctx context.Context) {
 		a.MetadataError = "metadata URL refused"
 		return
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.MetadataURL, nil)
+	// The metadata may live on another origin; its redirects are not the endpoint's.
+	mctx := context.WithValue(ctx, metadataRequest{}, true)
+	req, err := http.NewRequestWithContext(mctx, http.MethodGet, a.MetadataURL, nil)
 	if err != nil {
 		a.MetadataError = "metadata URL invalid"
 		return
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := r.hc.Do(req)
+	mc := &http.Client{Transport: r.rec, CheckRedirect: r.p.guard.CheckRedirect}
+	resp, err := mc.Do(req)
 	if err != nil {
 		a.MetadataError = clip(err.Error(), 200)
 		return

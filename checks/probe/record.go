@@ -11,7 +11,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +27,18 @@ var errRequestBudget = errors.New("probe: request budget exhausted")
 
 // errResponseTooLarge is returned to the reader of a response body over the cap.
 var errResponseTooLarge = errors.New("probe: response exceeds the size cap")
+
+// errOffOrigin refuses a request the server steered away from the endpoint's origin.
+var errOffOrigin = errors.New("probe: request to another origin refused")
+
+// metadataRequest marks the context of the RFC 9728 metadata fetch, which may leave the
+// endpoint's origin.
+type metadataRequest struct{}
+
+// originOf is scheme://host[:port] of u, in lower case.
+func originOf(u *url.URL) string {
+	return strings.ToLower(u.Scheme + "://" + u.Host)
+}
 
 // errStopped is returned for every request after a 429 or a 503 with Retry-After.
 var errStopped = errors.New("probe: stopped: the server asked us to back off")
@@ -52,6 +66,8 @@ type recorder struct {
 	tlsErr     error
 	stopped    atomic.Bool // a 429, or a 503 with Retry-After, was seen
 	overBudget atomic.Bool // a request was refused for the request budget
+	origin     string      // scheme://host of the endpoint
+	offOrigin  []string    // requests refused for leaving the origin; guarded by mu
 	maxTotal   int64       // body bytes recorded per probe, all responses together
 	total      int64       // body bytes recorded so far; guarded by mu
 	retryAfter time.Duration
@@ -70,6 +86,15 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	method, id := rpcMethod(req)
 	if r.budget != nil && r.budget.Err() != nil {
 		return nil, r.budget.Err()
+	}
+	// Requests leave only for the endpoint's own origin, for redirect hops (the guard
+	// checks each) and for the metadata fetch. A legacy SSE "endpoint" event pointing
+	// elsewhere (another host, or http:// from https://) is refused and recorded.
+	if req.Response == nil && req.Context().Value(metadataRequest{}) == nil && r.origin != "" && originOf(req.URL) != r.origin {
+		r.mu.Lock()
+		r.offOrigin = append(r.offOrigin, req.URL.Redacted())
+		r.mu.Unlock()
+		return nil, errOffOrigin
 	}
 	r.mu.Lock()
 	if r.stopped.Load() {

@@ -11,14 +11,44 @@ import (
 )
 
 // rpcResponse is a JSON-RPC response as Probity reads it from raw bytes, independent of
-// what the SDK made of it.
+// what the SDK made of it. Members are matched by their exact names, as MCP clients
+// match them: encoding/json's case-insensitive matching would let a server show
+// Probity a decoy "Tools" or "ProtocolVersion" that no client reads.
 type rpcResponse struct {
-	ID     json.RawMessage `json:"id"`
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+	ID     json.RawMessage
+	Result json.RawMessage
+	Error  *rpcError
+}
+
+type rpcError struct {
+	Code int
+}
+
+// object decodes a JSON object into its members by exact name; nil if raw is not an
+// object.
+func object(raw []byte) map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// decodeResponse reads one JSON-RPC response object.
+func decodeResponse(raw []byte) (rpcResponse, bool) {
+	m := object(raw)
+	if m == nil {
+		return rpcResponse{}, false
+	}
+	r := rpcResponse{ID: m["id"], Result: m["result"]}
+	if bytes.Equal(bytes.TrimSpace(r.Result), []byte("null")) {
+		r.Result = nil
+	}
+	if e := object(m["error"]); e != nil {
+		r.Error = &rpcError{}
+		json.Unmarshal(e["code"], &r.Error.Code)
+	}
+	return r, true
 }
 
 // responseFor finds the JSON-RPC response to request id in a recorded exchange, whose
@@ -39,14 +69,16 @@ func responseFor(ex checks.Exchange, id string) (rpcResponse, bool) {
 		c = bytes.TrimSpace(c)
 		var msgs []rpcResponse
 		if len(c) > 0 && c[0] == '[' {
-			if json.Unmarshal(c, &msgs) != nil {
+			var batch []json.RawMessage
+			if json.Unmarshal(c, &batch) != nil {
 				continue
 			}
-		} else {
-			var m rpcResponse
-			if json.Unmarshal(c, &m) != nil {
-				continue
+			for _, el := range batch {
+				if m, ok := decodeResponse(el); ok {
+					msgs = append(msgs, m)
+				}
 			}
+		} else if m, ok := decodeResponse(c); ok {
 			msgs = []rpcResponse{m}
 		}
 		for _, m := range msgs {
@@ -102,28 +134,53 @@ type toolsPage struct {
 // parseToolsPage reads the raw tools and the next cursor of a tools/list result. Tools
 // are kept as the server sent them, malformed ones included.
 func parseToolsPage(result json.RawMessage) (toolsPage, bool) {
-	var page struct {
-		Tools      *[]json.RawMessage `json:"tools"`
-		NextCursor *string            `json:"nextCursor"`
-	}
-	if json.Unmarshal(result, &page) != nil || page.Tools == nil {
+	m := object(result)
+	var tools []json.RawMessage
+	if m == nil || json.Unmarshal(m["tools"], &tools) != nil || tools == nil {
 		return toolsPage{}, false
 	}
-	p := toolsPage{Tools: *page.Tools}
-	if page.NextCursor != nil {
-		p.NextCursor = *page.NextCursor
+	p := toolsPage{Tools: tools}
+	if c, ok := m["nextCursor"]; ok && json.Unmarshal(c, &p.NextCursor) != nil {
+		return toolsPage{}, false
 	}
 	return p, true
 }
 
-// handshakeResult is the part of an initialize or server/discover result Probity reads.
+// handshakeResult is the part of an initialize or server/discover result Probity reads,
+// by exact member names.
 type handshakeResult struct {
-	ProtocolVersion   string   `json:"protocolVersion"`
-	SupportedVersions []string `json:"supportedVersions"`
-	Instructions      *string  `json:"instructions"`
-	ServerInfo        *struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
-	} `json:"serverInfo"`
-	Meta map[string]json.RawMessage `json:"_meta"`
+	ProtocolVersion   string
+	SupportedVersions []string
+	Instructions      *string
+	ServerName        string
+	ServerVersion     string
+	HasServerInfo     bool
+}
+
+// parseHandshake reads an initialize or server/discover result. For server/discover the
+// server's identity is in _meta under io.modelcontextprotocol/serverInfo.
+func parseHandshake(result json.RawMessage) (handshakeResult, bool) {
+	m := object(result)
+	if m == nil {
+		return handshakeResult{}, false
+	}
+	var hr handshakeResult
+	json.Unmarshal(m["protocolVersion"], &hr.ProtocolVersion)
+	json.Unmarshal(m["supportedVersions"], &hr.SupportedVersions)
+	if raw, ok := m["instructions"]; ok {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			hr.Instructions = &s
+		}
+	}
+	info := object(m["serverInfo"])
+	if info == nil {
+		info = object(object(m["_meta"])["io.modelcontextprotocol/serverInfo"])
+	}
+	if info != nil {
+		hr.HasServerInfo = true
+		json.Unmarshal(info["name"], &hr.ServerName)
+		json.Unmarshal(info["version"], &hr.ServerVersion)
+	}
+	return hr, true
 }
