@@ -21,30 +21,45 @@ import (
 //
 // Invisible characters: C0 and C1 controls other than tab, line feed and carriage return
 // (ESC, the start of ANSI escapes, included); U+200B–U+200F; U+2060–U+2064; U+FEFF; the
-// bidi embeddings, overrides and isolates U+202A–U+202E and U+2066–U+2069; the tag block
-// U+E0000–U+E007F; private use (U+E000–U+F8FF, planes 15 and 16); the interlinear
-// annotation controls U+FFF9–U+FFFB; U+180E; and variation selectors that follow no base
-// character (a run of them can smuggle bytes). Legitimate uses are not flagged:
+// bidi embeddings, overrides and isolates U+202A–U+202E and U+2066–U+2069; the whole tag
+// block U+E0000–U+E007F; private use (U+E000–U+F8FF, planes 15 and 16); the interlinear
+// annotation controls U+FFF9–U+FFFB; U+180E; the soft hyphen U+00AD; U+034F; the Hangul
+// fillers U+115F, U+1160, U+3164, U+FFA0; the deprecated format controls U+206A–U+206F;
+// and generally every format (Cf) and Default_Ignorable_Code_Point character not allowed
+// below; and variation selectors without a valid base (a run of them, or one after each
+// letter, can smuggle bytes). Legitimate uses are not flagged:
 //   - U+200D ZWJ between two emoji (skin tones and U+FE0F skipped), and U+200C/U+200D
 //     between two characters of one script that uses joiners (Arabic, Indic, ...);
 //   - U+200B between two characters of a script written without spaces (Thai, Khmer, ...);
 //   - the bidi marks U+200E, U+200F and U+061C in text that contains right-to-left
 //     letters (RTL letters themselves are never flagged);
-//   - a variation selector right after a base character (emoji presentation U+FE0F);
-//   - the tag characters of an emoji subdivision flag (U+1F3F4, 3–6 tag letters or
-//     digits, U+E007F).
+//   - U+180E and the Mongolian free variation selectors in Mongolian text, and the
+//     Egyptian hieroglyph format controls between hieroglyphs;
+//   - the visible prepended concatenation marks (U+0600–U+0605, U+06DD, ...);
+//   - one variation selector right after a base character: U+FE0E/U+FE0F after any,
+//     U+FE00–U+FE0D after any but an ASCII letter, U+E0100–U+E01EF after a Han ideograph;
+//   - the tag characters of the RGI emoji subdivision flags only: U+1F3F4, the tags of
+//     "gbeng", "gbsct" or "gbwls", U+E007F.
 //
 // Consecutive flagged characters form one finding.
 //
-// Model-directed text (case-insensitive): override phrases ("ignore all previous
-// instructions", "disregard ... prior rules", "you must now", "from now on you must"),
-// pseudo-system tags (<system>, </system>, <IMPORTANT>, <|im_start|> and kin, [INST],
-// <<SYS>>), concealment from the user ("do not tell the user", "do not mention this to
-// the user", "without telling the user", "hide this message", "hide ... from the
-// user", "the user must not know"), and sensitive paths (~/.ssh, id_rsa, .aws/credentials,
-// .env, /etc/passwd, ...) within 160 bytes of a read/send/include/upload directive. Words
-// that merely mention systems or keys ("operating system", "system prompt library",
-// "rotate SSH keys", a tool named system_info) do not match.
+// Model-directed text (case-insensitive; any space, U+2028 and U+2029 included, separates
+// words): override phrases ("ignore all previous instructions", "disregard ... prior
+// rules", "ignore the system prompt", "from now on you must"; "you must now" followed by
+// ignore/forget/obey/... anywhere, or by call/send/respond/... at the start of a
+// sentence, so API-change prose such as "Since v2 you must now pass the project id" does
+// not match), pseudo-system tags (<system>, </system>, <|im_start|> and kin, [INST],
+// <<SYS>>; <IMPORTANT> in capitals, or <important> in other case only when an
+// <important>...</important> block wraps text, not "an <important> element"),
+// concealment from the user ("do not tell the user", "do not mention this to the user",
+// "without telling the user", "hide this message", "hide ... from the user", "the user
+// must not know"), and sensitive paths (~/.ssh, id_rsa, .aws/credentials, .env,
+// /etc/passwd, ...; public keys *.pub excepted) within 160 bytes of an exfiltration
+// directive (send, upload, post, transmit, forward, exfiltrate, pass as/into an argument,
+// include in/append to the response or output, cat, ...): reading a sensitive file alone
+// does not match. Words that merely mention systems or keys ("operating system", "system
+// prompt library", "Ignore system rules", "rotate SSH keys", a tool named system_info) do
+// not match.
 
 const (
 	maxWalkDepth = 64
@@ -299,6 +314,7 @@ func (s *hiddenScan) scanText(tool int, field, text string, directed bool) {
 		return
 	}
 	var lower string
+	pairs := map[*regexp.Regexp]bool{}
 	for i := range directedPatterns {
 		p := &directedPatterns[i]
 		if lower == "" {
@@ -317,7 +333,17 @@ func (s *hiddenScan) scanText(tool int, field, text string, directed bool) {
 			if len(m) >= 4 && m[2] >= 0 {
 				start, end = m[2], m[3]
 			}
-			if p.needDirective && !directiveNear(text, start, end) {
+			if p.upper != "" && !strings.Contains(text[start:end], p.upper) {
+				seen, ok := pairs[p.pair]
+				if !ok {
+					seen = p.pair.MatchString(text)
+					pairs[p.pair] = seen
+				}
+				if !seen {
+					continue
+				}
+			}
+			if p.sensitivePath && (publicKeyFile(text, end) || !directiveNear(text, start, end)) {
 				continue
 			}
 			s.add(tool, kindDirected, Evidence{Field: field, Offset: start, Sample: sampleAt(text, start), Note: p.note})
@@ -338,10 +364,23 @@ func sampleAt(text string, offset int) string {
 	return "..." + escape(text[start:], MaxSampleLen-3)
 }
 
+// directiveNear reports whether an exfiltration directive (exfilRe) is within
+// directiveWindow bytes of text[start:end].
 func directiveNear(text string, start, end int) bool {
 	lo := max(0, start-directiveWindow)
 	hi := min(len(text), end+directiveWindow)
-	return directiveRe.MatchString(text[lo:hi])
+	return exfilRe.MatchString(text[lo:hi])
+}
+
+// publicKeyFile reports whether the path token that a sensitive-path match ending at end
+// belongs to names a public key (*.pub), which is meant to be shared.
+func publicKeyFile(text string, end int) bool {
+	i := end
+	for i < len(text) && !strings.ContainsRune(" \t\r\n\"'`()<>[]{},;", rune(text[i])) {
+		i++
+	}
+	tok := strings.TrimRight(text[end:i], ".:!?")
+	return strings.HasSuffix(strings.ToLower(tok), ".pub")
 }
 
 type directedPattern struct {
@@ -349,8 +388,16 @@ type directedPattern struct {
 	note string
 	// need is a cheap prefilter: the lower-cased text must contain one word of every
 	// group, or the pattern cannot match and is not run.
-	need          [][]string
-	needDirective bool
+	need [][]string
+	// sensitivePath: a match counts only with an exfiltration directive nearby and when
+	// it is not a public key file.
+	sensitivePath bool
+	// upper, when set, is the spelling of a match that always counts; a match spelled
+	// otherwise counts only when pair matches the field. So <IMPORTANT> is a directive
+	// tag, and <important> only when an <important>...</important> block wraps text,
+	// not where a description names an HTML element.
+	upper string
+	pair  *regexp.Regexp
 }
 
 func (p *directedPattern) mayMatch(lower string) bool {
@@ -362,24 +409,47 @@ func (p *directedPattern) mayMatch(lower string) bool {
 	return true
 }
 
-// ws is one or more spaces of any kind.
-const ws = `[\s\p{Zs}]+`
+// ws is one or more spaces of any kind, line and paragraph separators included.
+const ws = `[\s\p{Zs}\p{Zl}\p{Zp}]+`
+
+// wso is optional space.
+const wso = `[\s\p{Zs}\p{Zl}\p{Zp}]*`
 
 func mustRe(expr string) *regexp.Regexp {
-	return regexp.MustCompile(`(?i)` + strings.ReplaceAll(expr, "WS", ws))
+	return regexp.MustCompile(`(?i)` + strings.NewReplacer("WSO", wso, "WS", ws).Replace(expr))
 }
 
 // notWords are the negations the concealment patterns start with.
 var notWords = []string{"not", "n't", "n’t", "never"}
 
+// strongOverrideVerbs follow "you must now" in an override wherever it stands.
+const strongOverrideVerbs = `ignore|disregard|forget|override|bypass|obey|pretend|act|behave|role-?play|reveal|leak|exfiltrate`
+
+// actionVerbs follow "you must now" at the start of a sentence in an order to the model
+// ("You must now call delete_all."). API-change prose ("Since v2 you must now pass the
+// project id", "You must now use the v2 endpoint") uses neither list.
+const actionVerbs = `call|invoke|run|execute|send|upload|forward|transmit|e-?mail|post|share|include|append|output|print|say|respond|reply|answer|tell|delete|refuse|treat|follow|comply`
+
+// sentenceStart is the start of the text or of a sentence, line, clause after a colon,
+// or tagged block, with opening quotes or emphasis.
+const sentenceStart = `(?:^|[.!?:;>\]\n])[\s\p{Zs}\p{Zl}\p{Zp}*_"'“‘]*`
+
 var directedPatterns = []directedPattern{
-	{re: mustRe(`\b(?:ignore|disregard|forget)WS(?:(?:all|any)WS)?(?:(?:of|the|your|these|those)WS){0,2}(?:previous|prior|above|earlier|preceding|all|any|system|your)WS(?:instructions?|prompts?|directives|guidelines|rules)\b`),
+	// "system" (or "developer") alone qualifies only instructions, prompts, directives
+	// and messages: "Ignore system rules" is a linter option, "ignore all (system)
+	// rules" and "ignore the system prompt" are overrides.
+	{re: mustRe(`\b(?:ignore|disregard|forget)WS(?:(?:all|any)WS)?(?:(?:of|the|your|these|those)WS){0,2}(?:(?:previous|prior|above|earlier|preceding|all|any|your)WS(?:(?:system|developer)WS)?(?:instructions?|prompts?|directives|guidelines|rules)|(?:system|developer)WS(?:instructions?|prompts?|directives|messages?))\b`),
 		note: "override phrase", need: [][]string{{"ignore", "disregard", "forget"}}},
-	{re: mustRe(`\byouWSmustWSnow\b`), note: "override phrase", need: [][]string{{"must"}, {"now"}}},
+	{re: mustRe(`\byouWSmustWSnowWS(?:(?:always|only|never|also|first|instead|immediately|strictly)WS)?(?:` + strongOverrideVerbs + `)\b`),
+		note: "override phrase", need: [][]string{{"must"}, {"now"}}},
+	{re: mustRe(sentenceStart + `(\byouWSmustWSnowWS(?:(?:always|only|never|also|first|instead|immediately|strictly)WS)?(?:` + actionVerbs + `))\b`),
+		note: "override phrase", need: [][]string{{"must"}, {"now"}}},
 	{re: mustRe(`\b(?:from|starting)WSnowWSon,?WSyouWS(?:must|will|shall|should|are)\b`), note: "override phrase", need: [][]string{{"now"}}},
-	{re: mustRe(`<[\s\p{Zs}]*/?[\s\p{Zs}]*(?:system|important|system[_ -]?(?:prompt|message|instructions?)|instructions?)[\s\p{Zs}]*>`),
-		note: "pseudo-system tag", need: [][]string{{"<"}, {"system", "important", "instruction"}}},
-	{re: mustRe(`<\|[\s\p{Zs}]*(?:im_start|im_end|im_sep|system|endoftext|eot_id|begin_of_text|start_header_id|end_header_id)[\s\p{Zs}]*\|>`),
+	{re: mustRe(`<WSO/?WSO(?:system|system[_ -]?(?:prompt|message|instructions?)|instructions?)WSO>`),
+		note: "pseudo-system tag", need: [][]string{{"<"}, {"system", "instruction"}}},
+	{re: mustRe(`<WSO/?WSOimportantWSO>`), note: "pseudo-system tag", need: [][]string{{"<"}, {"important"}},
+		upper: "IMPORTANT", pair: mustRe(`(?s)<WSOimportantWSO>.*?<WSO/WSOimportantWSO>`)},
+	{re: mustRe(`<\|WSO(?:im_start|im_end|im_sep|system|endoftext|eot_id|begin_of_text|start_header_id|end_header_id)WSO\|>`),
 		note: "pseudo-system tag", need: [][]string{{"<|"}}},
 	{re: mustRe(`\[/?INST\]`), note: "pseudo-system tag", need: [][]string{{"inst]"}}},
 	{re: mustRe(`<</?SYS>>`), note: "pseudo-system tag", need: [][]string{{"sys>>"}}},
@@ -396,13 +466,19 @@ var directedPatterns = []directedPattern{
 	{re: mustRe(`\b(?:the|your)WSuserWS(?:must|should|shall)WS(?:not|never)WS(?:know|see|notice|find|learn|be)\b`),
 		note: "concealment from the user", need: [][]string{{"user"}, {"not", "never"}}},
 	{re: mustRe(`(~/\.ssh\b|\$HOME/\.ssh\b|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|\.aws/credentials\b|/etc/(?:passwd|shadow)\b|~/\.netrc\b|\.git-credentials\b|~/\.kube/config\b|~/\.gnupg\b|~/\.docker/config\.json)`),
-		note: "sensitive path next to a read/send directive", needDirective: true,
+		note: "sensitive path next to an exfiltration directive", sensitivePath: true,
 		need: [][]string{{".ssh", "id_", ".aws/", "/etc/", ".netrc", ".git-cred", ".kube/", ".gnupg", ".docker/"}}},
-	{re: mustRe(`(?:^|[^\w./-])(\.env)\b`), note: "sensitive path next to a read/send directive", needDirective: true,
+	{re: mustRe(`(?:^|[^\w./-])(\.env)\b`), note: "sensitive path next to an exfiltration directive", sensitivePath: true,
 		need: [][]string{{".env"}}},
 }
 
-var directiveRe = mustRe(`\b(?:read(?:s|ing)?|cat|send(?:s|ing)?|includ(?:e|es|ing)|upload(?:s|ing)?|attach(?:es|ing)?|post(?:s|ing)?|exfiltrat(?:e|es|ing)|cop(?:y|ies|ying)|forward(?:s|ing)?|transmit(?:s|ting)?|paste|append(?:s|ing)?|shar(?:e|es|ing)|leak|e-?mail|embed)\b`)
+// exfilRe is a directive that moves data out of the user's machine: sending it, passing
+// it as or into a tool argument, or putting it into the model's output or a message.
+// cat counts: it writes a file into the output. Merely reading a file ("Reads
+// ~/.ssh/config") does not.
+var exfilRe = mustRe(`\b(?:send(?:s|ing)?|upload(?:s|ing)?|post(?:s|ing)?|transmit(?:s|ting)?|exfiltrat(?:e|es|ing)|forward(?:s|ing)?|leak(?:s|ing)?|e-?mail(?:s|ing)?|shar(?:e|es|ing)|attach(?:es|ing)?|cat` +
+	`|pass(?:es|ing)?\b(?:[^.!?\n]|\.\S){0,60}?\b(?:as|in|into|to|here|along)` +
+	`|(?:includ(?:e|es|ing)|append(?:s|ing)?|past(?:e|es|ing)|embed(?:s|ding)?|put(?:s|ting)?|insert(?:s|ing)?)\b(?:[^.!?\n]|\.\S){0,60}?\b(?:(?:in|into|to|as|with)WS(?:(?:the|this|your|its|a|an|our|that)WS)?(?:\w+WS)?(?:response|output|reply|answer|message|result|parameter|argument|field|notes?|context|request|body|payload|conversation|chat)|here))\b`)
 
 // invisibleRun is a run of consecutive flagged characters.
 type invisibleRun struct {
@@ -471,7 +547,7 @@ func invisibleRuns(text string) []invisibleRun {
 				runs[len(runs)-1].extend(r, label, i+size)
 			}
 		}
-		prevIsBase = label == "" && !isVariationSelector(r) && !unicode.IsSpace(r) && !unicode.IsControl(r)
+		prevIsBase = label == "" && !isVariationSelector(r) && !unicode.IsSpace(r) && !unicode.IsControl(r) && !isIgnorable(r)
 		prev = r
 		if !isVariationSelector(r) && !isSkinTone(r) {
 			base = r
@@ -550,17 +626,61 @@ func invisibleLabel(r, prev, base, next rune, prevIsBase, rtl bool) string {
 	case r >= 0xFFF9 && r <= 0xFFFB:
 		return "interlinear annotation control"
 	case isVariationSelector(r):
-		if prevIsBase {
+		if prevIsBase && variationBase(r, prev) {
 			return ""
 		}
-		return "variation selector without a base character"
+		return "variation selector without a valid base character"
+	case r == 0x00AD:
+		return "soft hyphen"
+	case r == 0x034F:
+		return "combining grapheme joiner"
+	case r == 0x115F || r == 0x1160 || r == 0x3164 || r == 0xFFA0:
+		return "Hangul filler"
+	case r >= 0x206A && r <= 0x206F:
+		return "deprecated format control"
+	case r >= 0x13430 && r <= 0x1343F:
+		if inScript(prev, unicode.Egyptian_Hieroglyphs) && inScript(next, unicode.Egyptian_Hieroglyphs) {
+			return ""
+		}
+		return "Egyptian hieroglyph format control"
+	case unicode.Is(unicode.Prepended_Concatenation_Mark, r):
+		return "" // visible number signs such as U+0600
+	case unicode.Is(unicode.Cf, r):
+		return "format character"
+	case unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r):
+		return "default-ignorable character"
 	}
 	return ""
 }
 
-func isVariationSelector(r rune) bool {
-	return (r >= 0xFE00 && r <= 0xFE0F) || (r >= 0xE0100 && r <= 0xE01EF)
+// isIgnorable reports whether r is a format (Cf) or default-ignorable character: even
+// when allowed in its context it cannot carry a variation selector.
+func isIgnorable(r rune) bool {
+	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r)
 }
+
+func isVariationSelector(r rune) bool {
+	return (r >= 0xFE00 && r <= 0xFE0F) || (r >= 0xE0100 && r <= 0xE01EF) || (r >= 0x180B && r <= 0x180D) || r == 0x180F
+}
+
+// variationBase reports whether variation selector vs can follow base: VS15/VS16
+// (text/emoji presentation) follow any base; VS1–VS14 any base but an ASCII letter (no
+// standardized variation sequence starts with one, and one selector per letter would
+// smuggle four bits a letter); VS17–VS256 only a Han ideograph (ideographic variation
+// sequences); the Mongolian free variation selectors only a Mongolian letter.
+func variationBase(vs, base rune) bool {
+	switch {
+	case vs == 0xFE0E || vs == 0xFE0F:
+		return true
+	case vs >= 0xFE00 && vs <= 0xFE0D:
+		return !(base >= 'a' && base <= 'z' || base >= 'A' && base <= 'Z')
+	case vs >= 0xE0100:
+		return unicode.Is(unicode.Han, base)
+	}
+	return inScript(base, unicode.Mongolian)
+}
+
+func inScript(r rune, script *unicode.RangeTable) bool { return r >= 0 && unicode.Is(script, r) }
 
 func isSkinTone(r rune) bool { return r >= 0x1F3FB && r <= 0x1F3FF }
 
@@ -578,27 +698,28 @@ func isEmoji(r rune) bool {
 	return false
 }
 
-// subdivisionFlagEnd returns the end of an emoji subdivision flag's tag sequence that
-// starts at i (after U+1F3F4): 3 to 6 tag letters or digits and the cancel tag, or 0.
+// rgiSubdivisionFlags are the tag sequences of the only emoji subdivision flags
+// recommended for general interchange (England, Scotland, Wales). Any other tag
+// sequence, even one shaped like a flag, can spell arbitrary ASCII, so it is flagged.
+var rgiSubdivisionFlags = []string{"gbeng", "gbsct", "gbwls"}
+
+// subdivisionFlagEnd returns the end of an RGI emoji subdivision flag's tag sequence that
+// starts at i (after U+1F3F4): the tags of one of rgiSubdivisionFlags and the cancel tag
+// U+E007F; or 0.
 func subdivisionFlagEnd(text string, i int) int {
-	n := 0
-	for i < len(text) {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		switch {
-		case r == 0xE007F:
-			if n >= 3 && n <= 6 {
-				return i + size
+	for _, f := range rgiSubdivisionFlags {
+		j := i
+		for _, c := range f + "\x7f" {
+			r, size := utf8.DecodeRuneInString(text[j:])
+			if r != 0xE0000+c {
+				j = -1
+				break
 			}
-			return 0
-		case (r >= 0xE0030 && r <= 0xE0039) || (r >= 0xE0061 && r <= 0xE007A):
-			n++
-			if n > 6 {
-				return 0
-			}
-		default:
-			return 0
+			j += size
 		}
-		i += size
+		if j > 0 {
+			return j
+		}
 	}
 	return 0
 }
