@@ -437,6 +437,7 @@ func (r *round) listTools(ctx context.Context, cs *mcp.ClientSession) {
 			t.Partial = checks.PartialPageCap
 			return
 		}
+		before := r.rec.count("tools/list")
 		var sdkErr error
 		if r.direct() {
 			params := map[string]any{}
@@ -448,8 +449,13 @@ func (r *round) listTools(ctx context.Context, cs *mcp.ClientSession) {
 			_, sdkErr = cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		}
 		ex, ok := r.rec.last("tools/list")
-		if !ok {
+		if !ok || r.rec.count("tools/list") == before {
+			// The request never went out (budget spent, or a 429 stopped the probe):
+			// the previous page must not be read again.
 			t.Partial = checks.PartialError
+			if ctx.Err() != nil || r.rec.stopped.Load() || r.rec.overBudget.Load() {
+				t.Partial = checks.PartialBudget
+			}
 			return
 		}
 		if ex.Status == http.StatusUnauthorized {
@@ -533,8 +539,26 @@ func (r *round) post(ctx context.Context, method string, params any) error {
 		return err
 	}
 	defer resp.Body.Close()
-	_, err = io.Copy(io.Discard, resp.Body)
-	return err
+	// An event-stream answer may stay open after the response: stop reading once an
+	// event has brought the response to this request.
+	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if stream && n > 0 && (bytes.Contains(buf[:n], []byte("\n\n")) || bytes.Contains(buf[:n], []byte("\r\n\r\n"))) {
+			if ex, ok := r.rec.last(method); ok {
+				if _, done := r.rec.responseTo(ex); done {
+					return nil
+				}
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // sessionID is the Mcp-Session-Id the server assigned in its answer to initialize.

@@ -159,7 +159,14 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.stopped.Store(true)
 		r.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
-	resp.Body = &cappedBody{rc: resp.Body, ex: ex, max: r.maxBody, mu: &r.mu, release: release, rec: r}
+	max := r.maxBody
+	if req.Method == http.MethodGet {
+		// The long-lived event stream of a legacy SSE session carries every response of
+		// the session: it is held to the probe's total, and each event to the
+		// per-response cap by the SDK's MaxEventSize.
+		max = r.maxTotal
+	}
+	resp.Body = &cappedBody{rc: resp.Body, ex: ex, max: max, mu: &r.mu, release: release, rec: r}
 	return resp, nil
 }
 
@@ -209,6 +216,19 @@ func (r *recorder) matching(keep func(*exchange) bool) []recorded {
 		}
 	}
 	return out
+}
+
+// count returns how many exchanges for a JSON-RPC method were recorded.
+func (r *recorder) count(method string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range r.exchanges {
+		if e.Method == method {
+			n++
+		}
+	}
+	return n
 }
 
 // last returns the most recent exchange for a JSON-RPC method.
