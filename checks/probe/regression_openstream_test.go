@@ -27,8 +27,8 @@ func TestRegressionOpenResponseStream(t *testing.T) {
 		}
 		body, _ := io.ReadAll(r.Body)
 		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
+			ID     json.RawMessage         `json:"id"`
+			Method string                  `json:"method"`
 			Params struct{ Cursor string } `json:"params"`
 		}
 		json.Unmarshal(body, &req)

@@ -18,7 +18,9 @@ func TestRegressionSSECumulativeCap(t *testing.T) {
 	desc := strings.Repeat("Returns data. ", 110)
 	for i := range 3000 {
 		s.AddTool(&mcp.Tool{Name: fmt.Sprintf("tool_%04d", i), Description: desc, InputSchema: json.RawMessage(`{"type":"object"}`)},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 	}
 	srv := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	defer srv.Close()
