@@ -469,8 +469,10 @@ func (r *round) listTools(ctx context.Context, cs *mcp.ClientSession) {
 		}
 		resp, found := r.rec.responseTo(ex)
 		var page toolsPage
-		// A JSON-RPC error is a failed page, not an empty last one.
-		found = found && resp.Result != nil
+		// A JSON-RPC error is a failed page, not an empty last one; so is an HTTP error
+		// status, whatever its body says (clients see an error). Legacy SSE answers a
+		// POST with 202 and the page on the session stream.
+		found = found && resp.Result != nil && (ex.Status == 0 || ex.Status < 300)
 		if found {
 			page, found = parseToolsPage(resp.Result)
 		}

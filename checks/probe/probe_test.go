@@ -475,3 +475,35 @@ func TestProbeTotalBytesCap(t *testing.T) {
 		t.Errorf("%d body bytes recorded, cap 2 MiB", total)
 	}
 }
+
+func TestParseRetryAfterBounds(t *testing.T) {
+	now := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	for v, want := range map[string]time.Duration{
+		"120": 120 * time.Second, "0": 0, "-5": 0, "": 0, "junk": 0,
+		"99999999999999999": 24 * time.Hour, "9223372036854775807": 24 * time.Hour,
+		"Mon, 30 Nov 2026 00:01:00 GMT": time.Minute, "Sun, 29 Nov 2026 00:00:00 GMT": 0,
+	} {
+		if got := parseRetryAfter(v, now); got != want {
+			t.Errorf("parseRetryAfter(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestProbeToolsListHTTPErrorIsAFailedPage(t *testing.T) {
+	srv := rawServer(t, func(method string, _ json.RawMessage, w http.ResponseWriter) any {
+		switch method {
+		case "initialize":
+			return initializeResult("2025-11-25")
+		case "tools/list":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":"probity-1","result":{"tools":[]}}`) // the id the probe sends
+			return nil
+		}
+		return rpcErr(-32601)
+	})
+	obs := probe(t, prober(), srv.URL)
+	if obs.Tools.Complete || obs.Tools.Partial != checks.PartialError {
+		t.Errorf("a 500 with a JSON-RPC body: complete %v, partial %q", obs.Tools.Complete, obs.Tools.Partial)
+	}
+}

@@ -375,7 +375,7 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	}
 	var d time.Duration
 	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-		d = time.Duration(s) * time.Second
+		d = time.Duration(min(s, 86400)) * time.Second // no overflow from huge values
 	} else if t, err := http.ParseTime(v); err == nil {
 		d = t.Sub(now)
 	}
@@ -389,10 +389,15 @@ func clip(s string, n int) string {
 	return s[:n] + fmt.Sprintf("… (%d bytes)", len(s))
 }
 
+// maxHeaderValue bounds a recorded header value. Values are cut, never rewritten, so a
+// long WWW-Authenticate challenge still parses (the transport caps all headers at
+// 64 KiB).
+const maxHeaderValue = 16 << 10
+
 func clipAll(v []string) []string {
 	out := make([]string, 0, min(len(v), 8))
 	for _, s := range v[:min(len(v), 8)] {
-		out = append(out, clip(s, 1024))
+		out = append(out, s[:min(len(s), maxHeaderValue)])
 	}
 	return out
 }
