@@ -196,7 +196,7 @@ func (p *Prober) Probe(ctx context.Context, rawURL string) (*checks.Observation,
 		transport.TLSClientConfig.RootCAs = p.cfg.RootCAs
 	}
 	defer transport.CloseIdleConnections()
-	rec := &recorder{base: transport, userAgent: p.UserAgent(), maxBody: b.MaxResponseBytes, maxTotal: b.MaxTotalBytes, origin: originOf(u), maxRequests: b.MaxRequests, budget: ctx, start: time.Now()}
+	rec := &recorder{base: transport, userAgent: p.UserAgent(), maxBody: b.MaxResponseBytes, maxTotal: b.MaxTotalBytes, origin: originOf(u), maxRequests: b.MaxRequests, maxPages: b.MaxPages, budget: ctx, start: time.Now()}
 	hc := &http.Client{Transport: rec, CheckRedirect: p.redirectPolicy(obs)}
 
 	r := &round{p: p, obs: obs, rec: rec, hc: hc, endpoint: endpoint}
@@ -478,7 +478,7 @@ func (r *round) listTools(ctx context.Context, cs *mcp.ClientSession) {
 		}
 		if !found {
 			switch {
-			case ctx.Err() != nil:
+			case ctx.Err() != nil, r.rec.overBudget.Load(), r.rec.stopped.Load():
 				t.Partial = checks.PartialBudget
 			default:
 				t.Partial = checks.PartialError

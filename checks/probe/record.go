@@ -57,21 +57,23 @@ type recorder struct {
 	// best-effort notifications/cancelled is sent without the caller's deadline).
 	budget context.Context
 
-	mu         sync.Mutex
-	exchanges  []*exchange
-	requests   int
-	tls        *tls.ConnectionState
-	failure    checks.ReachFailure // of the first request that got no response
-	failDetail string
-	tlsErr     error
-	stopped    atomic.Bool // a 429, or a 503 with Retry-After, was seen
-	overBudget atomic.Bool // a request was refused for the request budget
-	origin     string      // scheme://host of the endpoint
-	offOrigin  []string    // requests refused for leaving the origin; guarded by mu
-	maxTotal   int64       // body bytes recorded per probe, all responses together
-	total      int64       // body bytes recorded so far; guarded by mu
-	retryAfter time.Duration
-	start      time.Time
+	mu           sync.Mutex
+	exchanges    []*exchange
+	requests     int
+	tls          *tls.ConnectionState
+	failure      checks.ReachFailure // of the first request that got no response
+	failDetail   string
+	tlsErr       error
+	stopped      atomic.Bool // a 429, or a 503 with Retry-After, was seen
+	overBudget   atomic.Bool // a request was refused for the request budget
+	origin       string      // scheme://host of the endpoint
+	offOrigin    []string    // requests refused for leaving the origin; guarded by mu
+	maxPages     int         // tools/list requests, redirect hops included
+	pageRequests int         // guarded by mu
+	maxTotal     int64       // body bytes recorded per probe, all responses together
+	total        int64       // body bytes recorded so far; guarded by mu
+	retryAfter   time.Duration
+	start        time.Time
 }
 
 // exchange is a checks.Exchange under construction: its body fills while the SDK reads.
@@ -101,7 +103,15 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.mu.Unlock()
 		return nil, errStopped
 	}
-	if method != "tools/list" {
+	// Pages of tools/list have their own cap, which their redirect hops count against too.
+	if method == "tools/list" {
+		r.pageRequests++
+		if r.maxPages > 0 && r.pageRequests > r.maxPages {
+			r.overBudget.Store(true)
+			r.mu.Unlock()
+			return nil, errRequestBudget
+		}
+	} else {
 		r.requests++
 		if r.requests > r.maxRequests {
 			r.overBudget.Store(true)
