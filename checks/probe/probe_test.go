@@ -102,29 +102,51 @@ func TestProbePaginated(t *testing.T) {
 	}
 }
 
-// rawServer answers MCP requests with a handler per JSON-RPC method; it speaks just
-// enough Streamable HTTP (JSON responses) for misbehaviour the SDK server cannot show.
-func rawServer(t *testing.T, handle func(method string, params json.RawMessage, w http.ResponseWriter) any) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// rpcRequest is a JSON-RPC request as the test servers read it.
+type rpcRequest struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Cursor string `json:"cursor"`
+	} `json:"params"`
+}
+
+// jsonRPCHandler speaks just enough Streamable HTTP for misbehaviour the SDK server
+// cannot show: POSTs only (405 otherwise), notifications answered 202, every request
+// with an id handed to handle, which writes the whole response.
+func jsonRPCHandler(handle func(w http.ResponseWriter, r *http.Request, req rpcRequest)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.WriteHeader(http.StatusMethodNotAllowed)
 			return
 		}
 		body, _ := io.ReadAll(r.Body)
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-		}
+		var req rpcRequest
 		json.Unmarshal(body, &req)
 		if req.ID == nil { // a notification
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
-		res := handle(req.Method, req.Params, w)
+		handle(w, r, req)
+	})
+}
+
+// jsonRPCServer serves jsonRPCHandler(handle) on loopback for the test's duration.
+func jsonRPCServer(t *testing.T, handle func(w http.ResponseWriter, r *http.Request, req rpcRequest)) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(jsonRPCHandler(handle))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// rawServer is a jsonRPCServer whose handler returns a result (or an rpcErr) for the
+// server to encode; a handler returning nil has written the response itself.
+func rawServer(t *testing.T, handle func(method string, w http.ResponseWriter) any) *httptest.Server {
+	t.Helper()
+	return jsonRPCServer(t, func(w http.ResponseWriter, _ *http.Request, req rpcRequest) {
+		res := handle(req.Method, w)
 		if res == nil {
-			return // the handler wrote the response
+			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		msg := map[string]any{"jsonrpc": "2.0", "id": req.ID}
@@ -134,9 +156,7 @@ func rawServer(t *testing.T, handle func(method string, params json.RawMessage, 
 			msg["result"] = res
 		}
 		json.NewEncoder(w).Encode(msg)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	})
 }
 
 type rpcErr int
@@ -146,7 +166,7 @@ func initializeResult(version string) map[string]any {
 }
 
 func TestProbeOlderVersionAndCursorLoop(t *testing.T) {
-	srv := rawServer(t, func(method string, _ json.RawMessage, _ http.ResponseWriter) any {
+	srv := rawServer(t, func(method string, _ http.ResponseWriter) any {
 		switch method {
 		case "server/discover":
 			return rpcErr(-32601)
@@ -171,7 +191,7 @@ func TestProbeOlderVersionAndCursorLoop(t *testing.T) {
 }
 
 func TestProbeKeepsMalformedTools(t *testing.T) {
-	srv := rawServer(t, func(method string, _ json.RawMessage, _ http.ResponseWriter) any {
+	srv := rawServer(t, func(method string, _ http.ResponseWriter) any {
 		switch method {
 		case "initialize":
 			return initializeResult("2025-11-25")
@@ -279,7 +299,7 @@ func TestProbeUserAgentAndNoCredentials(t *testing.T) {
 }
 
 func TestProbeSizeCap(t *testing.T) {
-	srv := rawServer(t, func(method string, _ json.RawMessage, _ http.ResponseWriter) any {
+	srv := rawServer(t, func(method string, _ http.ResponseWriter) any {
 		switch method {
 		case "initialize":
 			return initializeResult("2025-11-25")
@@ -453,7 +473,7 @@ func TestProbeRequestBudget(t *testing.T) {
 // total, so a probe's memory is bounded by MaxTotalBytes, not 100 × MaxResponseBytes.
 func TestProbeTotalBytesCap(t *testing.T) {
 	page := 0
-	srv := rawServer(t, func(method string, _ json.RawMessage, _ http.ResponseWriter) any {
+	srv := rawServer(t, func(method string, _ http.ResponseWriter) any {
 		switch method {
 		case "initialize":
 			return initializeResult("2025-11-25")
@@ -490,7 +510,7 @@ func TestParseRetryAfterBounds(t *testing.T) {
 }
 
 func TestProbeToolsListHTTPErrorIsAFailedPage(t *testing.T) {
-	srv := rawServer(t, func(method string, _ json.RawMessage, w http.ResponseWriter) any {
+	srv := rawServer(t, func(method string, w http.ResponseWriter) any {
 		switch method {
 		case "initialize":
 			return initializeResult("2025-11-25")

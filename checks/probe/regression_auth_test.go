@@ -1,9 +1,7 @@
 package probe
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -58,24 +56,10 @@ func TestRegressionMetadataRedirectAttributedToEndpoint(t *testing.T) {
 // auth_required: every content check is UNVERIFIED credential_required although the
 // whole list was read.
 func TestRegressionDiscover401MasksOpenServer(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(405)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		json.Unmarshal(body, &req)
+	srv := httptest.NewServer(jsonRPCHandler(func(w http.ResponseWriter, r *http.Request, req rpcRequest) {
 		if req.Method == "server/discover" {
 			w.Header().Set("WWW-Authenticate", `Bearer`)
 			w.WriteHeader(401)
-			return
-		}
-		if req.ID == nil {
-			w.WriteHeader(202)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -1,9 +1,7 @@
 package probe
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -12,23 +10,7 @@ import (
 
 func TestRegressionRedirectHopsOnPages(t *testing.T) {
 	var total atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		total.Add(1)
-		if r.Method != http.MethodPost {
-			w.WriteHeader(405)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		var req struct {
-			ID     json.RawMessage         `json:"id"`
-			Method string                  `json:"method"`
-			Params struct{ Cursor string } `json:"params"`
-		}
-		json.Unmarshal(body, &req)
-		if req.ID == nil {
-			w.WriteHeader(202)
-			return
-		}
+	h := jsonRPCHandler(func(w http.ResponseWriter, r *http.Request, req rpcRequest) {
 		if req.Method == "tools/list" {
 			hop := r.URL.Query().Get("h")
 			if len(hop) < 3 {
@@ -45,6 +27,11 @@ func TestRegressionRedirectHopsOnPages(t *testing.T) {
 		default:
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"no"}}`, req.ID)
 		}
+	})
+	// Count every request the server receives, notifications and refusals included.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		total.Add(1)
+		h.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
 	obs := probe(t, prober(), srv.URL)

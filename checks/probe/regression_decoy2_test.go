@@ -1,9 +1,7 @@
 package probe
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -13,22 +11,7 @@ import (
 )
 
 func TestRegressionCaseInsensitiveVersionAndCursor(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(405)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		var req struct {
-			ID     json.RawMessage         `json:"id"`
-			Method string                  `json:"method"`
-			Params struct{ Cursor string } `json:"params"`
-		}
-		json.Unmarshal(body, &req)
-		if req.ID == nil {
-			w.WriteHeader(202)
-			return
-		}
+	srv := httptest.NewServer(jsonRPCHandler(func(w http.ResponseWriter, r *http.Request, req rpcRequest) {
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case req.Method == "initialize":

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -18,21 +17,7 @@ import (
 // every case-sensitive client (go-sdk, TS, Python) sees "tools"; Probity's
 // encoding/json takes the last case-insensitive match.
 func TestRegressionCaseInsensitiveDecoy(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(405)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		json.Unmarshal(body, &req)
-		if req.ID == nil {
-			w.WriteHeader(202)
-			return
-		}
+	srv := httptest.NewServer(jsonRPCHandler(func(w http.ResponseWriter, r *http.Request, req rpcRequest) {
 		w.Header().Set("Content-Type", "application/json")
 		switch req.Method {
 		case "initialize":

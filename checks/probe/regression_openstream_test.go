@@ -2,9 +2,7 @@ package probe
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -20,22 +18,7 @@ import (
 // probe's direct post reads each response to EOF, so page 1 eats the whole budget, and
 // the stale-exchange re-read then reports FAILED cursor_loop.
 func TestRegressionOpenResponseStream(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(405)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		var req struct {
-			ID     json.RawMessage         `json:"id"`
-			Method string                  `json:"method"`
-			Params struct{ Cursor string } `json:"params"`
-		}
-		json.Unmarshal(body, &req)
-		if req.ID == nil {
-			w.WriteHeader(202)
-			return
-		}
+	srv := httptest.NewServer(jsonRPCHandler(func(w http.ResponseWriter, r *http.Request, req rpcRequest) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		var res string
 		switch {

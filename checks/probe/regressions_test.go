@@ -2,7 +2,6 @@ package probe
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,7 +16,7 @@ import (
 
 // A JSON-RPC error answering tools/list is a failed page, not an empty last page.
 func TestProbeToolsListJSONRPCError(t *testing.T) {
-	srv := rawServer(t, func(method string, _ json.RawMessage, _ http.ResponseWriter) any {
+	srv := rawServer(t, func(method string, _ http.ResponseWriter) any {
 		switch method {
 		case "initialize":
 			return initializeResult("2025-11-25")
@@ -91,7 +90,7 @@ func TestProbeRedirectLoopIsNotBlocked(t *testing.T) {
 // A server/discover answer that is not JSON-RPC at all must not cost the initialize
 // fallback.
 func TestProbeDiscoverNotJSONRPC(t *testing.T) {
-	srv := rawServer(t, func(method string, _ json.RawMessage, w http.ResponseWriter) any {
+	srv := rawServer(t, func(method string, w http.ResponseWriter) any {
 		switch method {
 		case "server/discover":
 			w.Header().Set("Content-Type", "text/html")
@@ -117,7 +116,7 @@ func TestProbeDiscoverNotJSONRPC(t *testing.T) {
 // A handshake answered over Streamable HTTP shows the transport even when the SDK
 // refuses the version it negotiated.
 func TestProbeUnknownVersionShowsTransport(t *testing.T) {
-	srv := rawServer(t, func(method string, _ json.RawMessage, _ http.ResponseWriter) any {
+	srv := rawServer(t, func(method string, _ http.ResponseWriter) any {
 		if method == "initialize" {
 			return initializeResult("2099-01-01")
 		}
