@@ -405,13 +405,7 @@ func fingerprints(ps []projected, instructions *string) (Fingerprints, error) {
 	})
 	fp.Schema = digest((*projected).appendSchema)
 
-	// surface: ties broken by the whole canonical element, built only for a tie.
-	slices.SortStableFunc(order, func(a, b *projected) int {
-		if c := compareUTF16(a.name, b.name); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.appendSurface(nil), b.appendSurface(nil))
-	})
+	sortSurface(order)
 	fp.Surface = digest((*projected).appendSurface)
 
 	ins := ""
@@ -427,6 +421,44 @@ func fingerprints(ps []projected, instructions *string) (Fingerprints, error) {
 	}
 	fp.Instructions = Digest(canon)
 	return fp, nil
+}
+
+// sortSurface puts tools in surface order: by name, ties broken by the whole canonical
+// element, built only for a tie.
+func sortSurface(order []*projected) {
+	slices.SortStableFunc(order, func(a, b *projected) int {
+		if c := compareUTF16(a.name, b.name); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.appendSurface(nil), b.appendSurface(nil))
+	})
+}
+
+// SurfaceDocument returns the bytes whose digest is the surface fingerprint of tools:
+// the canonical array of the tools' surface elements in fingerprint order. It is how a
+// store keeps a tool surface content-addressed: Digest(doc) equals
+// ComputeFingerprints(tools, …).Surface, which anyone can recheck.
+func SurfaceDocument(tools []json.RawMessage) ([]byte, error) {
+	if len(tools) > MaxTools {
+		return nil, fmt.Errorf("%d tools exceed the cap of %d", len(tools), MaxTools)
+	}
+	ps := make([]projected, len(tools))
+	order := make([]*projected, len(tools))
+	for i, raw := range tools {
+		if err := project(&ps[i], raw, false); err != nil {
+			return nil, fmt.Errorf("tools[%d]: %w", i, err)
+		}
+		order[i] = &ps[i]
+	}
+	sortSurface(order)
+	b := []byte{'['}
+	for i, p := range order {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = p.appendSurface(b)
+	}
+	return append(b, ']'), nil
 }
 
 func project(p *projected, raw json.RawMessage, canonical bool) error {
