@@ -223,3 +223,33 @@ func generateKey(rand io.Reader) (ed25519.PrivateKey, error) {
 	}
 	return ed25519.NewKeyFromSeed(seed), nil
 }
+
+// OpenDir loads a key directory for signing: the key document and a Signer for the
+// signing key in it. It refuses a signing key the document does not list, or lists as
+// revoked or not valid at now, so that nothing is ever signed that the published key
+// document cannot verify.
+func OpenDir(dir string, now time.Time) (*Document, *Signer, error) {
+	doc, err := Load(filepath.Join(dir, DocumentFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	priv, err := LoadPrivateKey(filepath.Join(dir, PrivateKeyFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	signer := NewSigner(priv)
+	id, err := signer.KeyID()
+	if err != nil {
+		return nil, nil, err
+	}
+	k, ok := doc.Lookup(id)
+	switch {
+	case !ok:
+		return nil, nil, fmt.Errorf("the signing key %s in %s is not listed in %s", id, dir, DocumentFile)
+	case k.Revoked():
+		return nil, nil, fmt.Errorf("the signing key %s in %s is revoked; rotate it with \"probity keys rotate\"", id, dir)
+	case !k.ValidAt(now):
+		return nil, nil, fmt.Errorf("the signing key %s in %s is not valid at %s", id, dir, attest.FormatTime(now))
+	}
+	return doc, signer, nil
+}

@@ -295,3 +295,28 @@ func TestRevokeDir(t *testing.T) {
 	}
 	assertNoTempFiles(t, dir)
 }
+
+func TestOpenDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "k")
+	now := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	doc, err := GenerateDir(dir, "https://probity.example", now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, signer, err := OpenDir(dir, now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := signer.KeyID(); id != doc.Keys[0].KeyID || len(got.Keys) != 1 {
+		t.Fatalf("OpenDir: key %s, document %+v", id, got)
+	}
+	if _, _, err := OpenDir(dir, now.Add(-time.Hour)); err == nil {
+		t.Error("OpenDir accepted a time before the key's valid_from")
+	}
+	if _, err := RevokeDir(dir, doc.Keys[0].KeyID, "test", now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := OpenDir(dir, now.Add(time.Hour)); err == nil {
+		t.Error("OpenDir accepted a revoked signing key")
+	}
+}
