@@ -1,0 +1,273 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/probity-dev/probity/migrations"
+)
+
+// defaultPostgresConns is the size of the pool when Config.MaxConns is 0.
+const defaultPostgresConns = 16
+
+// Probity's advisory locks use the two-int4 form, pg_advisory_lock(pgLockClass, n),
+// whose key space is apart from the single-bigint keys River hashes its locks into.
+const (
+	pgLockClass    int32 = 0x50524f42 // "PROB"
+	pgLockMigrate  int32 = 1          // session lock: one process migrates at a time
+	pgLockAddEntry int32 = 2          // transaction lock: AddEntry's slug choice
+)
+
+// pgRoundConstraint is the UNIQUE (entry_id, due_at) constraint of observations; its
+// violation means the round is already stored.
+const pgRoundConstraint = "observations_entry_due"
+
+// pgStore is the PostgreSQL backend: a pgxpool and raw, parameterized SQL.
+//
+// Transactions run at READ COMMITTED. Writes that depend on what an entry already has
+// (SaveRound, StartAttempt) first lock the entry's row (SELECT … FOR NO KEY UPDATE), so
+// they are serialized per entry across every process, while rows referencing the entry
+// (due times, say) can still be written beside them; the statements after the lock see
+// what the previous holder committed. AddEntry is serialized by an advisory lock, as its
+// slug depends on every other slug.
+//
+// Times are timestamptz, truncated to milliseconds before they are written and returned
+// in UTC; NULL stands for a zero time where zero means "none" (Entry.LastRoundAt,
+// Run.FinishedAt).
+type pgStore struct {
+	pool   *pgxpool.Pool
+	log    *slog.Logger
+	now    func() time.Time
+	closed atomic.Bool
+}
+
+// openPostgres opens a pool on cfg.DatabaseURL and checks that it connects.
+func openPostgres(ctx context.Context, cfg Config) (Store, error) {
+	poolCfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		// pgx's parse errors quote the URL with the password redacted only on a best
+		// effort basis, so none of it is repeated here.
+		return nil, errors.New("couldn't open the PostgreSQL store: DATABASE_URL is not a valid PostgreSQL URL")
+	}
+	conns := cfg.MaxConns
+	if conns <= 0 {
+		conns = defaultPostgresConns
+	}
+	poolCfg.MaxConns = int32(min(conns, math.MaxInt32))
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+
+	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't open the PostgreSQL store: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		// pgconn's connect errors name the user, database and host, never the password.
+		return nil, fmt.Errorf("couldn't connect to PostgreSQL: %w", err)
+	}
+	return &pgStore{pool: pool, log: log, now: time.Now}, nil
+}
+
+func (s *pgStore) Backend() string { return "postgres" }
+
+// Close closes the pool, waiting for connections in use: stop every queue first.
+func (s *pgStore) Close() error {
+	s.closed.Store(true)
+	s.pool.Close()
+	return nil
+}
+
+// Migrate applies the PostgreSQL migrations not applied yet, each in its own transaction,
+// then River's. A session advisory lock, held on a connection of its own for the whole
+// of it, makes processes that start together migrate one after the other: the first
+// applies everything, the others find nothing left to do.
+func (s *pgStore) Migrate(ctx context.Context) error {
+	ms, err := migrations.List(migrations.Postgres, "postgres")
+	if err != nil {
+		return err
+	}
+	// Its own connection rather than one of the pool's, so that River's migrator, which
+	// takes its connections from the pool, cannot wait behind the lock holder for one.
+	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig)
+	if err != nil {
+		return fmt.Errorf("couldn't connect to migrate: %w", err)
+	}
+	// Closing the session releases the lock, on every path (the server ends a session
+	// that is cut off, too).
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, $2)`, pgLockClass, pgLockMigrate); err != nil {
+		return fmt.Errorf("couldn't take the migration lock: %w", err)
+	}
+
+	if _, err := conn.Exec(ctx, `
+		CREATE TABLE IF NOT EXISTS schema_migrations (
+			version    integer     PRIMARY KEY,
+			name       text        NOT NULL,
+			applied_at timestamptz NOT NULL
+		)`); err != nil {
+		return fmt.Errorf("couldn't create schema_migrations: %w", err)
+	}
+	var newest int64
+	if err := conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
+		return fmt.Errorf("couldn't read schema_migrations: %w", err)
+	}
+	if len(ms) > 0 && newest > int64(ms[len(ms)-1].Version) {
+		return fmt.Errorf("the database has migration %d, newer than this binary's %d: upgrade probity",
+			newest, ms[len(ms)-1].Version)
+	}
+	for _, m := range ms {
+		applied := false
+		err := pgInTx(ctx, conn, func(tx pgx.Tx) error {
+			var name string
+			err := tx.QueryRow(ctx, `SELECT name FROM schema_migrations WHERE version = $1`, m.Version).Scan(&name)
+			switch {
+			case err == nil && name != m.Name:
+				return fmt.Errorf("migration %d was applied as %q, this binary has it as %q", m.Version, name, m.Name)
+			case err == nil:
+				return nil
+			case !errors.Is(err, pgx.ErrNoRows):
+				return err
+			}
+			// No arguments: the simple protocol, which runs a file of several statements.
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
+				m.Version, m.Name, pgTime(s.now())); err != nil {
+				return err
+			}
+			applied = true
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("couldn't apply migration %s: %w", m.Name, err)
+		}
+		if applied {
+			s.log.Info("applied migration", "backend", "postgres", "migration", m.Name)
+		}
+	}
+
+	migrator, err := rivermigrate.New(riverpgxv5.New(s.pool), &rivermigrate.Config{Logger: s.log})
+	if err != nil {
+		return fmt.Errorf("couldn't prepare River's migrations: %w", err)
+	}
+	res, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return fmt.Errorf("couldn't apply River's migrations: %w", err)
+	}
+	for _, v := range res.Versions {
+		s.log.Info("applied River migration", "backend", "postgres", "version", v.Version)
+	}
+	return nil
+}
+
+// NewQueue builds a River client on the store's pool; stop it before closing the store.
+func (s *pgStore) NewQueue(cfg *river.Config) (Queue, error) {
+	if s.closed.Load() {
+		return nil, errors.New("couldn't build the job queue: the store is closed")
+	}
+	q, err := newRiverQueue(riverpgxv5.New(s.pool), cfg)
+	if err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// txBeginner is *pgxpool.Pool or *pgx.Conn.
+type txBeginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// pgInTx runs fn in a transaction on db and commits when fn returns nil; otherwise it
+// rolls back and returns fn's error.
+func pgInTx(ctx context.Context, db txBeginner, fn func(tx pgx.Tx) error) error {
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("couldn't begin a transaction: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		// A rollback that fails leaves nothing behind: pgx closes a connection it cannot
+		// roll back (ctx cancelled, say), and the server ends the transaction with it.
+		_ = tx.Rollback(ctx)
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("couldn't commit: %w", err)
+	}
+	return nil
+}
+
+// inTx runs fn in a transaction on the pool; see pgInTx.
+func (s *pgStore) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return pgInTx(ctx, s.pool, fn)
+}
+
+// isPgViolation reports whether err is PostgreSQL's unique_violation (23505) of the
+// named constraint.
+func isPgViolation(err error, constraint string) bool {
+	var e *pgconn.PgError
+	return errors.As(err, &e) && e.Code == "23505" && e.ConstraintName == constraint
+}
+
+// pgTime is t as stored: UTC, truncated to the millisecond.
+func pgTime(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+
+// pgNullTime is t as stored in a nullable column: NULL for the zero time.
+func pgNullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return pgTime(t)
+}
+
+// fromPgTime is a stored time in UTC; NULL (nil) is the zero time.
+func fromPgTime(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// pgLimit is a LIMIT parameter: NULL, which is no limit, for limit ≤ 0.
+func pgLimit(limit int) any {
+	if limit <= 0 {
+		return nil
+	}
+	return limit
+}
+
+// pgCollect scans every row of rows with scan and closes rows; no rows is a nil slice.
+func pgCollect[T any](rows pgx.Rows, scan func(pgx.Row) (T, error)) ([]T, error) {
+	return pgx.AppendRows([]T(nil), rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
+}
+
+func (s *pgStore) Stats(ctx context.Context) (Stats, error) {
+	var st Stats
+	err := s.pool.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM entries),
+		       o.total, o.signed,
+		       (SELECT count(*) FROM envelopes),
+		       (SELECT count(*) FROM surfaces),
+		       pg_database_size(current_database())
+		FROM (SELECT count(*) AS total, count(*) FILTER (WHERE signed) AS signed FROM observations) o`,
+	).Scan(&st.Entries, &st.Observations, &st.Signed, &st.Envelopes, &st.Surfaces, &st.Bytes)
+	if err != nil {
+		return Stats{}, fmt.Errorf("couldn't count the store: %w", err)
+	}
+	return st, nil
+}

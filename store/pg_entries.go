@@ -1,0 +1,366 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+const pgEntryColumns = `id, slug, kind, locator, name, source, claimed, cadence_ms, created_at,
+	last_round_at, last_surface, uptime_online_days, uptime_counted_days`
+
+// pgScanEntry scans the pgEntryColumns of one row.
+func pgScanEntry(row pgx.Row) (Entry, error) {
+	var (
+		e           Entry
+		cadenceMS   int64
+		lastRoundAt *time.Time
+		lastSurface *string
+	)
+	err := row.Scan(&e.ID, &e.Slug, &e.Kind, &e.Locator, &e.Name, &e.Source, &e.Claimed, &cadenceMS,
+		&e.CreatedAt, &lastRoundAt, &lastSurface, &e.UptimeOnlineDays, &e.UptimeCountedDays)
+	if err != nil {
+		return Entry{}, err
+	}
+	e.Cadence = time.Duration(cadenceMS) * time.Millisecond
+	e.CreatedAt = e.CreatedAt.UTC()
+	e.LastRoundAt = fromPgTime(lastRoundAt)
+	if lastSurface != nil {
+		e.LastSurface = *lastSurface
+	}
+	return e, nil
+}
+
+func (s *pgStore) AddEntry(ctx context.Context, ne NewEntry) (Entry, bool, error) {
+	if err := checkNewEntry(ne); err != nil {
+		return Entry{}, false, fmt.Errorf("couldn't add entry: %w", err)
+	}
+	var (
+		e       Entry
+		created bool
+	)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		existing := func() error {
+			var err error
+			e, err = pgScanEntry(tx.QueryRow(ctx,
+				`SELECT `+pgEntryColumns+` FROM entries WHERE kind = $1 AND locator = $2`, ne.Kind, ne.Locator))
+			return err
+		}
+		// Most calls (an import run again) find the entry without waiting for the lock.
+		if err := existing(); err == nil || !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		// One AddEntry at a time from here: the free slug and the entry's absence stay
+		// true until this transaction commits. Each statement after the lock sees what
+		// the previous holder committed.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, pgLockClass, pgLockAddEntry); err != nil {
+			return err
+		}
+		if err := existing(); err == nil || !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+
+		// The slugs base and base-*, on the slug's UNIQUE index (collation "C"). The
+		// base matches [a-z0-9][a-z0-9-]*, so it holds no LIKE wildcard.
+		rows, err := tx.Query(ctx, `SELECT slug FROM entries WHERE slug = $1 OR slug LIKE $2`,
+			ne.SlugBase, ne.SlugBase+"-%")
+		if err != nil {
+			return err
+		}
+		taken, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+
+		e = Entry{
+			Slug:      freeSlug(ne.SlugBase, taken),
+			Kind:      ne.Kind,
+			Locator:   ne.Locator,
+			Name:      ne.Name,
+			Source:    ne.Source,
+			Claimed:   ne.Claimed,
+			Cadence:   ne.Cadence.Truncate(time.Millisecond),
+			CreatedAt: pgTime(s.now()),
+		}
+		err = tx.QueryRow(ctx, `
+			INSERT INTO entries (slug, kind, locator, name, source, claimed, cadence_ms, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+			RETURNING id`,
+			e.Slug, e.Kind, e.Locator, e.Name, e.Source, e.Claimed, e.Cadence.Milliseconds(), e.CreatedAt,
+		).Scan(&e.ID)
+		if err != nil {
+			return err
+		}
+		b := &pgx.Batch{}
+		for _, d := range ne.Due {
+			pgQueueSetDue(b, e.ID, DueUpdate{Reason: d.Reason, At: d.At})
+		}
+		if b.Len() > 0 {
+			if err := tx.SendBatch(ctx, b).Close(); err != nil {
+				return err
+			}
+		}
+		created = true
+		return nil
+	})
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("couldn't add entry %q: %w", ne.SlugBase, err)
+	}
+	return e, created, nil
+}
+
+func (s *pgStore) Entry(ctx context.Context, slug string) (Entry, error) {
+	e, err := pgScanEntry(s.pool.QueryRow(ctx, `SELECT `+pgEntryColumns+` FROM entries WHERE slug = $1`, slug))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Entry{}, fmt.Errorf("entry %q: %w", slug, ErrNotFound)
+	}
+	if err != nil {
+		return Entry{}, fmt.Errorf("couldn't read entry %q: %w", slug, err)
+	}
+	return e, nil
+}
+
+func (s *pgStore) EntryByID(ctx context.Context, id int64) (Entry, error) {
+	e, err := pgScanEntry(s.pool.QueryRow(ctx, `SELECT `+pgEntryColumns+` FROM entries WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Entry{}, fmt.Errorf("entry %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Entry{}, fmt.Errorf("couldn't read entry %d: %w", id, err)
+	}
+	return e, nil
+}
+
+func (s *pgStore) Entries(ctx context.Context, afterID int64, limit int) ([]Entry, error) {
+	rows, err := s.pool.Query(ctx,
+		`SELECT `+pgEntryColumns+` FROM entries WHERE id > $1 ORDER BY id LIMIT $2`, afterID, pgLimit(limit))
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list entries: %w", err)
+	}
+	es, err := pgCollect(rows, pgScanEntry)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list entries: %w", err)
+	}
+	return es, nil
+}
+
+// DeleteEntry deletes the entry; the schema's ON DELETE CASCADE deletes its history.
+// It waits for a SaveRound of the entry in progress, whose row lock it conflicts with.
+func (s *pgStore) DeleteEntry(ctx context.Context, slug string) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM entries WHERE slug = $1`, slug)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("couldn't delete entry %q: %w", slug, err)
+	}
+	return nil
+}
+
+// pgQueueLockEntry queues the statement that locks the entry's row until the
+// transaction ends; its result is ErrNotFound when there is no such entry. FOR NO KEY
+// UPDATE serializes SaveRound and StartAttempt of one entry (and waits for or blocks
+// DeleteEntry), but not the writers of rows that merely reference the entry.
+func pgQueueLockEntry(b *pgx.Batch, id int64) {
+	b.Queue(`SELECT 1 FROM entries WHERE id = $1 FOR NO KEY UPDATE`, id).QueryRow(func(row pgx.Row) error {
+		var one int
+		err := row.Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("entry %d: %w", id, ErrNotFound)
+		}
+		return err
+	})
+}
+
+// pgQueueRoundNotStored queues the statement whose result is ErrRoundDone when the
+// entry's round for dueAt is stored. Queued after pgQueueLockEntry it runs once the
+// lock is held, on a snapshot of its own, and so sees the rounds committed by whoever
+// held the lock before.
+func pgQueueRoundNotStored(b *pgx.Batch, entryID int64, dueAt time.Time) {
+	b.Queue(`SELECT EXISTS (SELECT 1 FROM observations WHERE entry_id = $1 AND due_at = $2)`,
+		entryID, pgTime(dueAt)).QueryRow(func(row pgx.Row) error {
+		var stored bool
+		err := row.Scan(&stored)
+		if err == nil && stored {
+			return ErrRoundDone
+		}
+		return err
+	})
+}
+
+// pgQueueSetDue queues the statement that sets or, for a zero time, clears one due time.
+func pgQueueSetDue(b *pgx.Batch, entryID int64, u DueUpdate) {
+	var q *pgx.QueuedQuery
+	if u.At.IsZero() {
+		q = b.Queue(`DELETE FROM due WHERE entry_id = $1 AND reason = $2`, entryID, string(u.Reason))
+	} else {
+		q = b.Queue(`
+			INSERT INTO due (entry_id, reason, at) VALUES ($1, $2, $3)
+			ON CONFLICT (entry_id, reason) DO UPDATE SET at = excluded.at`,
+			entryID, string(u.Reason), pgTime(u.At))
+	}
+	q.Exec(func(pgconn.CommandTag) error { return nil })
+}
+
+// pgScanDue scans entry_id, reason, at.
+func pgScanDue(row pgx.Row) (Due, error) {
+	var (
+		d      Due
+		reason string
+	)
+	if err := row.Scan(&d.EntryID, &reason, &d.At); err != nil {
+		return Due{}, err
+	}
+	d.Reason = Reason(reason)
+	d.At = d.At.UTC()
+	return d, nil
+}
+
+func (s *pgStore) DueBefore(ctx context.Context, t time.Time, limit int) ([]Due, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT entry_id, reason, at FROM due WHERE at <= $1
+		ORDER BY at, entry_id, reason LIMIT $2`, pgTime(t), pgLimit(limit))
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list due rounds: %w", err)
+	}
+	ds, err := pgCollect(rows, pgScanDue)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list due rounds: %w", err)
+	}
+	return ds, nil
+}
+
+func (s *pgStore) SetDue(ctx context.Context, entryID int64, u DueUpdate) error {
+	if err := checkReason(u.Reason); err != nil {
+		return fmt.Errorf("couldn't set due time: %w", err)
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		// FOR KEY SHARE: the entry cannot be deleted under the write, and a SaveRound of
+		// the entry (FOR NO KEY UPDATE) is not waited for. When there is no entry, the
+		// write that follows in the batch changes nothing or fails, and is rolled back.
+		b := &pgx.Batch{}
+		b.Queue(`SELECT 1 FROM entries WHERE id = $1 FOR KEY SHARE`, entryID).QueryRow(func(row pgx.Row) error {
+			var one int
+			err := row.Scan(&one)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("entry %d: %w", entryID, ErrNotFound)
+			}
+			return err
+		})
+		pgQueueSetDue(b, entryID, u)
+		return tx.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		return fmt.Errorf("couldn't set the %s due time of entry %d: %w", u.Reason, entryID, err)
+	}
+	return nil
+}
+
+func (s *pgStore) DueTimes(ctx context.Context, entryID int64) ([]Due, error) {
+	rows, err := s.pool.Query(ctx,
+		`SELECT entry_id, reason, at FROM due WHERE entry_id = $1 ORDER BY at, reason`, entryID)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list due times of entry %d: %w", entryID, err)
+	}
+	ds, err := pgCollect(rows, pgScanDue)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list due times of entry %d: %w", entryID, err)
+	}
+	return ds, nil
+}
+
+func (s *pgStore) StartAttempt(ctx context.Context, entryID int64, dueAt, at time.Time) (int, error) {
+	if dueAt.IsZero() || at.IsZero() {
+		return 0, errors.New("couldn't start an attempt: zero due or start time")
+	}
+	var n int
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		pgQueueLockEntry(b, entryID)
+		pgQueueRoundNotStored(b, entryID, dueAt)
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `
+			INSERT INTO attempts (entry_id, due_at, attempts, last_started_at) VALUES ($1, $2, 1, $3)
+			ON CONFLICT (entry_id, due_at) DO UPDATE
+			SET attempts = attempts.attempts + 1, last_started_at = excluded.last_started_at
+			RETURNING attempts`, entryID, pgTime(dueAt), pgTime(at)).Scan(&n)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("couldn't start an attempt of entry %d: %w", entryID, err)
+	}
+	return n, nil
+}
+
+func (s *pgStore) Attempts(ctx context.Context, entryID int64, dueAt time.Time) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx,
+		`SELECT attempts FROM attempts WHERE entry_id = $1 AND due_at = $2`, entryID, pgTime(dueAt)).Scan(&n)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return 0, fmt.Errorf("couldn't count the attempts of entry %d: %w", entryID, err)
+	}
+	return n, nil
+}
+
+const pgRunColumns = `id, due_at, started_at, finished_at`
+
+func pgScanRun(row pgx.Row) (Run, error) {
+	var (
+		r          Run
+		finishedAt *time.Time
+	)
+	if err := row.Scan(&r.ID, &r.DueAt, &r.StartedAt, &finishedAt); err != nil {
+		return Run{}, err
+	}
+	r.DueAt, r.StartedAt, r.FinishedAt = r.DueAt.UTC(), r.StartedAt.UTC(), fromPgTime(finishedAt)
+	return r, nil
+}
+
+func (s *pgStore) UnfinishedRun(ctx context.Context) (Run, error) {
+	r, err := pgScanRun(s.pool.QueryRow(ctx, `
+		SELECT `+pgRunColumns+` FROM runs WHERE finished_at IS NULL
+		ORDER BY started_at DESC, id DESC LIMIT 1`))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Run{}, fmt.Errorf("unfinished run: %w", ErrNotFound)
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("couldn't read the unfinished run: %w", err)
+	}
+	return r, nil
+}
+
+func (s *pgStore) StartRun(ctx context.Context, r Run) error {
+	if r.ID == "" || r.DueAt.IsZero() || r.StartedAt.IsZero() {
+		return errors.New("couldn't start a run: it needs an id, a due time and a start time")
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO runs (`+pgRunColumns+`) VALUES ($1, $2, $3, $4)`,
+		r.ID, pgTime(r.DueAt), pgTime(r.StartedAt), pgNullTime(r.FinishedAt))
+	if err != nil {
+		return fmt.Errorf("couldn't start run %q: %w", r.ID, err)
+	}
+	return nil
+}
+
+// FinishRun marks a run finished at at; a run already finished keeps its first time.
+func (s *pgStore) FinishRun(ctx context.Context, id string, at time.Time) error {
+	if at.IsZero() {
+		return fmt.Errorf("couldn't finish run %q: zero time", id)
+	}
+	var exists bool
+	err := s.pool.QueryRow(ctx, `
+		WITH finished AS (
+			UPDATE runs SET finished_at = $2 WHERE id = $1 AND finished_at IS NULL RETURNING id)
+		SELECT EXISTS (SELECT 1 FROM runs WHERE id = $1)`, id, pgTime(at)).Scan(&exists)
+	if err == nil && !exists {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("couldn't finish run %q: %w", id, err)
+	}
+	return nil
+}

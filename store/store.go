@@ -1,0 +1,341 @@
+// Package store persists Probity's entries, rounds, signed envelopes, tool surfaces, due
+// times and uptime, on PostgreSQL (pgx/v5, pgxpool, raw SQL) for production and several
+// workers, or on an embedded SQLite file (modernc.org/sqlite, pure Go) as the default that
+// needs no setup.
+//
+// Both backends implement one interface, Store, and pass one contract test suite
+// (contract_test.go). Driver types (pgx.Tx, *sql.Tx) never leave this package; the River
+// job queue, which needs the driver, is built here too (NewQueue) and handed out behind
+// the Queue interface.
+//
+// # Contract
+//
+//   - Every method is safe for concurrent use by many goroutines and, on PostgreSQL, by
+//     many processes.
+//   - SaveRound is the only way a round enters the store. It writes the round's
+//     observation, its tool surface (content-addressed by surface fingerprint), its
+//     envelope (when signed), the day's uptime and the entry's new due times in one
+//     transaction: after a crash either all of it is there or none of it. An observation
+//     is marked signed exactly when its envelope is stored.
+//   - A round is identified by (entry, due time). A second SaveRound for the same pair
+//     returns ErrRoundDone and changes nothing, so a restarted worker can never store or
+//     publish an entry twice for the same due time.
+//   - Envelopes are immutable: no method updates one, and the schema refuses updates.
+//     They are deleted only with their entry (DeleteEntry deletes the entry's whole
+//     history). Tool surfaces are shared between entries and are kept.
+//   - Times are stored with millisecond precision in UTC and come back in UTC.
+//   - Callers never hold a transaction: no method takes or returns one, so no transaction
+//     can span network I/O.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/probity-dev/probity/attest"
+)
+
+// Errors callers branch on.
+var (
+	// ErrNotFound is returned when the entry, run or surface asked for does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrRoundDone is returned by StartAttempt and SaveRound when a round for the same
+	// entry and due time is already stored.
+	ErrRoundDone = errors.New("round already stored for this entry and due time")
+)
+
+// Entry kinds, as in attest.TargetKinds.
+const (
+	KindRemote = "remote" // a remote MCP endpoint, probed over HTTP
+	KindNPM    = "npm"    // an npm package
+	KindPyPI   = "pypi"   // a PyPI package
+	KindGitHub = "github" // a GitHub repository with an MCP bundle manifest
+)
+
+// Reason says why a round is due.
+type Reason string
+
+// The reasons a round can be due. Each entry has at most one due time per reason.
+const (
+	ReasonCadence Reason = "cadence" // the entry's regular cadence
+	ReasonConfirm Reason = "confirm" // a confirmation re-fetch after a difference
+	ReasonStatus  Reason = "status"  // the daily status check of a remote entry
+	ReasonManual  Reason = "manual"  // a `probity round` run
+)
+
+// UptimeClass is what one round says about whether the endpoint answered.
+type UptimeClass string
+
+// The classes of a round for uptime (see Round.Uptime).
+const (
+	UptimeAnswered     UptimeClass = "answered"     // it connected (a 401 challenge is an answer)
+	UptimeNoAnswer     UptimeClass = "no_answer"    // DNS, connect, timeout, TLS, or 5xx on the handshake
+	UptimeInconclusive UptimeClass = "inconclusive" // e.g. rate limited or blocked by the egress guard
+)
+
+// Daily uptime statuses.
+const (
+	DayOnline     = "online"      // every round that UTC day connected
+	DayOffline    = "offline"     // a round that day found no answer
+	DayNotCounted = "not_counted" // only inconclusive rounds that day
+)
+
+// Entry is one directory entry.
+type Entry struct {
+	ID   int64
+	Slug string // stable, unique, URL-safe: [a-z0-9][a-z0-9-]*
+	Kind string
+	// Locator identifies the entry uniquely within its kind: the normalized URL of a
+	// remote endpoint, the purl without version of a package (pkg:npm/%40scope/name,
+	// pkg:pypi/name), or the repository URL of a GitHub entry (https://github.com/o/r).
+	Locator string
+	Name    string // display name
+	Source  string // where the entry came from: "import", "registry"
+	Claimed bool
+	// Cadence overrides the default cadence; 0 means the default for its claimed state.
+	Cadence   time.Duration
+	CreatedAt time.Time
+
+	// LastRoundAt is the start of the newest stored round (zero when none).
+	LastRoundAt time.Time
+	// LastSurface is the surface fingerprint of the newest round that had one ("" when none).
+	LastSurface string
+	// UptimeOnlineDays and UptimeCountedDays give the entry's uptime rate: online days
+	// divided by counted days (online + offline).
+	UptimeOnlineDays  int
+	UptimeCountedDays int
+}
+
+// NewEntry is an entry to add.
+type NewEntry struct {
+	// SlugBase is the wanted slug; when another entry holds it, AddEntry appends -2, -3, …
+	SlugBase string
+	Kind     string
+	Locator  string
+	Name     string
+	Source   string
+	Claimed  bool
+	Cadence  time.Duration
+	// Due are the entry's first due times (e.g. a jittered first cadence round and the
+	// daily status check).
+	Due []Due
+}
+
+// Due is the next time a round of an entry is due for a reason.
+type Due struct {
+	EntryID int64
+	Reason  Reason
+	At      time.Time
+}
+
+// DueUpdate sets (At non-zero) or clears (At zero) an entry's due time for Reason.
+type DueUpdate struct {
+	Reason Reason
+	At     time.Time
+}
+
+// Round is one probe of one entry at one due time, with everything derived from it.
+type Round struct {
+	EntryID int64
+	DueAt   time.Time
+	Reason  Reason
+	// RoundID is the statement's roundId (attest's pattern ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$).
+	RoundID    string
+	StartedAt  time.Time
+	FinishedAt time.Time
+
+	// Coverage is "full" or "auth_required" for a signed round, "" for an unsigned one.
+	Coverage string
+	// UnsignedReason says in a word why an unsigned round was not signed
+	// ("no_handshake", "no_tools", "blocked", "not_probed"); "" when signed.
+	UnsignedReason string
+	// Reach is checks.ReachFailure ("" when the endpoint answered); HTTPStatus the first
+	// response's status; Stop the probe's early-stop reason.
+	Reach      string
+	HTTPStatus int
+	Stop       string
+	Uptime     UptimeClass
+	RetryAfter time.Duration
+
+	ProtocolVersion string
+	ServerName      string
+	ServerVersion   string
+	ToolCount       int
+	Pages           int
+	// Fingerprints are set when the tool list was complete and fingerprinted.
+	Fingerprints *attest.Fingerprints
+	// Surface is the canonical tools document whose fingerprint is Fingerprints.Surface
+	// (stored once per distinct surface); nil when there are no fingerprints.
+	Surface []byte
+
+	// Results is the JSON array of the round's check results, evidence included.
+	Results []byte
+	// Timings is the JSON of the probe's attest.Timings.
+	Timings []byte
+
+	// Envelope is the DSSE envelope JSON of a signed round; nil when unsigned. KeyID is
+	// the signing key's id and PayloadDigest the hex SHA-256 of the signed payload.
+	Envelope      []byte
+	KeyID         string
+	PayloadDigest string
+
+	// Due are the entry's due-time changes, applied in the same transaction.
+	Due []DueUpdate
+}
+
+// Signed reports whether the round carries an envelope.
+func (r *Round) Signed() bool { return r.Envelope != nil }
+
+// RoundSummary is a stored round without its large columns.
+type RoundSummary struct {
+	ObservationID   int64
+	EntryID         int64
+	DueAt           time.Time
+	Reason          Reason
+	RoundID         string
+	StartedAt       time.Time
+	FinishedAt      time.Time
+	Coverage        string
+	Signed          bool
+	UnsignedReason  string
+	Reach           string
+	HTTPStatus      int
+	Uptime          UptimeClass
+	ProtocolVersion string
+	ServerName      string
+	ServerVersion   string
+	ToolCount       int
+	Pages           int
+	Fingerprints    *attest.Fingerprints
+	KeyID           string
+	PayloadDigest   string
+}
+
+// UptimeDay is one entry's uptime on one UTC day.
+type UptimeDay struct {
+	Day          string // YYYY-MM-DD (UTC)
+	Answered     int
+	NoAnswer     int
+	Inconclusive int
+	Status       string // DayOnline, DayOffline or DayNotCounted
+}
+
+// Run is one `probity round` run over every entry. A run that was interrupted is
+// resumed by the next `probity round`, with the same id and due time, so entries it
+// already stored are not probed again.
+type Run struct {
+	ID         string
+	DueAt      time.Time
+	StartedAt  time.Time
+	FinishedAt time.Time // zero while unfinished
+}
+
+// EnvelopeRecord is one stored envelope with where it belongs.
+type EnvelopeRecord struct {
+	ObservationID int64
+	EntrySlug     string
+	RoundID       string
+	StartedAt     time.Time
+	KeyID         string
+	Envelope      []byte
+}
+
+// EnvelopeFilter selects envelopes for export; zero fields select everything.
+type EnvelopeFilter struct {
+	Since     time.Time // rounds started at or after Since
+	EntrySlug string
+}
+
+// Stats counts what the store holds.
+type Stats struct {
+	Entries      int64
+	Observations int64
+	Signed       int64
+	Envelopes    int64
+	Surfaces     int64
+	// Bytes is the size of the database on disk (SQLite: page_count × page_size;
+	// PostgreSQL: pg_database_size).
+	Bytes int64
+}
+
+// Store is Probity's persistence. See the package documentation for the contract.
+type Store interface {
+	// Backend names the backend: "postgres" or "sqlite".
+	Backend() string
+	// Migrate applies Probity's migrations and River's, idempotently. Open does not
+	// migrate; `probity migrate` and the service call Migrate.
+	Migrate(ctx context.Context) error
+	Close() error
+
+	// AddEntry adds an entry, or returns the existing one with the same Kind and
+	// Locator unchanged (created false). The slug is SlugBase, or SlugBase-N for the
+	// smallest N ≥ 2 that is free; it never changes afterwards.
+	AddEntry(ctx context.Context, e NewEntry) (entry Entry, created bool, err error)
+	// Entry returns the entry with the slug, or ErrNotFound.
+	Entry(ctx context.Context, slug string) (Entry, error)
+	// EntryByID returns the entry with the id, or ErrNotFound.
+	EntryByID(ctx context.Context, id int64) (Entry, error)
+	// Entries returns every entry ordered by id, after afterID, at most limit (≤ 0: all).
+	Entries(ctx context.Context, afterID int64, limit int) ([]Entry, error)
+	// DeleteEntry deletes an entry with its whole history: rounds, envelopes, uptime
+	// and due times. ErrNotFound when there is no such entry.
+	DeleteEntry(ctx context.Context, slug string) error
+
+	// DueBefore returns the due times at or before t, earliest first, at most limit.
+	DueBefore(ctx context.Context, t time.Time, limit int) ([]Due, error)
+	// SetDue sets (At non-zero) or clears (At zero) one due time of an entry.
+	SetDue(ctx context.Context, entryID int64, u DueUpdate) error
+	// DueTimes returns an entry's due times.
+	DueTimes(ctx context.Context, entryID int64) ([]Due, error)
+
+	// StartAttempt records, in its own committed transaction, that a probe of the
+	// entry for dueAt is about to start, and returns its attempt number (1 for the
+	// first). It returns ErrRoundDone when the round is already stored, and
+	// ErrNotFound when the entry does not exist.
+	StartAttempt(ctx context.Context, entryID int64, dueAt time.Time, at time.Time) (int, error)
+	// Attempts returns how many attempts were recorded for the entry and due time.
+	Attempts(ctx context.Context, entryID int64, dueAt time.Time) (int, error)
+	// SaveRound stores a round in one transaction (see the package documentation)
+	// and returns its observation id. ErrRoundDone: already stored, nothing changed.
+	SaveRound(ctx context.Context, r *Round) (int64, error)
+	// Rounds returns an entry's newest rounds, newest first, at most limit.
+	Rounds(ctx context.Context, entryID int64, limit int) ([]RoundSummary, error)
+	// RoundResults returns the stored results JSON of an observation.
+	RoundResults(ctx context.Context, observationID int64) ([]byte, error)
+	// Surface returns the canonical tools document with the surface fingerprint.
+	Surface(ctx context.Context, fingerprint string) ([]byte, error)
+
+	// UptimeDays returns the entry's days from..to inclusive (YYYY-MM-DD), oldest first.
+	UptimeDays(ctx context.Context, entryID int64, from, to string) ([]UptimeDay, error)
+
+	// UnfinishedRun returns the newest run not finished, or ErrNotFound.
+	UnfinishedRun(ctx context.Context) (Run, error)
+	// StartRun records a new run.
+	StartRun(ctx context.Context, r Run) error
+	// FinishRun marks a run finished.
+	FinishRun(ctx context.Context, id string, at time.Time) error
+
+	// Envelopes calls fn for each stored envelope matching f, in observation order.
+	// fn's error stops the walk and is returned.
+	Envelopes(ctx context.Context, f EnvelopeFilter, fn func(EnvelopeRecord) error) error
+	// Stats counts what the store holds.
+	Stats(ctx context.Context) (Stats, error)
+
+	// NewQueue builds a River client on the store's database (riverpgxv5 on
+	// PostgreSQL, riversqlite on SQLite). cfg is River's configuration; its Workers
+	// and PeriodicJobs come from the caller.
+	NewQueue(cfg *river.Config) (Queue, error)
+}
+
+// Queue is a River client on the store's database, independent of the driver's
+// transaction type.
+type Queue interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	// Insert enqueues one job; a job that a unique job already covers is skipped
+	// (skipped true).
+	Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (skipped bool, err error)
+}
