@@ -181,7 +181,7 @@ func (s *pgStore) NewQueue(cfg *river.Config) (Queue, error) {
 	if s.closed.Load() {
 		return nil, errors.New("couldn't build the job queue: the store is closed")
 	}
-	q, err := newRiverQueue(riverpgxv5.New(s.pool), cfg)
+	q, err := newRiverQueue(riverpgxv5.New(s.pool), riverConfig(cfg, s.log))
 	if err != nil {
 		return nil, err
 	}

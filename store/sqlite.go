@@ -233,7 +233,11 @@ func (s *sqliteStore) NewQueue(cfg *river.Config) (Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newRiverQueue(riversqlite.New(db), riverConfig(cfg, s.log))
+	q, err := newRiverQueue(riversqlite.New(db), riverConfig(cfg, s.log))
+	if err != nil {
+		return nil, err // a nil Queue, not a Queue holding a nil *riverQueue
+	}
+	return q, nil
 }
 
 func (s *sqliteStore) riverDB() (*sql.DB, error) {
