@@ -28,6 +28,11 @@ func commandTable() map[string]command {
 		"verify":      {"verify DSSE envelopes offline against a key document", runVerify},
 		"fingerprint": {"print the fingerprints or canonical bytes of a JSON document", runFingerprint},
 		"probe":       {"probe one remote MCP endpoint and print every check", runProbe},
+		"round":       {"run one round over every entry now: probe, check, sign, store", runRound},
+		"serve":       {"run the scheduler and workers (several processes may share one PostgreSQL)", runServe},
+		"migrate":     {"apply the store's migrations", runMigrate},
+		"export":      {"export stored envelopes and the key document for offline verification", runExport},
+		"targets":     {"import and list the entries Probity watches", runTargets},
 	}
 }
 

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/probity-dev/probity/checks/probe"
+	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/rounds"
+	"github.com/probity-dev/probity/store"
+)
+
+// defaultDataDir holds the embedded store and, by default, the signing key.
+const defaultDataDir = "probity-data"
+
+// envHelp documents the environment and flags every store-using command shares.
+const envHelp = `Store and keys:
+
+	DATABASE_URL      a postgres:// URL selects PostgreSQL; without it the embedded
+	                  SQLite store in DATA-DIR/probity.db is used (no setup)
+	--data-dir DIR    where the embedded store lives (default ./probity-data)
+	--key-dir DIR     the signing key directory, also PROBITY_KEY_DIR (default
+	                  DATA-DIR/keys; created with a new key on first start)
+`
+
+// probeHelp documents the probe flags of round and serve.
+const probeHelp = `Probing:
+
+	--allow-loopback  allow 127.0.0.0/8 and ::1 (local test servers and the demo only)
+	--ca-file FILE    trust the PEM certificates in FILE instead of the system roots
+	--concurrency N   rounds in flight at once (default 32)
+`
+
+// envFlags are the flags of commands that use the store.
+type envFlags struct {
+	dataDir string
+	keyDir  string
+	// probe flags
+	allowLoopback bool
+	caFile        string
+	concurrency   int
+}
+
+func (f *envFlags) register(fs *flag.FlagSet, withProbe bool) {
+	fs.StringVar(&f.dataDir, "data-dir", defaultDataDir, "")
+	fs.StringVar(&f.keyDir, "key-dir", "", "")
+	if withProbe {
+		fs.BoolVar(&f.allowLoopback, "allow-loopback", false, "")
+		fs.StringVar(&f.caFile, "ca-file", "", "")
+		fs.IntVar(&f.concurrency, "concurrency", 32, "")
+	}
+}
+
+// keyDirectory is --key-dir, else PROBITY_KEY_DIR, else DATA-DIR/keys.
+func (f *envFlags) keyDirectory() string {
+	switch {
+	case f.keyDir != "":
+		return f.keyDir
+	case os.Getenv("PROBITY_KEY_DIR") != "":
+		return os.Getenv("PROBITY_KEY_DIR")
+	}
+	return filepath.Join(f.dataDir, "keys")
+}
+
+// openStore opens the store DATABASE_URL selects (or the embedded one) and migrates it.
+func (f *envFlags) openStore(ctx context.Context, logger *slog.Logger) (store.Store, string, error) {
+	url := os.Getenv("DATABASE_URL")
+	cfg := store.Config{DatabaseURL: url, SQLitePath: filepath.Join(f.dataDir, "probity.db"), Logger: logger}
+	where := cfg.SQLitePath
+	if url != "" {
+		where = "PostgreSQL (DATABASE_URL)" // never print the URL: it may carry a password
+	}
+	st, err := store.Open(ctx, cfg)
+	if err != nil {
+		return nil, where, fmt.Errorf("couldn't open the store at %s: %w", where, err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return nil, where, fmt.Errorf("couldn't migrate the store at %s: %w", where, err)
+	}
+	return st, where, nil
+}
+
+// openSigner loads the signing key, creating a key directory with a notice on first
+// start.
+func (f *envFlags) openSigner(stderr io.Writer) (*keys.Document, *keys.Signer, error) {
+	dir := f.keyDirectory()
+	now := time.Now()
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		// Generate into a fresh sibling directory and rename it into place, so that a
+		// crash or a second process starting at the same moment can never leave a
+		// half-made key directory: the first rename wins, the others use its key.
+		if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+			return nil, nil, err
+		}
+		tmp, err := os.MkdirTemp(filepath.Dir(dir), ".keys-new-")
+		if err != nil {
+			return nil, nil, fmt.Errorf("couldn't create a signing key: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		doc, err := keys.GenerateDir(tmp, "https://probity.dev", now, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("couldn't create a signing key: %w", err)
+		}
+		if err := os.Rename(tmp, dir); err == nil {
+			fmt.Fprintf(stderr, "notice: created a new signing key %s in %s; publish %s and back up the directory\n",
+				doc.Keys[0].KeyID, dir, filepath.Join(dir, keys.DocumentFile))
+		} else if _, serr := os.Stat(dir); serr != nil {
+			return nil, nil, fmt.Errorf("couldn't create the key directory %s: %w", dir, err)
+		}
+	}
+	doc, signer, err := keys.OpenDir(dir, now)
+	if err != nil {
+		return nil, nil, fmt.Errorf("couldn't load the signing key: %w", err)
+	}
+	return doc, signer, nil
+}
+
+// prober builds the probe from the flags.
+func (f *envFlags) prober(logger *slog.Logger) (*probe.Prober, error) {
+	cfg := probe.Config{Version: version, AllowLoopback: f.allowLoopback, Logger: logger}
+	if f.caFile != "" {
+		pem, err := readInput(f.caFile, 1<<20)
+		if err != nil {
+			return nil, err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s holds no PEM certificate", f.caFile)
+		}
+		cfg.RootCAs = pool
+	}
+	return probe.New(cfg), nil
+}
+
+// runner builds a Runner on an open store.
+func (f *envFlags) runner(st store.Store, signer *keys.Signer, policy rounds.Policy, logger *slog.Logger) (*rounds.Runner, error) {
+	p, err := f.prober(logger)
+	if err != nil {
+		return nil, err
+	}
+	return rounds.NewRunner(rounds.Config{Store: st, Prober: p, Signer: signer, ToolVersion: version, Policy: policy, Logger: logger})
+}
+
+// isTerminal reports whether w is a terminal (for progress bars).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/probity-dev/probity/export"
+	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/store"
+)
+
+const exportUsage = `Usage:
+
+	probity export --out DIR|FILE.jsonl [--since TIME] [--entry SLUG]
+
+Writes the stored envelopes with the key document, in the shapes "probity verify"
+accepts:
+
+	--out DIR          DIR/keys.json and one envelope per round in
+	                   DIR/SLUG/ROUND-ID.json
+	--out FILE.jsonl   one envelope per line in FILE.jsonl, and the key document in
+	                   keys.json beside it
+	--since TIME       only rounds started at or after TIME (RFC 3339, e.g.
+	                   2026-11-30T00:00:00Z, or a date 2026-11-30)
+	--entry SLUG       only the rounds of one entry
+
+Then: probity verify --keys DIR/keys.json DIR   (or FILE.jsonl)
+
+` + envHelp
+
+func runExport(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("probity export", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var ef envFlags
+	ef.register(fs, false)
+	out := fs.String("out", "", "")
+	since := fs.String("since", "", "")
+	entry := fs.String("entry", "", "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			io.WriteString(stdout, exportUsage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "error: %v\n%s", err, exportUsage)
+		return 2
+	}
+	if *out == "" || fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "error: want --out DIR or --out FILE.jsonl and no arguments\n%s", exportUsage)
+		return 2
+	}
+	var filter store.EnvelopeFilter
+	filter.EntrySlug = *entry
+	if *since != "" {
+		t, err := parseSince(*since)
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 2
+		}
+		filter.Since = t
+	}
+	doc, err := keys.Load(filepath.Join(ef.keyDirectory(), keys.DocumentFile))
+	if err != nil {
+		fmt.Fprintf(stderr, "error: couldn't load the key document: %v\nhint: --key-dir names the signing key directory\n", err)
+		return 2
+	}
+	ctx := context.Background()
+	st, _, err := ef.openStore(ctx, slog.New(slog.DiscardHandler))
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	defer st.Close()
+	if filter.EntrySlug != "" {
+		if _, err := st.Entry(ctx, filter.EntrySlug); err != nil {
+			fmt.Fprintf(stderr, "error: no entry %q: %v\n", filter.EntrySlug, err)
+			return 2
+		}
+	}
+	n, err := export.Write(ctx, st, doc, *out, filter, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "exported %d envelopes to %s\n", n, *out)
+	return 0
+}
+
+func parseSince(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t.UTC(), nil
+	}
+	return time.Time{}, fmt.Errorf("--since %q is neither RFC 3339 (2026-11-30T00:00:00Z) nor a date (2026-11-30)", s)
+}

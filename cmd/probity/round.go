@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/probity-dev/probity/rounds"
+)
+
+const roundUsage = `Usage:
+
+	probity round [--targets FILE] [--allow-loopback] [--ca-file FILE] [--concurrency N]
+
+Runs one round over every entry now: probes each remote endpoint (politely, without
+credentials, through the egress guard), runs the checks, signs every round that may be
+signed (full or auth_required coverage) and stores observation, envelope and results in
+one transaction per entry. --targets FILE first imports the entries FILE lists (see
+"probity targets -h").
+
+Progress shows as a bar on a terminal and as a line every 5 s otherwise; a summary
+table follows at the end. Ctrl-C stops starting new probes, lets the ones in flight
+finish and store, and leaves the run unfinished: the next "probity round" resumes it,
+without probing or signing again the entries already stored.
+
+Exit status: 0 when every entry was handled, 1 when some failed or the run was
+interrupted, 2 on usage or setup errors.
+
+` + probeHelp + "\n" + envHelp
+
+func runRound(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("probity round", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var ef envFlags
+	ef.register(fs, true)
+	targetsFile := fs.String("targets", "", "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			io.WriteString(stdout, roundUsage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "error: %v\n%s", err, roundUsage)
+		return 2
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "error: unexpected argument %q\n%s", fs.Arg(0), roundUsage)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logger := slog.New(slog.DiscardHandler)
+	st, where, err := ef.openStore(ctx, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	defer st.Close()
+	_, signer, err := ef.openSigner(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	if *targetsFile != "" {
+		if code := importTargets(ctx, st, *targetsFile, rounds.Policy{}, stdout, stderr); code == 2 {
+			return 2
+		}
+	}
+	r, err := ef.runner(st, signer, rounds.Policy{}, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	stats, err := st.Stats(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(stderr, "round over %d entries, store %s\n", stats.Entries, where)
+	prog := newProgress(stderr, int(stats.Entries))
+	sum, err := r.RunAll(ctx, rounds.RunOptions{Concurrency: ef.concurrency, Progress: prog.update})
+	prog.finish(sum)
+	printSummary(stdout, sum)
+	for _, e := range sum.Errors {
+		fmt.Fprintf(stderr, "error: %v\n", e)
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(stderr, "interrupted: run %s is unfinished; run \"probity round\" again to resume it\n", sum.RunID)
+		return 1
+	case err != nil:
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 1
+	case !sum.Finished:
+		fmt.Fprintf(stderr, "%d entries failed: run %s stays unfinished; run \"probity round\" again to retry them\n", sum.Failed, sum.RunID)
+		return 1
+	}
+	return 0
+}
+
+func printSummary(w io.Writer, s rounds.Summary) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	row := func(k string, v any) { fmt.Fprintf(tw, "%s\t%v\t\n", k, v) }
+	resumed := ""
+	if s.Resumed {
+		resumed = " (resumed)"
+	}
+	fmt.Fprintf(w, "\nrun %s%s\n", s.RunID, resumed)
+	row("probed", s.Probed)
+	row("signed full", s.SignedFull)
+	row("signed auth-required", s.SignedAuth)
+	row("unsigned", s.Unsigned)
+	row("failed", s.Failed)
+	if s.AlreadyDone > 0 {
+		row("stored earlier in this run", s.AlreadyDone)
+	}
+	if s.NotProbed > 0 {
+		row("not probed (package or repository)", s.NotProbed)
+	}
+	row("duration", s.Duration.Round(time.Millisecond))
+	tw.Flush()
+}
+
+// progress draws a bar on a terminal, and a plain line every 5 s elsewhere.
+type progress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	tty   bool
+	total int
+	start time.Time
+	last  time.Time
+}
+
+func newProgress(w io.Writer, total int) *progress {
+	now := time.Now()
+	return &progress{w: w, tty: isTerminal(w), total: total, start: now, last: now}
+}
+
+func (p *progress) update(s rounds.Summary) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	every := 5 * time.Second
+	if p.tty {
+		every = 100 * time.Millisecond
+	}
+	if now.Sub(p.last) < every {
+		return
+	}
+	p.last = now
+	p.draw(s, now)
+}
+
+func (p *progress) draw(s rounds.Summary, now time.Time) {
+	done, total := s.Done(), max(p.total, s.Total, s.Done())
+	elapsed := now.Sub(p.start)
+	eta := "—"
+	if done > 0 && done < total {
+		eta = (time.Duration(float64(elapsed) / float64(done) * float64(total-done))).Round(time.Second).String()
+	}
+	counts := fmt.Sprintf("%d/%d  full %d  auth %d  unsigned %d  failed %d  %s elapsed, eta %s",
+		done, total, s.SignedFull, s.SignedAuth, s.Unsigned, s.Failed, elapsed.Round(time.Second), eta)
+	if !p.tty {
+		fmt.Fprintln(p.w, counts)
+		return
+	}
+	const width = 30
+	filled := 0
+	if total > 0 {
+		filled = done * width / total
+	}
+	fmt.Fprintf(p.w, "\r[%s%s] %s\x1b[K", strings.Repeat("#", filled), strings.Repeat(".", width-filled), counts)
+}
+
+func (p *progress) finish(s rounds.Summary) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.draw(s, time.Now())
+	if p.tty {
+		fmt.Fprintln(p.w)
+	}
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/probity-dev/probity/rounds"
+	"github.com/probity-dev/probity/store"
+)
+
+const serveUsage = `Usage:
+
+	probity serve [--allow-loopback] [--ca-file FILE] [--concurrency N]
+	              [--cadence D] [--claimed-cadence D]
+
+Runs the scheduler and workers until interrupted: every entry is probed on its cadence
+(12 h by default, 3 h for claimed entries, jittered by up to ±10 %), differences get a
+confirmation re-fetch a minute later, every remote entry gets a daily status check, and
+rate-limited entries back off. Several serve processes on one PostgreSQL database share
+the work, and each entry is probed once per due time. Logs go to stderr, one line per
+round and a summary every 30 s. SIGINT or SIGTERM stops it gracefully: rounds in flight
+finish and are stored.
+
+Scheduling flags (for tests and tuning):
+
+	--cadence D          time between rounds of unclaimed entries (default 12h)
+	--claimed-cadence D  time between rounds of claimed entries (default 3h)
+	--first-spread D     spread the first rounds of new entries over D (default 15m)
+	--tick D             how often due rounds are enqueued (default 15s)
+	--poll D             how often workers poll for jobs on SQLite (default 1s)
+
+` + probeHelp + "\n" + envHelp
+
+func runServe(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("probity serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var ef envFlags
+	ef.register(fs, true)
+	var policy rounds.Policy
+	fs.DurationVar(&policy.Cadence, "cadence", 12*time.Hour, "")
+	fs.DurationVar(&policy.ClaimedCadence, "claimed-cadence", 3*time.Hour, "")
+	fs.DurationVar(&policy.FirstSpread, "first-spread", 15*time.Minute, "")
+	tick := fs.Duration("tick", 15*time.Second, "")
+	poll := fs.Duration("poll", time.Second, "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			io.WriteString(stdout, serveUsage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "error: %v\n%s", err, serveUsage)
+		return 2
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "error: unexpected argument %q\n%s", fs.Arg(0), serveUsage)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	st, where, err := ef.openStore(ctx, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	defer st.Close()
+	_, signer, err := ef.openSigner(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	r, err := ef.runner(st, signer, policy, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	svc, err := rounds.NewService(rounds.ServiceConfig{Runner: r, Concurrency: ef.concurrency, Tick: *tick, PollInterval: *poll})
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	logger.Info("serving", "store", where, "backend", st.Backend())
+	go reportStats(ctx, st, logger)
+	if err := svc.Run(ctx); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 1
+	}
+	logger.Info("stopped")
+	return 0
+}
+
+// reportStats logs what the store holds every 30 s, so a running service shows progress.
+func reportStats(ctx context.Context, st store.Store, logger *slog.Logger) {
+	t := time.NewTicker(30 * time.Second)
+	defer t.Stop()
+	var prev int64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s, err := st.Stats(ctx)
+		if err != nil {
+			continue
+		}
+		logger.Info("progress", "entries", s.Entries, "rounds", s.Observations, "signed", s.Signed, "new_rounds_30s", s.Observations-prev)
+		prev = s.Observations
+	}
+}
+
+const migrateUsage = `Usage:
+
+	probity migrate [--data-dir DIR]
+
+Applies the store's migrations (Probity's and River's), idempotently. The service and
+every command that uses the store migrate on start as well; run this to migrate
+ahead of a deployment.
+
+` + envHelp
+
+func runMigrate(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("probity migrate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var ef envFlags
+	ef.register(fs, false)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			io.WriteString(stdout, migrateUsage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "error: %v\n%s", err, migrateUsage)
+		return 2
+	}
+	st, where, err := ef.openStore(context.Background(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	defer st.Close()
+	fmt.Fprintf(stdout, "migrated the %s store at %s\n", st.Backend(), where)
+	return 0
+}

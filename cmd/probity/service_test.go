@@ -1,0 +1,378 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/probity-dev/probity/checks/fixtures"
+	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/store"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// probityBinary builds cmd/probity once per test process.
+func probityBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "probity-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "probity")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+// probity runs the binary to completion and returns its exit code, stdout and stderr.
+func probity(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(probityBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+func writeTargets(t *testing.T, dir string, fleet *fixtures.Fleet) string {
+	t.Helper()
+	path := filepath.Join(dir, "targets.txt")
+	if err := os.WriteFile(path, []byte("# the fleet\n"+strings.Join(fleet.URLs(), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// exportAndVerify exports the store with the binary and verifies the export offline;
+// it returns the number of envelopes verified.
+func exportAndVerify(t *testing.T, env []string, dataDir string) int {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "export.jsonl")
+	code, stdout, stderr := probity(t, env, "export", "--data-dir", dataDir, "--out", out)
+	if code != 0 {
+		t.Fatalf("export: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = probity(t, nil, "verify", "--keys", filepath.Join(filepath.Dir(out), keys.DocumentFile), out)
+	if code != 0 {
+		t.Fatalf("verify: exit %d\n%s%s", code, stdout, stderr)
+	}
+	var total, n, failed int
+	if _, err := fmt.Sscanf(lastLine(stdout), "%d envelopes: %d verified, %d failed", &total, &n, &failed); err != nil || failed != 0 {
+		t.Fatalf("verify summary %q: %v", lastLine(stdout), err)
+	}
+	return n
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// TestRoundSurvivesKills kills `probity round` with SIGKILL at random moments, again and
+// again, then lets it finish, and checks that nothing was lost or stored twice: one
+// round per entry for the run, an envelope for every signed observation and none
+// without, every server probed once per stored attempt, and an export that verifies.
+func TestRoundSurvivesKills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and kills the binary")
+	}
+	const servers, concurrency = 120, 8
+	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: servers, Seed: 11, Latency: 15 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	dir := t.TempDir()
+	dataDir := filepath.Join(dir, "data")
+	targets := writeTargets(t, dir, fleet)
+	env := []string{"DATABASE_URL=", "PROBITY_KEY_DIR="}
+	if code, out, errOut := probity(t, env, "targets", "import", "--data-dir", dataDir, targets); code != 0 {
+		t.Fatalf("import: exit %d\n%s%s", code, out, errOut)
+	}
+
+	rng := rand.New(rand.NewPCG(1, 2))
+	kills := 0
+	for kills < 25 {
+		cmd := exec.Command(probityBinary(t), "round", "--allow-loopback", "--data-dir", dataDir, "--concurrency", fmt.Sprint(concurrency))
+		cmd.Env = append(os.Environ(), env...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("round exited on its own with %v\n%s", err, stderr.String())
+			}
+			t.Logf("round finished on its own after %d kills", kills)
+			goto finished
+		case <-time.After(time.Duration(20+rng.IntN(250)) * time.Millisecond):
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			kills++
+		}
+	}
+	if code, out, errOut := probity(t, env, "round", "--allow-loopback", "--data-dir", dataDir); code != 0 {
+		t.Fatalf("final round: exit %d\n%s%s", code, out, errOut)
+	} else if !strings.Contains(out, "(resumed)") {
+		t.Errorf("the final round did not resume the killed run:\n%s", out)
+	}
+finished:
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Config{SQLitePath: filepath.Join(dataDir, "probity.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.UnfinishedRun(ctx); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a run is still unfinished: %v", err)
+	}
+	entries, err := st.Entries(ctx, 0, 0)
+	if err != nil || len(entries) != servers {
+		t.Fatalf("%d entries (%v)", len(entries), err)
+	}
+	repeated := 0
+	for _, e := range entries {
+		rs, err := st.Rounds(ctx, e.ID, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) != 1 {
+			t.Fatalf("%s: %d rounds, want exactly 1", e.Slug, len(rs))
+		}
+		n, err := st.Attempts(ctx, e.ID, rs[0].DueAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := indexOf(fleet, e.Locator)
+		if reads := fleet.Reads(i); reads == 0 || reads > uint64(n) {
+			t.Errorf("%s: %d tools/list reads for %d recorded attempts", e.Slug, reads, n)
+		}
+		repeated += n - 1
+	}
+	if repeated > kills*concurrency {
+		t.Errorf("%d repeated attempts after %d kills of %d probes in flight", repeated, kills, concurrency)
+	}
+	stats, err := st.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Signed != stats.Envelopes || stats.Observations != servers {
+		t.Fatalf("stats %+v: want %d observations and an envelope for every signed one", stats, servers)
+	}
+	t.Logf("%d kills, %d repeated attempts, %+v", kills, repeated, stats)
+	if n := exportAndVerify(t, env, dataDir); int64(n) != stats.Signed {
+		t.Fatalf("verified %d envelopes, the store signed %d", n, stats.Signed)
+	}
+}
+
+func indexOf(f *fixtures.Fleet, url string) int {
+	for i, u := range f.URLs() {
+		if u == url {
+			return i
+		}
+	}
+	return -1
+}
+
+// testDatabase creates a fresh PostgreSQL database for a test and returns its URL. It
+// skips without PROBITY_TEST_DATABASE_URL, unless CI=true, where it must run.
+func testDatabase(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("PROBITY_TEST_DATABASE_URL")
+	if base == "" {
+		if os.Getenv("CI") != "true" {
+			t.Skip("set PROBITY_TEST_DATABASE_URL to run the PostgreSQL service tests")
+		}
+		base = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("couldn't connect to PostgreSQL: %v", err)
+	}
+	defer conn.Close(ctx)
+	name := fmt.Sprintf("probity_svc_%x", rand.Uint64())
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(context.Background(), base)
+		if err != nil {
+			return
+		}
+		defer conn.Close(context.Background())
+		conn.Exec(context.Background(), "DROP DATABASE "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// TestServeThreeWorkers runs three `probity serve` processes on one PostgreSQL database
+// over 500 fleet servers and checks that they share the work and probe each entry
+// exactly once for its due time.
+func TestServeThreeWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dbURL := testDatabase(t)
+	const servers = 500
+	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: servers, Seed: 21})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	dir := t.TempDir()
+	dataDir := filepath.Join(dir, "data")
+	env := []string{"DATABASE_URL=" + dbURL, "PROBITY_KEY_DIR=" + filepath.Join(dir, "keys")}
+	if code, out, errOut := probity(t, env, "migrate"); code != 0 {
+		t.Fatalf("migrate: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := probity(t, env, "targets", "import", "--data-dir", dataDir, "--first-spread", "5s", writeTargets(t, dir, fleet)); code != 0 {
+		t.Fatalf("import: exit %d\n%s%s", code, out, errOut)
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Config{DatabaseURL: dbURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+
+	type worker struct {
+		cmd    *exec.Cmd
+		stderr *bytes.Buffer
+		done   chan error
+	}
+	var workers []*worker
+	for range 3 {
+		// Cadence 1 h: nothing is due twice within the test; first rounds spread over 5 s.
+		cmd := exec.Command(probityBinary(t), "serve", "--allow-loopback", "--data-dir", dataDir,
+			"--cadence", "1h", "--first-spread", "5s", "--tick", "1s", "--concurrency", "16")
+		cmd.Env = append(os.Environ(), env...)
+		w := &worker{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+		cmd.Stderr = w.stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { w.done <- cmd.Wait() }()
+		workers = append(workers, w)
+	}
+	stopAll := func() {
+		for _, w := range workers {
+			w.cmd.Process.Signal(syscall.SIGTERM)
+		}
+		for i, w := range workers {
+			select {
+			case err := <-w.done:
+				if err != nil {
+					t.Errorf("worker %d: %v\n%s", i, err, tail(w.stderr.String(), 2000))
+				}
+			case <-time.After(90 * time.Second):
+				w.cmd.Process.Kill()
+				t.Errorf("worker %d did not stop within 90 s", i)
+			}
+		}
+	}
+	deadline := time.Now().Add(150 * time.Second)
+	var stats store.Stats
+	for time.Now().Before(deadline) {
+		stats, err = st.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stats.Observations >= servers {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second) // room for any duplicate to show up
+	stopAll()
+	if stats.Observations < servers {
+		t.Fatalf("after 150 s only %d of %d entries have a round", stats.Observations, servers)
+	}
+	entries, err := st.Entries(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		rs, err := st.Rounds(ctx, e.ID, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) != 1 || rs[0].Reason != store.ReasonCadence {
+			t.Fatalf("%s: rounds %+v, want exactly one cadence round", e.Slug, rs)
+		}
+		n, err := st.Attempts(ctx, e.ID, rs[0].DueAt)
+		if err != nil || n != 1 {
+			t.Errorf("%s: %d attempts (%v), want 1", e.Slug, n, err)
+		}
+		if reads := fleet.Reads(indexOf(fleet, e.Locator)); reads != 1 {
+			t.Errorf("%s: probed %d times, want exactly once", e.Slug, reads)
+		}
+	}
+	for i, w := range workers {
+		if n := strings.Count(w.stderr.String(), "msg=round "); n == 0 {
+			t.Errorf("worker %d stored no round:\n%s", i, tail(w.stderr.String(), 2000))
+		} else {
+			t.Logf("worker %d stored %d rounds", i, n)
+		}
+	}
+	if n := exportAndVerify(t, env, dataDir); n != servers {
+		t.Fatalf("verified %d envelopes, want %d", n, servers)
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/probity-dev/probity/rounds"
+	"github.com/probity-dev/probity/store"
+	"github.com/probity-dev/probity/targets"
+)
+
+const targetsUsage = `Usage:
+
+	probity targets import [--data-dir DIR] [--first-spread D] FILE|-
+	probity targets list [--data-dir DIR]
+
+import adds the entries an import file lists: one reference per line (an https:// URL
+of a remote MCP endpoint; npm:NAME, pypi:NAME, github:OWNER/REPO or their registry
+URLs; blank lines and # comments are skipped), or official MCP registry server.json
+documents (one, an array, JSON Lines, or a registry API list response). Entries already
+listed are kept as they are. Bad lines are reported with their line numbers and the
+rest are imported; the exit status is then 1. New remote entries get their first round
+at a random moment within --first-spread (default 15m) and a daily status check.
+
+list prints every entry: slug, kind, locator, last round and uptime.
+
+` + envHelp
+
+func runTargets(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		io.WriteString(stdout, targetsUsage)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	fs := flag.NewFlagSet("probity targets "+args[0], flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var ef envFlags
+	ef.register(fs, false)
+	var policy rounds.Policy
+	fs.DurationVar(&policy.FirstSpread, "first-spread", 15*time.Minute, "")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			io.WriteString(stdout, targetsUsage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "error: %v\n%s", err, targetsUsage)
+		return 2
+	}
+	ctx := context.Background()
+	switch args[0] {
+	case "import":
+		if fs.NArg() != 1 {
+			fmt.Fprintf(stderr, "error: want exactly one FILE\n%s", targetsUsage)
+			return 2
+		}
+		st, _, err := ef.openStore(ctx, slog.New(slog.DiscardHandler))
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 2
+		}
+		defer st.Close()
+		return importTargets(ctx, st, fs.Arg(0), policy, stdout, stderr)
+	case "list":
+		st, _, err := ef.openStore(ctx, slog.New(slog.DiscardHandler))
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 2
+		}
+		defer st.Close()
+		return listTargets(ctx, st, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "error: unknown targets command %q\n%s", args[0], targetsUsage)
+	return 2
+}
+
+// importTargets imports a targets file into st and reports what it did. It returns the
+// exit status: 0 all lines imported, 1 some lines bad, 2 the file could not be read.
+func importTargets(ctx context.Context, st store.Store, path string, policy rounds.Policy, stdout, stderr io.Writer) int {
+	var in io.Reader = os.Stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		in = f
+	}
+	ts, bad, err := targets.Parse(in)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: couldn't read %s: %v\n", path, err)
+		return 2
+	}
+	for _, le := range bad {
+		fmt.Fprintf(stderr, "%s: %v\n", path, le)
+	}
+	created, existing, failed := 0, 0, len(bad)
+	last := time.Now()
+	for i, t := range ts {
+		now := time.Now()
+		ne := store.NewEntry{SlugBase: t.SlugBase, Kind: t.Kind, Locator: t.Locator, Name: t.Name, Source: t.Source}
+		ne.Due = policy.FirstDue(store.Entry{Kind: t.Kind, Locator: t.Locator}, now)
+		_, isNew, err := st.AddEntry(ctx, ne)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: line %d: couldn't add %s: %v\n", path, t.Line, t.Locator, err)
+			failed++
+			continue
+		}
+		if isNew {
+			created++
+		} else {
+			existing++
+		}
+		if time.Since(last) > 5*time.Second {
+			fmt.Fprintf(stderr, "imported %d of %d …\n", i+1, len(ts))
+			last = time.Now()
+		}
+	}
+	fmt.Fprintf(stdout, "%d entries added, %d already listed, %d lines with errors\n", created, existing, failed)
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+func listTargets(ctx context.Context, st store.Store, stdout, stderr io.Writer) int {
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SLUG\tKIND\tLOCATOR\tLAST ROUND\tUPTIME")
+	var after int64
+	for {
+		es, err := st.Entries(ctx, after, 1000)
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 2
+		}
+		for _, e := range es {
+			last, up := "-", "-"
+			if !e.LastRoundAt.IsZero() {
+				last = e.LastRoundAt.UTC().Format(time.RFC3339)
+			}
+			if e.UptimeCountedDays > 0 {
+				up = fmt.Sprintf("%d%% of %d days", (e.UptimeOnlineDays*100+e.UptimeCountedDays/2)/e.UptimeCountedDays, e.UptimeCountedDays)
+			}
+			// Locators are validated on import (URLs and package names), never free text.
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Slug, e.Kind, e.Locator, last, up)
+			after = e.ID
+		}
+		if len(es) < 1000 {
+			break
+		}
+	}
+	tw.Flush()
+	return 0
+}

@@ -1,0 +1,114 @@
+// Package export writes stored envelopes with the key document, in the shapes the
+// offline verifier accepts: a directory (keys.json and SLUG/ROUND-ID.json per round) or
+// a JSONL file (one envelope per line, keys.json beside it).
+package export
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/store"
+)
+
+// Write writes the envelopes f selects and the key document to out (a directory, or a
+// .jsonl file with keys.json beside it) and returns how many envelopes it wrote.
+// Progress goes to progress every 5 s.
+func Write(ctx context.Context, st store.Store, doc *keys.Document, out string, f store.EnvelopeFilter, progress io.Writer) (int, error) {
+	docJSON, err := keys.MarshalDocument(doc)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	last := time.Now()
+	tick := func() {
+		n++
+		if time.Since(last) > 5*time.Second {
+			fmt.Fprintf(progress, "exported %d envelopes …\n", n)
+			last = time.Now()
+		}
+	}
+	if strings.HasSuffix(out, ".jsonl") {
+		if err := writeFileAtomic(filepath.Join(filepath.Dir(out), keys.DocumentFile), docJSON); err != nil {
+			return 0, err
+		}
+		tmp := out + ".tmp"
+		file, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return 0, err
+		}
+		defer os.Remove(tmp)
+		w := bufio.NewWriterSize(file, 1<<20)
+		err = st.Envelopes(ctx, f, func(r store.EnvelopeRecord) error {
+			if err := oneLine(r.Envelope, w); err != nil {
+				return fmt.Errorf("envelope of round %s: %w", r.RoundID, err)
+			}
+			tick()
+			return nil
+		})
+		if err == nil {
+			err = w.Flush()
+		}
+		if err == nil {
+			err = file.Sync()
+		}
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return n, fmt.Errorf("couldn't export to %s: %w", out, err)
+		}
+		return n, os.Rename(tmp, out)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return 0, err
+	}
+	if err := writeFileAtomic(filepath.Join(out, keys.DocumentFile), docJSON); err != nil {
+		return 0, err
+	}
+	err = st.Envelopes(ctx, f, func(r store.EnvelopeRecord) error {
+		dir := filepath.Join(out, r.EntrySlug)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if err := writeFileAtomic(filepath.Join(dir, r.RoundID+".json"), r.Envelope); err != nil {
+			return err
+		}
+		tick()
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("couldn't export to %s: %w", out, err)
+	}
+	return n, nil
+}
+
+// oneLine writes a stored envelope as one JSONL line. Stored envelopes are compact
+// (attest.EncodeEnvelope); one with a newline would break the JSONL shape and is refused.
+func oneLine(env []byte, w *bufio.Writer) error {
+	if _, _, err := attest.ParseEnvelope(env); err != nil {
+		return err
+	}
+	if strings.ContainsAny(string(env), "\n\r") {
+		return errors.New("the stored envelope spans lines")
+	}
+	w.Write(env)
+	return w.WriteByte('\n')
+}
+
+// writeFileAtomic writes data to path through a temporary file and a rename.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,73 @@
+// Package rounds is Probity's engine: it probes entries when they are due, runs the
+// checks, signs what it may sign, and stores each round durably.
+//
+// # A round
+//
+// A round is one probe of one entry for one due time. Runner.RunEntry does it in four
+// steps, and only the last touches the database in a transaction:
+//
+//  1. StartAttempt records, in its own small transaction, that the probe is about to
+//     start. If a round for the same entry and due time is already stored, the entry
+//     is skipped: nothing is probed or signed twice for one due time.
+//  2. The probe (checks/probe, through the egress guard) gathers an Observation. No
+//     transaction is open and the signing key is not in use.
+//  3. The checks run (checks.Evaluate), and a round that may be signed is turned into
+//     an in-toto statement, canonicalized and signed with the Ed25519 key (full or
+//     auth_required coverage). Rounds the checks do not allow to sign are stored
+//     unsigned with the reason: no_handshake, no_tools or blocked.
+//  4. store.SaveRound writes the observation, its tool surface (content-addressed by
+//     the surface fingerprint), the envelope, the results, the day's uptime and the
+//     entry's next due times in one transaction.
+//
+// A crash before step 4 commits leaves only the attempt record; the restarted worker
+// probes again (attempt 2) and stores one round. A crash after it leaves a stored round
+// that the restarted worker skips. So a round is stored and published at most once per
+// entry and due time, and an observation is marked signed exactly when its envelope is
+// stored.
+//
+// # Due times
+//
+// Each entry has at most one due time per store.Reason:
+//
+//   - cadence: every Policy.Cadence (12 h) for unclaimed entries, Policy.ClaimedCadence
+//     (3 h) for claimed ones, or the entry's own cadence. The next due time is the last
+//     one plus the cadence, jittered by up to ±10 % with a value derived from the entry
+//     and the due time (so a retried job computes the same one); a round that ran late
+//     is rescheduled from now, so a stopped service does not replay missed rounds.
+//   - confirm: when a round's tools, instructions or server-reported version differ
+//     from the previous round that had them, a confirmation re-fetch at least one
+//     minute later (two hours when the tool list became empty), so that the history
+//     can record a change only when two fetches agree. A confirmation round does not
+//     schedule another confirmation.
+//   - status: once a day for every remote entry. If the entry already had a round on
+//     that UTC day, the status check only moves on; otherwise it runs a round, so that
+//     every remote entry has a counted uptime day even with a cadence longer than a day.
+//   - manual: `probity round` runs every entry now, as one Run that an interrupted
+//     invocation resumes; it moves the entry's cadence due time on from the run.
+//
+// An entry whose round was rate limited (429, or 503 with Retry-After) backs off: the
+// next cadence round waits for the larger of the server's Retry-After and an
+// exponential backoff (1 h, 2 h, 4 h, … after consecutive rate-limited rounds, at most
+// Policy.MaxBackoff), and its confirmation waits as long.
+//
+// # Uptime
+//
+// Each round is classified for uptime (see UptimeClass): answered (any HTTP answer,
+// a 401 challenge included), no answer (DNS failure, connection failure, no complete
+// response within the budget, a TLS failure, or HTTP 5xx on the handshake), or
+// inconclusive (rate limited, or refused by Probity's own egress guard). The store
+// keeps per UTC day: online when every round connected, offline when any round found
+// no answer, not counted when only inconclusive rounds ran; an entry's rate is online
+// days over counted days.
+//
+// # Scheduling
+//
+// Service runs River on the store's database (riverpgxv5 on PostgreSQL, riversqlite
+// on SQLite). A periodic job, enqueued by River's elected leader only, reads the due
+// times that fall within the next minute and enqueues one probe job per (entry, due
+// time), unique by those arguments, scheduled at the due time; workers in any number of
+// processes take them. Because the due times live in the store and move only in the
+// transaction that stores the round, a lost job is enqueued again on the next tick and
+// a duplicate is refused three times over: by River's unique jobs, by StartAttempt,
+// and by the store's unique (entry, due time) constraint.
+package rounds

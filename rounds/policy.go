@@ -1,0 +1,232 @@
+package rounds
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+	"strconv"
+	"time"
+
+	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/checks"
+	"github.com/probity-dev/probity/store"
+)
+
+// Policy sets when rounds are due. The zero value of a field means its default.
+type Policy struct {
+	// Cadence is the time between rounds of an unclaimed entry; default 12 h.
+	Cadence time.Duration
+	// ClaimedCadence is the time between rounds of a claimed entry; default 3 h.
+	ClaimedCadence time.Duration
+	// FirstSpread spreads the first round of new entries over [0, FirstSpread);
+	// default 15 min (or the cadence, when shorter).
+	FirstSpread time.Duration
+	// StatusInterval is the time between status checks; default 24 h.
+	StatusInterval time.Duration
+	// ConfirmDelay is how long after a difference the confirmation re-fetch runs;
+	// default 1 min (never less than a minute).
+	ConfirmDelay time.Duration
+	// EmptyConfirmDelay is how long after a tool list became empty the confirmation
+	// runs; default 2 h.
+	EmptyConfirmDelay time.Duration
+	// MaxBackoff caps the wait after rate-limited rounds; default 48 h.
+	MaxBackoff time.Duration
+}
+
+func (p Policy) withDefaults() Policy {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&p.Cadence, 12*time.Hour)
+	def(&p.ClaimedCadence, 3*time.Hour)
+	def(&p.FirstSpread, 15*time.Minute)
+	def(&p.StatusInterval, 24*time.Hour)
+	def(&p.ConfirmDelay, time.Minute)
+	def(&p.EmptyConfirmDelay, 2*time.Hour)
+	def(&p.MaxBackoff, 48*time.Hour)
+	if p.ConfirmDelay < time.Minute {
+		p.ConfirmDelay = time.Minute
+	}
+	return p
+}
+
+// CadenceOf returns the cadence of an entry.
+func (p Policy) CadenceOf(e store.Entry) time.Duration {
+	p = p.withDefaults()
+	switch {
+	case e.Cadence > 0:
+		return e.Cadence
+	case e.Claimed:
+		return p.ClaimedCadence
+	}
+	return p.Cadence
+}
+
+// spread returns a value in [0, span) derived from the entry (its kind and locator, known
+// before the entry has an id), the time and a salt, so
+// that the same job computes the same jitter when retried and entries spread evenly.
+func spread(e store.Entry, at time.Time, salt string, span time.Duration) time.Duration {
+	if span <= 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(at.UnixMilli()))
+	h.Write(b[:])
+	h.Write([]byte(salt))
+	h.Write([]byte{0})
+	h.Write([]byte(e.Kind))
+	h.Write([]byte{0})
+	h.Write([]byte(e.Locator))
+	return time.Duration(h.Sum64() % uint64(span))
+}
+
+// FirstDue returns the first due times of a new entry created at now (its ID may still
+// be 0): a cadence round spread over FirstSpread and a status check spread over the
+// second half of the first day. Package and repository entries are read by the
+// supply-chain checks and have no probe rounds yet.
+func (p Policy) FirstDue(e store.Entry, now time.Time) []store.Due {
+	p = p.withDefaults()
+	if e.Kind != store.KindRemote {
+		return nil
+	}
+	first := min(p.FirstSpread, p.CadenceOf(e))
+	return []store.Due{
+		{EntryID: e.ID, Reason: store.ReasonCadence, At: now.Add(spread(e, now, "first", first)).Truncate(time.Millisecond)},
+		{EntryID: e.ID, Reason: store.ReasonStatus, At: now.Add(p.StatusInterval/2 + spread(e, now, "status", p.StatusInterval/2)).Truncate(time.Millisecond)},
+	}
+}
+
+// nextCadence returns the cadence due time after one at `from`, jittered by up to ±10 %,
+// and not before now: a round that ran late is rescheduled from now.
+func (p Policy) nextCadence(e store.Entry, from, now time.Time) time.Time {
+	c := p.CadenceOf(e)
+	j := spread(e, from, "cadence", c/5+1) - c/10
+	next := from.Add(c + j)
+	if next.Before(now) {
+		next = now.Add(c + j)
+	}
+	return next.Truncate(time.Millisecond)
+}
+
+// nextStatus returns the status due time after one at `from`, on the same time of day,
+// skipping days that are already over.
+func (p Policy) nextStatus(from, now time.Time) time.Time {
+	next := from.Add(p.StatusInterval)
+	for !next.After(now) {
+		next = next.Add(p.StatusInterval)
+	}
+	return next.Truncate(time.Millisecond)
+}
+
+// history is what the policy needs to know about an entry's previous rounds.
+type history struct {
+	// prev is the newest earlier round that had fingerprints (nil when none).
+	prev *store.RoundSummary
+	// rateLimited counts the consecutive rate-limited rounds just before this one.
+	rateLimited int
+}
+
+// emptySurface is the surface fingerprint of an empty tool list.
+var emptySurface = attest.Digest([]byte("[]"))
+
+// DueUpdates returns the due-time changes a finished round makes: the next due time for
+// its reason, a confirmation when it differs from the previous round, and backoff after
+// rate limiting.
+func (p Policy) dueUpdates(e store.Entry, due store.Due, obs *checks.Observation, fp *attest.Fingerprints, h history, now time.Time) []store.DueUpdate {
+	p = p.withDefaults()
+	var ups []store.DueUpdate
+	if rateLimited(obs) {
+		backoff := time.Hour << min(h.rateLimited, 10)
+		backoff = min(max(backoff, obs.RetryAfter), p.MaxBackoff)
+		at := now.Add(backoff + spread(e, due.At, "backoff", backoff/10+1)).Truncate(time.Millisecond)
+		ups = append(ups, store.DueUpdate{Reason: store.ReasonCadence, At: at})
+		switch due.Reason {
+		case store.ReasonConfirm:
+			ups = append(ups, store.DueUpdate{Reason: store.ReasonConfirm, At: at.Add(time.Minute)})
+		case store.ReasonStatus:
+			ups = append(ups, store.DueUpdate{Reason: store.ReasonStatus, At: p.nextStatus(due.At, now)})
+		}
+		return ups
+	}
+	switch due.Reason {
+	case store.ReasonCadence, store.ReasonManual:
+		ups = append(ups, store.DueUpdate{Reason: store.ReasonCadence, At: p.nextCadence(e, due.At, now)})
+	case store.ReasonStatus:
+		ups = append(ups, store.DueUpdate{Reason: store.ReasonStatus, At: p.nextStatus(due.At, now)})
+	case store.ReasonConfirm:
+		ups = append(ups, store.DueUpdate{Reason: store.ReasonConfirm})
+	}
+	if due.Reason != store.ReasonConfirm && differs(obs, fp, h.prev) {
+		delay := p.ConfirmDelay
+		if fp.Surface == emptySurface {
+			delay = p.EmptyConfirmDelay
+		}
+		at := now.Add(delay + spread(e, due.At, "confirm", 30*time.Second)).Truncate(time.Millisecond)
+		ups = append(ups, store.DueUpdate{Reason: store.ReasonConfirm, At: at})
+	}
+	return ups
+}
+
+// differs reports whether a round with fingerprints differs from the previous round that
+// had them, in its surface, instructions or server-reported version.
+func differs(obs *checks.Observation, fp *attest.Fingerprints, prev *store.RoundSummary) bool {
+	if fp == nil || prev == nil || prev.Fingerprints == nil {
+		return false
+	}
+	return fp.Surface != prev.Fingerprints.Surface ||
+		fp.Instructions != prev.Fingerprints.Instructions ||
+		(obs.Handshake.ServerVersion != "" && prev.ServerVersion != "" && obs.Handshake.ServerVersion != prev.ServerVersion)
+}
+
+func rateLimited(obs *checks.Observation) bool {
+	return obs.Reach.Failure == checks.ReachRateLimited || obs.Stop == checks.StopRateLimited
+}
+
+// UptimeClass classifies a round for uptime: answered when any HTTP answer came (a
+// 401 challenge included), no answer when the name did not resolve, the connection or
+// TLS handshake failed, no complete response came within the budget, or the handshake
+// got HTTP 5xx, and inconclusive when Probity could not tell: rate limited, or refused
+// by its own egress guard.
+func UptimeClass(obs *checks.Observation) store.UptimeClass {
+	switch obs.Reach.Failure {
+	case checks.ReachOK:
+		if obs.Stop == checks.StopRateLimited {
+			return store.UptimeInconclusive
+		}
+		return store.UptimeAnswered
+	case checks.ReachDNS, checks.ReachConnect, checks.ReachTimeout, checks.ReachTLS, checks.ReachHTTP5xx:
+		return store.UptimeNoAnswer
+	}
+	return store.UptimeInconclusive
+}
+
+// unsignedReason says in a word why a round the checks did not sign was not signed.
+func unsignedReason(obs *checks.Observation) string {
+	switch {
+	case obs.Reach.Failure == checks.ReachBlocked:
+		return "blocked"
+	case !obs.Handshake.Completed() && !obs.Handshake.Unauthorized:
+		return "no_handshake"
+	}
+	return "no_tools"
+}
+
+// RoundID returns the statement's roundId for an entry's round at a due time: a letter
+// for the reason (c cadence, f confirm, d daily status; a manual round uses its run's
+// id), the due time to the millisecond, and the entry id, e.g. c20261130T064512345Z-e42.
+func RoundID(due store.Due, runID string) string {
+	suffix := "-e" + strconv.FormatInt(due.EntryID, 10)
+	if due.Reason == store.ReasonManual && runID != "" {
+		return runID + suffix
+	}
+	prefix := map[store.Reason]string{store.ReasonCadence: "c", store.ReasonConfirm: "f", store.ReasonStatus: "d", store.ReasonManual: "r"}[due.Reason]
+	return prefix + stamp(due.At) + suffix
+}
+
+// stamp formats a time as 20261130T064512345Z (no characters roundId forbids).
+func stamp(t time.Time) string {
+	t = t.UTC()
+	return t.Format("20060102T150405") + strconv.Itoa(1000 + t.Nanosecond()/1e6)[1:] + "Z"
+}

@@ -1,0 +1,264 @@
+package rounds
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/checks"
+	"github.com/probity-dev/probity/store"
+)
+
+// Prober gathers an Observation of a remote endpoint; *probe.Prober is one.
+type Prober interface {
+	Probe(ctx context.Context, url string) (*checks.Observation, error)
+}
+
+// Signer signs DSSE payloads and names its key; *keys.Signer is one.
+type Signer interface {
+	attest.Signer
+	KeyID() (string, error)
+}
+
+// Config configures a Runner.
+type Config struct {
+	Store  store.Store
+	Prober Prober
+	Signer Signer
+	// ToolVersion is Probity's version, recorded in every statement.
+	ToolVersion string
+	Policy      Policy
+	// SaveTimeout bounds storing one round; default 30 s. A round that was probed is
+	// stored even when the context is cancelled meanwhile (e.g. on Ctrl-C).
+	SaveTimeout time.Duration
+	Now         func() time.Time
+	Logger      *slog.Logger
+}
+
+// Runner runs rounds. It is safe for concurrent use.
+type Runner struct {
+	cfg   Config
+	keyID string
+}
+
+// NewRunner returns a Runner. It fails when the configuration is incomplete.
+func NewRunner(cfg Config) (*Runner, error) {
+	if cfg.Store == nil || cfg.Prober == nil || cfg.Signer == nil {
+		return nil, errors.New("rounds: Config needs a Store, a Prober and a Signer")
+	}
+	keyID, err := cfg.Signer.KeyID()
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read the signing key's id: %w", err)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.SaveTimeout <= 0 {
+		cfg.SaveTimeout = 30 * time.Second
+	}
+	cfg.Policy = cfg.Policy.withDefaults()
+	return &Runner{cfg: cfg, keyID: keyID}, nil
+}
+
+// Status is what became of one entry's round.
+type Status string
+
+// The outcomes of RunEntry.
+const (
+	SignedFull  Status = "signed_full"          // stored with a full-coverage envelope
+	SignedAuth  Status = "signed_auth_required" // stored with an auth_required envelope
+	Unsigned    Status = "unsigned"             // stored without an envelope
+	AlreadyDone Status = "already_done"         // a round for this due time was stored before
+	NotProbed   Status = "not_probed"           // a package or repository entry: no probe rounds
+	Failed      Status = "failed"               // nothing stored (see the error)
+	EntryGone   Status = "entry_gone"           // the entry was deleted meanwhile
+)
+
+// Outcome is the result of RunEntry.
+type Outcome struct {
+	Status        Status
+	ObservationID int64
+	Attempt       int
+	Duration      time.Duration
+}
+
+// storedResult is the stored form of one check result, evidence included.
+type storedResult struct {
+	ID       string            `json:"id"`
+	Status   attest.Status     `json:"status"`
+	Reason   *attest.Reason    `json:"reason,omitempty"`
+	Evidence []checks.Evidence `json:"evidence,omitempty"`
+}
+
+// RunEntry runs the round of entry e for due (see the package documentation). runID
+// names the manual run a manual round belongs to ("" otherwise). An error means nothing
+// was stored; the round can be retried.
+func (r *Runner) RunEntry(ctx context.Context, e store.Entry, due store.Due, runID string) (Outcome, error) {
+	start := r.cfg.Now()
+	out := Outcome{Status: Failed}
+	if e.Kind != store.KindRemote {
+		out.Status = NotProbed
+		return out, nil
+	}
+	attempt, err := r.cfg.Store.StartAttempt(ctx, e.ID, due.At, start)
+	switch {
+	case errors.Is(err, store.ErrRoundDone):
+		out.Status = AlreadyDone
+		return out, nil
+	case errors.Is(err, store.ErrNotFound):
+		out.Status = EntryGone
+		return out, nil
+	case err != nil:
+		return out, fmt.Errorf("couldn't record the attempt for %s: %w", e.Slug, err)
+	}
+	out.Attempt = attempt
+	prev, err := r.cfg.Store.Rounds(ctx, e.ID, 8)
+	if err != nil {
+		return out, fmt.Errorf("couldn't read the rounds of %s: %w", e.Slug, err)
+	}
+
+	probing := r.cfg.Now()
+	obs, err := r.cfg.Prober.Probe(ctx, e.Locator)
+	if ctx.Err() != nil {
+		// Cut by our own cancellation: what the probe saw is not data about the server.
+		return out, ctx.Err()
+	}
+	if err != nil {
+		return out, fmt.Errorf("couldn't probe %s: %w", e.Slug, err)
+	}
+	probed := r.cfg.Now()
+
+	round, err := r.build(ctx, e, due, runID, obs, historyOf(prev))
+	if err != nil {
+		return out, err
+	}
+	built := r.cfg.Now()
+
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.SaveTimeout)
+	defer cancel()
+	id, err := r.cfg.Store.SaveRound(saveCtx, round)
+	switch {
+	case errors.Is(err, store.ErrRoundDone):
+		out.Status = AlreadyDone
+		return out, nil
+	case errors.Is(err, store.ErrNotFound):
+		out.Status = EntryGone
+		return out, nil
+	case err != nil:
+		return out, fmt.Errorf("couldn't store the round of %s: %w", e.Slug, err)
+	}
+	end := r.cfg.Now()
+	out.ObservationID, out.Duration = id, end.Sub(start)
+	switch {
+	case round.Coverage == string(attest.CoverageFull):
+		out.Status = SignedFull
+	case round.Coverage == string(attest.CoverageAuthRequired):
+		out.Status = SignedAuth
+	default:
+		out.Status = Unsigned
+	}
+	r.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "round",
+		slog.String("entry", e.Slug), slog.String("round", round.RoundID), slog.String("reason", string(due.Reason)),
+		slog.String("outcome", string(out.Status)), slog.Int("attempt", attempt),
+		slog.String("reach", round.Reach), slog.Int("tools", round.ToolCount),
+		slog.Int64("prepare_ms", probing.Sub(start).Milliseconds()),
+		slog.Int64("probe_ms", probed.Sub(probing).Milliseconds()),
+		slog.Int64("sign_ms", built.Sub(probed).Milliseconds()),
+		slog.Int64("store_ms", end.Sub(built).Milliseconds()))
+	return out, nil
+}
+
+func historyOf(rounds []store.RoundSummary) history {
+	var h history
+	counting := true
+	for i := range rounds {
+		rs := &rounds[i]
+		if counting && rs.Reach == string(checks.ReachRateLimited) {
+			h.rateLimited++
+		} else {
+			counting = false
+		}
+		if h.prev == nil && rs.Fingerprints != nil {
+			h.prev = rs
+		}
+	}
+	return h
+}
+
+// build turns an observation into the round to store: results, statement, envelope,
+// surface, uptime and due times. It does no I/O.
+func (r *Runner) build(ctx context.Context, e store.Entry, due store.Due, runID string, obs *checks.Observation, h history) (*store.Round, error) {
+	results, coverage, signed := checks.Evaluate(obs)
+	round := &store.Round{
+		EntryID:    e.ID,
+		DueAt:      due.At,
+		Reason:     due.Reason,
+		RoundID:    RoundID(due, runID),
+		StartedAt:  obs.StartedAt,
+		FinishedAt: r.cfg.Now(),
+		Reach:      string(obs.Reach.Failure),
+		HTTPStatus: obs.Reach.FirstStatus,
+		Stop:       string(obs.Stop),
+		Uptime:     UptimeClass(obs),
+		RetryAfter: obs.RetryAfter,
+		ToolCount:  len(obs.Tools.Tools),
+		Pages:      obs.Tools.Pages,
+	}
+	if round.StartedAt.IsZero() {
+		round.StartedAt = r.cfg.Now()
+	}
+	if obs.Handshake.Completed() {
+		round.ProtocolVersion = obs.Handshake.ProtocolVersion
+		round.ServerName = obs.Handshake.ServerName
+		round.ServerVersion = obs.Handshake.ServerVersion
+	}
+	fp, err := checks.Fingerprints(obs)
+	if err != nil {
+		fp = nil // an unfingerprintable list: the checks say so, the round is unsigned
+	}
+	if fp != nil {
+		doc, err := attest.SurfaceDocument(obs.Tools.Tools)
+		if err != nil {
+			return nil, fmt.Errorf("couldn't build the tool surface of %s: %w", e.Slug, err)
+		}
+		round.Fingerprints, round.Surface = fp, doc
+	}
+	stored := make([]storedResult, len(results))
+	for i, res := range results {
+		stored[i] = storedResult{ID: res.ID, Status: res.Status, Reason: res.Reason, Evidence: res.Evidence}
+	}
+	if round.Results, err = json.Marshal(stored); err != nil {
+		return nil, fmt.Errorf("couldn't encode the results of %s: %w", e.Slug, err)
+	}
+	if round.Timings, err = json.Marshal(obs.Timings); err != nil {
+		return nil, fmt.Errorf("couldn't encode the timings of %s: %w", e.Slug, err)
+	}
+	if signed {
+		st, err := checks.Statement(obs, results, coverage, attest.ProbeInfo{ToolVersion: r.cfg.ToolVersion}, round.RoundID)
+		if err != nil {
+			return nil, fmt.Errorf("couldn't build the statement of %s: %w", e.Slug, err)
+		}
+		env, payload, err := attest.Sign(ctx, st, r.cfg.Signer)
+		if err != nil {
+			return nil, fmt.Errorf("couldn't sign the round of %s: %w", e.Slug, err)
+		}
+		if round.Envelope, err = attest.EncodeEnvelope(env); err != nil {
+			return nil, fmt.Errorf("couldn't encode the envelope of %s: %w", e.Slug, err)
+		}
+		sum := sha256.Sum256(payload)
+		round.Coverage, round.KeyID, round.PayloadDigest = string(coverage), r.keyID, hex.EncodeToString(sum[:])
+	} else {
+		round.UnsignedReason = unsignedReason(obs)
+	}
+	round.Due = r.cfg.Policy.dueUpdates(e, due, obs, fp, h, r.cfg.Now())
+	return round, nil
+}

@@ -1,0 +1,216 @@
+package rounds
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/probity-dev/probity/store"
+)
+
+// ProbeArgs is the River job that runs one entry's round for one due time. Jobs are
+// unique by entry and due time.
+type ProbeArgs struct {
+	EntryID int64        `json:"entry_id" river:"unique"`
+	Reason  store.Reason `json:"reason"`
+	DueAt   time.Time    `json:"due_at" river:"unique"`
+}
+
+// Kind is the River job kind.
+func (ProbeArgs) Kind() string { return "probity_probe" }
+
+// ScheduleArgs is the periodic River job that enqueues the rounds falling due.
+type ScheduleArgs struct{}
+
+// Kind is the River job kind.
+func (ScheduleArgs) Kind() string { return "probity_schedule" }
+
+// ServiceConfig configures a Service.
+type ServiceConfig struct {
+	Runner *Runner
+	// Concurrency is the number of rounds one process runs at once; default 32.
+	Concurrency int
+	// Tick is how often the leader looks for due rounds; default 15 s, at least 1 s
+	// (River's shortest unique period).
+	Tick time.Duration
+	// Lookahead is how far ahead due rounds are enqueued (scheduled at their due
+	// time); default 1 min.
+	Lookahead time.Duration
+	// MaxEnqueue bounds the rounds enqueued per tick; default 20,000.
+	MaxEnqueue int
+	// PollInterval is how often workers poll for jobs when the database cannot notify
+	// them (SQLite); default 1 s.
+	PollInterval time.Duration
+	// ID names this process among River's clients (default: River's).
+	ID string
+}
+
+// Service runs scheduled rounds with River: the leader enqueues due rounds, every
+// process works them. Several processes may run a Service on one PostgreSQL database.
+type Service struct {
+	cfg   ServiceConfig
+	r     *Runner
+	queue store.Queue
+}
+
+// NewService builds a Service; Run starts it.
+func NewService(cfg ServiceConfig) (*Service, error) {
+	if cfg.Runner == nil {
+		return nil, errors.New("rounds: ServiceConfig needs a Runner")
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 32
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = 15 * time.Second
+	}
+	cfg.Tick = max(cfg.Tick, time.Second)
+	if cfg.Lookahead <= 0 {
+		cfg.Lookahead = time.Minute
+	}
+	if cfg.MaxEnqueue <= 0 {
+		cfg.MaxEnqueue = 20000
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = time.Second
+	}
+	s := &Service{cfg: cfg, r: cfg.Runner}
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &probeWorker{s: s}); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, &scheduleWorker{s: s}); err != nil {
+		return nil, err
+	}
+	rc := &river.Config{
+		ID:                cfg.ID,
+		Logger:            s.r.cfg.Logger,
+		Workers:           workers,
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Concurrency}},
+		FetchPollInterval: cfg.PollInterval,
+		FetchCooldown:     min(cfg.PollInterval, river.FetchCooldownDefault),
+		JobTimeout:        2 * time.Minute,
+		MaxAttempts:       5,
+		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(
+			river.PeriodicInterval(cfg.Tick),
+			func() (river.JobArgs, *river.InsertOpts) {
+				return ScheduleArgs{}, &river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByPeriod: cfg.Tick}}
+			},
+			&river.PeriodicJobOpts{RunOnStart: true},
+		)},
+	}
+	q, err := s.r.cfg.Store.NewQueue(rc)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't create the job queue: %w", err)
+	}
+	s.queue = q
+	return s, nil
+}
+
+// Run works rounds until ctx is cancelled, then stops gracefully: rounds in flight
+// finish and are stored (within River's soft stop), and no new ones start.
+func (s *Service) Run(ctx context.Context) error {
+	if err := s.queue.Start(ctx); err != nil {
+		return fmt.Errorf("couldn't start the job queue: %w", err)
+	}
+	<-ctx.Done()
+	stopCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.queue.Stop(stopCtx); err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("couldn't stop the job queue: %w", err)
+	}
+	return nil
+}
+
+// EnqueueDue enqueues a probe job for every due time up to now + Lookahead and
+// returns how many were new. The periodic job calls it on River's leader.
+func (s *Service) EnqueueDue(ctx context.Context) (int, error) {
+	now := s.r.cfg.Now()
+	dues, err := s.r.cfg.Store.DueBefore(ctx, now.Add(s.cfg.Lookahead), s.cfg.MaxEnqueue)
+	if err != nil {
+		return 0, fmt.Errorf("couldn't read due rounds: %w", err)
+	}
+	n := 0
+	for _, d := range dues {
+		skipped, err := s.queue.Insert(ctx, ProbeArgs{EntryID: d.EntryID, Reason: d.Reason, DueAt: d.At},
+			&river.InsertOpts{ScheduledAt: d.At, UniqueOpts: river.UniqueOpts{ByArgs: true}})
+		if err != nil {
+			return n, fmt.Errorf("couldn't enqueue the round of entry %d: %w", d.EntryID, err)
+		}
+		if !skipped {
+			n++
+		}
+	}
+	if n > 0 {
+		s.r.cfg.Logger.Info("enqueued rounds", "new", n, "due", len(dues))
+	}
+	return n, nil
+}
+
+type scheduleWorker struct {
+	river.WorkerDefaults[ScheduleArgs]
+	s *Service
+}
+
+func (w *scheduleWorker) Work(ctx context.Context, _ *river.Job[ScheduleArgs]) error {
+	_, err := w.s.EnqueueDue(ctx)
+	return err
+}
+
+type probeWorker struct {
+	river.WorkerDefaults[ProbeArgs]
+	s *Service
+}
+
+func (w *probeWorker) Work(ctx context.Context, job *river.Job[ProbeArgs]) error {
+	return w.s.work(ctx, job.Args)
+}
+
+// work runs one probe job: a round, unless the due time moved meanwhile (a manual round
+// ran, or the entry was deleted) or a status check finds the entry already seen today.
+func (s *Service) work(ctx context.Context, a ProbeArgs) error {
+	st := s.r.cfg.Store
+	e, err := st.EntryByID(ctx, a.EntryID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	dues, err := st.DueTimes(ctx, e.ID)
+	if err != nil {
+		return err
+	}
+	current := false
+	for _, d := range dues {
+		if d.Reason == a.Reason && d.At.Equal(a.DueAt) {
+			current = true
+		}
+	}
+	if !current {
+		return nil // superseded: the due time moved on since the job was enqueued
+	}
+	due := store.Due{EntryID: e.ID, Reason: a.Reason, At: a.DueAt}
+	now := s.r.cfg.Now()
+	if a.Reason == store.ReasonStatus && sameUTCDay(e.LastRoundAt, now) {
+		return st.SetDue(ctx, e.ID, store.DueUpdate{Reason: store.ReasonStatus, At: s.r.cfg.Policy.nextStatus(a.DueAt, now)})
+	}
+	if _, err := s.r.RunEntry(ctx, e, due, ""); err != nil {
+		s.r.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "round failed", slog.String("entry", e.Slug), slog.String("error", err.Error()))
+		return err
+	}
+	return nil
+}
+
+func sameUTCDay(a, b time.Time) bool {
+	if a.IsZero() {
+		return false
+	}
+	ya, ma, da := a.UTC().Date()
+	yb, mb, db := b.UTC().Date()
+	return ya == yb && ma == mb && da == db
+}

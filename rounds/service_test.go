@@ -1,0 +1,134 @@
+package rounds
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/probity-dev/probity/checks/fixtures"
+	"github.com/probity-dev/probity/store"
+)
+
+// TestServiceOnSQLite runs the River service on the embedded store with a short cadence:
+// every entry gets its first round within the spread, then further cadence rounds, each
+// for its own due time and each probed once; the export verifies.
+func TestServiceOnSQLite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the scheduler for several seconds")
+	}
+	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: 25, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	env := newTestEnv(t, nil, Policy{Cadence: 2 * time.Second, FirstSpread: time.Second})
+	for _, u := range fleet.URLs() {
+		env.add(t, store.KindRemote, u)
+	}
+	svc, err := NewService(ServiceConfig{Runner: env.r, Concurrency: 8, Tick: time.Second, Lookahead: 2 * time.Second, PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx) }()
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		fewest := 1 << 30
+		entries, err := env.st.Entries(context.Background(), 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			rs, err := env.st.Rounds(context.Background(), e.ID, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fewest = min(fewest, len(rs))
+		}
+		if fewest >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("after 30 s some entry has only %d rounds", fewest)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	entries, _ := env.st.Entries(context.Background(), 0, 0)
+	for i, e := range entries {
+		rs, err := env.st.Rounds(context.Background(), e.ID, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[time.Time]bool{}
+		for _, r := range rs {
+			if seen[r.DueAt] {
+				t.Errorf("%s: two rounds for due time %v", e.Slug, r.DueAt)
+			}
+			seen[r.DueAt] = true
+			if n, _ := env.st.Attempts(context.Background(), e.ID, r.DueAt); n != 1 {
+				t.Errorf("%s: %d attempts for due time %v", e.Slug, n, r.DueAt)
+			}
+			if r.Reason != store.ReasonCadence {
+				t.Errorf("%s: a %s round; only cadence rounds were due", e.Slug, r.Reason)
+			}
+		}
+		if reads := fleet.Reads(i); reads != uint64(len(rs)) {
+			t.Errorf("%s: %d rounds stored, server read %d times", e.Slug, len(rs), reads)
+		}
+	}
+	env.verifyExport(t)
+}
+
+// TestStatusCheckSkipsSeenEntries checks that a daily status check of an entry that
+// already had a round that UTC day only moves on, and runs a round otherwise.
+func TestStatusCheckSkipsSeenEntries(t *testing.T) {
+	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: 2, Seed: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	env := newTestEnv(t, nil, Policy{})
+	seen := env.add(t, store.KindRemote, fleet.URL(0))
+	unseen := env.add(t, store.KindRemote, fleet.URL(1))
+	ctx := context.Background()
+	if _, err := env.r.RunEntry(ctx, seen, store.Due{EntryID: seen.ID, Reason: store.ReasonCadence, At: time.Now().Truncate(time.Millisecond)}, ""); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := NewService(ServiceConfig{Runner: env.r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []store.Entry{seen, unseen} {
+		dues, _ := env.st.DueTimes(ctx, e.ID)
+		for _, d := range dues {
+			if d.Reason == store.ReasonStatus {
+				if err := svc.work(ctx, ProbeArgs{EntryID: e.ID, Reason: d.Reason, DueAt: d.At}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if rs, _ := env.st.Rounds(ctx, seen.ID, 10); len(rs) != 1 {
+		t.Errorf("seen entry: %d rounds after its status check, want 1", len(rs))
+	}
+	if rs, _ := env.st.Rounds(ctx, unseen.ID, 10); len(rs) != 1 || rs[0].Reason != store.ReasonStatus {
+		t.Errorf("unseen entry: rounds %+v, want one status round", rs)
+	}
+	for _, e := range []store.Entry{seen, unseen} {
+		dues, _ := env.st.DueTimes(ctx, e.ID)
+		for _, d := range dues {
+			if d.Reason == store.ReasonStatus && time.Until(d.At) < 12*time.Hour {
+				t.Errorf("%s: next status check in %v, want about a day", e.Slug, time.Until(d.At))
+			}
+		}
+	}
+	env.verifyExport(t)
+}
