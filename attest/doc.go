@@ -52,6 +52,27 @@
 //
 // A round that never completed a handshake is not signed at all.
 //
+// # Change predicate
+//
+// https://probity.dev/attestation/change/v1 (ChangePredicate, schema/change-v1.schema.json)
+// records one change of an entry's history: its per-entry number, recordedAt (the time
+// held to the key's window, as observedAt is for rounds), origin (automatic or operator),
+// kind (baseline, tools, version, operator_edit), a one-line summary of counts and
+// version numbers, badges, and the before and after states. A state names the signed
+// round it was read in by roundId and payloadDigest ("sha256:" + hex SHA-256 of that
+// round's DSSE payload), with the surface and instructions fingerprints and the tool
+// count it recorded, or a version, or the digest of an operator edit. So a history can be
+// verified offline: each change verifies on its own, and its two rounds verify and carry
+// the fingerprints it names. Rules beyond the schema:
+//
+//   - exactly one subject: the entry's url (remote) or package reference, with the digest
+//     sha256 = hex SHA-256 of the canonical bytes of the predicate's after member
+//     (ChangeSubjectDigest);
+//   - roundId and payloadDigest come together; a baseline has no before and names its
+//     round and surface; a tools change names both rounds and surfaces; a version change
+//     names the new version; an operator edit names the edit's digest;
+//   - origin is operator exactly for operator edits; no badge appears twice.
+//
 // # Canonical form: nfc-jcs/v1
 //
 // The canonical bytes of a JSON document are produced in two steps:

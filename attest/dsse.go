@@ -56,7 +56,10 @@ type DecodedStatement struct {
 	Predicate json.RawMessage
 	// Probe is set for ProbePredicateType.
 	Probe *ProbePredicate
-	// ObservedAt is the predicate's observation time, which must lie in the signing key's window.
+	// Change is set for ChangePredicateType.
+	Change *ChangePredicate
+	// ObservedAt is the predicate's time, which must lie in the signing key's window: a
+	// probe's observedAt, a change's recordedAt.
 	ObservedAt time.Time
 }
 
@@ -277,6 +280,17 @@ func DecodeStatement(payload []byte) (*DecodedStatement, error) {
 		if err := checkProbe(p, ds.Subject); err != nil {
 			return ds, err
 		}
+	case ChangePredicateType:
+		c, err := checkChange(ds.Predicate, ds.Subject)
+		if err != nil {
+			return ds, err
+		}
+		ds.Change = c
+		t, err := ParseTime(c.RecordedAt)
+		if err != nil {
+			return ds, &StatementError{Path: "/predicate/recordedAt", Msg: err.Error()}
+		}
+		ds.ObservedAt = t
 	}
 	return ds, nil
 }

@@ -33,6 +33,12 @@ func PredicateSchema(predicateType string) (*Schema, bool) {
 			panic("attest: embedded probe schema does not compile: " + err.Error())
 		}
 		return s, true
+	case ChangePredicateType:
+		s, err := changeSchema()
+		if err != nil {
+			panic("attest: embedded change schema does not compile: " + err.Error())
+		}
+		return s, true
 	}
 	return nil, false
 }

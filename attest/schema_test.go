@@ -101,7 +101,8 @@ func compare(t *testing.T, root, node map[string]any, typ reflect.Type, path str
 		for k := range props {
 			schemaNames = append(schemaNames, k)
 		}
-		for _, r := range node["required"].([]any) {
+		required, _ := node["required"].([]any) // absent: nothing required
+		for _, r := range required {
 			schemaRequired = append(schemaRequired, r.(string))
 		}
 		for _, l := range [][]string{goNames, goRequired, schemaNames, schemaRequired} {
