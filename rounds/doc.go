@@ -64,9 +64,8 @@
 //
 // Service runs River on the store's database (riverpgxv5 on PostgreSQL, riversqlite
 // on SQLite). A periodic job, enqueued by River's elected leader only, reads the due
-// times that fall within the next minute and enqueues one probe job per (entry, due
-// time), unique by those arguments, scheduled at the due time; workers in any number of
-// processes take them. Because the due times live in the store and move only in the
+// times that have come and enqueues one probe job per (entry, due time), unique by
+// those arguments; workers in any number of processes take them. Because the due times live in the store and move only in the
 // transaction that stores the round, a lost job is enqueued again on the next tick and
 // a duplicate is refused three times over: by River's unique jobs, by StartAttempt,
 // and by the store's unique (entry, due time) constraint.

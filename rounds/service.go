@@ -37,8 +37,11 @@ type ServiceConfig struct {
 	// Tick is how often the leader looks for due rounds; default 15 s, at least 1 s
 	// (River's shortest unique period).
 	Tick time.Duration
-	// Lookahead is how far ahead due rounds are enqueued (scheduled at their due
-	// time); default 1 min.
+	// Lookahead is how far ahead due rounds are enqueued, scheduled at their due time;
+	// default 0: a round is enqueued on the first tick at or after its due time, so it
+	// starts at most a tick late. (A job scheduled in the future waits for River's job
+	// scheduler, which promotes scheduled jobs every 5 s, so a lookahead buys nothing
+	// below that.)
 	Lookahead time.Duration
 	// MaxEnqueue bounds the rounds enqueued per tick; default 20,000.
 	MaxEnqueue int
@@ -69,9 +72,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 		cfg.Tick = 15 * time.Second
 	}
 	cfg.Tick = max(cfg.Tick, time.Second)
-	if cfg.Lookahead <= 0 {
-		cfg.Lookahead = time.Minute
-	}
+	cfg.Lookahead = max(cfg.Lookahead, 0)
 	if cfg.MaxEnqueue <= 0 {
 		cfg.MaxEnqueue = 20000
 	}
@@ -136,8 +137,13 @@ func (s *Service) EnqueueDue(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, d := range dues {
-		skipped, err := s.queue.Insert(ctx, ProbeArgs{EntryID: d.EntryID, Reason: d.Reason, DueAt: d.At},
-			&river.InsertOpts{ScheduledAt: d.At, UniqueOpts: river.UniqueOpts{ByArgs: true}})
+		opts := &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}}
+		if d.At.After(now) {
+			// Only a future time: River files any job with a ScheduledAt as scheduled,
+			// to be promoted by its job scheduler up to 5 s later.
+			opts.ScheduledAt = d.At
+		}
+		skipped, err := s.queue.Insert(ctx, ProbeArgs{EntryID: d.EntryID, Reason: d.Reason, DueAt: d.At}, opts)
 		if err != nil {
 			return n, fmt.Errorf("couldn't enqueue the round of entry %d: %w", d.EntryID, err)
 		}

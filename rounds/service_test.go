@@ -25,7 +25,7 @@ func TestServiceOnSQLite(t *testing.T) {
 	for _, u := range fleet.URLs() {
 		env.add(t, store.KindRemote, u)
 	}
-	svc, err := NewService(ServiceConfig{Runner: env.r, Concurrency: 8, Tick: time.Second, Lookahead: 2 * time.Second, PollInterval: 50 * time.Millisecond})
+	svc, err := NewService(ServiceConfig{Runner: env.r, Concurrency: 8, Tick: time.Second, PollInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestServiceOnSQLite(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- svc.Run(ctx) }()
 
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		fewest := 1 << 30
 		entries, err := env.st.Entries(context.Background(), 0, 0)
@@ -52,7 +52,7 @@ func TestServiceOnSQLite(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			cancel()
-			t.Fatalf("after 30 s some entry has only %d rounds", fewest)
+			t.Fatalf("after 60 s some entry has only %d rounds", fewest)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
