@@ -117,7 +117,7 @@ func TestRoundSurvivesKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills the binary")
 	}
-	const servers, concurrency = 120, 8
+	const servers, concurrency = 300, 8
 	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: servers, Seed: 11, Latency: 15 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +150,7 @@ func TestRoundSurvivesKills(t *testing.T) {
 			}
 			t.Logf("round finished on its own after %d kills", kills)
 			goto finished
-		case <-time.After(time.Duration(20+rng.IntN(250)) * time.Millisecond):
+		case <-time.After(time.Duration(50+rng.IntN(450)) * time.Millisecond):
 			cmd.Process.Signal(syscall.SIGKILL)
 			<-done
 			kills++
@@ -158,8 +158,12 @@ func TestRoundSurvivesKills(t *testing.T) {
 	}
 	if code, out, errOut := probity(t, env, "round", "--allow-loopback", "--data-dir", dataDir); code != 0 {
 		t.Fatalf("final round: exit %d\n%s%s", code, out, errOut)
+	} else if !strings.Contains(out, "stored earlier in this run") {
+		t.Errorf("the killed invocations stored nothing; the kills came too early:\n%s", out)
 	} else if !strings.Contains(out, "(resumed)") {
 		t.Errorf("the final round did not resume the killed run:\n%s", out)
+	} else {
+		t.Logf("final round:\n%s", out)
 	}
 finished:
 	ctx := context.Background()
@@ -205,6 +209,9 @@ finished:
 		t.Fatalf("stats %+v: want %d observations and an envelope for every signed one", stats, servers)
 	}
 	t.Logf("%d kills, %d repeated attempts, %+v", kills, repeated, stats)
+	if kills < 5 {
+		t.Errorf("only %d kills landed before the round finished; the test proves little", kills)
+	}
 	if n := exportAndVerify(t, env, dataDir); int64(n) != stats.Signed {
 		t.Fatalf("verified %d envelopes, the store signed %d", n, stats.Signed)
 	}
