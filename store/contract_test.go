@@ -26,7 +26,7 @@ import (
 // testBackend opens a fresh, migrated store of one backend and closes it when the test ends.
 type testBackend struct {
 	name string
-	open func(t *testing.T) Store
+	open func(t testing.TB) Store
 }
 
 // testBackends are the backends the contract tests run against; each backend's test

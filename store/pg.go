@@ -253,7 +253,12 @@ func pgLimit(limit int) any {
 
 // pgCollect scans every row of rows with scan and closes rows; no rows is a nil slice.
 func pgCollect[T any](rows pgx.Rows, scan func(pgx.Row) (T, error)) ([]T, error) {
-	return pgx.AppendRows([]T(nil), rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
+	return pgAppendRows([]T(nil), rows, scan)
+}
+
+// pgAppendRows appends every row of rows, scanned with scan, to dst and closes rows.
+func pgAppendRows[T any](dst []T, rows pgx.Rows, scan func(pgx.Row) (T, error)) ([]T, error) {
+	return pgx.AppendRows(dst, rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
 }
 
 func (s *pgStore) Stats(ctx context.Context) (Stats, error) {

@@ -212,9 +212,14 @@ func (s *pgStore) Surface(ctx context.Context, fingerprint string) ([]byte, erro
 	return doc, nil
 }
 
-func pgScanUptimeDay(row pgx.Row) (UptimeDay, error) {
-	var d UptimeDay
-	err := row.Scan(&d.Day, &d.Answered, &d.NoAnswer, &d.Inconclusive, &d.Status)
+// pgUptimeColumns are uptime_days' columns; to_char, not day::text, whose form depends
+// on the session's DateStyle.
+const pgUptimeColumns = `entry_id, to_char(day, 'YYYY-MM-DD'), answered, no_answer, inconclusive, status`
+
+// pgScanUptimeDay scans the pgUptimeColumns of uptime_days.
+func pgScanUptimeDay(row pgx.Row) (entryDay, error) {
+	var d entryDay
+	err := row.Scan(&d.EntryID, &d.Day.Day, &d.Day.Answered, &d.Day.NoAnswer, &d.Day.Inconclusive, &d.Day.Status)
 	return d, err
 }
 
@@ -222,9 +227,8 @@ func (s *pgStore) UptimeDays(ctx context.Context, entryID int64, from, to string
 	if err := errors.Join(checkDay(from), checkDay(to)); err != nil {
 		return nil, fmt.Errorf("couldn't read uptime: %w", err)
 	}
-	// to_char, not day::text, whose form depends on the session's DateStyle.
 	rows, err := s.pool.Query(ctx, `
-		SELECT to_char(day, 'YYYY-MM-DD'), answered, no_answer, inconclusive, status FROM uptime_days
+		SELECT `+pgUptimeColumns+` FROM uptime_days
 		WHERE entry_id = $1 AND day BETWEEN $2::date AND $3::date
 		ORDER BY day`, entryID, from, to)
 	if err != nil {
@@ -234,7 +238,7 @@ func (s *pgStore) UptimeDays(ctx context.Context, entryID int64, from, to string
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read the uptime of entry %d: %w", entryID, err)
 	}
-	return ds, nil
+	return days(ds), nil
 }
 
 // pgEnvelopePage is how many envelopes Envelopes reads per query.

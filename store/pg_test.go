@@ -96,7 +96,7 @@ func openTestPostgresAt(t testing.TB, dbURL string, maxConns int) Store {
 }
 
 // openTestPostgres opens and migrates a store on a fresh database of its own.
-func openTestPostgres(t *testing.T) Store {
+func openTestPostgres(t testing.TB) Store {
 	t.Helper()
 	s := openTestPostgresAt(t, newTestDatabase(t), 0)
 	if err := s.Migrate(t.Context()); err != nil {

@@ -156,19 +156,23 @@ func (s *sqliteStore) DeleteEntry(ctx context.Context, slug string) error {
 
 // collect scans every row with scan and closes rows.
 func collect[T any](rows *sql.Rows, scan func(rowScanner) (T, error)) ([]T, error) {
+	return appendRows(nil, rows, scan)
+}
+
+// appendRows appends every row, scanned with scan, to dst and closes rows.
+func appendRows[T any](dst []T, rows *sql.Rows, scan func(rowScanner) (T, error)) ([]T, error) {
 	defer rows.Close()
-	var out []T
 	for rows.Next() {
 		v, err := scan(rows)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, v)
+		dst = append(dst, v)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return dst, nil
 }
 
 // sqliteEntryExists returns ErrNotFound when there is no entry with the id.

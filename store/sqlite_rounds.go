@@ -217,9 +217,12 @@ func (s *sqliteStore) Surface(ctx context.Context, fingerprint string) ([]byte, 
 	return doc, nil
 }
 
-func scanUptimeDay(row rowScanner) (UptimeDay, error) {
-	var d UptimeDay
-	err := row.Scan(&d.Day, &d.Answered, &d.NoAnswer, &d.Inconclusive, &d.Status)
+const sqliteUptimeColumns = `entry_id, day, answered, no_answer, inconclusive, status`
+
+// scanUptimeDay scans the sqliteUptimeColumns of uptime_days.
+func scanUptimeDay(row rowScanner) (entryDay, error) {
+	var d entryDay
+	err := row.Scan(&d.EntryID, &d.Day.Day, &d.Day.Answered, &d.Day.NoAnswer, &d.Day.Inconclusive, &d.Day.Status)
 	return d, err
 }
 
@@ -228,7 +231,7 @@ func (s *sqliteStore) UptimeDays(ctx context.Context, entryID int64, from, to st
 		return nil, fmt.Errorf("couldn't read uptime: %w", err)
 	}
 	rows, err := s.reader.QueryContext(ctx, `
-		SELECT day, answered, no_answer, inconclusive, status FROM uptime_days
+		SELECT `+sqliteUptimeColumns+` FROM uptime_days
 		WHERE entry_id = ? AND day BETWEEN ? AND ?
 		ORDER BY day`, entryID, from, to)
 	if err != nil {
@@ -238,7 +241,7 @@ func (s *sqliteStore) UptimeDays(ctx context.Context, entryID int64, from, to st
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read the uptime of entry %d: %w", entryID, err)
 	}
-	return ds, nil
+	return days(ds), nil
 }
 
 // Envelopes streams the matching envelopes from one reader connection (one snapshot),

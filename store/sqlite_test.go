@@ -20,7 +20,7 @@ func init() {
 
 // openTestSQLite opens a fresh SQLite store in the test's temporary directory: a copy of
 // a migrated database, which Migrate then finds up to date.
-func openTestSQLite(t *testing.T) Store {
+func openTestSQLite(t testing.TB) Store {
 	t.Helper()
 	s, err := Open(t.Context(), Config{SQLitePath: migratedSQLiteFile(t)})
 	if err != nil {
@@ -39,7 +39,7 @@ func openTestSQLite(t *testing.T) Store {
 
 // migratedSQLiteFile writes a migrated database file in the test's temporary directory
 // and returns its path.
-func migratedSQLiteFile(t *testing.T) string {
+func migratedSQLiteFile(t testing.TB) string {
 	t.Helper()
 	tmpl, err := migratedSQLite()
 	if err != nil {

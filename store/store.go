@@ -45,6 +45,9 @@ var (
 	// ErrRoundDone is returned by StartAttempt and SaveRound when a round for the same
 	// entry and due time is already stored.
 	ErrRoundDone = errors.New("round already stored for this entry and due time")
+	// ErrConflict is returned by SaveHistory when another process updated the entry's
+	// history since the update was computed.
+	ErrConflict = errors.New("history was updated concurrently")
 )
 
 // Entry kinds, as in attest.TargetKinds.
@@ -249,6 +252,58 @@ type EnvelopeFilter struct {
 	EntrySlug string
 }
 
+// ChangeRecord is one recorded change of an entry's history.
+type ChangeRecord struct {
+	EntryID   int64
+	EntrySlug string // filled on reads
+	// Number is the change's stable per-entry number (1, 2, …), for #ch-N links.
+	Number     int64
+	RecordedAt time.Time
+	Origin     string // "automatic" or "operator"
+	Kind       string // "baseline", "tools", "version", "operator_edit"
+	Summary    string // one line, no server text
+	// Details is the JSON of the full change (tools added and removed, descriptions
+	// before and after, …); it may hold server text and must be escaped when shown.
+	Details []byte
+	Badges  []string
+	// BeforeObservation and AfterObservation are the rounds compared (0: none).
+	BeforeObservation int64
+	AfterObservation  int64
+	Hidden            bool
+	HiddenReason      string
+	// Envelope is the signed change statement (DSSE JSON); KeyID its key.
+	Envelope []byte
+	KeyID    string
+}
+
+// HistoryUpdate is the result of processing an entry's new rounds, stored in one
+// transaction by SaveHistory.
+type HistoryUpdate struct {
+	EntryID int64
+	// ExpectProcessed is the processed observation id the update was computed from;
+	// SaveHistory fails with ErrConflict when the stored one differs (another process
+	// got there first), and changes nothing.
+	ExpectProcessed int64
+	// Processed is the id of the last observation the update has taken into account.
+	Processed int64
+	// State is the history state after the update (opaque to the store).
+	State []byte
+	// Changes are new changes to insert; their Numbers must be the next free ones.
+	Changes []ChangeRecord
+	// Due, when set, are due-time changes of the entry (e.g. a confirmation re-fetch).
+	Due []DueUpdate
+}
+
+// ChangeFilter selects changes; the zero value selects every visible change.
+type ChangeFilter struct {
+	EntryID int64 // 0: every entry
+	// BeforeNumber pages an entry's changes: only numbers below it (0: no bound).
+	BeforeNumber  int64
+	Since         time.Time // only changes recorded at or after Since
+	IncludeHidden bool
+	Limit         int // ≤ 0: no limit
+}
+
 // Stats counts what the store holds.
 type Stats struct {
 	Entries      int64
@@ -307,6 +362,34 @@ type Store interface {
 	RoundResults(ctx context.Context, observationID int64) ([]byte, error)
 	// Surface returns the canonical tools document with the surface fingerprint.
 	Surface(ctx context.Context, fingerprint string) ([]byte, error)
+
+	// RoundsAfter returns an entry's rounds with observation id above afterID, oldest
+	// first (by id), at most limit.
+	RoundsAfter(ctx context.Context, entryID, afterID int64, limit int) ([]RoundSummary, error)
+
+	// WalkRounds calls fn for every stored round started at or after since, ordered by
+	// entry id then observation id, streaming (for statistics over the whole store). fn's
+	// error stops the walk and is returned.
+	WalkRounds(ctx context.Context, since time.Time, fn func(RoundSummary) error) error
+	// WalkUptime calls fn for every uptime day from..to inclusive, ordered by entry id then
+	// day, streaming.
+	WalkUptime(ctx context.Context, from, to string, fn func(entryID int64, d UptimeDay) error) error
+
+	// HistoryState returns an entry's history state and the last observation id it has
+	// processed; (nil, 0, nil) when none is stored yet.
+	HistoryState(ctx context.Context, entryID int64) (state []byte, processed int64, err error)
+	// SaveHistory stores a HistoryUpdate in one transaction: the state, the processed
+	// id, the new changes and the due updates, or nothing (ErrConflict, ErrNotFound, or
+	// a numbering error when a change's number is not the next free one).
+	SaveHistory(ctx context.Context, u HistoryUpdate) error
+	// Changes returns changes matching f, newest first (by recorded time, then entry and
+	// number).
+	Changes(ctx context.Context, f ChangeFilter) ([]ChangeRecord, error)
+	// Change returns one change of an entry by number (hidden ones too), or ErrNotFound.
+	Change(ctx context.Context, entryID, number int64) (ChangeRecord, error)
+	// HideChange hides (hidden true) or shows again a change, with a reason; hidden
+	// changes are left out of Changes unless asked for.
+	HideChange(ctx context.Context, entryID, number int64, hidden bool, reason string) error
 
 	// UptimeDays returns the entry's days from..to inclusive (YYYY-MM-DD), oldest first.
 	UptimeDays(ctx context.Context, entryID int64, from, to string) ([]UptimeDay, error)

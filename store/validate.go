@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/probity-dev/probity/attest"
 )
@@ -223,4 +226,168 @@ func freeSlug(base string, taken []string) string {
 			return base + "-" + strconv.Itoa(n)
 		}
 	}
+}
+
+// Bounds of what SaveHistory and HideChange accept. The summary and badge rules are
+// those of the change/v1 predicate (attest/schema/change-v1.schema.json), which a signed
+// change carries.
+const (
+	maxChangeSummary    = 200      // characters
+	maxChangeBadges     = 6        // badges of one change
+	maxHiddenReason     = 500      // characters
+	maxChangeKeyID      = 128      // characters
+	maxChangesPerUpdate = 1000     // changes of one HistoryUpdate
+	maxChangeDetails    = 8 << 20  // bytes of one change's details JSON
+	maxChangeEnvelope   = 1 << 20  // bytes of one change's envelope
+	maxHistoryState     = 16 << 20 // bytes of an entry's history state
+)
+
+var (
+	changeOrigins = []string{attest.OriginAutomatic, attest.OriginOperator}
+	changeKinds   = []string{attest.ChangeBaseline, attest.ChangeTools, attest.ChangeVersion, attest.ChangeOperatorEdit}
+	badgePattern  = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+)
+
+// checkLine refuses text that is not one line of 1 to limit characters of valid UTF-8
+// without control characters.
+func checkLine(what, s string, limit int) error {
+	switch n := utf8.RuneCountInString(s); {
+	case n == 0:
+		return fmt.Errorf("%s is empty", what)
+	case n > limit:
+		return fmt.Errorf("%s is %d characters, more than %d", what, n, limit)
+	case !utf8.ValidString(s):
+		return fmt.Errorf("%s is not valid UTF-8", what)
+	case strings.ContainsFunc(s, unicode.IsControl):
+		return fmt.Errorf("%s holds a control character", what)
+	}
+	return nil
+}
+
+// checkHistoryUpdate refuses an update SaveHistory cannot store, before any transaction:
+// everything but what depends on the stored history (checkHistoryBase).
+func checkHistoryUpdate(u *HistoryUpdate) error {
+	switch {
+	case u.EntryID <= 0:
+		return fmt.Errorf("history update has entry id %d", u.EntryID)
+	case u.ExpectProcessed < 0 || u.Processed < u.ExpectProcessed:
+		return fmt.Errorf("history update goes from processed observation %d to %d", u.ExpectProcessed, u.Processed)
+	case u.State == nil:
+		return errors.New("history update has no state")
+	case len(u.State) > maxHistoryState:
+		return fmt.Errorf("history state is %d bytes, more than %d", len(u.State), maxHistoryState)
+	case len(u.Changes) > maxChangesPerUpdate:
+		return fmt.Errorf("history update has %d changes, more than %d", len(u.Changes), maxChangesPerUpdate)
+	}
+	for i := range u.Changes {
+		c := &u.Changes[i]
+		if c.EntryID != u.EntryID {
+			return fmt.Errorf("change %d is of entry %d, not %d", c.Number, c.EntryID, u.EntryID)
+		}
+		if i > 0 && c.Number != u.Changes[i-1].Number+1 {
+			return fmt.Errorf("change %d follows change %d: numbers must be consecutive", c.Number, u.Changes[i-1].Number)
+		}
+		if err := checkChange(c); err != nil {
+			return fmt.Errorf("change %d: %w", c.Number, err)
+		}
+	}
+	return checkDueUpdates(u.Due)
+}
+
+// checkChange refuses a change that cannot be stored as it is.
+func checkChange(c *ChangeRecord) error {
+	switch {
+	case c.Number < 1:
+		return errors.New("number below 1")
+	case c.RecordedAt.IsZero():
+		return errors.New("no recorded time")
+	case !slices.Contains(changeOrigins, c.Origin):
+		return fmt.Errorf("origin %q is not one of %v", c.Origin, changeOrigins)
+	case !slices.Contains(changeKinds, c.Kind):
+		return fmt.Errorf("kind %q is not one of %v", c.Kind, changeKinds)
+	case len(c.Details) > maxChangeDetails:
+		return fmt.Errorf("details are %d bytes, more than %d", len(c.Details), maxChangeDetails)
+	case !json.Valid(c.Details):
+		return errors.New("details are not valid JSON")
+	case len(c.Badges) > maxChangeBadges:
+		return fmt.Errorf("%d badges, more than %d", len(c.Badges), maxChangeBadges)
+	case c.BeforeObservation < 0 || c.AfterObservation < 0:
+		return errors.New("negative observation id")
+	case c.Hidden || c.HiddenReason != "":
+		return errors.New("a new change is visible: hide it with HideChange")
+	case (len(c.Envelope) == 0) != (c.KeyID == ""):
+		return errors.New("envelope and key id come together")
+	case len(c.Envelope) > maxChangeEnvelope:
+		return fmt.Errorf("envelope is %d bytes, more than %d", len(c.Envelope), maxChangeEnvelope)
+	}
+	if err := checkLine("summary", c.Summary, maxChangeSummary); err != nil {
+		return err
+	}
+	if c.KeyID != "" {
+		if err := checkLine("key id", c.KeyID, maxChangeKeyID); err != nil {
+			return err
+		}
+	}
+	for i, b := range c.Badges {
+		if !badgePattern.MatchString(b) {
+			return fmt.Errorf("badge %q does not match %s", b, badgePattern)
+		}
+		if slices.Contains(c.Badges[:i], b) {
+			return fmt.Errorf("badge %q twice", b)
+		}
+	}
+	return nil
+}
+
+// checkHistoryBase refuses a checked update that does not continue the stored history:
+// ErrConflict when the stored processed id (0 without a state) is not the one the update
+// was computed from, an error naming the numbers when its first change is not the
+// entry's next (last is the entry's highest change number, 0 without changes), and an
+// error when its changes name observations of another entry (own of the distinct
+// observation ids the changes name belong to the entry).
+func checkHistoryBase(u *HistoryUpdate, processed, last int64, own, named int) error {
+	if processed != u.ExpectProcessed {
+		return fmt.Errorf("computed from processed observation %d, stored %d: %w", u.ExpectProcessed, processed, ErrConflict)
+	}
+	if len(u.Changes) > 0 && u.Changes[0].Number != last+1 {
+		return fmt.Errorf("changes %d to %d do not follow the entry's last change, %d",
+			u.Changes[0].Number, u.Changes[len(u.Changes)-1].Number, last)
+	}
+	if own != named {
+		return fmt.Errorf("changes name %d observations of other entries or of none", named-own)
+	}
+	return nil
+}
+
+// changeObservations returns the distinct observation ids the changes name.
+func changeObservations(cs []ChangeRecord) []int64 {
+	ids := []int64{}
+	for _, c := range cs {
+		for _, id := range []int64{c.BeforeObservation, c.AfterObservation} {
+			if id != 0 && !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
+}
+
+// checkHideReason refuses the reason of HideChange: hiding needs one; showing again
+// clears it, and any reason given must still be one line.
+func checkHideReason(hidden bool, reason string) error {
+	if !hidden && reason == "" {
+		return nil
+	}
+	return checkLine("reason", reason, maxHiddenReason)
+}
+
+// checkChangeFilter refuses a filter that asks for what Changes cannot answer.
+func checkChangeFilter(f ChangeFilter) error {
+	switch {
+	case f.EntryID < 0 || f.BeforeNumber < 0:
+		return errors.New("negative entry id or change number")
+	case f.BeforeNumber > 0 && f.EntryID == 0:
+		return errors.New("BeforeNumber pages one entry's changes: it needs an EntryID")
+	}
+	return nil
 }
