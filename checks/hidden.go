@@ -509,6 +509,19 @@ func (r *invisibleRun) note() string {
 
 const maxRunCodes = 4
 
+// InvisibleCount returns how many characters of text the hidden_instructions check
+// flags as invisible (controls, zero-width and bidi characters, tag characters, private
+// use, variation selectors without a valid base, ...; joiners, marks and selectors used
+// legitimately in their context are not counted), 0 for clean text. It lets other
+// packages apply the check's definition without running the check.
+func InvisibleCount(text string) int {
+	n := 0
+	for _, r := range invisibleRuns(text) {
+		n += r.count
+	}
+	return n
+}
+
 // invisibleRuns returns the runs of flagged characters of text.
 func invisibleRuns(text string) []invisibleRun {
 	var runs []invisibleRun
