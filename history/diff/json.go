@@ -1,0 +1,415 @@
+package diff
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/probity-dev/probity/attest"
+	"golang.org/x/text/unicode/norm"
+)
+
+// value is a decoded JSON value of canonical bytes; raw is its canonical encoding.
+type value struct {
+	kind  byte // '{', '[', '"', '0' (a number), 't', 'f' or 'n'
+	raw   string
+	str   string   // a string's value
+	mems  []member // an object's members, in canonical order
+	elems []*value // an array's elements
+}
+
+type member struct {
+	key string
+	val *value
+}
+
+// get returns the value of the member key of an object, or nil.
+func (v *value) get(key string) *value {
+	if v == nil || v.kind != '{' {
+		return nil
+	}
+	for i := range v.mems {
+		if v.mems[i].key == key {
+			return v.mems[i].val
+		}
+	}
+	return nil
+}
+
+// object returns v when it is an object, or nil.
+func (v *value) object() *value {
+	if v == nil || v.kind != '{' {
+		return nil
+	}
+	return v
+}
+
+var errSyntax = errors.New("malformed JSON")
+
+// decoder decodes canonical JSON (the output of attest.Canonicalize). It still checks
+// every byte it reads, so it fails rather than panics on anything else. Strings without
+// escapes, raw encodings included, are substrings of d, so decoding allocates little:
+// values, members and elements come from slabs.
+type decoder struct {
+	d     string
+	i     int
+	mems  []member // the members of the objects being decoded, innermost last
+	elems []*value // the elements of the arrays being decoded, innermost last
+	// The slabs values and their members and elements are carved from, shared by all
+	// the values one decoder decodes.
+	slab     []value
+	memSlab  []member
+	elemSlab []*value
+}
+
+func (dec *decoder) alloc(kind byte) *value {
+	if len(dec.slab) == 0 {
+		dec.slab = make([]value, 256)
+	}
+	v := &dec.slab[0]
+	dec.slab = dec.slab[1:]
+	v.kind = kind
+	return v
+}
+
+// carve returns a slab slice holding a copy of l.
+func carve[T any](slab *[]T, l []T) []T {
+	if len(l) > len(*slab) {
+		*slab = make([]T, max(len(l), 512))
+	}
+	c := (*slab)[:len(l):len(l)]
+	*slab = (*slab)[len(l):]
+	copy(c, l)
+	return c
+}
+
+// decode decodes canonical JSON.
+func (dec *decoder) decode(d string) (*value, error) {
+	dec.d, dec.i = d, 0
+	v, err := dec.value(0)
+	if err != nil {
+		return nil, err
+	}
+	if dec.i != len(d) {
+		return nil, errSyntax
+	}
+	return v, nil
+}
+
+func (dec *decoder) value(depth int) (*value, error) {
+	if depth > attest.MaxDepth {
+		return nil, fmt.Errorf("%w: JSON nested deeper than %d", ErrTooLarge, attest.MaxDepth)
+	}
+	if dec.i >= len(dec.d) {
+		return nil, errSyntax
+	}
+	start := dec.i
+	v := dec.alloc(dec.d[dec.i])
+	switch v.kind {
+	case '{':
+		dec.i++
+		base := len(dec.mems)
+		for dec.i < len(dec.d) && dec.d[dec.i] != '}' {
+			if len(dec.mems) > base {
+				if dec.d[dec.i] != ',' {
+					return nil, errSyntax
+				}
+				dec.i++
+			}
+			k, err := dec.string()
+			if err != nil {
+				return nil, err
+			}
+			if dec.i >= len(dec.d) || dec.d[dec.i] != ':' {
+				return nil, errSyntax
+			}
+			dec.i++
+			el, err := dec.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			dec.mems = append(dec.mems, member{k, el})
+		}
+		if dec.i >= len(dec.d) {
+			return nil, errSyntax
+		}
+		dec.i++
+		v.mems = carve(&dec.memSlab, dec.mems[base:])
+		dec.mems = dec.mems[:base]
+	case '[':
+		dec.i++
+		base := len(dec.elems)
+		for dec.i < len(dec.d) && dec.d[dec.i] != ']' {
+			if len(dec.elems) > base {
+				if dec.d[dec.i] != ',' {
+					return nil, errSyntax
+				}
+				dec.i++
+			}
+			el, err := dec.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			dec.elems = append(dec.elems, el)
+		}
+		if dec.i >= len(dec.d) {
+			return nil, errSyntax
+		}
+		dec.i++
+		v.elems = carve(&dec.elemSlab, dec.elems[base:])
+		dec.elems = dec.elems[:base]
+	case '"':
+		s, err := dec.string()
+		if err != nil {
+			return nil, err
+		}
+		v.str = s
+	case 't', 'f', 'n':
+		lit := "null"
+		switch v.kind {
+		case 't':
+			lit = "true"
+		case 'f':
+			lit = "false"
+		}
+		if !strings.HasPrefix(dec.d[dec.i:], lit) {
+			return nil, errSyntax
+		}
+		dec.i += len(lit)
+	default:
+		v.kind = '0'
+		for dec.i < len(dec.d) && isNumberByte(dec.d[dec.i]) {
+			dec.i++
+		}
+		if dec.i == start {
+			return nil, errSyntax
+		}
+	}
+	v.raw = dec.d[start:dec.i]
+	return v, nil
+}
+
+func isNumberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+}
+
+// string decodes the JSON string at dec.i.
+func (dec *decoder) string() (string, error) {
+	s, n, err := decodeString(dec.d[dec.i:])
+	dec.i += n
+	return s, err
+}
+
+// decodeString decodes the JSON string at the start of d and returns it and its length
+// in d. It accepts any valid JSON string, escapes included; a string without escapes
+// in a Go string is returned as a substring.
+func decodeString[T string | []byte](d T) (string, int, error) {
+	if len(d) == 0 || d[0] != '"' {
+		return "", 0, errSyntax
+	}
+	i := 1
+	for i < len(d) && d[i] != '"' && d[i] != '\\' {
+		i++
+	}
+	if i < len(d) && d[i] == '"' {
+		return string(d[1:i]), i + 1, nil
+	}
+	buf := append([]byte(nil), d[1:i]...)
+	for i < len(d) {
+		c := d[i]
+		switch {
+		case c == '"':
+			return string(buf), i + 1, nil
+		case c != '\\':
+			buf = append(buf, c)
+			i++
+			continue
+		}
+		if i+1 >= len(d) {
+			return "", 0, errSyntax
+		}
+		e := d[i+1]
+		i += 2
+		switch e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			r, ok := hex4(d, i)
+			if !ok {
+				return "", 0, errSyntax
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2, ok := rune(0), false
+				if i+1 < len(d) && d[i] == '\\' && d[i+1] == 'u' {
+					r2, ok = hex4(d, i+2)
+				}
+				if !ok {
+					return "", 0, errSyntax
+				}
+				i += 6
+				if r = utf16.DecodeRune(r, r2); r == utf8.RuneError {
+					return "", 0, errSyntax
+				}
+			}
+			buf = utf8.AppendRune(buf, r)
+		default:
+			return "", 0, errSyntax
+		}
+	}
+	return "", 0, errSyntax
+}
+
+func hex4[T string | []byte](d T, i int) (rune, bool) {
+	if i+4 > len(d) {
+		return 0, false
+	}
+	var r rune
+	for k := i; k < i+4; k++ {
+		c := d[k]
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// rawToolName returns the NFC "name" of a tool given as JSON that attest.CheckJSON
+// accepted (any whitespace, members in any order).
+func rawToolName(raw []byte) (string, error) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return "", errNotObject
+	}
+	i = skipSpace(raw, i+1)
+	for i < len(raw) && raw[i] == '"' {
+		kEnd := skipString(raw, i)
+		key := raw[i:kEnd]
+		isName := string(key) == `"name"`
+		if !isName && bytes.IndexByte(key, '\\') >= 0 {
+			k, _, err := decodeString(key)
+			if err != nil {
+				return "", err
+			}
+			isName = k == "name"
+		}
+		i = skipSpace(raw, kEnd)
+		if i >= len(raw) || raw[i] != ':' {
+			return "", errSyntax
+		}
+		i = skipSpace(raw, i+1)
+		if isName {
+			name, _, err := decodeString(raw[i:])
+			if err != nil {
+				return "", errNameNotString
+			}
+			return nfc(name), nil
+		}
+		end := skipValue(raw, i)
+		if end <= i {
+			return "", errSyntax
+		}
+		i = skipSpace(raw, end)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	return "", errNoName
+}
+
+var (
+	errNotObject     = errors.New("tool is not a JSON object")
+	errNoName        = errors.New(`tool has no "name"`)
+	errNameNotString = errors.New(`tool "name" is not a string`)
+)
+
+func nfc(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return norm.NFC.String(s)
+		}
+	}
+	return s
+}
+
+func skipSpace(d []byte, i int) int {
+	for i < len(d) && (d[i] == ' ' || d[i] == '\t' || d[i] == '\n' || d[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index just past the valid JSON value at d[i].
+func skipValue(d []byte, i int) int {
+	if i >= len(d) {
+		return i
+	}
+	switch d[i] {
+	case '"':
+		return skipString(d, i)
+	case '{', '[':
+		depth := 0
+		for i < len(d) {
+			switch d[i] {
+			case '"':
+				i = skipString(d, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(d) && d[i] != ',' && d[i] != '}' && d[i] != ']' && d[i] != ' ' && d[i] != '\t' && d[i] != '\n' && d[i] != '\r' {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the JSON string at d[i].
+func skipString(d []byte, i int) int {
+	i++
+	for {
+		j := bytes.IndexByte(d[i:], '"')
+		if j < 0 {
+			return len(d)
+		}
+		i += j
+		// The quote ends the string unless an odd number of backslashes precede it.
+		n := 0
+		for k := i - 1; k >= 0 && d[k] == '\\'; k-- {
+			n++
+		}
+		i++
+		if n%2 == 0 {
+			return i
+		}
+	}
+}
