@@ -1366,3 +1366,25 @@ func TestQueue(t *testing.T) {
 		}
 	})
 }
+
+func TestInstructionsStoredContentAddressed(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		e := mustAddEntry(t, s, "ins")
+		r := fullRound(e.ID, t0, t0, "echo")
+		r.Instructions = []byte(`"Use search first."`)
+		r.Fingerprints.Instructions = attest.Digest(r.Instructions)
+		mustSave(t, s, r)
+		if got, err := s.Surface(ctx, r.Fingerprints.Instructions); err != nil || string(got) != `"Use search first."` {
+			t.Errorf("Surface(instructions fingerprint) = %s, %v", got, err)
+		}
+		// A document that does not match its fingerprint is refused, and nothing written.
+		bad := fullRound(e.ID, t0.Add(time.Hour), t0.Add(time.Hour), "echo")
+		bad.Instructions = []byte(`"something else"`)
+		before := takeSnapshot(t, s)
+		if _, err := s.SaveRound(ctx, bad); err == nil {
+			t.Fatal("SaveRound accepted instructions that do not match their fingerprint")
+		}
+		checkUnchanged(t, s, before, "mismatched instructions")
+	})
+}

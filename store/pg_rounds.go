@@ -73,6 +73,12 @@ func pgSaveRound(ctx context.Context, tx pgx.Tx, r *Round, now time.Time) (int64
 			INSERT INTO surfaces (fingerprint, doc, created_at) VALUES ($1, $2, $3)
 			ON CONFLICT (fingerprint) DO NOTHING`, fp.Surface, r.Surface, pgTime(now),
 		).Exec(func(pgconn.CommandTag) error { return nil })
+		if r.Instructions != nil {
+			b.Queue(`
+				INSERT INTO surfaces (fingerprint, doc, created_at) VALUES ($1, $2, $3)
+				ON CONFLICT (fingerprint) DO NOTHING`, fp.Instructions, r.Instructions, pgTime(now),
+			).Exec(func(pgconn.CommandTag) error { return nil })
+		}
 	}
 	var id int64
 	b.Queue(`

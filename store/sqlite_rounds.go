@@ -45,6 +45,13 @@ func sqliteSaveRound(ctx context.Context, tx *sqliteTx, r *Round, now time.Time)
 			ON CONFLICT (fingerprint) DO NOTHING`, fp.Surface, r.Surface, millis(now)); err != nil {
 			return 0, fmt.Errorf("couldn't store the surface: %w", err)
 		}
+		if r.Instructions != nil {
+			if _, err := tx.ExecContext(ctx, `
+				INSERT INTO surfaces (fingerprint, doc, created_at) VALUES (?, ?, ?)
+				ON CONFLICT (fingerprint) DO NOTHING`, fp.Instructions, r.Instructions, millis(now)); err != nil {
+				return 0, fmt.Errorf("couldn't store the instructions: %w", err)
+			}
+		}
 		fpSurface, fpToolset, fpSchema, fpInstructions = fp.Surface, fp.Toolset, fp.Schema, fp.Instructions
 	}
 

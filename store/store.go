@@ -173,6 +173,10 @@ type Round struct {
 	// Surface is the canonical tools document whose fingerprint is Fingerprints.Surface
 	// (stored once per distinct surface); nil when there are no fingerprints.
 	Surface []byte
+	// Instructions is the server's instructions as a canonical JSON string (`""` when it
+	// sent none), whose digest is Fingerprints.Instructions; stored content-addressed
+	// beside the surfaces, and readable with Surface(Fingerprints.Instructions). Optional.
+	Instructions []byte
 
 	// Results is the JSON array of the round's check results, evidence included.
 	Results []byte
@@ -360,7 +364,9 @@ type Store interface {
 	Rounds(ctx context.Context, entryID int64, limit int) ([]RoundSummary, error)
 	// RoundResults returns the stored results JSON of an observation.
 	RoundResults(ctx context.Context, observationID int64) ([]byte, error)
-	// Surface returns the canonical tools document with the surface fingerprint.
+	// Surface returns the content-addressed document with the fingerprint: a canonical
+	// tools document (surface fingerprint) or instructions string (instructions
+	// fingerprint).
 	Surface(ctx context.Context, fingerprint string) ([]byte, error)
 
 	// RoundsAfter returns an entry's rounds with observation id above afterID, oldest

@@ -101,6 +101,11 @@ func checkRound(r *Round) error {
 		if attest.Digest(r.Surface) != fp.Surface {
 			return errors.New("surface document does not have the round's surface fingerprint")
 		}
+		if r.Instructions != nil && attest.Digest(r.Instructions) != fp.Instructions {
+			return errors.New("instructions document does not have the round's instructions fingerprint")
+		}
+	} else if r.Instructions != nil {
+		return errors.New("round has an instructions document without fingerprints")
 	}
 
 	if r.Envelope == nil {
