@@ -19,31 +19,50 @@ import (
 	"github.com/probity-dev/probity/store"
 )
 
-// Write writes the envelopes f selects and the key document to out (a directory, or a
-// .jsonl file with keys.json beside it) and returns how many envelopes it wrote.
-// Progress goes to progress every 5 s.
-func Write(ctx context.Context, st store.Store, doc *keys.Document, out string, f store.EnvelopeFilter, progress io.Writer) (int, error) {
+// Counts says how many envelopes Write wrote.
+type Counts struct {
+	Rounds  int // round envelopes (probe/v1)
+	Changes int // change envelopes (change/v1), hidden changes included: they stay signed records
+}
+
+// Write writes the round and change envelopes f selects and the key document to out (a
+// directory, or a .jsonl file with keys.json beside it). In a directory, a round's
+// envelope is SLUG/ROUND-ID.json and a change's SLUG/changes/ch-N.json. Progress goes to
+// progress every 5 s.
+func Write(ctx context.Context, st store.Store, doc *keys.Document, out string, f store.EnvelopeFilter, progress io.Writer) (Counts, error) {
+	var c Counts
 	docJSON, err := keys.MarshalDocument(doc)
 	if err != nil {
-		return 0, err
+		return c, err
 	}
-	n := 0
+	cf := store.ChangeFilter{Since: f.Since, IncludeHidden: true}
+	if f.EntrySlug != "" {
+		e, err := st.Entry(ctx, f.EntrySlug)
+		if err != nil {
+			return c, fmt.Errorf("no entry %q: %w", f.EntrySlug, err)
+		}
+		cf.EntryID = e.ID
+	}
 	last := time.Now()
 	tick := func() {
-		n++
 		if time.Since(last) > 5*time.Second {
-			fmt.Fprintf(progress, "exported %d envelopes …\n", n)
+			fmt.Fprintf(progress, "exported %d round and %d change envelopes …\n", c.Rounds, c.Changes)
 			last = time.Now()
 		}
 	}
+	changes, err := st.Changes(ctx, cf)
+	if err != nil {
+		return c, fmt.Errorf("couldn't read changes: %w", err)
+	}
+
 	if strings.HasSuffix(out, ".jsonl") {
 		if err := writeFileAtomic(filepath.Join(filepath.Dir(out), keys.DocumentFile), docJSON); err != nil {
-			return 0, err
+			return c, err
 		}
 		tmp := out + ".tmp"
 		file, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
-			return 0, err
+			return c, err
 		}
 		defer os.Remove(tmp)
 		w := bufio.NewWriterSize(file, 1<<20)
@@ -51,9 +70,20 @@ func Write(ctx context.Context, st store.Store, doc *keys.Document, out string, 
 			if err := oneLine(r.Envelope, w); err != nil {
 				return fmt.Errorf("envelope of round %s: %w", r.RoundID, err)
 			}
+			c.Rounds++
 			tick()
 			return nil
 		})
+		for i := 0; err == nil && i < len(changes); i++ {
+			if changes[i].Envelope == nil {
+				continue
+			}
+			if err = oneLine(changes[i].Envelope, w); err != nil {
+				err = fmt.Errorf("envelope of change %d of %s: %w", changes[i].Number, changes[i].EntrySlug, err)
+			}
+			c.Changes++
+			tick()
+		}
 		if err == nil {
 			err = w.Flush()
 		}
@@ -64,15 +94,15 @@ func Write(ctx context.Context, st store.Store, doc *keys.Document, out string, 
 			err = cerr
 		}
 		if err != nil {
-			return n, fmt.Errorf("couldn't export to %s: %w", out, err)
+			return c, fmt.Errorf("couldn't export to %s: %w", out, err)
 		}
-		return n, os.Rename(tmp, out)
+		return c, os.Rename(tmp, out)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return 0, err
+		return c, err
 	}
 	if err := writeFileAtomic(filepath.Join(out, keys.DocumentFile), docJSON); err != nil {
-		return 0, err
+		return c, err
 	}
 	err = st.Envelopes(ctx, f, func(r store.EnvelopeRecord) error {
 		dir := filepath.Join(out, r.EntrySlug)
@@ -82,13 +112,26 @@ func Write(ctx context.Context, st store.Store, doc *keys.Document, out string, 
 		if err := writeFileAtomic(filepath.Join(dir, r.RoundID+".json"), r.Envelope); err != nil {
 			return err
 		}
+		c.Rounds++
 		tick()
 		return nil
 	})
-	if err != nil {
-		return n, fmt.Errorf("couldn't export to %s: %w", out, err)
+	for i := 0; err == nil && i < len(changes); i++ {
+		ch := &changes[i]
+		if ch.Envelope == nil {
+			continue
+		}
+		dir := filepath.Join(out, ch.EntrySlug, "changes")
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			err = writeFileAtomic(filepath.Join(dir, fmt.Sprintf("ch-%d.json", ch.Number)), ch.Envelope)
+		}
+		c.Changes++
+		tick()
 	}
-	return n, nil
+	if err != nil {
+		return c, fmt.Errorf("couldn't export to %s: %w", out, err)
+	}
+	return c, nil
 }
 
 // oneLine writes a stored envelope as one JSONL line. Stored envelopes are compact

@@ -33,7 +33,13 @@ type Config struct {
 	Signer Signer
 	// ToolVersion is Probity's version, recorded in every statement.
 	ToolVersion string
-	Policy      Policy
+	// History, when set, brings the entry's change history up to date after each stored
+	// round (history.Processor). Its failure is logged, not a failure of the round: the
+	// next round of the entry catches up.
+	History interface {
+		Process(ctx context.Context, entryID int64) (int, error)
+	}
+	Policy Policy
 	// SaveTimeout bounds storing one round; default 30 s. A round that was probed is
 	// stored even when the context is cancelled meanwhile (e.g. on Ctrl-C).
 	SaveTimeout time.Duration
@@ -158,6 +164,11 @@ func (r *Runner) RunEntry(ctx context.Context, e store.Entry, due store.Due, run
 	}
 	end := r.cfg.Now()
 	out.ObservationID, out.Duration = id, end.Sub(start)
+	if r.cfg.History != nil {
+		if _, err := r.cfg.History.Process(saveCtx, e.ID); err != nil {
+			r.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "history not updated", slog.String("entry", e.Slug), slog.String("error", err.Error()))
+		}
+	}
 	switch {
 	case round.Coverage == string(attest.CoverageFull):
 		out.Status = SignedFull
@@ -231,6 +242,19 @@ func (r *Runner) build(ctx context.Context, e store.Entry, due store.Due, runID 
 			return nil, fmt.Errorf("couldn't build the tool surface of %s: %w", e.Slug, err)
 		}
 		round.Fingerprints, round.Surface = fp, doc
+		// The instructions as a canonical JSON string: the bytes their fingerprint
+		// digests ("" when the server sent none), kept for the history's before/after.
+		ins := ""
+		if obs.Handshake.Instructions != nil {
+			ins = *obs.Handshake.Instructions
+		}
+		quoted, err := json.Marshal(ins)
+		if err == nil {
+			quoted, err = attest.Canonicalize(quoted)
+		}
+		if err == nil && attest.Digest(quoted) == fp.Instructions {
+			round.Instructions = quoted
+		}
 	}
 	stored := make([]storedResult, len(results))
 	for i, res := range results {

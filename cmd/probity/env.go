@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/probity-dev/probity/checks/probe"
+	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/keys"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
@@ -148,7 +149,11 @@ func (f *envFlags) runner(st store.Store, signer *keys.Signer, policy rounds.Pol
 	if err != nil {
 		return nil, err
 	}
-	return rounds.NewRunner(rounds.Config{Store: st, Prober: p, Signer: signer, ToolVersion: version, Policy: policy, Logger: logger})
+	h, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: version, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	return rounds.NewRunner(rounds.Config{Store: st, Prober: p, Signer: signer, ToolVersion: version, Policy: policy, History: h, Logger: logger})
 }
 
 // isTerminal reports whether w is a terminal (for progress bars).

@@ -19,11 +19,13 @@ const exportUsage = `Usage:
 
 	probity export --out DIR|FILE.jsonl [--since TIME] [--entry SLUG]
 
-Writes the stored envelopes with the key document, in the shapes "probity verify"
+Writes the stored envelopes (rounds and recorded changes, hidden changes included) with
+the key document, in the shapes "probity verify"
 accepts:
 
-	--out DIR          DIR/keys.json and one envelope per round in
-	                   DIR/SLUG/ROUND-ID.json
+	--out DIR          DIR/keys.json, one envelope per round in
+	                   DIR/SLUG/ROUND-ID.json and one per recorded change in
+	                   DIR/SLUG/changes/ch-N.json
 	--out FILE.jsonl   one envelope per line in FILE.jsonl, and the key document in
 	                   keys.json beside it
 	--since TIME       only rounds started at or after TIME (RFC 3339, e.g.
@@ -87,7 +89,7 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
-	fmt.Fprintf(stdout, "exported %d envelopes to %s\n", n, *out)
+	fmt.Fprintf(stdout, "exported %d round and %d change envelopes to %s\n", n.Rounds, n.Changes, *out)
 	return 0
 }
 

@@ -33,6 +33,8 @@ func commandTable() map[string]command {
 		"migrate":     {"apply the store's migrations", runMigrate},
 		"export":      {"export stored envelopes and the key document for offline verification", runExport},
 		"targets":     {"import and list the entries Probity watches", runTargets},
+		"history":     {"print, show, hide and unhide an entry's recorded changes", runHistory},
+		"stats":       {"drift and uptime statistics of the whole store (Markdown or JSON)", runStats},
 	}
 }
 

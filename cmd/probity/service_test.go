@@ -84,14 +84,18 @@ func writeTargets(t *testing.T, dir string, fleet *fixtures.Fleet) string {
 	return path
 }
 
-// exportAndVerify exports the store with the binary and verifies the export offline;
-// it returns the number of envelopes verified.
+// exportAndVerify exports the store with the binary and verifies the export offline
+// (round and change envelopes); it returns the number of round envelopes verified.
 func exportAndVerify(t *testing.T, env []string, dataDir string) int {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "export.jsonl")
 	code, stdout, stderr := probity(t, env, "export", "--data-dir", dataDir, "--out", out)
 	if code != 0 {
 		t.Fatalf("export: exit %d\n%s%s", code, stdout, stderr)
+	}
+	var rounds, changes int
+	if _, err := fmt.Sscanf(stdout, "exported %d round and %d change envelopes", &rounds, &changes); err != nil {
+		t.Fatalf("export said %q: %v", stdout, err)
 	}
 	code, stdout, stderr = probity(t, nil, "verify", "--keys", filepath.Join(filepath.Dir(out), keys.DocumentFile), out)
 	if code != 0 {
@@ -101,7 +105,10 @@ func exportAndVerify(t *testing.T, env []string, dataDir string) int {
 	if _, err := fmt.Sscanf(lastLine(stdout), "%d envelopes: %d verified, %d failed", &total, &n, &failed); err != nil || failed != 0 {
 		t.Fatalf("verify summary %q: %v", lastLine(stdout), err)
 	}
-	return n
+	if n != rounds+changes {
+		t.Fatalf("verified %d envelopes; the export wrote %d rounds and %d changes", n, rounds, changes)
+	}
+	return rounds
 }
 
 func lastLine(s string) string {

@@ -1,0 +1,415 @@
+package history
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/history/diff"
+	"github.com/probity-dev/probity/store"
+)
+
+// Store is what the history needs from the store.
+type Store interface {
+	EntryByID(ctx context.Context, id int64) (store.Entry, error)
+	HistoryState(ctx context.Context, entryID int64) ([]byte, int64, error)
+	RoundsAfter(ctx context.Context, entryID, afterID int64, limit int) ([]store.RoundSummary, error)
+	Surface(ctx context.Context, fingerprint string) ([]byte, error)
+	SaveHistory(ctx context.Context, u store.HistoryUpdate) error
+}
+
+// Signer signs change statements; *keys.Signer is one.
+type Signer interface {
+	attest.Signer
+	KeyID() (string, error)
+}
+
+// Config configures a Processor.
+type Config struct {
+	Store       Store
+	Signer      Signer
+	ToolVersion string
+	Policy      Policy
+	Logger      *slog.Logger
+}
+
+// Processor turns an entry's stored rounds into its change history: it reads the rounds
+// stored since it last ran, applies the Policy, and stores the new state and the
+// numbered, signed changes in one transaction. It is idempotent and safe to run from
+// several processes: the store refuses an update computed from a stale state
+// (store.ErrConflict), and Process then starts over from the stored one.
+type Processor struct {
+	cfg   Config
+	keyID string
+}
+
+// NewProcessor returns a Processor.
+func NewProcessor(cfg Config) (*Processor, error) {
+	if cfg.Store == nil || cfg.Signer == nil {
+		return nil, errors.New("history: Config needs a Store and a Signer")
+	}
+	id, err := cfg.Signer.KeyID()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Processor{cfg: cfg, keyID: id}, nil
+}
+
+// maxBatch bounds the rounds taken into one update.
+const maxBatch = 500
+
+// Process brings an entry's history up to date with its stored rounds and returns how
+// many changes it recorded.
+func (p *Processor) Process(ctx context.Context, entryID int64) (int, error) {
+	total := 0
+	for attempt := 0; ; attempt++ {
+		n, more, err := p.processBatch(ctx, entryID)
+		total += n
+		switch {
+		case errors.Is(err, store.ErrConflict) && attempt < 5:
+			continue // another process moved the state on: start again from it
+		case err != nil:
+			return total, err
+		case !more:
+			return total, nil
+		}
+	}
+}
+
+func (p *Processor) processBatch(ctx context.Context, entryID int64) (int, bool, error) {
+	e, err := p.cfg.Store.EntryByID(ctx, entryID)
+	if err != nil {
+		return 0, false, err
+	}
+	raw, processed, err := p.cfg.Store.HistoryState(ctx, entryID)
+	if err != nil {
+		return 0, false, err
+	}
+	var st State
+	if raw != nil {
+		if err := json.Unmarshal(raw, &st); err != nil {
+			return 0, false, fmt.Errorf("couldn't read the history state of %s: %w", e.Slug, err)
+		}
+	}
+	rounds, err := p.cfg.Store.RoundsAfter(ctx, entryID, processed, maxBatch)
+	if err != nil || len(rounds) == 0 {
+		return 0, false, err
+	}
+	surfaces := map[string]diff.Surface{}
+	unknownIns := map[string]bool{} // instructions fingerprints whose text is not stored
+	load := func(r *Read) (diff.Surface, error) {
+		key := r.Surface + r.Instructions
+		if s, ok := surfaces[key]; ok {
+			return s, nil
+		}
+		doc, err := p.cfg.Store.Surface(ctx, r.Surface)
+		if err != nil {
+			return diff.Surface{}, fmt.Errorf("couldn't load surface %s: %w", r.Surface, err)
+		}
+		ins, known, err := p.instructions(ctx, r.Instructions)
+		if err != nil {
+			return diff.Surface{}, err
+		}
+		if !known {
+			unknownIns[r.Instructions] = true
+		}
+		s, err := diff.Parse(doc, ins, "")
+		if err != nil {
+			return diff.Surface{}, err
+		}
+		surfaces[key] = s
+		return s, nil
+	}
+	compare := func(a, b *Read) (*diff.Change, error) {
+		sa, err := load(a)
+		if err != nil {
+			return nil, err
+		}
+		sb, err := load(b)
+		if err != nil {
+			return nil, err
+		}
+		return diff.Compare(sa, sb, diff.Options{Now: b.At})
+	}
+	policy := p.cfg.Policy
+	policy.Same = func(a, b *Read) (bool, error) {
+		if a.Surface == b.Surface && a.Instructions == b.Instructions {
+			return true, nil
+		}
+		c, err := compare(a, b)
+		if err != nil {
+			return false, err
+		}
+		if a.Instructions != b.Instructions && (unknownIns[a.Instructions] || unknownIns[b.Instructions]) {
+			return false, nil // no text to mask dates in: the fingerprints decide
+		}
+		return c.Empty(), nil
+	}
+
+	var changes []store.ChangeRecord
+	for i := range rounds {
+		read := readOf(&rounds[i])
+		var events []Event
+		st, events, err = policy.Apply(st, read)
+		if err != nil {
+			return 0, false, fmt.Errorf("couldn't apply round %s of %s: %w", read.RoundID, e.Slug, err)
+		}
+		for _, ev := range events {
+			c, err := p.change(ctx, e, ev, compare)
+			if err != nil {
+				return 0, false, err
+			}
+			changes = append(changes, c)
+		}
+	}
+	state, err := json.Marshal(st)
+	if err != nil {
+		return 0, false, err
+	}
+	last := rounds[len(rounds)-1].ObservationID
+	err = p.cfg.Store.SaveHistory(ctx, store.HistoryUpdate{
+		EntryID: entryID, ExpectProcessed: processed, Processed: last, State: state, Changes: changes,
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	for _, c := range changes {
+		p.cfg.Logger.Info("change recorded", "entry", e.Slug, "number", c.Number, "kind", c.Kind, "summary", c.Summary)
+	}
+	return len(changes), len(rounds) == maxBatch, nil
+}
+
+// instructions loads the instructions text with the fingerprint: nil when the server
+// sent none, and known false when the store does not have the text (rounds stored
+// before it kept instructions).
+func (p *Processor) instructions(ctx context.Context, fp string) (text *string, known bool, err error) {
+	if fp == "" {
+		return nil, true, nil
+	}
+	doc, err := p.cfg.Store.Surface(ctx, fp)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("couldn't load instructions %s: %w", fp, err)
+	}
+	var s string
+	if err := json.Unmarshal(doc, &s); err != nil {
+		return nil, false, fmt.Errorf("instructions %s: %w", fp, err)
+	}
+	if s == "" {
+		return nil, true, nil
+	}
+	return &s, true, nil
+}
+
+// readOf maps a stored round to the history's Read. Only a signed full round read a
+// complete, fingerprinted tool list.
+func readOf(r *store.RoundSummary) Read {
+	read := Read{ObservationID: r.ObservationID, RoundID: r.RoundID, At: r.StartedAt, ToolCount: r.ToolCount, Version: r.ServerVersion}
+	if r.PayloadDigest != "" {
+		read.PayloadDigest = "sha256:" + r.PayloadDigest
+	}
+	if r.Signed && r.Coverage == string(attest.CoverageFull) && r.Fingerprints != nil {
+		read.OK = true
+		read.Surface, read.Instructions = r.Fingerprints.Surface, r.Fingerprints.Instructions
+	}
+	return read
+}
+
+// details is the stored JSON of a change.
+type details struct {
+	ToolCount     *int         `json:"toolCount,omitempty"`
+	Diff          *diff.Change `json:"diff,omitempty"`
+	VersionBefore string       `json:"versionBefore,omitempty"`
+	VersionAfter  string       `json:"versionAfter,omitempty"`
+}
+
+func state(r *Read) *attest.ChangeState {
+	if r == nil {
+		return nil
+	}
+	n := r.ToolCount
+	s := &attest.ChangeState{Surface: r.Surface, Instructions: r.Instructions, ToolCount: &n}
+	if r.PayloadDigest != "" {
+		s.RoundID, s.PayloadDigest = r.RoundID, r.PayloadDigest
+	}
+	return s
+}
+
+// change builds the record of an event, with its signed change statement.
+func (p *Processor) change(ctx context.Context, e store.Entry, ev Event, compare func(a, b *Read) (*diff.Change, error)) (store.ChangeRecord, error) {
+	rec := store.ChangeRecord{EntryID: e.ID, Number: ev.Number, RecordedAt: ev.At.UTC().Truncate(time.Millisecond), Origin: attest.OriginAutomatic, Kind: ev.Kind}
+	pred := &attest.ChangePredicate{
+		Entry:       changeEntry(e),
+		Number:      ev.Number,
+		RecordedAt:  attest.FormatTime(rec.RecordedAt),
+		Origin:      attest.OriginAutomatic,
+		Kind:        ev.Kind,
+		Badges:      []string{},
+		ToolVersion: p.cfg.ToolVersion,
+	}
+	var d details
+	switch ev.Kind {
+	case EventBaseline:
+		n := ev.After.ToolCount
+		d.ToolCount = &n
+		rec.Summary = fmt.Sprintf("observation started with %d %s", n, plural(n, "tool", "tools"))
+		rec.AfterObservation = ev.After.ObservationID
+		pred.After = *state(ev.After)
+	case EventTools:
+		c, err := compare(ev.Before, ev.After)
+		if err != nil {
+			return rec, err
+		}
+		d.Diff = c
+		rec.Summary = c.Summary()
+		if rec.Summary == "" {
+			rec.Summary = "tool list changed"
+		}
+		for _, b := range c.Badges {
+			if !slices.Contains(rec.Badges, b.Kind) {
+				rec.Badges = append(rec.Badges, b.Kind)
+			}
+		}
+		rec.BeforeObservation, rec.AfterObservation = ev.Before.ObservationID, ev.After.ObservationID
+		pred.Before, pred.After = state(ev.Before), *state(ev.After)
+	case EventVersion:
+		d.VersionBefore, d.VersionAfter = ev.VersionBefore, ev.VersionAfter
+		rec.Summary = fmt.Sprintf("version %s → %s", ev.VersionBefore, ev.VersionAfter)
+		pred.Before = &attest.ChangeState{Version: ev.VersionBefore}
+		pred.After = attest.ChangeState{Version: ev.VersionAfter}
+	}
+	if rec.Badges == nil {
+		rec.Badges = []string{}
+	}
+	pred.Summary, pred.Badges = rec.Summary, rec.Badges
+	var err error
+	if rec.Details, err = json.Marshal(d); err != nil {
+		return rec, err
+	}
+	st, err := attest.NewChangeStatement(pred)
+	if err != nil {
+		return rec, err
+	}
+	env, _, err := attest.Sign(ctx, st, p.cfg.Signer)
+	if err != nil {
+		return rec, fmt.Errorf("couldn't sign change %d of %s: %w", ev.Number, e.Slug, err)
+	}
+	if rec.Envelope, err = attest.EncodeEnvelope(env); err != nil {
+		return rec, err
+	}
+	rec.KeyID = p.keyID
+	return rec, nil
+}
+
+// changeEntry names an entry in a change statement: remote entries by URL, the others by
+// package reference (pkg:github/OWNER/REPO for repositories).
+func changeEntry(e store.Entry) attest.ChangeEntry {
+	ce := attest.ChangeEntry{Kind: e.Kind, Slug: e.Slug}
+	switch e.Kind {
+	case store.KindRemote:
+		ce.URL = e.Locator
+	case store.KindGitHub:
+		ce.Package = "pkg:github/" + strings.TrimPrefix(e.Locator, "https://github.com/")
+	default:
+		ce.Package = e.Locator
+	}
+	return ce
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Operator edit fields whose text is not recorded, only that they changed.
+var editWithoutText = map[string]bool{"setup_notes": true}
+
+// RecordOperatorEdit records an edit the server's operator saved on the entry: the field
+// with its text before and after (for setup notes only that they changed), numbered
+// after the entry's other changes, signed, and outside the automatic limits.
+func (p *Processor) RecordOperatorEdit(ctx context.Context, entryID int64, field, before, after string, at time.Time) (store.ChangeRecord, error) {
+	if field == "" || len(field) > 64 || strings.ContainsFunc(field, func(r rune) bool { return !(r == '_' || r >= 'a' && r <= 'z') }) {
+		return store.ChangeRecord{}, fmt.Errorf("invalid field name %q", field)
+	}
+	for attempt := 0; ; attempt++ {
+		rec, err := p.recordEdit(ctx, entryID, field, before, after, at)
+		if errors.Is(err, store.ErrConflict) && attempt < 5 {
+			continue
+		}
+		return rec, err
+	}
+}
+
+func (p *Processor) recordEdit(ctx context.Context, entryID int64, field, before, after string, at time.Time) (store.ChangeRecord, error) {
+	e, err := p.cfg.Store.EntryByID(ctx, entryID)
+	if err != nil {
+		return store.ChangeRecord{}, err
+	}
+	raw, processed, err := p.cfg.Store.HistoryState(ctx, entryID)
+	if err != nil {
+		return store.ChangeRecord{}, err
+	}
+	var st State
+	if raw != nil {
+		if err := json.Unmarshal(raw, &st); err != nil {
+			return store.ChangeRecord{}, err
+		}
+	}
+	if st.NextNumber < 1 {
+		st.NextNumber = 1
+	}
+	number := st.number()
+	type edit struct {
+		Field  string  `json:"field"`
+		Before *string `json:"before,omitempty"`
+		After  *string `json:"after,omitempty"`
+	}
+	d := edit{Field: field}
+	if !editWithoutText[field] {
+		d.Before, d.After = &before, &after
+	}
+	details, err := json.Marshal(d)
+	if err != nil {
+		return store.ChangeRecord{}, err
+	}
+	canon, err := attest.Canonicalize(details)
+	if err != nil {
+		return store.ChangeRecord{}, fmt.Errorf("the edit is not recordable: %w", err)
+	}
+	rec := store.ChangeRecord{EntryID: e.ID, Number: number, RecordedAt: at.UTC().Truncate(time.Millisecond),
+		Origin: attest.OriginOperator, Kind: attest.ChangeOperatorEdit, Summary: strings.ReplaceAll(field, "_", " ") + " edited by the operator",
+		Details: details, Badges: []string{}}
+	pred := &attest.ChangePredicate{Entry: changeEntry(e), Number: number, RecordedAt: attest.FormatTime(rec.RecordedAt),
+		Origin: attest.OriginOperator, Kind: attest.ChangeOperatorEdit, Summary: rec.Summary, Badges: []string{},
+		After: attest.ChangeState{Edit: attest.Digest(canon)}, ToolVersion: p.cfg.ToolVersion}
+	stmt, err := attest.NewChangeStatement(pred)
+	if err != nil {
+		return rec, err
+	}
+	env, _, err := attest.Sign(ctx, stmt, p.cfg.Signer)
+	if err != nil {
+		return rec, err
+	}
+	if rec.Envelope, err = attest.EncodeEnvelope(env); err != nil {
+		return rec, err
+	}
+	rec.KeyID = p.keyID
+	state, err := json.Marshal(st)
+	if err != nil {
+		return rec, err
+	}
+	return rec, p.cfg.Store.SaveHistory(ctx, store.HistoryUpdate{EntryID: e.ID, ExpectProcessed: processed, Processed: processed, State: state, Changes: []store.ChangeRecord{rec}})
+}

@@ -1,0 +1,242 @@
+package history_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/checks"
+	"github.com/probity-dev/probity/checks/fixtures"
+	"github.com/probity-dev/probity/checks/probe"
+	"github.com/probity-dev/probity/export"
+	"github.com/probity-dev/probity/history"
+	"github.com/probity-dev/probity/history/stats"
+	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/rounds"
+	"github.com/probity-dev/probity/store"
+	"github.com/probity-dev/probity/verifier"
+)
+
+// scripted is a Prober that answers with a real observation of a fleet server, its tools
+// replaced by the current script, at the fake clock's time.
+type scripted struct {
+	template *checks.Observation
+	now      *time.Time
+	tools    []json.RawMessage
+	fail     bool
+}
+
+func (s *scripted) Probe(ctx context.Context, url string) (*checks.Observation, error) {
+	obs := *s.template
+	obs.URL, obs.StartedAt = url, *s.now
+	obs.Tools.Tools = s.tools
+	if s.fail {
+		obs.Reach = checks.Reach{Failure: checks.ReachConnect}
+		obs.Handshake = checks.Handshake{}
+		obs.Tools = checks.ToolsList{}
+	}
+	return &obs, nil
+}
+
+func tool(name, desc string, extra string) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"name":%q,"description":%q,"inputSchema":{"type":"object","properties":{"q":{"type":"string"}}%s}}`, name, desc, extra))
+}
+
+func TestHistoryFromRounds(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, store.Config{SQLitePath: filepath.Join(dir, "probity.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	keyDir := filepath.Join(dir, "keys")
+	if _, err := keys.GenerateDir(keyDir, "https://probity.test", now.Add(-time.Hour), nil); err != nil {
+		t.Fatal(err)
+	}
+	doc, signer, err := keys.OpenDir(keyDir, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A template observation from a real probe of a fleet server.
+	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: 1, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	tmpl, err := probe.New(probe.Config{Version: "test", AllowLoopback: true}).Probe(ctx, fleet.URL(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &scripted{template: tmpl, now: &now}
+
+	proc, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := rounds.NewRunner(rounds.Config{Store: st, Prober: p, Signer: signer, ToolVersion: "test", History: proc, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _, err := st.AddEntry(ctx, store.NewEntry{SlugBase: "scripted", Kind: store.KindRemote, Locator: fleet.URL(0), Source: "import"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	round := func(at time.Duration, tools ...json.RawMessage) {
+		t.Helper()
+		now = time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC).Add(at)
+		p.tools, p.fail = tools, tools == nil
+		o, err := r.RunEntry(ctx, e, store.Due{EntryID: e.ID, Reason: store.ReasonCadence, At: now}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.fail && o.Status != rounds.SignedFull {
+			t.Fatalf("round at %v: %s", at, o.Status)
+		}
+	}
+	changes := func() []store.ChangeRecord {
+		t.Helper()
+		cs, err := st.Changes(ctx, store.ChangeFilter{EntryID: e.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+
+	search := tool("search", "Search the catalog. Current date: 2026-12-01.", "")
+	searchNextDay := tool("search", "Search the catalog. Current date: 2026-12-02.", "")
+	del := tool("delete_item", "Delete an item.", `,"required":["q"]`)
+	delAnnotated := json.RawMessage(`{"name":"delete_item","description":"Delete an item.","inputSchema":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]},"annotations":{"destructiveHint":true}}`)
+
+	round(0, search)
+	if cs := changes(); len(cs) != 1 || cs[0].Kind != attest.ChangeBaseline || cs[0].Number != 1 || cs[0].Summary != "observation started with 1 tool" {
+		t.Fatalf("after the first read: %+v", cs)
+	}
+	// A failed read is no data; a date-only difference is no difference.
+	round(12 * time.Hour)
+	round(24*time.Hour, searchNextDay)
+	round(24*time.Hour+2*time.Minute, searchNextDay)
+	if cs := changes(); len(cs) != 1 {
+		t.Fatalf("a failed read and a date-stamped description recorded changes: %+v", cs[0])
+	}
+	// A new destructive tool: pending after one read, recorded after the second a minute later.
+	round(36*time.Hour, searchNextDay, delAnnotated)
+	if cs := changes(); len(cs) != 1 {
+		t.Fatalf("recorded after one read: %+v", cs[0])
+	}
+	round(36*time.Hour+30*time.Second, searchNextDay, delAnnotated)
+	if cs := changes(); len(cs) != 1 {
+		t.Fatalf("recorded after 30 s: %+v", cs[0])
+	}
+	round(36*time.Hour+time.Minute, searchNextDay, delAnnotated)
+	cs := changes()
+	if len(cs) != 2 || cs[0].Number != 2 || cs[0].Kind != attest.ChangeTools || cs[0].Summary != "1 tool added" {
+		t.Fatalf("after the confirming read: %+v", cs)
+	}
+	if fmt.Sprint(cs[0].Badges) != "[new_destructive_tool]" {
+		t.Errorf("badges %v", cs[0].Badges)
+	}
+	// The change statement names the two rounds by their payload digests.
+	env, _, err := attest.ParseEnvelope(cs[0].Envelope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, _ := attest.DecodeBase64(env.Payload)
+	ds, err := attest.DecodeStatement(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	digests := map[string]string{}
+	err = st.Envelopes(ctx, store.EnvelopeFilter{}, func(er store.EnvelopeRecord) error {
+		e, _, err := attest.ParseEnvelope(er.Envelope)
+		if err != nil {
+			return err
+		}
+		p, _ := attest.DecodeBase64(e.Payload)
+		sum := sha256.Sum256(p)
+		digests[er.RoundID] = "sha256:" + hex.EncodeToString(sum[:])
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ds.Change
+	if c.Before == nil || digests[c.Before.RoundID] != c.Before.PayloadDigest || digests[c.After.RoundID] != c.After.PayloadDigest {
+		t.Errorf("change names rounds %+v / %+v; stored digests %v", c.Before, c.After, digests)
+	}
+	// A parameter newly required on a remaining tool is a breaking change with its badge;
+	// removing the tool again is a change too.
+	round(48*time.Hour, tool("search", "Search the catalog. Current date: 2026-12-03.", `,"required":["q"]`), delAnnotated)
+	round(48*time.Hour+time.Minute, tool("search", "Search the catalog. Current date: 2026-12-03.", `,"required":["q"]`), delAnnotated)
+	cs = changes()
+	if len(cs) != 3 || fmt.Sprint(cs[0].Badges) != "[newly_required_param]" {
+		t.Fatalf("newly required parameter: %+v", cs[0])
+	}
+	_ = del
+
+	// The statistics see two changes (date-only differences are none) and three surfaces…
+	if n, surf := statsChanges(t, st, e.ID, now); n != 2 || surf != 3 {
+		t.Errorf("statistics: %d changes over %d surfaces, want 2 over 3", n, surf)
+	}
+	// Hidden changes leave every listing, and every statistic.
+	if err := st.HideChange(ctx, e.ID, 2, true, "test: wrong fetch"); err != nil {
+		t.Fatal(err)
+	}
+	if n, surf := statsChanges(t, st, e.ID, now); n != 1 || surf != 2 {
+		t.Errorf("statistics after hiding change 2: %d changes over %d surfaces, want 1 over 2", n, surf)
+	}
+	if cs := changes(); len(cs) != 2 || cs[0].Number != 3 || cs[1].Number != 1 {
+		t.Fatalf("after hiding change 2: %+v", cs)
+	}
+
+	// An operator edit is recorded with its text, numbered next.
+	rec, err := proc.RecordOperatorEdit(ctx, e.ID, "description", "old words", "new words", now)
+	if err != nil || rec.Number != 4 || rec.Origin != attest.OriginOperator {
+		t.Fatalf("operator edit: %+v, %v", rec, err)
+	}
+
+	// Everything exported verifies offline: 9 rounds (8 signed) and 4 changes.
+	out := t.TempDir()
+	counts, err := export.Write(ctx, st, doc, out, store.EnvelopeFilter{}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := verifier.VerifyPaths(ctx, []string{out}, verifier.StreamConfig{Keys: doc, Policy: verifier.DefaultPolicy()})
+	if err != nil || sum.Failed != 0 || sum.Verified != counts.Rounds+counts.Changes || counts.Changes != 4 {
+		t.Fatalf("export %+v verified %+v (%v)", counts, sum, err)
+	}
+}
+
+// statsChanges counts the reads LoadStats classifies as changes for one entry.
+func statsChanges(t *testing.T, st history.StatsStore, id int64, now time.Time) (changes, surfaces int) {
+	t.Helper()
+	ss, err := history.LoadStats(context.Background(), st, stats.Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, s := range ss {
+		if s.ID != id {
+			continue
+		}
+		for _, r := range s.Reads {
+			if r.Change != nil {
+				changes++
+			}
+			seen[r.Surface] = true
+		}
+	}
+	return changes, len(seen)
+}
