@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -239,4 +240,56 @@ func statsChanges(t *testing.T, st history.StatsStore, id int64, now time.Time) 
 		}
 	}
 	return changes, len(seen)
+}
+
+func TestOperatorEditOfSetupNotesRecordsNoText(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, store.Config{SQLitePath: filepath.Join(dir, "probity.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	if _, err := keys.GenerateDir(filepath.Join(dir, "keys"), "https://probity.test", now.Add(-time.Hour), nil); err != nil {
+		t.Fatal(err)
+	}
+	_, signer, err := keys.OpenDir(filepath.Join(dir, "keys"), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _, err := st.AddEntry(ctx, store.NewEntry{SlugBase: "pkg", Kind: store.KindNPM, Locator: "pkg:npm/%40acme/mcp", Source: "import"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := proc.RecordOperatorEdit(ctx, e.ID, "setup_notes", "secret-ish old notes", "new notes", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Number != 1 || rec.Summary != "setup notes edited by the operator" || string(rec.Details) != `{"field":"setup_notes"}` {
+		t.Fatalf("setup notes edit: %+v, details %s", rec, rec.Details)
+	}
+	if strings.Contains(string(rec.Details), "secret-ish") || strings.Contains(string(rec.Details), "new notes") {
+		t.Errorf("setup notes text recorded: %s", rec.Details)
+	}
+	if _, err := proc.RecordOperatorEdit(ctx, e.ID, "Bad Field", "", "", now); err == nil {
+		t.Error("an invalid field name was accepted")
+	}
+	// The change of a package entry names it by its package reference, and verifies.
+	env, _, err := attest.ParseEnvelope(rec.Envelope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, _ := attest.DecodeBase64(env.Payload)
+	ds, err := attest.DecodeStatement(payload)
+	if err != nil || ds.Subject[0].Name != "pkg:npm/%40acme/mcp" {
+		t.Fatalf("statement %+v, %v", ds, err)
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -389,4 +390,61 @@ func tail(s string, n int) string {
 		return "…" + s[len(s)-n:]
 	}
 	return s
+}
+
+// TestHistoryAndStatsCommands runs two rounds over a small fleet, then reads the history
+// and the statistics through the CLI, hides a change, and verifies the export.
+func TestHistoryAndStatsCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: 4, Seed: 31})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	dir := t.TempDir()
+	dataDir := filepath.Join(dir, "data")
+	env := []string{"DATABASE_URL=", "PROBITY_KEY_DIR="}
+	for range 2 {
+		if code, out, errOut := probity(t, env, "round", "--allow-loopback", "--data-dir", dataDir, "--targets", writeTargets(t, dir, fleet)); code != 0 {
+			t.Fatalf("round: exit %d\n%s%s", code, out, errOut)
+		}
+	}
+	code, out, errOut := probity(t, env, "targets", "list", "--data-dir", dataDir)
+	if code != 0 {
+		t.Fatalf("targets list: exit %d\n%s", code, errOut)
+	}
+	slug := strings.Fields(strings.Split(out, "\n")[1])[0]
+
+	code, out, errOut = probity(t, env, "history", "--data-dir", dataDir, slug)
+	if code != 0 || !strings.Contains(out, "ch-1") || !strings.Contains(out, "observation started with") {
+		t.Fatalf("history: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := probity(t, env, "history", "hide", "--data-dir", dataDir, slug, "1"); code != 2 {
+		t.Errorf("hide without a reason: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := probity(t, env, "history", "hide", "--data-dir", dataDir, "--reason", "test", slug, "1"); code != 0 {
+		t.Fatalf("hide: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, out, _ := probity(t, env, "history", "--data-dir", dataDir, slug); strings.Contains(out, "ch-1") {
+		t.Errorf("a hidden change is listed:\n%s", out)
+	}
+	if _, out, _ := probity(t, env, "history", "--data-dir", dataDir, "--hidden", slug); !strings.Contains(out, "ch-1 (hidden)") {
+		t.Errorf("--hidden does not list the hidden change:\n%s", out)
+	}
+
+	code, out, errOut = probity(t, env, "stats", "--data-dir", dataDir)
+	if code != 0 || !strings.Contains(out, "# Probity statistics") || !strings.Contains(out, "## How often toolsets change") {
+		t.Fatalf("stats: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = probity(t, env, "stats", "--json", "--data-dir", dataDir)
+	var rep map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || rep["dataset"] == nil {
+		t.Fatalf("stats --json: exit %d\n%.500s%s", code, out, errOut)
+	}
+	// 8 rounds and 4 baselines (one hidden, still exported and verifiable).
+	if n := exportAndVerify(t, env, dataDir); n != 8 {
+		t.Fatalf("verified %d round envelopes, want 8", n)
+	}
 }
