@@ -73,6 +73,25 @@
 //     names the new version; an operator edit names the edit's digest;
 //   - origin is operator exactly for operator edits; no badge appears twice.
 //
+// # Supply predicate
+//
+// https://probity.dev/attestation/supply/v1 (SupplyPredicate,
+// schema/supply-v1.schema.json) records one run of the eleven supply-chain checks of an
+// entry (seed 004): for each check, in SupplyCheckIDs order, its status (passed, failed,
+// partial, skipped), weight, points in thousandths and whether a failure is serious;
+// weightRan, score and verified; evaluatedAt (held to the key's window); the package
+// version read, the repository and commit a verified build provenance names, and the
+// Scorecard commit. The subject is the entry's url or package reference, with the
+// SHA-256 of the canonical facts document the checks read. A verifier recomputes the
+// decision from the checks, so a Verified badge can be checked offline:
+//
+//   - passed earns the full weight, failed and skipped nothing, partial a share strictly
+//     between; only a failed check is serious;
+//   - weightRan is the weight of the checks not skipped; score is the points over
+//     weightRan as a percentage, rounded half up (SupplyScore);
+//   - verified holds exactly when score ≥ 80, weightRan ≥ 60, no check is serious, and
+//     source_repository passed (SupplyVerified).
+//
 // # Canonical form: nfc-jcs/v1
 //
 // The canonical bytes of a JSON document are produced in two steps:

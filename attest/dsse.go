@@ -58,8 +58,10 @@ type DecodedStatement struct {
 	Probe *ProbePredicate
 	// Change is set for ChangePredicateType.
 	Change *ChangePredicate
+	// Supply is set for SupplyPredicateType.
+	Supply *SupplyPredicate
 	// ObservedAt is the predicate's time, which must lie in the signing key's window: a
-	// probe's observedAt, a change's recordedAt.
+	// probe's observedAt, a change's recordedAt, a supply run's evaluatedAt.
 	ObservedAt time.Time
 }
 
@@ -289,6 +291,17 @@ func DecodeStatement(payload []byte) (*DecodedStatement, error) {
 		t, err := ParseTime(c.RecordedAt)
 		if err != nil {
 			return ds, &StatementError{Path: "/predicate/recordedAt", Msg: err.Error()}
+		}
+		ds.ObservedAt = t
+	case SupplyPredicateType:
+		sp, err := checkSupply(ds.Predicate, ds.Subject)
+		if err != nil {
+			return ds, err
+		}
+		ds.Supply = sp
+		t, err := ParseTime(sp.EvaluatedAt)
+		if err != nil {
+			return ds, &StatementError{Path: "/predicate/evaluatedAt", Msg: err.Error()}
 		}
 		ds.ObservedAt = t
 	}

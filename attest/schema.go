@@ -39,6 +39,12 @@ func PredicateSchema(predicateType string) (*Schema, bool) {
 			panic("attest: embedded change schema does not compile: " + err.Error())
 		}
 		return s, true
+	case SupplyPredicateType:
+		s, err := supplySchema()
+		if err != nil {
+			panic("attest: embedded supply schema does not compile: " + err.Error())
+		}
+		return s, true
 	}
 	return nil, false
 }

@@ -128,6 +128,10 @@ func compare(t *testing.T, root, node map[string]any, typ reflect.Type, path str
 		if node["type"] != "string" && node["enum"] == nil {
 			t.Errorf("%s: Go string, schema type %v", path, node["type"])
 		}
+	case reflect.Bool:
+		if node["type"] != "boolean" {
+			t.Errorf("%s: Go bool, schema type %v", path, node["type"])
+		}
 	case reflect.Int, reflect.Int64:
 		if node["type"] != "integer" || node["minimum"] == nil || node["maximum"] == nil {
 			t.Errorf("%s: Go integer needs a bounded schema integer, got %v", path, node)
