@@ -49,3 +49,24 @@ func TestEmbedded(t *testing.T) {
 		t.Errorf("Postgres migrations: %+v, %v", ms, err)
 	}
 }
+
+// TestBackendsPaired: every migration has one file per backend, with one name, so that
+// a version means the same change on either.
+func TestBackendsPaired(t *testing.T) {
+	lite, err := List(SQLite, "sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg, err := List(Postgres, "postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lite) != len(pg) {
+		t.Fatalf("%d SQLite migrations, %d PostgreSQL ones", len(lite), len(pg))
+	}
+	for i := range lite {
+		if lite[i].Version != pg[i].Version || lite[i].Name != pg[i].Name {
+			t.Errorf("migration %d: SQLite %s, PostgreSQL %s", i, lite[i].Name, pg[i].Name)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/migrations"
 )
 
 // The contract test suite: every test here runs against every backend registered in
@@ -23,10 +24,13 @@ import (
 // Store interface only, except where a test needs the testExecer backdoor to show what
 // the schema itself refuses.
 
-// testBackend opens a fresh, migrated store of one backend and closes it when the test ends.
+// testBackend opens fresh stores of one backend and closes them when the test ends.
 type testBackend struct {
 	name string
-	open func(t testing.TB) Store
+	open func(t testing.TB) Store // a migrated store
+	// openEmpty opens a store on an empty database, not migrated; the store implements
+	// testMigrator.
+	openEmpty func(t testing.TB) Store
 }
 
 // testBackends are the backends the contract tests run against; each backend's test
@@ -38,6 +42,25 @@ var testBackends []testBackend
 // that the schema refuses what no method would do.
 type testExecer interface {
 	execForTest(ctx context.Context, query string) error
+}
+
+// testMigrator is implemented, in test files only, by every backend: migrateForTest
+// applies the backend's migrations up to version through (not River's), as a binary of
+// that version would have, so a test can show what a later migration does to the rows
+// of an earlier schema.
+type testMigrator interface {
+	migrateForTest(ctx context.Context, through int) error
+}
+
+// migrationsThrough returns the migrations of ms up to version through.
+func migrationsThrough(ms []migrations.Migration, through int) []migrations.Migration {
+	var out []migrations.Migration
+	for _, m := range ms {
+		if m.Version <= through {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // forEachBackend runs fn as a subtest for each backend, on a fresh store.
@@ -169,6 +192,8 @@ type snapshot struct {
 	Rounds  map[int64][]RoundSummary
 	Uptime  map[int64][]UptimeDay
 	Envs    []EnvelopeRecord
+	// Supply holds the supply runs of the entries that have some.
+	Supply map[int64][]SupplyRecord
 }
 
 func takeSnapshot(t *testing.T, s Store) snapshot {
@@ -183,8 +208,16 @@ func takeSnapshot(t *testing.T, s Store) snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := snapshot{Stats: st, Entries: es, Due: map[int64][]Due{}, Rounds: map[int64][]RoundSummary{}, Uptime: map[int64][]UptimeDay{}}
+	snap := snapshot{Stats: st, Entries: es, Due: map[int64][]Due{}, Rounds: map[int64][]RoundSummary{},
+		Uptime: map[int64][]UptimeDay{}, Supply: map[int64][]SupplyRecord{}}
 	for _, e := range es {
+		var runs []SupplyRecord
+		if runs, err = s.SupplyRuns(ctx, e.ID, 0); err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) > 0 {
+			snap.Supply[e.ID] = runs
+		}
 		if snap.Due[e.ID], err = s.DueTimes(ctx, e.ID); err != nil {
 			t.Fatal(err)
 		}

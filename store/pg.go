@@ -101,6 +101,29 @@ func (s *pgStore) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return s.migrate(ctx, ms, s.migrateRiver)
+}
+
+// migrateRiver applies River's migrations not applied yet.
+func (s *pgStore) migrateRiver(ctx context.Context) error {
+	migrator, err := rivermigrate.New(riverpgxv5.New(s.pool), &rivermigrate.Config{Logger: s.log})
+	if err != nil {
+		return fmt.Errorf("couldn't prepare River's migrations: %w", err)
+	}
+	res, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return fmt.Errorf("couldn't apply River's migrations: %w", err)
+	}
+	for _, v := range res.Versions {
+		s.log.Info("applied River migration", "backend", "postgres", "version", v.Version)
+	}
+	return nil
+}
+
+// migrate takes the migration lock, applies the migrations of ms not applied yet, in
+// order, each in its own transaction, then runs then (when not nil) still under the
+// lock. ms are this binary's migrations (or, in tests, the first of them).
+func (s *pgStore) migrate(ctx context.Context, ms []migrations.Migration, then func(context.Context) error) error {
 	// Its own connection rather than one of the pool's, so that River's migrator, which
 	// takes its connections from the pool, cannot wait behind the lock holder for one.
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig)
@@ -161,17 +184,8 @@ func (s *pgStore) Migrate(ctx context.Context) error {
 			s.log.Info("applied migration", "backend", "postgres", "migration", m.Name)
 		}
 	}
-
-	migrator, err := rivermigrate.New(riverpgxv5.New(s.pool), &rivermigrate.Config{Logger: s.log})
-	if err != nil {
-		return fmt.Errorf("couldn't prepare River's migrations: %w", err)
-	}
-	res, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
-	if err != nil {
-		return fmt.Errorf("couldn't apply River's migrations: %w", err)
-	}
-	for _, v := range res.Versions {
-		s.log.Info("applied River migration", "backend", "postgres", "version", v.Version)
+	if then != nil {
+		return then(ctx)
 	}
 	return nil
 }

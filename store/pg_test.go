@@ -17,10 +17,18 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
+
+	"github.com/probity-dev/probity/migrations"
 )
 
 func init() {
-	testBackends = append(testBackends, testBackend{"postgres", openTestPostgres})
+	testBackends = append(testBackends, testBackend{name: "postgres", open: openTestPostgres, openEmpty: openEmptyPostgres})
+}
+
+// openEmptyPostgres opens a store on a fresh, empty database of its own.
+func openEmptyPostgres(t testing.TB) Store {
+	t.Helper()
+	return openTestPostgresAt(t, newTestDatabase(t), 0)
 }
 
 // ciDatabaseURL is the server CI starts (.ci/run) when PROBITY_TEST_DATABASE_URL is unset.
@@ -109,6 +117,15 @@ func openTestPostgres(t testing.TB) Store {
 func (s *pgStore) execForTest(ctx context.Context, query string) error {
 	_, err := s.pool.Exec(ctx, query)
 	return err
+}
+
+// migrateForTest applies the migrations up to version through (testMigrator).
+func (s *pgStore) migrateForTest(ctx context.Context, through int) error {
+	ms, err := migrations.List(migrations.Postgres, "postgres")
+	if err != nil {
+		return err
+	}
+	return s.migrate(ctx, migrationsThrough(ms, through), nil)
 }
 
 // TestPostgresTwoProcesses runs two stores, each with its own pool as two processes
@@ -343,6 +360,25 @@ func TestPostgresSchemaGuards(t *testing.T) {
 	}
 	if st, err := s.Stats(ctx); err != nil || st.Envelopes != 0 || st.Observations != 0 || st.Surfaces != 1 {
 		t.Errorf("after DeleteEntry: %+v, %v", st, err)
+	}
+}
+
+// TestPostgresDueReasonCheck: migration 0003 replaced due's reason check; the old one
+// is gone, not left beside it.
+func TestPostgresDueReasonCheck(t *testing.T) {
+	s := openTestPostgres(t).(*pgStore)
+	rows, err := s.pool.Query(t.Context(), `
+		SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint
+		WHERE conrelid = 'due'::regclass AND contype = 'c'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ Name, Def string }])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(checks) != 1 || checks[0].Name != "due_reason_check" || !strings.Contains(checks[0].Def, "'supply'") {
+		t.Errorf("due's check constraints: %+v", checks)
 	}
 }
 

@@ -162,6 +162,27 @@ func (s *sqliteStore) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.migrate(ctx, ms); err != nil {
+		return err
+	}
+
+	migrator, err := rivermigrate.New(riversqlite.New(s.writer), &rivermigrate.Config{Logger: s.log})
+	if err != nil {
+		return fmt.Errorf("couldn't prepare River's migrations: %w", err)
+	}
+	res, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return fmt.Errorf("couldn't apply River's migrations: %w", err)
+	}
+	for _, v := range res.Versions {
+		s.log.Info("applied River migration", "backend", "sqlite", "version", v.Version)
+	}
+	return nil
+}
+
+// migrate applies the migrations of ms not applied yet, in order, each in its own
+// transaction. ms are this binary's migrations (or, in tests, the first of them).
+func (s *sqliteStore) migrate(ctx context.Context, ms []migrations.Migration) error {
 	if _, err := s.writer.ExecContext(ctx, `
 		CREATE TABLE IF NOT EXISTS schema_migrations (
 			version    INTEGER PRIMARY KEY,
@@ -208,18 +229,6 @@ func (s *sqliteStore) Migrate(ctx context.Context) error {
 		if applied {
 			s.log.Info("applied migration", "backend", "sqlite", "migration", m.Name)
 		}
-	}
-
-	migrator, err := rivermigrate.New(riversqlite.New(s.writer), &rivermigrate.Config{Logger: s.log})
-	if err != nil {
-		return fmt.Errorf("couldn't prepare River's migrations: %w", err)
-	}
-	res, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
-	if err != nil {
-		return fmt.Errorf("couldn't apply River's migrations: %w", err)
-	}
-	for _, v := range res.Versions {
-		s.log.Info("applied River migration", "backend", "sqlite", "version", v.Version)
 	}
 	return nil
 }

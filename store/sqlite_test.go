@@ -12,10 +12,27 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+
+	"github.com/probity-dev/probity/migrations"
 )
 
 func init() {
-	testBackends = append(testBackends, testBackend{"sqlite", openTestSQLite})
+	testBackends = append(testBackends, testBackend{name: "sqlite", open: openTestSQLite, openEmpty: openEmptySQLite})
+}
+
+// openEmptySQLite opens a store on a new, empty file in the test's temporary directory.
+func openEmptySQLite(t testing.TB) Store {
+	t.Helper()
+	s, err := Open(t.Context(), Config{SQLitePath: filepath.Join(t.TempDir(), "data", "probity.db")})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
 }
 
 // openTestSQLite opens a fresh SQLite store in the test's temporary directory: a copy of
@@ -98,6 +115,15 @@ func makeMigratedSQLite() ([]byte, error) {
 func (s *sqliteStore) execForTest(ctx context.Context, query string) error {
 	_, err := s.writer.ExecContext(ctx, query)
 	return err
+}
+
+// migrateForTest applies the migrations up to version through (testMigrator).
+func (s *sqliteStore) migrateForTest(ctx context.Context, through int) error {
+	ms, err := migrations.List(migrations.SQLite, "sqlite")
+	if err != nil {
+		return err
+	}
+	return s.migrate(ctx, migrationsThrough(ms, through))
 }
 
 func TestSQLiteOpen(t *testing.T) {
@@ -254,5 +280,37 @@ func TestSQLiteQueueAfterClose(t *testing.T) {
 	defer cancel()
 	if _, err := s.Entries(ctx, 0, 0); err == nil || errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Entries after Close = %v, want a closed-database error", err)
+	}
+}
+
+// TestSQLiteDueRebuilt: migration 0003's rebuild of due leaves what 0001 made, with the
+// wider reason check: a STRICT, WITHOUT ROWID table with its index, no leftover, and
+// foreign keys and pages intact.
+func TestSQLiteDueRebuilt(t *testing.T) {
+	s := openTestSQLite(t).(*sqliteStore)
+	ctx := t.Context()
+	var strict, withoutRowid int
+	if err := s.reader.QueryRowContext(ctx,
+		`SELECT strict, wr FROM pragma_table_list WHERE schema = 'main' AND name = 'due'`).Scan(&strict, &withoutRowid); err != nil {
+		t.Fatal(err)
+	}
+	if strict != 1 || withoutRowid != 1 {
+		t.Errorf("due: strict %d, without rowid %d", strict, withoutRowid)
+	}
+	var indexes int
+	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'due_at' AND tbl_name = 'due'`).Scan(&indexes); err != nil || indexes != 1 {
+		t.Errorf("%d indexes due_at on due, %v", indexes, err)
+	}
+	var leftovers int
+	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name LIKE '%due_new%' OR sql LIKE '%due_new%'`).Scan(&leftovers); err != nil || leftovers != 0 {
+		t.Errorf("%d schema objects name due_new, %v", leftovers, err)
+	}
+	var fkViolations int
+	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM pragma_foreign_key_check`).Scan(&fkViolations); err != nil || fkViolations != 0 {
+		t.Errorf("foreign_key_check: %d violations, %v", fkViolations, err)
+	}
+	var integrity string
+	if err := s.reader.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&integrity); err != nil || integrity != "ok" {
+		t.Errorf("integrity_check = %q, %v", integrity, err)
 	}
 }

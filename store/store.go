@@ -58,6 +58,9 @@ const (
 	KindGitHub = "github" // a GitHub repository with an MCP bundle manifest
 )
 
+// MaxSupplyRuns is how many supply runs are kept per entry (seed 004: the last ten).
+const MaxSupplyRuns = 10
+
 // Reason says why a round is due.
 type Reason string
 
@@ -67,6 +70,7 @@ const (
 	ReasonConfirm Reason = "confirm" // a confirmation re-fetch after a difference
 	ReasonStatus  Reason = "status"  // the daily status check of a remote entry
 	ReasonManual  Reason = "manual"  // a `probity round` run
+	ReasonSupply  Reason = "supply"  // the weekly supply-chain checks
 )
 
 // UptimeClass is what one round says about whether the endpoint answered.
@@ -308,6 +312,26 @@ type ChangeFilter struct {
 	Limit         int // ≤ 0: no limit
 }
 
+// SupplyRecord is one run of the supply-chain checks of an entry (seed 004).
+type SupplyRecord struct {
+	ID      int64 // assigned by SaveSupply
+	EntryID int64
+	RanAt   time.Time
+	// Score is 0–100; Verified the badge decision.
+	Score    int
+	Verified bool
+	// LatestVersion is the package version the run read ("" for remote entries).
+	LatestVersion string
+	// Facts is the JSON of what the sources found (checks/supply.Facts), Verdict the
+	// JSON of the results with their evidence and links (checks/supply.Verdict). Both
+	// may hold third-party text and must be escaped when shown.
+	Facts   []byte
+	Verdict []byte
+	// Envelope is the signed supply statement (DSSE JSON), KeyID its key.
+	Envelope []byte
+	KeyID    string
+}
+
 // Stats counts what the store holds.
 type Stats struct {
 	Entries      int64
@@ -396,6 +420,16 @@ type Store interface {
 	// HideChange hides (hidden true) or shows again a change, with a reason; hidden
 	// changes are left out of Changes unless asked for.
 	HideChange(ctx context.Context, entryID, number int64, hidden bool, reason string) error
+
+	// SaveSupply stores a supply run and, in the same transaction, deletes the entry's
+	// runs beyond the newest MaxSupplyRuns, and applies due updates (e.g. the weekly
+	// re-run). It returns the run's id; ErrNotFound when the entry is gone.
+	SaveSupply(ctx context.Context, r SupplyRecord, due []DueUpdate) (int64, error)
+	// SupplyRuns returns an entry's stored supply runs, newest first, at most limit.
+	SupplyRuns(ctx context.Context, entryID int64, limit int) ([]SupplyRecord, error)
+	// WalkSupply calls fn for the newest supply run of every entry that has one, in
+	// entry order (for exports and the directory), streaming.
+	WalkSupply(ctx context.Context, fn func(SupplyRecord) error) error
 
 	// UptimeDays returns the entry's days from..to inclusive (YYYY-MM-DD), oldest first.
 	UptimeDays(ctx context.Context, entryID int64, from, to string) ([]UptimeDay, error)

@@ -26,15 +26,26 @@ var (
 )
 
 var (
-	entryKinds    = []string{KindRemote, KindNPM, KindPyPI, KindGitHub}
-	reasons       = []Reason{ReasonCadence, ReasonConfirm, ReasonStatus, ReasonManual}
+	entryKinds = []string{KindRemote, KindNPM, KindPyPI, KindGitHub}
+	// dueReasons are the reasons a due time can have; roundReasons those of a round,
+	// all but ReasonSupply: a supply run is stored by SaveSupply, not as a round.
+	dueReasons    = []Reason{ReasonCadence, ReasonConfirm, ReasonStatus, ReasonManual, ReasonSupply}
+	roundReasons  = []Reason{ReasonCadence, ReasonConfirm, ReasonStatus, ReasonManual}
 	uptimeClasses = []UptimeClass{UptimeAnswered, UptimeNoAnswer, UptimeInconclusive}
 )
 
-// checkReason refuses a reason that is not one of the four.
+// checkReason refuses a due reason that is not one of dueReasons.
 func checkReason(r Reason) error {
-	if !slices.Contains(reasons, r) {
-		return fmt.Errorf("due reason %q is not one of %v", r, reasons)
+	if !slices.Contains(dueReasons, r) {
+		return fmt.Errorf("due reason %q is not one of %v", r, dueReasons)
+	}
+	return nil
+}
+
+// checkRoundReason refuses a round's reason that is not one of roundReasons.
+func checkRoundReason(r Reason) error {
+	if !slices.Contains(roundReasons, r) {
+		return fmt.Errorf("round reason %q is not one of %v", r, roundReasons)
 	}
 	return nil
 }
@@ -79,7 +90,7 @@ func checkRound(r *Round) error {
 	case r.RoundID == "":
 		return errors.New("round has no round id")
 	}
-	if err := checkReason(r.Reason); err != nil {
+	if err := checkRoundReason(r.Reason); err != nil {
 		return err
 	}
 	if !slices.Contains(uptimeClasses, r.Uptime) {
@@ -395,4 +406,49 @@ func checkChangeFilter(f ChangeFilter) error {
 		return errors.New("BeforeNumber pages one entry's changes: it needs an EntryID")
 	}
 	return nil
+}
+
+// Bounds of what SaveSupply accepts.
+const (
+	maxSupplyFacts    = 4 << 20 // bytes of a run's facts JSON
+	maxSupplyVerdict  = 1 << 20 // bytes of a run's verdict JSON
+	maxSupplyEnvelope = 1 << 20 // bytes of a run's envelope
+	maxSupplyVersion  = 256     // characters of a run's latest version
+	maxSupplyKeyID    = 128     // characters of a run's key id
+)
+
+// checkSupply refuses a supply run SaveSupply cannot store as it is, and its due
+// updates; whether the entry exists is left to the transaction.
+func checkSupply(r *SupplyRecord, due []DueUpdate) error {
+	switch {
+	case r.ID != 0:
+		return fmt.Errorf("supply run has id %d: SaveSupply assigns it", r.ID)
+	case r.RanAt.IsZero():
+		return errors.New("supply run has no time")
+	case r.Score < 0 || r.Score > 100:
+		return fmt.Errorf("supply run has score %d, not 0-100", r.Score)
+	case len(r.Facts) > maxSupplyFacts:
+		return fmt.Errorf("supply facts are %d bytes, more than %d", len(r.Facts), maxSupplyFacts)
+	case !json.Valid(r.Facts):
+		return errors.New("supply facts are not valid JSON")
+	case len(r.Verdict) > maxSupplyVerdict:
+		return fmt.Errorf("supply verdict is %d bytes, more than %d", len(r.Verdict), maxSupplyVerdict)
+	case !json.Valid(r.Verdict):
+		return errors.New("supply verdict is not valid JSON")
+	case (len(r.Envelope) == 0) != (r.KeyID == ""):
+		return errors.New("supply envelope and key id come together")
+	case len(r.Envelope) > maxSupplyEnvelope:
+		return fmt.Errorf("supply envelope is %d bytes, more than %d", len(r.Envelope), maxSupplyEnvelope)
+	}
+	if r.LatestVersion != "" {
+		if err := checkLine("latest version", r.LatestVersion, maxSupplyVersion); err != nil {
+			return err
+		}
+	}
+	if r.KeyID != "" {
+		if err := checkLine("key id", r.KeyID, maxSupplyKeyID); err != nil {
+			return err
+		}
+	}
+	return checkDueUpdates(due)
 }
