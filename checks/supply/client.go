@@ -1,0 +1,562 @@
+package supply
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults of a ClientConfig.
+const (
+	DefaultTimeout    = 10 * time.Second
+	DefaultMaxBody    = 8 << 20
+	DefaultMaxAge     = time.Hour
+	DefaultMaxRetries = 2
+	// MaxRetryWait is the longest a Client waits, in total, on Retry-After answers for
+	// one request; a server asking for more gets a Failed outcome instead.
+	MaxRetryWait = 30 * time.Second
+	// DefaultUserAgent identifies Probity to the services it reads.
+	DefaultUserAgent = "probity-supply/1 (+https://probity.dev)"
+)
+
+// ClientConfig configures a Client. Every field has a working default.
+type ClientConfig struct {
+	// HTTP sends the requests; default: a new http.Client.
+	HTTP *http.Client
+	// UserAgent is sent with every request; default DefaultUserAgent.
+	UserAgent string
+	// Timeout bounds one attempt of one request, reading the body included; default
+	// 10 s.
+	Timeout time.Duration
+	// MaxBody caps a response body; a source may set its own cap. Default 8 MiB.
+	MaxBody int64
+	// Cache keeps responses for revalidation and for the warm cache; default a
+	// MemoryCache of 4,096 entries and 64 MiB.
+	Cache Cache
+	// MaxAge is how long a cached response is served without a request; older entries
+	// are revalidated with If-None-Match / If-Modified-Since. Default 1 h; a negative
+	// value always revalidates.
+	MaxAge time.Duration
+	// MaxWait bounds the total time spent waiting on Retry-After for one request;
+	// default and ceiling MaxRetryWait (30 s).
+	MaxWait time.Duration
+	// MaxRetries is how often a request answered 429 (or 503 with Retry-After) is
+	// retried; default 2, negative for none.
+	MaxRetries int
+	// Now is the clock for cache freshness and quota resets; default time.Now.
+	Now func() time.Time
+	// Logger receives one debug event per request (never headers or tokens); default
+	// discards.
+	Logger *slog.Logger
+}
+
+// Client is the HTTP client every source uses: a response cache with revalidation,
+// rate-limit handling (Retry-After, and quota headers X-RateLimit-Remaining /
+// X-RateLimit-Reset, per service), size caps and bounded attempts. It is safe for
+// concurrent use.
+type Client struct {
+	http       *http.Client
+	userAgent  string
+	timeout    time.Duration
+	maxBody    int64
+	cache      Cache
+	maxAge     time.Duration
+	maxWait    time.Duration
+	maxRetries int
+	now        func() time.Time
+	log        *slog.Logger
+	// sleep waits d or until ctx is done; tests replace it.
+	sleep func(ctx context.Context, d time.Duration) error
+
+	mu    sync.Mutex
+	quota map[string]time.Time // service → time its quota resets, while exhausted
+}
+
+// NewClient returns a Client for cfg.
+func NewClient(cfg ClientConfig) *Client {
+	c := &Client{
+		http:       cfg.HTTP,
+		userAgent:  cfg.UserAgent,
+		timeout:    cfg.Timeout,
+		maxBody:    cfg.MaxBody,
+		cache:      cfg.Cache,
+		maxAge:     cfg.MaxAge,
+		maxWait:    cfg.MaxWait,
+		maxRetries: cfg.MaxRetries,
+		now:        cfg.Now,
+		log:        cfg.Logger,
+		sleep:      sleepCtx,
+		quota:      map[string]time.Time{},
+	}
+	if c.http == nil {
+		c.http = &http.Client{}
+	}
+	if c.userAgent == "" {
+		c.userAgent = DefaultUserAgent
+	}
+	if c.timeout <= 0 {
+		c.timeout = DefaultTimeout
+	}
+	if c.maxBody <= 0 {
+		c.maxBody = DefaultMaxBody
+	}
+	if c.cache == nil {
+		c.cache = NewMemoryCache(0, 0)
+	}
+	if c.maxAge == 0 {
+		c.maxAge = DefaultMaxAge
+	}
+	if c.maxWait <= 0 || c.maxWait > MaxRetryWait {
+		c.maxWait = MaxRetryWait
+	}
+	switch {
+	case c.maxRetries == 0:
+		c.maxRetries = DefaultMaxRetries
+	case c.maxRetries < 0:
+		c.maxRetries = 0
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Errors of the client; sources turn them into a Failed outcome with the message.
+var (
+	errTooLarge    = errors.New("response too large")
+	errRateLimited = errors.New("rate limited")
+	errQuota       = errors.New("quota exhausted")
+	errMalformed   = errors.New("malformed response")
+	errStatus      = errors.New("unexpected status")
+)
+
+// request is one logical request of a source.
+type request struct {
+	service string // display name: "npm", "PyPI", "GitHub", "deps.dev", "OSV", "Scorecard"
+	method  string // default GET
+	url     string
+	accept  string
+	body    []byte // a JSON request body (POST)
+	// auth is an Authorization header value. It is sent only with this request, never
+	// logged, never part of an error, and only marks the cache key.
+	auth    string
+	header  http.Header // further non-secret headers (e.g. X-GitHub-Api-Version)
+	maxBody int64       // 0: the client's
+	// truncate keeps the first maxBody bytes of a longer body instead of failing (for
+	// READMEs, which are cut anyway).
+	truncate bool
+}
+
+// response is a response as the source sees it: fresh from the network, revalidated
+// (a 304 answered with the cached body), or served from the warm cache.
+type response struct {
+	status    int
+	body      []byte
+	fetchedAt time.Time
+	cached    bool // served without a request
+}
+
+// do performs r: from the warm cache when fresh, else over the network with
+// revalidation, rate-limit handling and size caps. A non-nil error means no usable
+// answer (the caller reports Failed); a 404 is a response, not an error.
+func (c *Client) do(ctx context.Context, r request) (*response, error) {
+	start := time.Now()
+	if r.method == "" {
+		r.method = http.MethodGet
+	}
+	maxBody := r.maxBody
+	if maxBody <= 0 {
+		maxBody = c.maxBody
+	}
+	key := cacheKey(r)
+	entry, hit := c.cache.Get(key)
+	now := c.now()
+	if hit && c.maxAge > 0 && now.Sub(entry.FetchedAt) < c.maxAge && now.Sub(entry.FetchedAt) >= 0 {
+		c.logFetch(ctx, r, entry.Status, "fresh", 0, start)
+		return &response{status: entry.Status, body: entry.Body, fetchedAt: entry.FetchedAt, cached: true}, nil
+	}
+	var waited time.Duration
+	for attempt := 0; ; attempt++ {
+		if until, ok := c.exhausted(r.service); ok {
+			c.logFetch(ctx, r, 0, "quota", attempt, start)
+			return nil, quotaError(r.service, until)
+		}
+		status, hdr, body, err := c.attempt(ctx, r, entry, hit, maxBody)
+		if err != nil {
+			c.logFetch(ctx, r, status, "error", attempt, start)
+			return nil, err
+		}
+		c.noteQuota(r.service, status, hdr)
+		switch {
+		case status == http.StatusNotModified && hit:
+			entry.FetchedAt = c.now()
+			c.cache.Put(key, entry)
+			c.logFetch(ctx, r, entry.Status, "revalidated", attempt, start)
+			return &response{status: entry.Status, body: entry.Body, fetchedAt: entry.FetchedAt}, nil
+		case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable ||
+			status == http.StatusForbidden && hdr.Get("Retry-After") != "":
+			if until, ok := c.exhausted(r.service); ok {
+				c.logFetch(ctx, r, status, "quota", attempt, start)
+				return nil, quotaError(r.service, until)
+			}
+			wait, ok := retryAfter(hdr.Get("Retry-After"), c.now())
+			if !ok {
+				if status != http.StatusTooManyRequests {
+					c.logFetch(ctx, r, status, "error", attempt, start)
+					return nil, fmt.Errorf("%w: %s answered %d", errStatus, r.service, status)
+				}
+				wait = time.Second << attempt
+			}
+			if attempt >= c.maxRetries {
+				c.logFetch(ctx, r, status, "rate-limited", attempt, start)
+				return nil, fmt.Errorf("%w: %s answered %d after %d retries", errRateLimited, r.service, status, attempt)
+			}
+			if waited+wait > c.maxWait {
+				c.logFetch(ctx, r, status, "rate-limited", attempt, start)
+				return nil, fmt.Errorf("%w: %s answered %d asking to wait %s, beyond the %s budget", errRateLimited, r.service, status, wait, c.maxWait)
+			}
+			if err := c.sleep(ctx, wait); err != nil {
+				return nil, fmt.Errorf("%s: waiting to retry: %w", r.service, err)
+			}
+			waited += wait
+			continue
+		case status == http.StatusForbidden:
+			if until, ok := c.exhausted(r.service); ok {
+				c.logFetch(ctx, r, status, "quota", attempt, start)
+				return nil, quotaError(r.service, until)
+			}
+		}
+		fetched := c.now()
+		if status == http.StatusOK || status == http.StatusNotFound || status == http.StatusGone {
+			c.cache.Put(key, Entry{
+				Status:       status,
+				Body:         body,
+				ETag:         hdr.Get("ETag"),
+				LastModified: hdr.Get("Last-Modified"),
+				FetchedAt:    fetched,
+			})
+		}
+		c.logFetch(ctx, r, status, "miss", attempt, start)
+		return &response{status: status, body: body, fetchedAt: fetched}, nil
+	}
+}
+
+// attempt sends r once and reads at most maxBody bytes of the answer.
+func (c *Client) attempt(ctx context.Context, r request, entry Entry, hit bool, maxBody int64) (int, http.Header, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	var rd io.Reader
+	if r.body != nil {
+		rd = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, r.url, rd)
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("%s: couldn't build request: %w", r.service, err)
+	}
+	req.Header.Set("User-Agent", c.userAgent)
+	if r.accept != "" {
+		req.Header.Set("Accept", r.accept)
+	}
+	if r.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, vs := range r.header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	if r.auth != "" {
+		req.Header.Set("Authorization", r.auth)
+	}
+	if hit && entry.Status == http.StatusOK {
+		if entry.ETag != "" {
+			req.Header.Set("If-None-Match", entry.ETag)
+		}
+		if entry.LastModified != "" {
+			req.Header.Set("If-Modified-Since", entry.LastModified)
+		}
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		// *url.Error carries the method and URL, which hold no secret; headers are not
+		// part of it.
+		return 0, nil, nil, fmt.Errorf("%s: %w", r.service, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return resp.StatusCode, nil, nil, fmt.Errorf("%s: reading %s: %w", r.service, r.url, err)
+	}
+	if int64(len(body)) > maxBody {
+		if r.truncate {
+			return resp.StatusCode, resp.Header, body[:maxBody], nil
+		}
+		return resp.StatusCode, nil, nil, fmt.Errorf("%w: %s: response exceeds %d bytes", errTooLarge, r.url, maxBody)
+	}
+	return resp.StatusCode, resp.Header, body, nil
+}
+
+// retryAfter parses a Retry-After value: delay-seconds or an HTTP date.
+func retryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n < 0 {
+			return 0, false
+		}
+		if n > int64(24*time.Hour/time.Second) {
+			n = int64(24 * time.Hour / time.Second)
+		}
+		return time.Duration(n) * time.Second, true
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	return max(t.Sub(now), 0), true
+}
+
+// noteQuota reads X-RateLimit-Remaining and X-RateLimit-Reset (GitHub's quota
+// headers): when remaining is 0, no request of the service is sent before the reset.
+func (c *Client) noteQuota(service string, status int, h http.Header) {
+	if h == nil {
+		return
+	}
+	rem := strings.TrimSpace(h.Get("X-RateLimit-Remaining"))
+	if rem == "" {
+		return
+	}
+	n, err := strconv.ParseInt(rem, 10, 64)
+	if err != nil || n > 0 {
+		return
+	}
+	until := c.now().Add(time.Hour) // GitHub's window, when the reset is missing
+	if s, err := strconv.ParseInt(strings.TrimSpace(h.Get("X-RateLimit-Reset")), 10, 64); err == nil && s > 0 {
+		until = time.Unix(s, 0)
+	}
+	if until.Sub(c.now()) > 24*time.Hour {
+		until = c.now().Add(24 * time.Hour)
+	}
+	c.mu.Lock()
+	c.quota[service] = until
+	c.mu.Unlock()
+}
+
+// exhausted reports whether the service's quota is exhausted now, and until when.
+func (c *Client) exhausted(service string) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	until, ok := c.quota[service]
+	if !ok {
+		return time.Time{}, false
+	}
+	if !c.now().Before(until) {
+		delete(c.quota, service)
+		return time.Time{}, false
+	}
+	return until, true
+}
+
+// quotaError says a service's quota is exhausted until a time ("GitHub quota
+// exhausted until 2026-11-30T12:30:00Z").
+func quotaError(service string, until time.Time) error {
+	return fmt.Errorf("%s %w until %s", service, errQuota, until.UTC().Format(time.RFC3339))
+}
+
+func (c *Client) logFetch(ctx context.Context, r request, status int, cache string, retries int, start time.Time) {
+	c.log.LogAttrs(ctx, slog.LevelDebug, "supply fetch",
+		slog.String("service", r.service),
+		slog.String("method", r.method),
+		slog.String("url", r.url),
+		slog.Int("status", status),
+		slog.String("cache", cache),
+		slog.Int("retries", retries),
+		slog.Duration("took", time.Since(start)))
+}
+
+// cacheKey identifies a response: method, URL, Accept, a hash of the request body,
+// and whether it was authenticated (never the credential itself).
+func cacheKey(r request) string {
+	var b strings.Builder
+	b.WriteString(r.method)
+	b.WriteByte(' ')
+	b.WriteString(r.url)
+	b.WriteString(" accept=")
+	b.WriteString(r.accept)
+	if r.body != nil {
+		sum := sha256.Sum256(r.body)
+		b.WriteString(" body=")
+		b.WriteString(hex.EncodeToString(sum[:]))
+	}
+	if r.auth != "" {
+		b.WriteString(" auth")
+	}
+	return b.String()
+}
+
+// decodeJSON decodes one JSON object (want '{') or array (want '[') into v, and
+// rejects anything else: other top-level values, null, trailing data.
+func decodeJSON(body []byte, want byte, v any) error {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) == 0 {
+		return fmt.Errorf("%w: empty body", errMalformed)
+	}
+	if trimmed[0] != want {
+		return fmt.Errorf("%w: want a JSON %s", errMalformed, map[byte]string{'{': "object", '[': "array"}[want])
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: %v", errMalformed, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("%w: data after the JSON value", errMalformed)
+	}
+	return nil
+}
+
+// Entry is one cached response.
+type Entry struct {
+	Status       int
+	Body         []byte // shared: never modified by the Client or its callers
+	ETag         string
+	LastModified string
+	FetchedAt    time.Time
+}
+
+// Cache keeps responses between requests. Implementations must be safe for concurrent
+// use, may drop entries at any time, and must return an entry's Body unmodified; the
+// Client never modifies a Body it put or got.
+type Cache interface {
+	Get(key string) (Entry, bool)
+	Put(key string, e Entry)
+}
+
+// MemoryCache is an in-memory least-recently-used Cache bounded by entry count and by
+// the bytes of keys and bodies together.
+type MemoryCache struct {
+	maxEntries int
+	maxBytes   int64
+
+	mu    sync.Mutex
+	ll    *list.List // front: most recently used; values *memEntry
+	items map[string]*list.Element
+	bytes int64
+}
+
+type memEntry struct {
+	key string
+	e   Entry
+}
+
+func (m *memEntry) size() int64 {
+	return int64(len(m.key) + len(m.e.Body) + len(m.e.ETag) + len(m.e.LastModified))
+}
+
+// NewMemoryCache returns a MemoryCache of at most maxEntries entries (default 4,096)
+// and maxBytes bytes (default 64 MiB). An entry larger than maxBytes is not kept.
+func NewMemoryCache(maxEntries int, maxBytes int64) *MemoryCache {
+	if maxEntries <= 0 {
+		maxEntries = 4096
+	}
+	if maxBytes <= 0 {
+		maxBytes = 64 << 20
+	}
+	return &MemoryCache{maxEntries: maxEntries, maxBytes: maxBytes, ll: list.New(), items: map[string]*list.Element{}}
+}
+
+// Get returns the entry for key and marks it recently used.
+func (m *MemoryCache) Get(key string) (Entry, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	el, ok := m.items[key]
+	if !ok {
+		return Entry{}, false
+	}
+	m.ll.MoveToFront(el)
+	return el.Value.(*memEntry).e, true
+}
+
+// Put stores e under key, evicting the least recently used entries beyond the bounds.
+func (m *MemoryCache) Put(key string, e Entry) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if el, ok := m.items[key]; ok {
+		m.remove(el)
+	}
+	me := &memEntry{key: key, e: e}
+	if me.size() > m.maxBytes {
+		return
+	}
+	m.items[key] = m.ll.PushFront(me)
+	m.bytes += me.size()
+	for m.ll.Len() > m.maxEntries || m.bytes > m.maxBytes {
+		m.remove(m.ll.Back())
+	}
+}
+
+// Len returns the number of entries and their bytes.
+func (m *MemoryCache) Len() (entries int, bytes int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ll.Len(), m.bytes
+}
+
+func (m *MemoryCache) remove(el *list.Element) {
+	me := el.Value.(*memEntry)
+	m.ll.Remove(el)
+	delete(m.items, me.key)
+	m.bytes -= me.size()
+}
+
+// fetchSource is the Source of a response: its URL, when it was fetched, and the
+// outcome for its status (200 OK, 404/410 NoData, anything else Failed).
+func fetchSource(service, url string, resp *response, err error, now time.Time) Source {
+	if err != nil {
+		return Source{Outcome: Failed, URL: url, FetchedAt: now, Error: err.Error()}
+	}
+	s := Source{URL: url, FetchedAt: resp.fetchedAt}
+	switch resp.status {
+	case http.StatusOK:
+		s.Outcome = OK
+	case http.StatusNotFound, http.StatusGone:
+		s.Outcome = NoData
+		s.Error = fmt.Sprintf("%s answered %d: not found", service, resp.status)
+	default:
+		s.Outcome = Failed
+		s.Error = fmt.Sprintf("%s answered %d", service, resp.status)
+	}
+	return s
+}
+
+// joinURL appends path (already escaped) to base, without doubling the slash.
+func joinURL(base, path string) string {
+	return strings.TrimRight(base, "/") + path
+}

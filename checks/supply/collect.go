@@ -1,0 +1,405 @@
+package supply
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ProvenanceVerifier verifies the attestations of a package version offline, against
+// a pinned trusted root. It is declared here, where it is consumed; provenance.go
+// implements it.
+//
+// Contract: implementations are safe for concurrent use, do no network I/O and never
+// panic, whatever the bytes. The ProvenanceFacts returned has Present true when the
+// input holds at least one attestation; Verified only when one verified and its
+// subject matches the package (npm: dist.integrity; PyPI: the file's SHA-256);
+// Repository and Commit are what the verified provenance names as its source; Error
+// says why present attestations did not verify. The Collector fills Version, and
+// Source.URL / FetchedAt when left empty.
+type ProvenanceVerifier interface {
+	// VerifyNPM verifies the npm attestations document
+	// (/-/npm/v1/attestations/{name}@{version}, raw JSON) of name@version, whose
+	// tarball has the SRI integrity string integrity (sha512-…).
+	VerifyNPM(attestations []byte, name, version, integrity string) ProvenanceFacts
+	// VerifyPyPI verifies PEP 740 provenance objects (raw JSON, one per file:
+	// provenance[i] belongs to files[i]) of project's release version.
+	VerifyPyPI(provenance [][]byte, project, version string, files []PyPIFile) ProvenanceFacts
+}
+
+// CollectorConfig configures a Collector. A source left nil is created with its
+// defaults (the real service) over Client.
+type CollectorConfig struct {
+	// Client is the HTTP client of sources left nil; default NewClient with Now and
+	// Logger below.
+	Client *Client
+
+	NPM          *NPM
+	PyPI         *PyPI
+	GitHub       *GitHub
+	DepsDev      *DepsDev
+	ScorecardAPI *ScorecardAPI
+	OSV          *OSV
+
+	// Provenance verifies attestations; nil reports present attestations as Failed
+	// ("no verifier configured").
+	Provenance ProvenanceVerifier
+
+	// Timeout bounds one Collect; default 2 min.
+	Timeout time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Logger receives one event per Collect with per-source timings; default discards.
+	Logger *slog.Logger
+}
+
+// Collector gathers the Facts of directory entries from the sources.
+type Collector struct {
+	npm       *NPM
+	pypi      *PyPI
+	github    *GitHub
+	depsdev   *DepsDev
+	scorecard *ScorecardAPI
+	osv       *OSV
+	verifier  ProvenanceVerifier
+	timeout   time.Duration
+	now       func() time.Time
+	log       *slog.Logger
+}
+
+// NewCollector returns a Collector for cfg.
+func NewCollector(cfg CollectorConfig) *Collector {
+	c := &Collector{
+		npm: cfg.NPM, pypi: cfg.PyPI, github: cfg.GitHub, depsdev: cfg.DepsDev,
+		scorecard: cfg.ScorecardAPI, osv: cfg.OSV, verifier: cfg.Provenance,
+		timeout: cfg.Timeout, now: cfg.Now, log: cfg.Logger,
+	}
+	if c.timeout <= 0 {
+		c.timeout = 2 * time.Minute
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	client := cfg.Client
+	if client == nil {
+		client = NewClient(ClientConfig{Now: c.now, Logger: c.log})
+	}
+	if c.npm == nil {
+		c.npm = NewNPM(NPMConfig{Client: client})
+	}
+	if c.pypi == nil {
+		c.pypi = NewPyPI(PyPIConfig{Client: client})
+	}
+	if c.github == nil {
+		c.github = NewGitHub(GitHubConfig{Client: client})
+	}
+	if c.depsdev == nil {
+		c.depsdev = NewDepsDev(DepsDevConfig{Client: client})
+	}
+	if c.scorecard == nil {
+		c.scorecard = NewScorecardAPI(ScorecardAPIConfig{Client: client})
+	}
+	if c.osv == nil {
+		c.osv = NewOSV(OSVConfig{Client: client})
+	}
+	return c
+}
+
+// timings records how long each part of a Collect took, for its log event.
+type timings struct {
+	mu    sync.Mutex
+	attrs []slog.Attr
+}
+
+func (t *timings) track(name string) func() {
+	start := time.Now()
+	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.attrs = append(t.attrs, slog.Duration(name, time.Since(start)))
+	}
+}
+
+// Collect gathers the facts of one entry, every fetch bounded by ctx and the
+// Collector's Timeout, independent sources concurrently:
+//
+//   - npm and pypi: the package; then its repository (only when on GitHub: Repo is nil
+//     for a repository elsewhere and for none), the provenance
+//     of its latest version, the repository's Scorecard (deps.dev, then the Scorecard
+//     API) and the advisories of the latest version and its resolved dependencies
+//     (deps.dev graph, OSV); tools, when given, are the entry's last tool surface;
+//   - github: the repository, then its MCP bundle manifest at the head commit (whose
+//     tools replace the given ones) and its Scorecard;
+//   - remote: the given endpoint facts and tools.
+//
+// What a source could not read is in its facts' Source (NoData or Failed); Collect
+// itself never fails.
+func (c *Collector) Collect(ctx context.Context, kind, locator string, tools []json.RawMessage, endpoint *EndpointFacts) *Facts {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	start := time.Now()
+	t := &timings{}
+	f := &Facts{Kind: kind, Locator: locator, Tools: tools}
+	switch kind {
+	case "npm":
+		c.collectNPM(ctx, f, npmName(locator), t)
+	case "pypi":
+		c.collectPyPI(ctx, f, pypiName(locator), t)
+	case "github":
+		c.collectGitHub(ctx, f, locator, t)
+	case "remote":
+		f.Endpoint = endpoint
+	}
+	attrs := append([]slog.Attr{slog.String("kind", kind), slog.String("locator", locator),
+		slog.Duration("took", time.Since(start))}, t.attrs...)
+	c.log.LogAttrs(ctx, slog.LevelInfo, "supply collect", attrs...)
+	return f
+}
+
+// npmName reads an npm locator (pkg:npm/%40scope/name) or a plain name.
+func npmName(locator string) string {
+	rest, ok := strings.CutPrefix(locator, "pkg:npm/")
+	if !ok {
+		return locator
+	}
+	if n, err := url.PathUnescape(rest); err == nil {
+		return n
+	}
+	return rest
+}
+
+// pypiName reads a PyPI locator (pkg:pypi/name) or a plain name.
+func pypiName(locator string) string {
+	rest, ok := strings.CutPrefix(locator, "pkg:pypi/")
+	if !ok {
+		return locator
+	}
+	if n, err := url.PathUnescape(rest); err == nil {
+		return n
+	}
+	return rest
+}
+
+func (c *Collector) collectNPM(ctx context.Context, f *Facts, name string, t *timings) {
+	done := t.track("npm")
+	pkg := c.npm.Package(ctx, name)
+	done()
+	f.Package = &pkg.Facts
+	if pkg.Facts.Source.Outcome != OK {
+		return
+	}
+	latest := pkg.Facts.Latest
+	var wg sync.WaitGroup
+	c.repoAndScorecard(ctx, &wg, f, pkg.Facts.RepositoryURL, t)
+	wg.Go(func() {
+		defer t.track("provenance")()
+		att, src := c.npm.Attestations(ctx, name, latest)
+		f.Provenance = c.verify(src, latest, func() ProvenanceFacts {
+			return c.verifier.VerifyNPM(att, name, latest, pkg.Integrity)
+		})
+	})
+	wg.Go(func() {
+		defer t.track("advisories")()
+		f.Advisories = c.advisories(ctx, PackageVersion{System: "npm", Name: name, Version: latest})
+	})
+	wg.Wait()
+}
+
+func (c *Collector) collectPyPI(ctx context.Context, f *Facts, name string, t *timings) {
+	done := t.track("pypi")
+	proj := c.pypi.Project(ctx, name)
+	done()
+	f.Package = &proj.Facts
+	if proj.Facts.Source.Outcome != OK {
+		return
+	}
+	latest := proj.Facts.Latest
+	var wg sync.WaitGroup
+	c.repoAndScorecard(ctx, &wg, f, proj.Facts.RepositoryURL, t)
+	wg.Go(func() {
+		defer t.track("provenance")()
+		prov, files, src := c.pypi.Provenance(ctx, name, latest, proj.Files)
+		f.Provenance = c.verify(src, latest, func() ProvenanceFacts {
+			return c.verifier.VerifyPyPI(prov, proj.Facts.Name, latest, files)
+		})
+	})
+	wg.Go(func() {
+		defer t.track("advisories")()
+		f.Advisories = c.advisories(ctx, PackageVersion{System: "pypi", Name: PEP503(name), Version: latest})
+	})
+	wg.Wait()
+}
+
+// repoAndScorecard starts reading the repository a package names, and its Scorecard,
+// when it is on GitHub. A repository elsewhere is not read: Repo and Scorecard stay nil
+// and Package.RepositoryURL says where it is.
+func (c *Collector) repoAndScorecard(ctx context.Context, wg *sync.WaitGroup, f *Facts, repoURL string, t *timings) {
+	owner, repo, ok := ParseGitHubURL(repoURL)
+	if !ok {
+		return
+	}
+	wg.Go(func() {
+		var (
+			inner sync.WaitGroup
+			r     RepoFacts
+			d     ScorecardFacts
+		)
+		inner.Go(func() {
+			defer t.track("github")()
+			r = c.github.Repository(ctx, owner, repo)
+		})
+		inner.Go(func() {
+			defer t.track("depsdev-project")()
+			d = c.depsdev.GetProject(ctx, depsDevProjectKey(owner, repo))
+		})
+		inner.Wait()
+		f.Repo = &r
+		if r.Exists {
+			// The Scorecard API names repositories as GitHub spells them.
+			owner, repo = r.Owner, r.Name
+		}
+		defer t.track("scorecard")()
+		f.Scorecard = c.scorecardFallback(ctx, d, owner, repo)
+	})
+}
+
+// depsDevProjectKey is the deps.dev project of a GitHub repository (lower case).
+func depsDevProjectKey(owner, repo string) string {
+	return "github.com/" + strings.ToLower(owner) + "/" + strings.ToLower(repo)
+}
+
+// verify turns an attestation fetch into ProvenanceFacts: NoData or Failed as fetched,
+// else what the verifier says.
+func (c *Collector) verify(src Source, version string, run func() ProvenanceFacts) *ProvenanceFacts {
+	switch {
+	case src.Outcome != OK:
+		return &ProvenanceFacts{Source: src, Version: version}
+	case c.verifier == nil:
+		src.Outcome, src.Error = Failed, "attestations present, but no provenance verifier is configured"
+		return &ProvenanceFacts{Source: src, Version: version, Present: true}
+	}
+	p := run()
+	p.Version = version
+	if p.Source.URL == "" {
+		p.Source.URL = src.URL
+	}
+	if p.Source.FetchedAt.IsZero() {
+		p.Source.FetchedAt = src.FetchedAt
+	}
+	if p.Source.Outcome == "" {
+		p.Source.Outcome = OK
+	}
+	return &p
+}
+
+// scorecardFallback completes deps.dev's answer d about a repository's Scorecard with
+// the Scorecard API when d is not OK. An OK answer of either wins; else NoData (one
+// said it has none) over Failed.
+func (c *Collector) scorecardFallback(ctx context.Context, d ScorecardFacts, owner, repo string) *ScorecardFacts {
+	if d.Source.Outcome == OK {
+		return &d
+	}
+	s := c.scorecard.Get(ctx, owner, repo)
+	switch {
+	case s.Source.Outcome == OK:
+		return &s
+	case s.Source.Outcome == NoData:
+		if d.Source.Outcome == Failed {
+			s.Source.Error += " (deps.dev: " + d.Source.Error + ")"
+		}
+		return &s
+	case d.Source.Outcome == NoData:
+		d.Source.Error += " (Scorecard API: " + s.Source.Error + ")"
+		return &d
+	}
+	d.Source.Error += "; Scorecard API: " + s.Source.Error
+	return &d
+}
+
+// advisories reads the advisories of pv and its resolved dependencies. Without a
+// dependency graph (deps.dev has none, or failed) the package itself is still checked;
+// a failed graph makes the outcome Failed unless a critical advisory was found.
+func (c *Collector) advisories(ctx context.Context, pv PackageVersion) *AdvisoryFacts {
+	var (
+		wg      sync.WaitGroup
+		deps    []PackageVersion
+		depsSrc Source
+		ver     DepsDevVersion
+	)
+	wg.Go(func() { deps, depsSrc = c.depsdev.GetDependencies(ctx, pv) })
+	wg.Go(func() { ver = c.depsdev.GetVersion(ctx, pv) })
+	wg.Wait()
+	pkgs := append([]PackageVersion{pv}, deps...)
+	lookup := func(ctx context.Context, id string) (float64, Source) {
+		a := c.depsdev.GetAdvisory(ctx, id)
+		return a.CVSS3Score, a.Source
+	}
+	list, src := c.osv.Advisories(ctx, pkgs, ver.AdvisoryKeys, lookup)
+	out := &AdvisoryFacts{Source: src, Version: pv.Version, Dependencies: len(deps), Advisories: list}
+	if src.Outcome != OK {
+		return out
+	}
+	critical := false
+	for _, a := range list {
+		critical = critical || a.Critical
+	}
+	note := ""
+	switch depsSrc.Outcome {
+	case NoData:
+		note = "deps.dev has no dependency graph for this version; only the package itself was checked"
+	case Failed:
+		note = "dependency graph not read (" + depsSrc.Error + "); only the package itself was checked"
+		if !critical {
+			out.Source.Outcome = Failed
+		}
+	}
+	if note != "" {
+		if out.Source.Error != "" {
+			note += "; " + out.Source.Error
+		}
+		out.Source.Error = note
+	}
+	return out
+}
+
+func (c *Collector) collectGitHub(ctx context.Context, f *Facts, locator string, t *timings) {
+	owner, repo, ok := ParseGitHubURL(locator)
+	if !ok {
+		f.Repo = &RepoFacts{URL: locator, Source: Source{Outcome: Failed, FetchedAt: c.now(), Error: "the locator is not a GitHub repository URL"}}
+		return
+	}
+	done := t.track("github")
+	r := c.github.Repository(ctx, owner, repo)
+	done()
+	f.Repo = &r
+	if r.Source.Outcome != OK {
+		return
+	}
+	ref := r.HeadCommit
+	if ref == "" {
+		ref = r.DefaultBranch
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer t.track("manifest")()
+		m, parsed := c.github.Manifest(ctx, r.Owner, r.Name, ref)
+		f.Manifest = &m
+		if parsed != nil {
+			f.Tools = parsed.Tools
+			f.ToolsIncomplete = parsed.ToolsGenerated
+		}
+	})
+	wg.Go(func() {
+		defer t.track("scorecard")()
+		d := c.depsdev.GetProject(ctx, depsDevProjectKey(r.Owner, r.Name))
+		f.Scorecard = c.scorecardFallback(ctx, d, r.Owner, r.Name)
+	})
+	wg.Wait()
+}

@@ -1,0 +1,193 @@
+// Package supply reads what public data says about a server's origin, practices, supply
+// chain, tool safety and endpoint (npm, PyPI, GitHub, deps.dev, OSV, OpenSSF Scorecard,
+// Sigstore attestations, MCP bundle manifests), and scores it with the eleven weighted
+// checks behind the Verified badge (seed 004).
+//
+// The package has three layers, each testable alone:
+//
+//   - sources (npm.go, pypi.go, github.go, depsdev.go, osv.go, scorecard.go,
+//     manifest.go, over the caching HTTP client in client.go) fill a Facts value. Every
+//     source has a configurable base URL, timeouts, response-size caps, an
+//     ETag/If-Modified-Since cache and rate-limit handling, and reports "no data"
+//     (Outcome NoData) apart from failure (Outcome Failed);
+//   - provenance (provenance.go) verifies npm and PyPI attestations offline with
+//     sigstore-go against a pinned trusted root;
+//   - the checks (score.go, typosquat.go, license.go) are pure functions of Facts:
+//     Evaluate returns one Result per check, the score and the Verified decision.
+package supply
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Outcome says what a source returned.
+type Outcome string
+
+// The outcomes of a source.
+const (
+	// OK: the source answered and the facts are filled.
+	OK Outcome = "ok"
+	// NoData: the source answered that it has nothing (a 404, an unpublished package,
+	// a repository Scorecard never scanned, no attestation); checks depending on it are
+	// skipped, never failed.
+	NoData Outcome = "no_data"
+	// Failed: the source could not be read (network error, 5xx, rate limited past the
+	// retry budget, malformed response); checks depending on it are skipped and the
+	// error is kept as evidence.
+	Failed Outcome = "failed"
+)
+
+// Source is the provenance of one set of facts: where they came from and when.
+type Source struct {
+	Outcome Outcome `json:"outcome"`
+	// URL is the public page or API document a person can open to check the facts.
+	URL       string    `json:"url,omitempty"`
+	FetchedAt time.Time `json:"fetchedAt"`
+	// Error describes a Failed or NoData outcome in plain words (no secrets).
+	Error string `json:"error,omitempty"`
+}
+
+// Facts is everything the sources found about one entry, as plain data.
+type Facts struct {
+	// Kind is the entry kind: "remote", "npm", "pypi" or "github".
+	Kind string `json:"kind"`
+	// Locator is the entry's locator (store.Entry.Locator).
+	Locator string `json:"locator"`
+
+	Package    *PackageFacts    `json:"package,omitempty"`    // npm or PyPI; nil for remote/github entries
+	Repo       *RepoFacts       `json:"repo,omitempty"`       // the source repository, when one is named
+	Provenance *ProvenanceFacts `json:"provenance,omitempty"` // attestations of the package's latest version
+	Scorecard  *ScorecardFacts  `json:"scorecard,omitempty"`
+	Advisories *AdvisoryFacts   `json:"advisories,omitempty"`
+	Manifest   *ManifestFacts   `json:"manifest,omitempty"` // MCP bundle manifest of the repository
+	Endpoint   *EndpointFacts   `json:"endpoint,omitempty"` // remote entries: the live handshake
+
+	// Tools are the tool objects the hidden-instruction and destructive checks read:
+	// the manifest's tools, or a remote endpoint's last tool surface.
+	Tools []json.RawMessage `json:"tools,omitempty"`
+	// ToolsIncomplete says the tool list is known to be partial (tools_generated).
+	ToolsIncomplete bool `json:"toolsIncomplete,omitempty"`
+}
+
+// PackageFacts describes an npm or PyPI package.
+type PackageFacts struct {
+	Source    Source `json:"source"`
+	Ecosystem string `json:"ecosystem"` // "npm" or "pypi"
+	Name      string `json:"name"`      // as the registry spells it (npm: with scope)
+	// Latest is the latest version (npm dist-tags.latest; PyPI info.version).
+	Latest      string    `json:"latest,omitempty"`
+	PublishedAt time.Time `json:"publishedAt,omitzero"` // of Latest
+	Unpublished bool      `json:"unpublished,omitempty"`
+	// RepositoryURL is the repository the package's own metadata names, normalized to
+	// https://github.com/OWNER/REPO when it is on GitHub (every form of npm's
+	// repository field: string shorthands, git+ssh, objects with directory); "" when
+	// none.
+	RepositoryURL string `json:"repositoryUrl,omitempty"`
+	// License is the declared license as an SPDX expression ("" when none).
+	License string `json:"license,omitempty"`
+	// Maintainers are the registry account names of the publishers (npm maintainers,
+	// PyPI has none in its JSON API).
+	Maintainers []string `json:"maintainers,omitempty"`
+	// README is the package README, cut to 256 KiB.
+	README string `json:"readme,omitempty"`
+}
+
+// RepoFacts describes a GitHub repository.
+type RepoFacts struct {
+	Source Source `json:"source"`
+	URL    string `json:"url"` // https://github.com/OWNER/REPO
+	Owner  string `json:"owner"`
+	Name   string `json:"name"`
+	// Exists is false when GitHub answered 404 (Source.Outcome NoData).
+	Exists   bool `json:"exists"`
+	Archived bool `json:"archived,omitempty"`
+	Private  bool `json:"private,omitempty"`
+	// LicenseSPDX is license.spdx_id; "NOASSERTION" means a license GitHub could not
+	// identify (not "no license"); "" means none.
+	LicenseSPDX    string    `json:"licenseSpdx,omitempty"`
+	LastPush       time.Time `json:"lastPush,omitzero"`
+	LatestRelease  time.Time `json:"latestRelease,omitzero"`
+	LastCommit     time.Time `json:"lastCommit,omitzero"`
+	DefaultBranch  string    `json:"defaultBranch,omitempty"`
+	HeadCommit     string    `json:"headCommit,omitempty"` // SHA of the default branch's latest commit
+	README         string    `json:"readme,omitempty"`     // cut to 256 KiB
+	StargazerCount int       `json:"stars,omitempty"`
+}
+
+// ProvenanceFacts are the verified attestations of a package version.
+type ProvenanceFacts struct {
+	Source  Source `json:"source"`
+	Version string `json:"version"`
+	// Present says at least one attestation exists (NoData otherwise); Verified that
+	// one verified against the pinned trusted root.
+	Present  bool `json:"present"`
+	Verified bool `json:"verified"`
+	// Kinds lists what verified: "npm-slsa-provenance", "npm-publish", "pypi-pep740".
+	Kinds []string `json:"kinds,omitempty"`
+	// Repository and Commit are what the provenance names as the build's source
+	// (https://github.com/OWNER/REPO and a commit SHA); "" when it names none.
+	Repository string `json:"repository,omitempty"`
+	Commit     string `json:"commit,omitempty"`
+	// Error says why present attestations did not verify.
+	Error string `json:"error,omitempty"`
+}
+
+// ScorecardFacts is the OpenSSF Scorecard of the repository.
+type ScorecardFacts struct {
+	Source Source `json:"source"`
+	// Score is 0–10; meaningful only when Source.Outcome is OK (a repository never
+	// scanned is NoData, not 0).
+	Score  float64   `json:"score"`
+	Commit string    `json:"commit,omitempty"` // the commit Scorecard analysed
+	Date   time.Time `json:"date,omitzero"`
+	// From is "deps.dev" or "scorecard-api".
+	From string `json:"from,omitempty"`
+}
+
+// Advisory is one known vulnerability affecting the package or a dependency.
+type Advisory struct {
+	ID       string  `json:"id"` // GHSA-…, CVE-…, PYSEC-…
+	Package  string  `json:"package"`
+	Version  string  `json:"version"`
+	Critical bool    `json:"critical"`
+	CVSS     float64 `json:"cvss,omitempty"` // base score when known
+	// Severity is GitHub's database_specific.severity when given (CRITICAL, HIGH, …).
+	Severity string `json:"severity,omitempty"`
+	Summary  string `json:"summary,omitempty"` // advisory text: escape when shown
+	URL      string `json:"url,omitempty"`
+}
+
+// AdvisoryFacts are the advisories of the package's latest version and its resolved
+// dependencies (deps.dev dependency graph, OSV querybatch and details). Withdrawn
+// advisories are left out.
+type AdvisoryFacts struct {
+	Source       Source     `json:"source"`
+	Version      string     `json:"version"`
+	Dependencies int        `json:"dependencies"` // resolved dependencies checked
+	Advisories   []Advisory `json:"advisories,omitempty"`
+}
+
+// ManifestFacts is an MCP bundle manifest (manifest.json at the repository's latest
+// commit), accepted only with manifest_version (or the older dxt_version) and a server
+// object.
+type ManifestFacts struct {
+	Source          Source `json:"source"`
+	ManifestVersion string `json:"manifestVersion,omitempty"`
+	Name            string `json:"name,omitempty"`
+	Version         string `json:"version,omitempty"`
+	Commit          string `json:"commit,omitempty"`
+	ToolsGenerated  bool   `json:"toolsGenerated,omitempty"`
+	ToolCount       int    `json:"toolCount"`
+}
+
+// EndpointFacts is what the live handshake of a remote entry showed.
+type EndpointFacts struct {
+	Source Source `json:"source"`
+	URL    string `json:"url"`
+	// PlainHTTP says the endpoint is http://, not https://.
+	PlainHTTP bool `json:"plainHttp,omitempty"`
+	// Answered says it answered the MCP handshake (initialize or server/discover); a
+	// 401 login challenge counts as an answer.
+	Answered bool `json:"answered"`
+}
