@@ -23,11 +23,13 @@ import (
 type Counts struct {
 	Rounds  int // round envelopes (probe/v1)
 	Changes int // change envelopes (change/v1), hidden changes included: they stay signed records
+	Supply  int // supply-run envelopes (supply/v1), the last ten per entry
 }
 
-// Write writes the round and change envelopes f selects and the key document to out (a
+// Write writes the round, change and supply envelopes f selects and the key document to out (a
 // directory, or a .jsonl file with keys.json beside it). In a directory, a round's
-// envelope is SLUG/ROUND-ID.json and a change's SLUG/changes/ch-N.json. Progress goes to
+// envelope is SLUG/ROUND-ID.json, a change's SLUG/changes/ch-N.json and a supply run's
+// SLUG/supply/TIME.json. Progress goes to
 // progress every 5 s.
 func Write(ctx context.Context, st store.Store, doc *keys.Document, out string, f store.EnvelopeFilter, progress io.Writer) (Counts, error) {
 	var c Counts
@@ -53,6 +55,10 @@ func Write(ctx context.Context, st store.Store, doc *keys.Document, out string, 
 	changes, err := st.Changes(ctx, cf)
 	if err != nil {
 		return c, fmt.Errorf("couldn't read changes: %w", err)
+	}
+	supplyRuns, err := supplyEnvelopes(ctx, st, cf.EntryID, f.Since)
+	if err != nil {
+		return c, fmt.Errorf("couldn't read supply runs: %w", err)
 	}
 
 	if strings.HasSuffix(out, ".jsonl") {
@@ -82,6 +88,13 @@ func Write(ctx context.Context, st store.Store, doc *keys.Document, out string, 
 				err = fmt.Errorf("envelope of change %d of %s: %w", changes[i].Number, changes[i].EntrySlug, err)
 			}
 			c.Changes++
+			tick()
+		}
+		for i := 0; err == nil && i < len(supplyRuns); i++ {
+			if err = oneLine(supplyRuns[i].env, w); err != nil {
+				err = fmt.Errorf("envelope of a supply run of %s: %w", supplyRuns[i].slug, err)
+			}
+			c.Supply++
 			tick()
 		}
 		if err == nil {
@@ -128,10 +141,66 @@ func Write(ctx context.Context, st store.Store, doc *keys.Document, out string, 
 		c.Changes++
 		tick()
 	}
+	for i := 0; err == nil && i < len(supplyRuns); i++ {
+		r := &supplyRuns[i]
+		dir := filepath.Join(out, r.slug, "supply")
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			err = writeFileAtomic(filepath.Join(dir, r.ranAt.UTC().Format("20060102T150405.000Z")+".json"), r.env)
+		}
+		c.Supply++
+		tick()
+	}
 	if err != nil {
 		return c, fmt.Errorf("couldn't export to %s: %w", out, err)
 	}
 	return c, nil
+}
+
+type supplyEnvelope struct {
+	slug  string
+	ranAt time.Time
+	env   []byte
+}
+
+// supplyEnvelopes returns the signed supply runs of one entry (entryID) or of all,
+// run at or after since.
+func supplyEnvelopes(ctx context.Context, st store.Store, entryID int64, since time.Time) ([]supplyEnvelope, error) {
+	var out []supplyEnvelope
+	add := func(e store.Entry) error {
+		runs, err := st.SupplyRuns(ctx, e.ID, 0)
+		if err != nil {
+			return err
+		}
+		for _, r := range runs {
+			if r.Envelope != nil && !r.RanAt.Before(since) {
+				out = append(out, supplyEnvelope{e.Slug, r.RanAt, r.Envelope})
+			}
+		}
+		return nil
+	}
+	if entryID != 0 {
+		e, err := st.EntryByID(ctx, entryID)
+		if err != nil {
+			return nil, err
+		}
+		return out, add(e)
+	}
+	var after int64
+	for {
+		es, err := st.Entries(ctx, after, 1000)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range es {
+			if err := add(e); err != nil {
+				return nil, err
+			}
+			after = e.ID
+		}
+		if len(es) < 1000 {
+			return out, nil
+		}
+	}
 }
 
 // oneLine writes a stored envelope as one JSONL line. Stored envelopes are compact

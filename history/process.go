@@ -413,3 +413,52 @@ func (p *Processor) recordEdit(ctx context.Context, entryID int64, field, before
 	}
 	return rec, p.cfg.Store.SaveHistory(ctx, store.HistoryUpdate{EntryID: e.ID, ExpectProcessed: processed, Processed: processed, State: state, Changes: []store.ChangeRecord{rec}})
 }
+
+// RecordPackageVersion takes a package's newest published version (npm, PyPI) into the
+// history: recorded at once, within the version limits (Policy.ApplyPackageVersion).
+// It returns whether a change was recorded.
+func (p *Processor) RecordPackageVersion(ctx context.Context, entryID int64, version string, at time.Time) (bool, error) {
+	for attempt := 0; ; attempt++ {
+		ok, err := p.recordPackageVersion(ctx, entryID, version, at)
+		if errors.Is(err, store.ErrConflict) && attempt < 5 {
+			continue
+		}
+		return ok, err
+	}
+}
+
+func (p *Processor) recordPackageVersion(ctx context.Context, entryID int64, version string, at time.Time) (bool, error) {
+	e, err := p.cfg.Store.EntryByID(ctx, entryID)
+	if err != nil {
+		return false, err
+	}
+	raw, processed, err := p.cfg.Store.HistoryState(ctx, entryID)
+	if err != nil {
+		return false, err
+	}
+	var st State
+	if raw != nil {
+		if err := json.Unmarshal(raw, &st); err != nil {
+			return false, err
+		}
+	}
+	before := st.Version
+	st, events := p.cfg.Policy.ApplyPackageVersion(st, version, at)
+	if st.Version == before && len(events) == 0 && raw != nil && st.PendingVersion == "" {
+		return false, nil // nothing new: leave the state as it is
+	}
+	var changes []store.ChangeRecord
+	for _, ev := range events {
+		c, err := p.change(ctx, e, ev, nil)
+		if err != nil {
+			return false, err
+		}
+		changes = append(changes, c)
+	}
+	state, err := json.Marshal(st)
+	if err != nil {
+		return false, err
+	}
+	err = p.cfg.Store.SaveHistory(ctx, store.HistoryUpdate{EntryID: e.ID, ExpectProcessed: processed, Processed: processed, State: state, Changes: changes})
+	return len(changes) > 0, err
+}

@@ -83,18 +83,27 @@ func spread(e store.Entry, at time.Time, salt string, span time.Duration) time.D
 }
 
 // FirstDue returns the first due times of a new entry created at now (its ID may still
-// be 0): a cadence round spread over FirstSpread and a status check spread over the
-// second half of the first day. Package and repository entries are read by the
-// supply-chain checks and have no probe rounds yet.
+// be 0). A remote entry: a cadence round spread over FirstSpread, a status check spread
+// over the second half of the first day, and the supply checks after the first round.
+// A package or repository entry, which has no probe rounds: the supply checks spread
+// over FirstSpread, and a daily status check of its version and README.
 func (p Policy) FirstDue(e store.Entry, now time.Time) []store.Due {
 	p = p.withDefaults()
-	if e.Kind != store.KindRemote {
-		return nil
-	}
 	first := min(p.FirstSpread, p.CadenceOf(e))
+	status := store.Due{EntryID: e.ID, Reason: store.ReasonStatus, At: now.Add(p.StatusInterval/2 + spread(e, now, "status", p.StatusInterval/2)).Truncate(time.Millisecond)}
+	if e.Kind != store.KindRemote {
+		// Packages and repositories: the supply checks now, then a daily look at the
+		// version and README.
+		return []store.Due{
+			{EntryID: e.ID, Reason: store.ReasonSupply, At: now.Add(spread(e, now, "first", first)).Truncate(time.Millisecond)},
+			status,
+		}
+	}
 	return []store.Due{
 		{EntryID: e.ID, Reason: store.ReasonCadence, At: now.Add(spread(e, now, "first", first)).Truncate(time.Millisecond)},
-		{EntryID: e.ID, Reason: store.ReasonStatus, At: now.Add(p.StatusInterval/2 + spread(e, now, "status", p.StatusInterval/2)).Truncate(time.Millisecond)},
+		status,
+		// The supply checks read the tools of the first round.
+		{EntryID: e.ID, Reason: store.ReasonSupply, At: now.Add(first + 10*time.Minute + spread(e, now, "supply", time.Hour)).Truncate(time.Millisecond)},
 	}
 }
 

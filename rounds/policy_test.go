@@ -70,8 +70,11 @@ func TestFirstDueSpreads(t *testing.T) {
 		e := remote(0) // no id yet: the spread comes from the locator
 		e.Locator = fmt.Sprintf("https://mcp%d.example.com/mcp", i)
 		ds := p.FirstDue(e, t0)
-		if len(ds) != 2 || ds[0].Reason != store.ReasonCadence || ds[1].Reason != store.ReasonStatus {
+		if len(ds) != 3 || ds[0].Reason != store.ReasonCadence || ds[1].Reason != store.ReasonStatus || ds[2].Reason != store.ReasonSupply {
 			t.Fatalf("FirstDue = %+v", ds)
+		}
+		if !ds[2].At.After(ds[0].At) {
+			t.Errorf("the supply checks (%v) come before the first round (%v)", ds[2].At, ds[0].At)
 		}
 		if d := ds[0].At.Sub(t0); d < 0 || d >= p.FirstSpread {
 			t.Errorf("first cadence round %v after creation, want within [0, %v)", d, p.FirstSpread)
@@ -84,8 +87,10 @@ func TestFirstDueSpreads(t *testing.T) {
 	if len(seen) < 190 {
 		t.Errorf("200 entries got only %d distinct first due times", len(seen))
 	}
-	if ds := p.FirstDue(store.Entry{Kind: store.KindNPM, Locator: "pkg:npm/x"}, t0); len(ds) != 0 {
-		t.Errorf("package entries get probe rounds: %+v", ds)
+	// Packages and repositories: supply checks within the spread and a daily status check, no rounds.
+	ds := p.FirstDue(store.Entry{Kind: store.KindNPM, Locator: "pkg:npm/x"}, t0)
+	if len(ds) != 2 || ds[0].Reason != store.ReasonSupply || ds[1].Reason != store.ReasonStatus || ds[0].At.Sub(t0) >= p.FirstSpread {
+		t.Errorf("package entry first due times: %+v", ds)
 	}
 }
 

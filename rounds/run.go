@@ -21,7 +21,8 @@ type Summary struct {
 	SignedAuth  int
 	Unsigned    int
 	AlreadyDone int // stored by an earlier, interrupted invocation of the same run
-	NotProbed   int // package and repository entries
+	NotProbed   int // package and repository entries when no supply collector is configured
+	SupplyRuns  int // package and repository entries: supply-chain checks run
 	Failed      int
 	Duration    time.Duration
 	// Finished is set when every entry was handled and the run was marked finished.
@@ -52,6 +53,8 @@ func (s *Summary) add(o Outcome, err error) {
 		s.AlreadyDone++
 	case NotProbed:
 		s.NotProbed++
+	case SupplyRan:
+		s.SupplyRuns++
 	default:
 		s.Failed++
 	}
@@ -59,7 +62,7 @@ func (s *Summary) add(o Outcome, err error) {
 
 // Done is the number of entries handled so far.
 func (s *Summary) Done() int {
-	return s.Probed + s.AlreadyDone + s.NotProbed + s.Failed
+	return s.Probed + s.AlreadyDone + s.NotProbed + s.SupplyRuns + s.Failed
 }
 
 // RunOptions configures RunAll.
@@ -110,6 +113,12 @@ func (r *Runner) RunAll(ctx context.Context, opt RunOptions) (Summary, error) {
 	for range opt.Concurrency {
 		wg.Go(func() {
 			for e := range work {
+				if e.Kind != store.KindRemote && r.cfg.Collector != nil {
+					if _, err := r.RunSupply(ctx, e, false); err == nil || ctx.Err() == nil {
+						report(Outcome{Status: SupplyRan}, err)
+					}
+					continue
+				}
 				o, err := r.RunEntry(ctx, e, store.Due{EntryID: e.ID, Reason: store.ReasonManual, At: run.DueAt}, run.ID)
 				if err != nil && ctx.Err() != nil {
 					continue // interrupted: not a failure of the entry

@@ -39,7 +39,11 @@ type Config struct {
 	History interface {
 		Process(ctx context.Context, entryID int64) (int, error)
 	}
-	Policy Policy
+	// Collector gathers supply-chain facts (RunSupply); nil: no supply runs.
+	Collector Collector
+	// Versions takes packages' newest versions into the history; nil: not recorded.
+	Versions PackageVersions
+	Policy   Policy
 	// SaveTimeout bounds storing one round; default 30 s. A round that was probed is
 	// stored even when the context is cancelled meanwhile (e.g. on Ctrl-C).
 	SaveTimeout time.Duration
@@ -87,6 +91,7 @@ const (
 	NotProbed   Status = "not_probed"           // a package or repository entry: no probe rounds
 	Failed      Status = "failed"               // nothing stored (see the error)
 	EntryGone   Status = "entry_gone"           // the entry was deleted meanwhile
+	SupplyRan   Status = "supply_ran"           // a package entry's supply checks ran (RunAll)
 )
 
 // Outcome is the result of RunEntry.

@@ -98,7 +98,7 @@ func (env *testEnv) verifyExport(t *testing.T) verifier.Summary {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Failed != 0 || sum.Verified != n+counts.Changes {
+	if sum.Failed != 0 || sum.Verified != n+counts.Changes+counts.Supply {
 		t.Fatalf("offline verification of the export: %+v, want %d rounds and %d changes verified", sum, n, counts.Changes)
 	}
 	return sum

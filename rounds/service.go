@@ -202,6 +202,14 @@ func (s *Service) work(ctx context.Context, a ProbeArgs) error {
 	}
 	due := store.Due{EntryID: e.ID, Reason: a.Reason, At: a.DueAt}
 	now := s.r.cfg.Now()
+	switch {
+	case a.Reason == store.ReasonSupply:
+		_, err := s.r.RunSupply(ctx, e, false)
+		return err
+	case a.Reason == store.ReasonStatus && e.Kind != store.KindRemote:
+		_, err := s.r.RunSupply(ctx, e, true)
+		return err
+	}
 	if a.Reason == store.ReasonStatus && sameUTCDay(e.LastRoundAt, now) {
 		return st.SetDue(ctx, e.ID, store.DueUpdate{Reason: store.ReasonStatus, At: s.r.cfg.Policy.nextStatus(a.DueAt, now)})
 	}

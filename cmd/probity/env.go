@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/probity-dev/probity/checks/probe"
+	"github.com/probity-dev/probity/checks/supply"
 	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/keys"
 	"github.com/probity-dev/probity/rounds"
@@ -39,6 +40,16 @@ const probeHelp = `Probing:
 	--allow-loopback  allow 127.0.0.0/8 and ::1 (local test servers and the demo only)
 	--ca-file FILE    trust the PEM certificates in FILE instead of the system roots
 	--concurrency N   rounds in flight at once (default 32)
+
+Supply-chain sources (base URLs, for mirrors and tests; GITHUB_TOKEN, when set, is sent
+to the GitHub API only):
+
+	--npm-url URL        default https://registry.npmjs.org
+	--pypi-url URL       default https://pypi.org
+	--github-url URL     default https://api.github.com
+	--depsdev-url URL    default https://api.deps.dev
+	--osv-url URL        default https://api.osv.dev
+	--scorecard-url URL  default https://api.securityscorecards.dev
 `
 
 // envFlags are the flags of commands that use the store.
@@ -49,6 +60,8 @@ type envFlags struct {
 	allowLoopback bool
 	caFile        string
 	concurrency   int
+	// supply source base URLs
+	npmURL, pypiURL, githubURL, depsdevURL, osvURL, scorecardURL string
 }
 
 func (f *envFlags) register(fs *flag.FlagSet, withProbe bool) {
@@ -58,6 +71,12 @@ func (f *envFlags) register(fs *flag.FlagSet, withProbe bool) {
 		fs.BoolVar(&f.allowLoopback, "allow-loopback", false, "")
 		fs.StringVar(&f.caFile, "ca-file", "", "")
 		fs.IntVar(&f.concurrency, "concurrency", 32, "")
+		fs.StringVar(&f.npmURL, "npm-url", "", "")
+		fs.StringVar(&f.pypiURL, "pypi-url", "", "")
+		fs.StringVar(&f.githubURL, "github-url", "", "")
+		fs.StringVar(&f.depsdevURL, "depsdev-url", "", "")
+		fs.StringVar(&f.osvURL, "osv-url", "", "")
+		fs.StringVar(&f.scorecardURL, "scorecard-url", "", "")
 	}
 }
 
@@ -153,7 +172,33 @@ func (f *envFlags) runner(st store.Store, signer *keys.Signer, policy rounds.Pol
 	if err != nil {
 		return nil, err
 	}
-	return rounds.NewRunner(rounds.Config{Store: st, Prober: p, Signer: signer, ToolVersion: version, Policy: policy, History: h, Logger: logger})
+	collector, err := f.collector(logger)
+	if err != nil {
+		return nil, err
+	}
+	return rounds.NewRunner(rounds.Config{Store: st, Prober: p, Signer: signer, ToolVersion: version, Policy: policy,
+		History: h, Collector: collector, Versions: h, Logger: logger})
+}
+
+// collector builds the supply-chain collector: the sources at their base URLs over one
+// caching client, and the provenance verifier with the pinned trusted root.
+func (f *envFlags) collector(logger *slog.Logger) (*supply.Collector, error) {
+	verifier, err := supply.NewVerifier(supply.DefaultTrustedRoot())
+	if err != nil {
+		return nil, fmt.Errorf("couldn't load the pinned Sigstore trusted root: %w", err)
+	}
+	client := supply.NewClient(supply.ClientConfig{UserAgent: "probity/" + version + " (+https://probity.dev/probe)", Logger: logger})
+	return supply.NewCollector(supply.CollectorConfig{
+		Client:       client,
+		NPM:          supply.NewNPM(supply.NPMConfig{Client: client, BaseURL: f.npmURL}),
+		PyPI:         supply.NewPyPI(supply.PyPIConfig{Client: client, BaseURL: f.pypiURL}),
+		GitHub:       supply.NewGitHub(supply.GitHubConfig{Client: client, BaseURL: f.githubURL, Token: os.Getenv("GITHUB_TOKEN")}),
+		DepsDev:      supply.NewDepsDev(supply.DepsDevConfig{Client: client, BaseURL: f.depsdevURL}),
+		ScorecardAPI: supply.NewScorecardAPI(supply.ScorecardAPIConfig{Client: client, BaseURL: f.scorecardURL}),
+		OSV:          supply.NewOSV(supply.OSVConfig{Client: client, BaseURL: f.osvURL}),
+		Provenance:   verifier,
+		Logger:       logger,
+	}), nil
 }
 
 // isTerminal reports whether w is a terminal (for progress bars).

@@ -19,13 +19,14 @@ const exportUsage = `Usage:
 
 	probity export --out DIR|FILE.jsonl [--since TIME] [--entry SLUG]
 
-Writes the stored envelopes (rounds and recorded changes, hidden changes included) with
-the key document, in the shapes "probity verify"
+Writes the stored envelopes (rounds, recorded changes with hidden ones included, and
+supply-check runs) with the key document, in the shapes "probity verify"
 accepts:
 
 	--out DIR          DIR/keys.json, one envelope per round in
-	                   DIR/SLUG/ROUND-ID.json and one per recorded change in
-	                   DIR/SLUG/changes/ch-N.json
+	                   DIR/SLUG/ROUND-ID.json, one per recorded change in
+	                   DIR/SLUG/changes/ch-N.json and one per supply-check run in
+	                   DIR/SLUG/supply/TIME.json
 	--out FILE.jsonl   one envelope per line in FILE.jsonl, and the key document in
 	                   keys.json beside it
 	--since TIME       only rounds started at or after TIME (RFC 3339, e.g.
@@ -89,7 +90,7 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
-	fmt.Fprintf(stdout, "exported %d round and %d change envelopes to %s\n", n.Rounds, n.Changes, *out)
+	fmt.Fprintf(stdout, "exported %d round, %d change and %d supply envelopes to %s\n", n.Rounds, n.Changes, n.Supply, *out)
 	return 0
 }
 

@@ -35,6 +35,7 @@ func commandTable() map[string]command {
 		"targets":     {"import and list the entries Probity watches", runTargets},
 		"history":     {"print, show, hide and unhide an entry's recorded changes", runHistory},
 		"stats":       {"drift and uptime statistics of the whole store (Markdown or JSON)", runStats},
+		"supply":      {"the newest supply-chain checks, score and Verified decision of an entry", runSupply},
 	}
 }
 

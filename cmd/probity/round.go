@@ -25,8 +25,10 @@ const roundUsage = `Usage:
 Runs one round over every entry now: probes each remote endpoint (politely, without
 credentials, through the egress guard), runs the checks, signs every round that may be
 signed (full or auth_required coverage) and stores observation, envelope and results in
-one transaction per entry. --targets FILE first imports the entries FILE lists (see
-"probity targets -h").
+one transaction per entry. Package and repository entries get the supply-chain checks
+instead (npm, PyPI, GitHub, deps.dev, OSV, Scorecard, Sigstore provenance; see
+"probity supply -h"), signed as well. --targets FILE first imports the entries FILE
+lists (see "probity targets -h").
 
 Progress shows as a bar on a terminal and as a line every 5 s otherwise; a summary
 table follows at the end. Ctrl-C stops starting new probes, lets the ones in flight
@@ -122,6 +124,9 @@ func printSummary(w io.Writer, s rounds.Summary) {
 	row("failed", s.Failed)
 	if s.AlreadyDone > 0 {
 		row("stored earlier in this run", s.AlreadyDone)
+	}
+	if s.SupplyRuns > 0 {
+		row("supply checks (package or repository)", s.SupplyRuns)
 	}
 	if s.NotProbed > 0 {
 		row("not probed (package or repository)", s.NotProbed)

@@ -24,7 +24,8 @@ const serveUsage = `Usage:
 Runs the scheduler and workers until interrupted: every entry is probed on its cadence
 (12 h by default, 3 h for claimed entries, jittered by up to ±10 %), differences get a
 confirmation re-fetch a minute later, every remote entry gets a daily status check, and
-rate-limited entries back off. Several serve processes on one PostgreSQL database share
+rate-limited entries back off. Every entry gets the supply-chain checks weekly, and a
+package entry again when its version or README changes (looked at daily). Several serve processes on one PostgreSQL database share
 the work, and each entry is probed once per due time. Logs go to stderr, one line per
 round and a summary every 30 s. SIGINT or SIGTERM stops it gracefully: rounds in flight
 finish and are stored.

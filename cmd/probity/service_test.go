@@ -94,8 +94,8 @@ func exportAndVerify(t *testing.T, env []string, dataDir string) int {
 	if code != 0 {
 		t.Fatalf("export: exit %d\n%s%s", code, stdout, stderr)
 	}
-	var rounds, changes int
-	if _, err := fmt.Sscanf(stdout, "exported %d round and %d change envelopes", &rounds, &changes); err != nil {
+	var rounds, changes, supplyRuns int
+	if _, err := fmt.Sscanf(stdout, "exported %d round, %d change and %d supply envelopes", &rounds, &changes, &supplyRuns); err != nil {
 		t.Fatalf("export said %q: %v", stdout, err)
 	}
 	code, stdout, stderr = probity(t, nil, "verify", "--keys", filepath.Join(filepath.Dir(out), keys.DocumentFile), out)
@@ -106,8 +106,8 @@ func exportAndVerify(t *testing.T, env []string, dataDir string) int {
 	if _, err := fmt.Sscanf(lastLine(stdout), "%d envelopes: %d verified, %d failed", &total, &n, &failed); err != nil || failed != 0 {
 		t.Fatalf("verify summary %q: %v", lastLine(stdout), err)
 	}
-	if n != rounds+changes {
-		t.Fatalf("verified %d envelopes; the export wrote %d rounds and %d changes", n, rounds, changes)
+	if n != rounds+changes+supplyRuns {
+		t.Fatalf("verified %d envelopes; the export wrote %d rounds, %d changes and %d supply runs", n, rounds, changes, supplyRuns)
 	}
 	return rounds
 }

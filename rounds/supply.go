@@ -1,0 +1,248 @@
+package rounds
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/checks"
+	"github.com/probity-dev/probity/checks/supply"
+	"github.com/probity-dev/probity/store"
+)
+
+// Collector gathers the supply facts of an entry; *supply.Collector is one.
+type Collector interface {
+	Collect(ctx context.Context, kind, locator string, tools []json.RawMessage, endpoint *supply.EndpointFacts) *supply.Facts
+}
+
+// PackageVersions takes a package's newest version into the history;
+// *history.Processor is one.
+type PackageVersions interface {
+	RecordPackageVersion(ctx context.Context, entryID int64, version string, at time.Time) (bool, error)
+}
+
+// SupplyOutcome is what became of one supply run.
+type SupplyOutcome struct {
+	// Ran says the checks ran and were stored; false when a daily check found neither
+	// the package version nor the README changed since the last run.
+	Ran      bool
+	Score    int
+	Verified bool
+	RunID    int64
+}
+
+// supplyInterval is the time between forced supply runs (seed 004: weekly).
+const supplyInterval = 7 * 24 * time.Hour
+
+// RunSupply runs the supply-chain checks of an entry (seed 004): it collects the facts
+// (for a remote entry with its last tool surface and handshake), evaluates the eleven
+// checks, signs the result as a supply/v1 statement and stores it with the next weekly
+// due time, and records a package's new version in the history. With onlyIfChanged (the
+// daily check) it stores nothing when the package version and README are the same as in
+// the last run. Like a round, no transaction is open and the key is not in use during
+// the network work.
+func (r *Runner) RunSupply(ctx context.Context, e store.Entry, onlyIfChanged bool) (SupplyOutcome, error) {
+	var out SupplyOutcome
+	if r.cfg.Collector == nil {
+		return out, errors.New("rounds: no supply collector configured")
+	}
+	now := r.cfg.Now().UTC().Truncate(time.Millisecond)
+	var tools []json.RawMessage
+	var endpoint *supply.EndpointFacts
+	if e.Kind == store.KindRemote {
+		var err error
+		if tools, endpoint, err = r.remoteFacts(ctx, e, now); err != nil {
+			return out, err
+		}
+	}
+	facts := r.cfg.Collector.Collect(ctx, e.Kind, e.Locator, tools, endpoint)
+	if ctx.Err() != nil {
+		return out, ctx.Err()
+	}
+	if onlyIfChanged {
+		prev, err := r.cfg.Store.SupplyRuns(ctx, e.ID, 1)
+		if err != nil {
+			return out, err
+		}
+		if len(prev) == 1 && !supplyChanged(prev[0].Facts, facts) {
+			err := r.cfg.Store.SetDue(ctx, e.ID, store.DueUpdate{Reason: store.ReasonStatus, At: now.Add(r.cfg.Policy.StatusInterval)})
+			return out, err
+		}
+	}
+	verdict := supply.Evaluate(facts, supply.Options{Now: now})
+	factsJSON, err := json.Marshal(facts)
+	if err != nil {
+		return out, err
+	}
+	canonFacts, err := attest.Canonicalize(factsJSON)
+	if err != nil {
+		return out, fmt.Errorf("couldn't canonicalize the facts of %s: %w", e.Slug, err)
+	}
+	verdictJSON, err := json.Marshal(verdict)
+	if err != nil {
+		return out, err
+	}
+	pred := supplyPredicate(e, facts, verdict, now, r.cfg.ToolVersion)
+	st := attest.NewSupplyStatement(pred, attest.Digest(canonFacts)[len("sha256:"):])
+	env, _, err := attest.Sign(ctx, st, r.cfg.Signer)
+	if err != nil {
+		return out, fmt.Errorf("couldn't sign the supply run of %s: %w", e.Slug, err)
+	}
+	envJSON, err := attest.EncodeEnvelope(env)
+	if err != nil {
+		return out, err
+	}
+	rec := store.SupplyRecord{EntryID: e.ID, RanAt: now, Score: pred.Score, Verified: pred.Verified,
+		LatestVersion: pred.PackageVersion, Facts: canonFacts, Verdict: verdictJSON, Envelope: envJSON, KeyID: r.keyID}
+	due := []store.DueUpdate{{Reason: store.ReasonSupply, At: now.Add(supplyInterval + spread(e, now, "supply", time.Hour))}}
+	if e.Kind != store.KindRemote {
+		due = append(due, store.DueUpdate{Reason: store.ReasonStatus, At: now.Add(r.cfg.Policy.StatusInterval)})
+	}
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.SaveTimeout)
+	defer cancel()
+	id, err := r.cfg.Store.SaveSupply(saveCtx, rec, due)
+	if err != nil {
+		return out, fmt.Errorf("couldn't store the supply run of %s: %w", e.Slug, err)
+	}
+	if r.cfg.Versions != nil && facts.Package != nil && facts.Package.Source.Outcome == supply.OK && facts.Package.Latest != "" {
+		if _, err := r.cfg.Versions.RecordPackageVersion(saveCtx, e.ID, facts.Package.Latest, now); err != nil {
+			r.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "package version not recorded", slog.String("entry", e.Slug), slog.String("error", err.Error()))
+		}
+	}
+	r.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "supply", slog.String("entry", e.Slug), slog.Int("score", pred.Score),
+		slog.Bool("verified", pred.Verified), slog.Int("weight_ran", pred.WeightRan))
+	return SupplyOutcome{Ran: true, Score: pred.Score, Verified: pred.Verified, RunID: id}, nil
+}
+
+// remoteFacts returns a remote entry's last tool surface and what its newest round
+// showed of the endpoint.
+func (r *Runner) remoteFacts(ctx context.Context, e store.Entry, now time.Time) ([]json.RawMessage, *supply.EndpointFacts, error) {
+	ep := &supply.EndpointFacts{URL: e.Locator, PlainHTTP: strings.HasPrefix(e.Locator, "http://")}
+	rs, err := r.cfg.Store.Rounds(ctx, e.ID, 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(rs) == 0 {
+		ep.Source = supply.Source{Outcome: supply.NoData, URL: e.Locator, FetchedAt: now, Error: "no round yet"}
+	} else {
+		ep.Source = supply.Source{Outcome: supply.OK, URL: e.Locator, FetchedAt: rs[0].StartedAt}
+		ep.Answered = rs[0].Uptime == store.UptimeAnswered && (rs[0].ProtocolVersion != "" || rs[0].Coverage == string(attest.CoverageAuthRequired))
+	}
+	var tools []json.RawMessage
+	if e.LastSurface != "" {
+		doc, err := r.cfg.Store.Surface(ctx, e.LastSurface)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, nil, err
+		}
+		if err == nil {
+			if err := json.Unmarshal(doc, &tools); err != nil {
+				return nil, nil, fmt.Errorf("stored surface %s: %w", e.LastSurface, err)
+			}
+		}
+	}
+	return tools, ep, nil
+}
+
+// supplyChanged reports whether the package version or a README differs from the facts
+// of the last run.
+func supplyChanged(prevJSON []byte, f *supply.Facts) bool {
+	var prev supply.Facts
+	if err := json.Unmarshal(prevJSON, &prev); err != nil {
+		return true
+	}
+	pkg := func(f *supply.Facts) (string, string) {
+		if f.Package == nil {
+			return "", ""
+		}
+		return f.Package.Latest, attest.Digest([]byte(f.Package.README))
+	}
+	readme := func(f *supply.Facts) string {
+		if f.Repo == nil {
+			return ""
+		}
+		return attest.Digest([]byte(f.Repo.README))
+	}
+	pv, pr := pkg(&prev)
+	cv, cr := pkg(f)
+	return pv != cv || pr != cr || readme(&prev) != readme(f)
+}
+
+// supplyPredicate maps a verdict onto the signed predicate; score, weight ran and the
+// Verified decision are recomputed by attest's rules, which the verifier applies.
+func supplyPredicate(e store.Entry, f *supply.Facts, v supply.Verdict, now time.Time, toolVersion string) *attest.SupplyPredicate {
+	p := &attest.SupplyPredicate{
+		Entry:        entryRef(e),
+		EvaluatedAt:  attest.FormatTime(now),
+		SuiteVersion: v.SuiteVersion,
+		ToolVersion:  toolVersion,
+	}
+	if p.SuiteVersion == "" {
+		p.SuiteVersion = checks.SuiteVersion
+	}
+	byID := map[string]supply.Result{}
+	for _, res := range v.Results {
+		byID[string(res.ID)] = res
+	}
+	for i, id := range attest.SupplyCheckIDs {
+		c := attest.SupplyCheck{ID: id, Weight: attest.SupplyWeights[i], Status: attest.SupplySkipped}
+		if res, ok := byID[id]; ok {
+			c.Status = string(res.Status)
+			switch c.Status {
+			case attest.SupplyPassed:
+				c.PointsMilli = c.Weight * 1000
+			case attest.SupplyPartial:
+				c.PointsMilli = min(max(int(math.Round(res.Points*1000)), 1), c.Weight*1000-1)
+			}
+			c.Serious = res.Serious && c.Status == attest.SupplyFailed
+		}
+		p.Checks = append(p.Checks, c)
+	}
+	p.Score, p.WeightRan = attest.SupplyScore(p.Checks)
+	p.Verified = attest.SupplyVerified(p.Checks)
+	if f.Package != nil && attest.IsToken(f.Package.Latest) {
+		p.PackageVersion = f.Package.Latest
+	}
+	if pv := f.Provenance; pv != nil && pv.Verified && strings.HasPrefix(pv.Repository, "https://") {
+		p.Provenance = &attest.SupplyProvenance{Repository: pv.Repository}
+		if isCommit(pv.Commit) {
+			p.Provenance.Commit = pv.Commit
+		}
+	}
+	if sc := f.Scorecard; sc != nil && len(sc.Commit) == 40 && isCommit(sc.Commit) {
+		p.ScorecardCommit = sc.Commit
+	}
+	return p
+}
+
+// entryRef names an entry in a statement: remote entries by URL, the others by package
+// reference (pkg:github/OWNER/REPO for repositories).
+func entryRef(e store.Entry) attest.ChangeEntry {
+	ce := attest.ChangeEntry{Kind: e.Kind, Slug: e.Slug}
+	switch e.Kind {
+	case store.KindRemote:
+		ce.URL = e.Locator
+	case store.KindGitHub:
+		ce.Package = "pkg:github/" + strings.TrimPrefix(e.Locator, "https://github.com/")
+	default:
+		ce.Package = e.Locator
+	}
+	return ce
+}
+
+func isCommit(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
