@@ -195,3 +195,18 @@ func isHex64(s string) bool {
 	}
 	return true
 }
+
+// IsToken reports whether s fits the schemas' token pattern (a version or tool name:
+// 1–64 characters of [A-Za-z0-9_.+-], starting with a letter or digit).
+func IsToken(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i, c := range s {
+		alnum := '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+		if !alnum && (i == 0 || (c != '_' && c != '.' && c != '+' && c != '-')) {
+			return false
+		}
+	}
+	return true
+}
