@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ type Store interface {
 	HistoryState(ctx context.Context, entryID int64) ([]byte, int64, error)
 	RoundsAfter(ctx context.Context, entryID, afterID int64, limit int) ([]store.RoundSummary, error)
 	Surface(ctx context.Context, fingerprint string) ([]byte, error)
+	PutSurface(ctx context.Context, fingerprint string, doc []byte) error
 	SaveHistory(ctx context.Context, u store.HistoryUpdate) error
 }
 
@@ -461,4 +463,103 @@ func (p *Processor) recordPackageVersion(ctx context.Context, entryID int64, ver
 	}
 	err = p.cfg.Store.SaveHistory(ctx, store.HistoryUpdate{EntryID: e.ID, ExpectProcessed: processed, Processed: processed, State: state, Changes: changes})
 	return len(changes) > 0, err
+}
+
+// RecordManifest takes the tools of an MCP bundle manifest, read at a repository's
+// latest commit during supply run runID (whose signed payload has payloadDigest), into
+// the history under the same rules as a remote endpoint's tool list: the first read is
+// the baseline, a difference needs a second agreeing read at least a minute later, at
+// most three tool changes a day. The recorded changes name the supply runs they compare
+// (roundId "s" + run id). It returns how many changes it recorded.
+func (p *Processor) RecordManifest(ctx context.Context, entryID int64, tools []json.RawMessage, runID int64, payloadDigest string, at time.Time) (int, error) {
+	fp, err := attest.ComputeFingerprints(tools, nil)
+	if err != nil {
+		return 0, fmt.Errorf("couldn't fingerprint the manifest's tools: %w", err)
+	}
+	doc, err := attest.SurfaceDocument(tools)
+	if err != nil {
+		return 0, err
+	}
+	if err := p.cfg.Store.PutSurface(ctx, fp.Surface, doc); err != nil {
+		return 0, err
+	}
+	read := Read{RoundID: "s" + strconv.FormatInt(runID, 10), PayloadDigest: payloadDigest, At: at.UTC().Truncate(time.Millisecond),
+		OK: true, Surface: fp.Surface, Instructions: fp.Instructions, ToolCount: len(tools)}
+	for attempt := 0; ; attempt++ {
+		n, err := p.recordManifest(ctx, entryID, read)
+		if errors.Is(err, store.ErrConflict) && attempt < 5 {
+			continue
+		}
+		return n, err
+	}
+}
+
+func (p *Processor) recordManifest(ctx context.Context, entryID int64, read Read) (int, error) {
+	e, err := p.cfg.Store.EntryByID(ctx, entryID)
+	if err != nil {
+		return 0, err
+	}
+	raw, processed, err := p.cfg.Store.HistoryState(ctx, entryID)
+	if err != nil {
+		return 0, err
+	}
+	var st State
+	if raw != nil {
+		if err := json.Unmarshal(raw, &st); err != nil {
+			return 0, err
+		}
+	}
+	surfaces := map[string]diff.Surface{}
+	load := func(r *Read) (diff.Surface, error) {
+		if s, ok := surfaces[r.Surface]; ok {
+			return s, nil
+		}
+		doc, err := p.cfg.Store.Surface(ctx, r.Surface)
+		if err != nil {
+			return diff.Surface{}, err
+		}
+		s, err := diff.Parse(doc, nil, "")
+		surfaces[r.Surface] = s
+		return s, err
+	}
+	compare := func(a, b *Read) (*diff.Change, error) {
+		sa, err := load(a)
+		if err != nil {
+			return nil, err
+		}
+		sb, err := load(b)
+		if err != nil {
+			return nil, err
+		}
+		return diff.Compare(sa, sb, diff.Options{Now: b.At})
+	}
+	policy := p.cfg.Policy
+	policy.Same = func(a, b *Read) (bool, error) {
+		if a.Surface == b.Surface {
+			return true, nil
+		}
+		c, err := compare(a, b)
+		if err != nil {
+			return false, err
+		}
+		return c.Empty(), nil
+	}
+	st, events, err := policy.Apply(st, read)
+	if err != nil {
+		return 0, err
+	}
+	var changes []store.ChangeRecord
+	for _, ev := range events {
+		c, err := p.change(ctx, e, ev, compare)
+		if err != nil {
+			return 0, err
+		}
+		changes = append(changes, c)
+	}
+	state, err := json.Marshal(st)
+	if err != nil {
+		return 0, err
+	}
+	err = p.cfg.Store.SaveHistory(ctx, store.HistoryUpdate{EntryID: e.ID, ExpectProcessed: processed, Processed: processed, State: state, Changes: changes})
+	return len(changes), err
 }

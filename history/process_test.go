@@ -293,3 +293,63 @@ func TestOperatorEditOfSetupNotesRecordsNoText(t *testing.T) {
 		t.Fatalf("statement %+v, %v", ds, err)
 	}
 }
+
+func TestManifestToolsFeedTheHistory(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, store.Config{SQLitePath: filepath.Join(dir, "probity.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	if _, err := keys.GenerateDir(filepath.Join(dir, "keys"), "https://probity.test", now.Add(-time.Hour), nil); err != nil {
+		t.Fatal(err)
+	}
+	doc, signer, err := keys.OpenDir(filepath.Join(dir, "keys"), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _, err := st.AddEntry(ctx, store.NewEntry{SlugBase: "gh-acme-bundle", Kind: store.KindGitHub, Locator: "https://github.com/acme/bundle", Source: "import"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := []json.RawMessage{tool("search", "Search.", "")}
+	b := []json.RawMessage{tool("search", "Search.", ""), tool("drop_table", "Drop a table.", "")}
+	steps := []struct {
+		tools []json.RawMessage
+		at    time.Duration
+		want  int
+	}{
+		{a, 0, 1},                            // baseline
+		{b, 24 * time.Hour, 0},               // first read of a difference
+		{b, 24*time.Hour + 2*time.Minute, 1}, // confirmed
+		{b, 48 * time.Hour, 0},
+	}
+	for i, s := range steps {
+		n, err := proc.RecordManifest(ctx, e.ID, s.tools, int64(i+1), attest.Digest([]byte(fmt.Sprint(i))), now.Add(s.at))
+		if err != nil || n != s.want {
+			t.Fatalf("step %d: %d changes, %v; want %d", i, n, err, s.want)
+		}
+	}
+	cs, err := st.Changes(ctx, store.ChangeFilter{EntryID: e.ID})
+	if err != nil || len(cs) != 2 || cs[0].Summary != "1 tool added" || cs[0].Kind != attest.ChangeTools {
+		t.Fatalf("changes %+v, %v", cs, err)
+	}
+	out := t.TempDir()
+	counts, err := export.Write(ctx, st, doc, out, store.EnvelopeFilter{}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := verifier.VerifyPaths(ctx, []string{out}, verifier.StreamConfig{Keys: doc, Policy: verifier.DefaultPolicy()})
+	if err != nil || sum.Failed != 0 || counts.Changes != 2 || sum.Verified != 2 {
+		t.Fatalf("export %+v verified %+v (%v)", counts, sum, err)
+	}
+}

@@ -41,9 +41,10 @@ type Config struct {
 	}
 	// Collector gathers supply-chain facts (RunSupply); nil: no supply runs.
 	Collector Collector
-	// Versions takes packages' newest versions into the history; nil: not recorded.
-	Versions PackageVersions
-	Policy   Policy
+	// SupplyHistory takes packages' newest versions and bundle manifests' tools into
+	// the history; nil: not recorded.
+	SupplyHistory SupplyHistory
+	Policy        Policy
 	// SaveTimeout bounds storing one round; default 30 s. A round that was probed is
 	// stored even when the context is cancelled meanwhile (e.g. on Ctrl-C).
 	SaveTimeout time.Duration

@@ -21,10 +21,12 @@ type Collector interface {
 	Collect(ctx context.Context, kind, locator string, tools []json.RawMessage, endpoint *supply.EndpointFacts) *supply.Facts
 }
 
-// PackageVersions takes a package's newest version into the history;
-// *history.Processor is one.
-type PackageVersions interface {
+// SupplyHistory takes what a supply run read into the history: a package's newest
+// version, and the tools of a repository's MCP bundle manifest; *history.Processor is
+// one.
+type SupplyHistory interface {
 	RecordPackageVersion(ctx context.Context, entryID int64, version string, at time.Time) (bool, error)
+	RecordManifest(ctx context.Context, entryID int64, tools []json.RawMessage, runID int64, payloadDigest string, at time.Time) (int, error)
 }
 
 // SupplyOutcome is what became of one supply run.
@@ -90,7 +92,7 @@ func (r *Runner) RunSupply(ctx context.Context, e store.Entry, onlyIfChanged boo
 	}
 	pred := supplyPredicate(e, facts, verdict, now, r.cfg.ToolVersion)
 	st := attest.NewSupplyStatement(pred, attest.Digest(canonFacts)[len("sha256:"):])
-	env, _, err := attest.Sign(ctx, st, r.cfg.Signer)
+	env, payload, err := attest.Sign(ctx, st, r.cfg.Signer)
 	if err != nil {
 		return out, fmt.Errorf("couldn't sign the supply run of %s: %w", e.Slug, err)
 	}
@@ -110,9 +112,18 @@ func (r *Runner) RunSupply(ctx context.Context, e store.Entry, onlyIfChanged boo
 	if err != nil {
 		return out, fmt.Errorf("couldn't store the supply run of %s: %w", e.Slug, err)
 	}
-	if r.cfg.Versions != nil && facts.Package != nil && facts.Package.Source.Outcome == supply.OK && facts.Package.Latest != "" {
-		if _, err := r.cfg.Versions.RecordPackageVersion(saveCtx, e.ID, facts.Package.Latest, now); err != nil {
-			r.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "package version not recorded", slog.String("entry", e.Slug), slog.String("error", err.Error()))
+	if h := r.cfg.SupplyHistory; h != nil {
+		if facts.Package != nil && facts.Package.Source.Outcome == supply.OK && facts.Package.Latest != "" {
+			if _, err := h.RecordPackageVersion(saveCtx, e.ID, facts.Package.Latest, now); err != nil {
+				r.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "package version not recorded", slog.String("entry", e.Slug), slog.String("error", err.Error()))
+			}
+		}
+		// A bundle manifest's tools: only a complete list is a read (tools_generated
+		// marks it partial, which is no data).
+		if m := facts.Manifest; e.Kind == store.KindGitHub && m != nil && m.Source.Outcome == supply.OK && !facts.ToolsIncomplete && len(facts.Tools) > 0 {
+			if _, err := h.RecordManifest(saveCtx, e.ID, facts.Tools, id, attest.Digest(payload), now); err != nil {
+				r.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "manifest tools not recorded", slog.String("entry", e.Slug), slog.String("error", err.Error()))
+			}
 		}
 	}
 	r.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "supply", slog.String("entry", e.Slug), slog.Int("score", pred.Score),

@@ -46,6 +46,10 @@ type recordedVersions struct {
 	versions []string
 }
 
+func (r *recordedVersions) RecordManifest(ctx context.Context, entryID int64, tools []json.RawMessage, runID int64, payloadDigest string, at time.Time) (int, error) {
+	return 0, nil
+}
+
 func (r *recordedVersions) RecordPackageVersion(ctx context.Context, entryID int64, version string, at time.Time) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -62,7 +66,7 @@ func TestRunSupply(t *testing.T) {
 	env := newTestEnv(t, nil, Policy{})
 	col := &cannedCollector{version: "1.2.0"}
 	versions := &recordedVersions{}
-	env.r.cfg.Collector, env.r.cfg.Versions = col, versions
+	env.r.cfg.Collector, env.r.cfg.SupplyHistory = col, versions
 	e := env.add(t, store.KindNPM, "pkg:npm/acme-weather-mcp")
 
 	out, err := env.r.RunSupply(ctx, e, false)

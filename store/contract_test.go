@@ -1421,3 +1421,25 @@ func TestInstructionsStoredContentAddressed(t *testing.T) {
 		checkUnchanged(t, s, before, "mismatched instructions")
 	})
 }
+
+func TestPutSurface(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		doc := []byte(`[{"name":"from_manifest"}]`)
+		fp := attest.Digest(doc)
+		for range 2 { // storing twice is a no-op
+			if err := s.PutSurface(ctx, fp, doc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, err := s.Surface(ctx, fp); err != nil || string(got) != string(doc) {
+			t.Errorf("Surface = %s, %v", got, err)
+		}
+		if err := s.PutSurface(ctx, fp, []byte(`[]`)); err == nil {
+			t.Error("PutSurface accepted a document under another document's fingerprint")
+		}
+		if err := s.PutSurface(ctx, "sha256:nothex", doc); err == nil {
+			t.Error("PutSurface accepted a malformed fingerprint")
+		}
+	})
+}

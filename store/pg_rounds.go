@@ -206,6 +206,19 @@ func (s *pgStore) RoundResults(ctx context.Context, observationID int64) ([]byte
 	return results, nil
 }
 
+func (s *pgStore) PutSurface(ctx context.Context, fingerprint string, doc []byte) error {
+	if err := checkSurfaceDoc(fingerprint, doc); err != nil {
+		return err
+	}
+	_, err := s.pool.Exec(ctx, `
+		INSERT INTO surfaces (fingerprint, doc, created_at) VALUES ($1, $2, $3)
+		ON CONFLICT (fingerprint) DO NOTHING`, fingerprint, doc, pgTime(time.Now()))
+	if err != nil {
+		return fmt.Errorf("couldn't store surface %q: %w", fingerprint, err)
+	}
+	return nil
+}
+
 func (s *pgStore) Surface(ctx context.Context, fingerprint string) ([]byte, error) {
 	var doc []byte
 	err := s.pool.QueryRow(ctx, `SELECT doc FROM surfaces WHERE fingerprint = $1`, fingerprint).Scan(&doc)

@@ -212,6 +212,19 @@ func (s *sqliteStore) RoundResults(ctx context.Context, observationID int64) ([]
 	return results, nil
 }
 
+func (s *sqliteStore) PutSurface(ctx context.Context, fingerprint string, doc []byte) error {
+	if err := checkSurfaceDoc(fingerprint, doc); err != nil {
+		return err
+	}
+	_, err := s.writer.ExecContext(ctx, `
+		INSERT INTO surfaces (fingerprint, doc, created_at) VALUES (?, ?, ?)
+		ON CONFLICT (fingerprint) DO NOTHING`, fingerprint, doc, millis(time.Now()))
+	if err != nil {
+		return fmt.Errorf("couldn't store surface %q: %w", fingerprint, err)
+	}
+	return nil
+}
+
 func (s *sqliteStore) Surface(ctx context.Context, fingerprint string) ([]byte, error) {
 	var doc []byte
 	err := s.reader.QueryRowContext(ctx, `SELECT doc FROM surfaces WHERE fingerprint = ?`, fingerprint).Scan(&doc)

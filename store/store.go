@@ -388,6 +388,10 @@ type Store interface {
 	Rounds(ctx context.Context, entryID int64, limit int) ([]RoundSummary, error)
 	// RoundResults returns the stored results JSON of an observation.
 	RoundResults(ctx context.Context, observationID int64) ([]byte, error)
+	// PutSurface stores a content-addressed document (a canonical tools document read
+	// outside a round, e.g. from an MCP bundle manifest) under its fingerprint, which
+	// must be attest.Digest(doc); storing one that exists is a no-op.
+	PutSurface(ctx context.Context, fingerprint string, doc []byte) error
 	// Surface returns the content-addressed document with the fingerprint: a canonical
 	// tools document (surface fingerprint) or instructions string (instructions
 	// fingerprint).

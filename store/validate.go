@@ -452,3 +452,16 @@ func checkSupply(r *SupplyRecord, due []DueUpdate) error {
 	}
 	return checkDueUpdates(due)
 }
+
+// checkSurfaceDoc checks a content-addressed document against its fingerprint.
+func checkSurfaceDoc(fingerprint string, doc []byte) error {
+	switch {
+	case !fingerprintPattern.MatchString(fingerprint):
+		return fmt.Errorf("fingerprint %q is not sha256: and 64 lowercase hex digits", fingerprint)
+	case len(doc) == 0 || len(doc) > 32<<20:
+		return errors.New("document is empty or larger than 32 MiB")
+	case attest.Digest(doc) != fingerprint:
+		return errors.New("document does not have its fingerprint")
+	}
+	return nil
+}

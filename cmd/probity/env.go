@@ -177,7 +177,7 @@ func (f *envFlags) runner(st store.Store, signer *keys.Signer, policy rounds.Pol
 		return nil, err
 	}
 	return rounds.NewRunner(rounds.Config{Store: st, Prober: p, Signer: signer, ToolVersion: version, Policy: policy,
-		History: h, Collector: collector, Versions: h, Logger: logger})
+		History: h, Collector: collector, SupplyHistory: h, Logger: logger})
 }
 
 // collector builds the supply-chain collector: the sources at their base URLs over one
