@@ -225,7 +225,18 @@ func (t *tableReporter) item(it verifier.Item) {
 		if r.Subject != nil {
 			subject = r.Subject.Name
 		}
-		fmt.Fprintf(t.w, "OK    %s  key=%s coverage=%s observedAt=%s subject=%s\n", it.Source, strings.Join(ids, ","), r.Coverage, attest.FormatTime(r.ObservedAt), strings.ToValidUTF8(fmt.Sprintf("%q", subject), "?"))
+		// What the statement says, per predicate type: a round's coverage, a change's
+		// number and kind, a supply run's score and Verified decision.
+		what := "coverage=" + string(r.Coverage)
+		if st := r.Statement; st != nil {
+			switch {
+			case st.Change != nil:
+				what = fmt.Sprintf("change=ch-%d kind=%s", st.Change.Number, st.Change.Kind)
+			case st.Supply != nil:
+				what = fmt.Sprintf("supply score=%d verified=%t", st.Supply.Score, st.Supply.Verified)
+			}
+		}
+		fmt.Fprintf(t.w, "OK    %s  key=%s %s observedAt=%s subject=%s\n", it.Source, strings.Join(ids, ","), what, attest.FormatTime(r.ObservedAt), strings.ToValidUTF8(fmt.Sprintf("%q", subject), "?"))
 		return
 	}
 	fmt.Fprintf(t.w, "FAIL  %s  %s\n", it.Source, it.Err)
