@@ -1,6 +1,8 @@
 package checks
 
 import (
+	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -482,6 +484,14 @@ func formatParam(v any) string {
 		return strconv.FormatInt(x, 10)
 	case int:
 		return strconv.Itoa(x)
+	case float64:
+		// A parameter read back from stored JSON: signed parameters are integers.
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return strconv.FormatInt(int64(x), 10)
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case json.Number:
+		return x.String()
 	case string:
 		return x
 	}

@@ -206,3 +206,27 @@ func TestDescribeSingular(t *testing.T) {
 		t.Errorf("Describe = %q", got)
 	}
 }
+
+func TestDescribeStoredParams(t *testing.T) {
+	// Results read back from stored JSON carry numbers as float64.
+	for _, r := range Catalog() {
+		for _, rs := range r.Reasons {
+			if len(rs.Params) == 0 {
+				continue
+			}
+			params := map[string]any{}
+			for _, p := range rs.Params {
+				switch p.Kind {
+				case KindInt:
+					params[p.Name] = float64(3)
+				default:
+					params[p.Name] = "x"
+				}
+			}
+			got := Describe(Result{ID: r.ID, Status: rs.Status, Reason: &attest.Reason{Key: rs.Key, Params: params}})
+			if strings.Contains(got, "?") && !strings.Contains(rs.Text, "?") {
+				t.Errorf("%s/%s with stored params: %q", r.ID, rs.Key, got)
+			}
+		}
+	}
+}
