@@ -124,8 +124,9 @@ var hostPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9](
 
 func (s site) entryURL(slug string) string { return s.base + "/s/" + slug }
 
+// changeURL is a change's own address: its anchor on the entry's history tab.
 func (s site) changeURL(slug string, n int64) string {
-	return s.entryURL(slug) + "#ch-" + strconv.FormatInt(n, 10)
+	return s.entryURL(slug) + "/history#ch-" + strconv.FormatInt(n, 10)
 }
 
 func (s site) changeID(slug string, n int64) string {

@@ -160,7 +160,7 @@ func TestEntryFeedParsed(t *testing.T) {
 		if want := fmt.Sprintf("tag:probity.dev,2026:s/deepwiki/ch-%d", n); it.GUID != want {
 			t.Errorf("item %d: id %q, want %q", i, it.GUID, want)
 		}
-		if want := fmt.Sprintf("https://probity.dev/s/deepwiki#ch-%d", n); it.Link != want {
+		if want := fmt.Sprintf("https://probity.dev/s/deepwiki/history#ch-%d", n); it.Link != want {
 			t.Errorf("item %d: link %q, want %q", i, it.Link, want)
 		}
 		if it.Title != c.Summary {
@@ -187,7 +187,7 @@ func TestEntryFeedParsed(t *testing.T) {
 		"    parameters added: depth\n    parameters newly required: repoName\n    readOnlyHint: true → not set",
 		"Instructions before: none\nInstructions after:\n  | Use ask_question for questions.",
 		"Potentially breaking:\n  - tool removed: tool read_wiki_contents",
-		"Page: https://probity.dev/s/deepwiki#ch-2",
+		"Page: https://probity.dev/s/deepwiki/history#ch-2",
 	} {
 		if !strings.Contains(tools, want) {
 			t.Errorf("tools change content lacks %q:\n%s", want, tools)
@@ -365,7 +365,7 @@ func TestTagAuthority(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := checkFeed(t, data)
-	if f.Items[0].GUID != "tag:127.0.0.1,2026:s/x/ch-1" || f.Items[0].Link != "http://127.0.0.1:8080/s/x#ch-1" {
+	if f.Items[0].GUID != "tag:127.0.0.1,2026:s/x/ch-1" || f.Items[0].Link != "http://127.0.0.1:8080/s/x/history#ch-1" {
 		t.Errorf("id %q link %q", f.Items[0].GUID, f.Items[0].Link)
 	}
 	if f.Items[0].Authors[0].Name != "Probity demo" {
@@ -505,7 +505,7 @@ func TestContentCut(t *testing.T) {
 	if !strings.HasSuffix(c, "[Cut here: the details are longer than 16 KiB. The page shows all of them.]") {
 		t.Errorf("content does not end with the note: %q", c[len(c)-200:])
 	}
-	if !strings.Contains(c, "Page: https://probity.dev/s/x#ch-1") {
+	if !strings.Contains(c, "Page: https://probity.dev/s/x/history#ch-1") {
 		t.Error("the cut content lost its link")
 	}
 
