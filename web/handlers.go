@@ -1,0 +1,355 @@
+package web
+
+import (
+	"bytes"
+	"embed"
+	"html/template"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/probity-dev/probity/web/badge"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static/style.css
+var styleCSS []byte
+
+// handlers are the gin side: decoding and bounding requests, calling site, writing
+// responses, mapping errors.
+type handlers struct {
+	site    *site
+	log     *slog.Logger
+	pages   map[string]*template.Template
+	metrics *metrics
+	limiter *limiter
+}
+
+var funcs = template.FuncMap{
+	"utc":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"date": func(t time.Time) string { return t.UTC().Format(time.DateOnly) },
+	"add":  func(a, b int) int { return a + b },
+}
+
+// parseTemplates parses each page with the shared layout.
+func parseTemplates() (map[string]*template.Template, error) {
+	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
+	if err != nil {
+		return nil, err
+	}
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	pages := make(map[string]*template.Template)
+	for _, n := range names {
+		base := strings.TrimPrefix(n, "templates/")
+		if base == "layout.html" {
+			continue
+		}
+		t, err := template.Must(layout.Clone()).ParseFS(templateFS, n)
+		if err != nil {
+			return nil, err
+		}
+		pages[strings.TrimSuffix(base, ".html")] = t
+	}
+	return pages, nil
+}
+
+func (h *handlers) router(trusted []string) (http.Handler, error) {
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	if err := r.SetTrustedProxies(trusted); err != nil {
+		return nil, err
+	}
+	if len(trusted) == 0 {
+		r.ForwardedByClientIP = false
+	}
+	// The panic goes to the request's log line (recovered), not to gin's stderr writer.
+	r.Use(h.observe, gin.CustomRecoveryWithWriter(io.Discard, h.recovered), securityHeaders, h.rateLimit)
+	r.NoRoute(func(c *gin.Context) { h.fail(c, errNotFound) })
+	r.NoMethod(func(c *gin.Context) {
+		c.Header("Allow", "GET, HEAD")
+		h.problem(c, http.StatusMethodNotAllowed, "Only GET and HEAD are served here.")
+	})
+
+	get := func(path string, fn gin.HandlerFunc) {
+		r.GET(path, fn)
+		r.HEAD(path, fn)
+	}
+	get("/", h.directory)
+	get("/static/style.css", h.style)
+	get("/s/:slug", h.entry) // also /s/{slug}.json and /s/{slug}.md
+	get("/s/:slug/history", h.history)
+	get("/s/:slug/envelopes.jsonl", h.envelopes)
+	get("/s/:slug/r/:round", h.round)
+	get("/s/:slug/history.xml", h.entryFeed)
+	get("/changes", h.changes)
+	get("/changes.xml", h.directoryFeed)
+	get("/badge/:file", h.badge)
+	get("/.well-known/probity-keys.json", h.keys)
+	get("/healthz", h.healthz)
+	get("/metrics", h.metricsText)
+	return r, nil
+}
+
+// problem writes an error response in the shape the address asks for: JSON for .json
+// and .jsonl, plain text for Markdown and metrics, an HTML page otherwise. msg is this
+// package's own text, never an error's.
+func (h *handlers) problem(c *gin.Context, status int, msg string) {
+	p := c.Request.URL.Path
+	switch {
+	case strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".jsonl"):
+		b, _ := marshalJSON(map[string]string{"error": msg})
+		c.Data(status, "application/json; charset=utf-8", b)
+	case strings.HasSuffix(p, ".md") || p == "/metrics" || p == "/healthz":
+		c.Data(status, "text/plain; charset=utf-8", []byte(msg+"\n"))
+	default:
+		h.render(c, status, "error", map[string]any{"Title": http.StatusText(status), "Message": msg, "Status": status})
+	}
+}
+
+// render executes a page into a buffer first, so a template error becomes a clean 500.
+func (h *handlers) render(c *gin.Context, status int, page string, data any) {
+	var buf bytes.Buffer
+	if err := h.pages[page].ExecuteTemplate(&buf, "layout.html", data); err != nil {
+		_ = c.Error(err)
+		c.Data(http.StatusInternalServerError, "text/plain; charset=utf-8", []byte("Something went wrong on our side.\n"))
+		return
+	}
+	c.Data(status, "text/html; charset=utf-8", buf.Bytes())
+}
+
+func (h *handlers) style(c *gin.Context) {
+	c.Header("Cache-Control", "public, max-age=3600")
+	c.Data(http.StatusOK, "text/css; charset=utf-8", styleCSS)
+}
+
+func (h *handlers) directory(c *gin.Context) {
+	q := dirQuery{
+		Q:        strings.TrimSpace(c.Query("q")),
+		Kind:     c.Query("kind"),
+		Verified: c.Query("verified") == "1",
+		Changed:  c.Query("changed") == "7d",
+		Offline:  c.Query("offline") == "1",
+	}
+	var ok bool
+	if q.Page, ok = parsePage(c.Query("page")); !ok || len(q.Q) > maxSearch || !validKind(q.Kind) {
+		h.problem(c, http.StatusBadRequest, "That search is not one this page understands.")
+		return
+	}
+	v, err := h.site.directory(c.Request.Context(), q)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.render(c, http.StatusOK, "directory", v)
+}
+
+func validKind(k string) bool {
+	switch k {
+	case "", "remote", "npm", "pypi", "github":
+		return true
+	}
+	return false
+}
+
+// slugOK bounds a slug before it reaches the store: [a-z0-9][a-z0-9-]*, 1 to 128 bytes.
+func slugOK(s string) bool {
+	if s == "" || len(s) > 128 || s[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// entry serves /s/{slug}, /s/{slug}.json and /s/{slug}.md: gin cannot route on a
+// suffix within a segment, so the suffix is decoded here.
+func (h *handlers) entry(c *gin.Context) {
+	slug := c.Param("slug")
+	format := "html"
+	if s, ok := strings.CutSuffix(slug, ".json"); ok {
+		slug, format = s, "json"
+	} else if s, ok := strings.CutSuffix(slug, ".md"); ok {
+		slug, format = s, "md"
+	}
+	if !slugOK(slug) {
+		h.fail(c, errNotFound)
+		return
+	}
+	ctx := c.Request.Context()
+	switch format {
+	case "json":
+		b, err := h.site.entryJSON(ctx, slug)
+		if err != nil {
+			h.fail(c, err)
+			return
+		}
+		c.Data(http.StatusOK, "application/json; charset=utf-8", b)
+	case "md":
+		b, err := h.site.entryMarkdown(ctx, slug)
+		if err != nil {
+			h.fail(c, err)
+			return
+		}
+		c.Data(http.StatusOK, "text/markdown; charset=utf-8", b)
+	default:
+		v, err := h.site.entry(ctx, slug)
+		if err != nil {
+			h.fail(c, err)
+			return
+		}
+		h.render(c, http.StatusOK, "entry", map[string]any{"E": v, "Limits": limitations, "Commands": verifyCommands(v.Links)})
+	}
+}
+
+func (h *handlers) history(c *gin.Context) {
+	slug := c.Param("slug")
+	page, ok := parsePage(c.Query("page"))
+	if !slugOK(slug) || !ok {
+		h.fail(c, errNotFound)
+		return
+	}
+	v, err := h.site.history(c.Request.Context(), slug, page)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.render(c, http.StatusOK, "history", v)
+}
+
+func (h *handlers) envelopes(c *gin.Context) {
+	slug := c.Param("slug")
+	if !slugOK(slug) {
+		h.fail(c, errNotFound)
+		return
+	}
+	write, err := h.site.envelopes(c.Request.Context(), slug)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.Header("Content-Type", "application/jsonl; charset=utf-8")
+	c.Header("Content-Disposition", `attachment; filename="envelopes.jsonl"`)
+	c.Status(http.StatusOK)
+	if err := write(c.Writer); err != nil {
+		// The status is sent: the error can only be logged, and the body is cut short,
+		// which the verifier reports as a malformed last line.
+		_ = c.Error(err)
+	}
+}
+
+func (h *handlers) round(c *gin.Context) {
+	slug := c.Param("slug")
+	id, ok := strings.CutSuffix(c.Param("round"), ".json")
+	if !slugOK(slug) || !ok {
+		h.fail(c, errNotFound)
+		return
+	}
+	env, err := h.site.roundEnvelope(c.Request.Context(), slug, id)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.Header("Cache-Control", "public, max-age=86400, immutable")
+	c.Data(http.StatusOK, "application/json; charset=utf-8", env)
+}
+
+func (h *handlers) changes(c *gin.Context) {
+	cs, err := h.site.recent(c.Request.Context())
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.render(c, http.StatusOK, "changes", cs)
+}
+
+func (h *handlers) keys(c *gin.Context) {
+	c.Header("Cache-Control", "public, max-age=300")
+	c.Data(http.StatusOK, "application/json; charset=utf-8", h.site.keysJSON)
+}
+
+func (h *handlers) healthz(c *gin.Context) {
+	if err := h.site.health(c.Request.Context()); err != nil {
+		_ = c.Error(err)
+		c.Data(http.StatusServiceUnavailable, "text/plain; charset=utf-8", []byte("store unreachable\n"))
+		return
+	}
+	c.Data(http.StatusOK, "text/plain; charset=utf-8", []byte("ok\n"))
+}
+
+func (h *handlers) metricsText(c *gin.Context) {
+	var buf bytes.Buffer
+	if err := h.metrics.write(&buf); err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.Data(http.StatusOK, "text/plain; version=0.0.4; charset=utf-8", buf.Bytes())
+}
+
+func (h *handlers) entryFeed(c *gin.Context) {
+	slug := c.Param("slug")
+	if !slugOK(slug) {
+		h.fail(c, errNotFound)
+		return
+	}
+	b, err := h.site.entryFeed(c.Request.Context(), slug)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.Header("Cache-Control", "public, max-age=300")
+	c.Data(http.StatusOK, "application/atom+xml; charset=utf-8", b)
+}
+
+func (h *handlers) directoryFeed(c *gin.Context) {
+	b, err := h.site.directoryFeed(c.Request.Context())
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.Header("Cache-Control", "public, max-age=300")
+	c.Data(http.StatusOK, "application/atom+xml; charset=utf-8", b)
+}
+
+// badge serves /badge/{slug}.svg and /badge/{slug}.json (shields.io's endpoint JSON).
+func (h *handlers) badge(c *gin.Context) {
+	file := c.Param("file")
+	slug, svg := strings.CutSuffix(file, ".svg")
+	if !svg {
+		var ok bool
+		if slug, ok = strings.CutSuffix(file, ".json"); !ok {
+			h.fail(c, errNotFound)
+			return
+		}
+	}
+	if !slugOK(slug) {
+		h.fail(c, errNotFound)
+		return
+	}
+	b, err := h.site.badgeOf(c.Request.Context(), slug)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.Header("Cache-Control", badge.CacheControl)
+	if svg {
+		c.Data(http.StatusOK, "image/svg+xml", badge.SVG(b))
+		return
+	}
+	c.Data(http.StatusOK, "application/json; charset=utf-8", badge.ShieldsJSON(b))
+}

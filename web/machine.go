@@ -1,0 +1,388 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/probity-dev/probity/store"
+)
+
+// --- Entry JSON ---
+
+type entryJSON struct {
+	Slug          string      `json:"slug"`
+	Name          string      `json:"name"`
+	Kind          string      `json:"kind"`
+	Locator       string      `json:"locator"`
+	Page          string      `json:"page"`
+	Badge         badgeJSON   `json:"badge"`
+	Observes      string      `json:"observes"`
+	LastToolsRead *time.Time  `json:"lastToolsRead"`
+	Round         *roundJSON  `json:"round"`
+	Checks        []checkJSON `json:"checks"`
+	Supply        *supplyJSON `json:"supply"`
+	Tools         []toolJSON  `json:"tools"`
+	Uptime        uptimeJSON  `json:"uptime"`
+	History       historyJSON `json:"history"`
+	Verify        verifyJSON  `json:"verify"`
+	Limits        []string    `json:"whatTheChecksDoNotTellYou"`
+}
+
+type badgeJSON struct {
+	State    string `json:"state"`
+	Coverage string `json:"coverage"`
+	Score    *int   `json:"supplyScore"`
+}
+
+type roundJSON struct {
+	RoundID         string    `json:"roundId"`
+	StartedAt       time.Time `json:"startedAt"`
+	Coverage        string    `json:"coverage"`
+	Signed          bool      `json:"signed"`
+	UnsignedReason  string    `json:"unsignedReason,omitempty"`
+	ProtocolVersion string    `json:"protocolVersion,omitempty"`
+	ServerName      string    `json:"serverName,omitempty"`
+	ServerVersion   string    `json:"serverVersion,omitempty"`
+	ToolCount       int       `json:"toolCount"`
+	Envelope        string    `json:"envelope,omitempty"`
+}
+
+type checkJSON struct {
+	ID       string         `json:"id"`
+	Status   string         `json:"status"`
+	Reason   string         `json:"reason"`
+	Evidence []evidenceJSON `json:"evidence,omitempty"`
+}
+
+type evidenceJSON struct {
+	Tool   string `json:"tool,omitempty"`
+	Field  string `json:"field,omitempty"`
+	Offset int    `json:"offset"`
+	Sample string `json:"sample,omitempty"`
+	Note   string `json:"note,omitempty"`
+}
+
+type supplyJSON struct {
+	RanAt       time.Time          `json:"ranAt"`
+	Score       int                `json:"score"`
+	Verified    bool               `json:"verified"`
+	NotVerified []string           `json:"notVerified,omitempty"`
+	Results     []supplyResultJSON `json:"results"`
+}
+
+type supplyResultJSON struct {
+	ID        string               `json:"id"`
+	Status    string               `json:"status"`
+	Weight    int                  `json:"weight"`
+	Points    float64              `json:"points"`
+	Reason    string               `json:"reason"`
+	SourceURL string               `json:"sourceUrl,omitempty"`
+	Evidence  []supplyEvidenceView `json:"evidence,omitempty"`
+}
+
+type toolJSON struct {
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+type uptimeJSON struct {
+	OnlineDays  int               `json:"onlineDays"`
+	CountedDays int               `json:"countedDays"`
+	Recent      []store.UptimeDay `json:"recent"`
+}
+
+type historyJSON struct {
+	Page    string       `json:"page"`
+	Feed    string       `json:"feed"`
+	Changes []changeJSON `json:"changes"`
+}
+
+type changeJSON struct {
+	Number     int64     `json:"number"`
+	RecordedAt time.Time `json:"recordedAt"`
+	Origin     string    `json:"origin"`
+	Kind       string    `json:"kind"`
+	Summary    string    `json:"summary"`
+	Badges     []string  `json:"badges"`
+	Link       string    `json:"link"`
+}
+
+type verifyJSON struct {
+	Envelopes string   `json:"envelopes"`
+	Keys      string   `json:"keys"`
+	Commands  []string `json:"commands"`
+}
+
+// entryJSON returns the entry's JSON (encoding/json escapes <, > and & as \u003c …).
+func (s *site) entryJSON(ctx context.Context, slug string) ([]byte, error) {
+	v, err := s.entry(ctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	j := entryJSON{
+		Slug: v.Slug, Name: v.Name, Kind: v.Kind, Locator: v.Locator, Page: v.Links.Page,
+		Badge: badgeJSON{State: v.State, Coverage: v.Coverage}, Observes: v.Observe,
+		Checks: []checkJSON{}, Tools: []toolJSON{},
+		Uptime:  uptimeJSON{OnlineDays: v.Uptime.Online, CountedDays: v.Uptime.Counted, Recent: v.Uptime.Days},
+		History: historyJSON{Page: v.Links.History, Feed: v.Links.Feed, Changes: []changeJSON{}},
+		Verify:  verifyJSON{Envelopes: v.Links.Envelopes, Keys: v.Links.Keys, Commands: verifyCommands(v.Links)},
+		Limits:  limitations,
+	}
+	if v.Score >= 0 {
+		score := v.Score
+		j.Badge.Score = &score
+	}
+	if !v.LastToolsRead.IsZero() {
+		t := v.LastToolsRead
+		j.LastToolsRead = &t
+	}
+	if r := v.Round; r != nil {
+		j.Round = &roundJSON{RoundID: r.RoundID, StartedAt: r.StartedAt, Coverage: r.Coverage, Signed: r.Signed,
+			UnsignedReason: r.UnsignedReason, ProtocolVersion: r.ProtocolVersion, ServerName: r.ServerName,
+			ServerVersion: r.ServerVersion, ToolCount: r.ToolCount, Envelope: r.EnvelopeURL}
+	}
+	for _, c := range v.Checks {
+		cj := checkJSON{ID: c.ID, Status: c.Status, Reason: c.Reason}
+		for _, e := range c.Evidence {
+			cj.Evidence = append(cj.Evidence, evidenceJSON{Tool: e.Tool, Field: e.Field, Offset: e.Offset, Sample: e.Sample, Note: e.Note})
+		}
+		j.Checks = append(j.Checks, cj)
+	}
+	if sv := v.Supply; sv != nil {
+		j.Supply = &supplyJSON{RanAt: sv.RanAt, Score: sv.Score, Verified: sv.Verified, NotVerified: sv.NotVerified, Results: []supplyResultJSON{}}
+		for _, r := range sv.Results {
+			j.Supply.Results = append(j.Supply.Results, supplyResultJSON{ID: r.ID, Status: r.Status, Weight: r.Weight,
+				Points: r.Points, Reason: r.Reason, SourceURL: r.SourceURL, Evidence: r.Evidence})
+		}
+	}
+	for _, t := range v.Tools {
+		j.Tools = append(j.Tools, toolJSON(t))
+	}
+	for _, c := range v.History {
+		j.History.Changes = append(j.History.Changes, changeJSONOf(c))
+	}
+	return marshalJSON(j)
+}
+
+func changeJSONOf(c changeView) changeJSON {
+	badges := c.Badges
+	if badges == nil {
+		badges = []string{}
+	}
+	return changeJSON{Number: c.Number, RecordedAt: c.At, Origin: c.Origin, Kind: c.Kind, Summary: c.Summary, Badges: badges, Link: c.Link}
+}
+
+// marshalJSON encodes v indented, with <, > and & escaped, and a final newline.
+func marshalJSON(v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// --- Entry Markdown ---
+
+// entryMarkdown returns the entry as Markdown with its last markdownChanges changes.
+// Every piece of server-supplied text goes through markdown(); the rest is this
+// package's own text and addresses built from slugs ([a-z0-9-]) and the BaseURL.
+func (s *site) entryMarkdown(ctx context.Context, slug string) ([]byte, error) {
+	v, err := s.entry(ctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("# %s\n\n", markdown(v.Name))
+	p("- Kind: %s\n", markdown(v.Kind))
+	p("- Address: %s\n", markdown(v.Locator))
+	p("- State: %s", v.State)
+	if v.Coverage != "" {
+		p(" (coverage %s)", markdown(v.Coverage))
+	}
+	p("\n")
+	if v.Score >= 0 {
+		p("- Supply-chain score: %d of 100\n", v.Score)
+	}
+	if !v.LastToolsRead.IsZero() {
+		p("- Tools last read: %s\n", utc(v.LastToolsRead))
+	}
+	p("- Page: <%s>\n\n", v.Links.Page)
+
+	if len(v.Checks) > 0 {
+		p("## Checks of round %s\n\n", markdown(v.Round.RoundID))
+		for _, c := range v.Checks {
+			p("- %s: **%s**. %s\n", markdown(c.ID), markdown(c.Status), markdown(c.Reason))
+		}
+		p("\n")
+	}
+	if len(v.Tools) > 0 {
+		p("## Tools (%d)\n\n", len(v.Tools))
+		for _, t := range v.Tools {
+			p("- %s", markdown(t.Name))
+			if t.Title != "" {
+				p(": %s", markdown(t.Title))
+			}
+			p("\n")
+		}
+		p("\n")
+	}
+	p("## Last %d changes\n\n", markdownChanges)
+	if len(v.Recent) == 0 {
+		p("No changes recorded yet.\n")
+	}
+	for _, c := range v.Recent {
+		p("- %s, %s (%s): %s", utc(c.At), markdown(c.Origin), markdown(c.Anchor), markdown(c.Summary))
+		if len(c.Badges) > 0 {
+			p(" [badges: %s]", markdown(strings.Join(c.Badges, ", ")))
+		}
+		p("\n")
+	}
+	p("\nFull history: <%s>\n\n", v.Links.History)
+	p("## Verify it yourself\n\n```\n%s\n```\n", strings.Join(verifyCommands(v.Links), "\n"))
+	p("\n## What the checks do not tell you\n\n")
+	for _, l := range limitations {
+		p("- %s\n", l)
+	}
+	return []byte(b.String()), nil
+}
+
+func utc(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+
+// verifyCommands are the exact commands that verify an entry's envelopes offline.
+func verifyCommands(l links) []string {
+	return []string{
+		"curl -fsSo keys.json " + l.Keys,
+		"curl -fsSo envelopes.jsonl " + l.Envelopes,
+		"probity verify --keys keys.json envelopes.jsonl",
+	}
+}
+
+// limitations say what the checks do not tell (seed 004 as a guide, in our words).
+var limitations = []string{
+	"The checks read public data and talk to a remote endpoint the way a client would, without logging in. They never run a server's code and do not review what its tools actually do.",
+	"A server can pass every check and still do something you do not want; a well-built server can fail one because the data a check needs is not published.",
+	"A server can show us one tool list and your client another, or show tools only after you log in. Before you enable a server's tools, and again after an update, read the tool list your client shows: that is what your model gets.",
+	"A change made and undone between two of our reads can go unseen, and a read that fails records nothing.",
+	"A local server runs with your permissions: read its source, prefer servers published by the product's own vendor, and give it a token with the least access it needs.",
+	"Verified means no obvious problem was found in public data by automated checks; it is not a security audit and guarantees nothing.",
+}
+
+// --- Envelopes ---
+
+var errStop = errors.New("stop")
+
+// roundIDPattern is attest's pattern of a round id.
+var roundIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// roundEnvelope returns the envelope of one signed round of slug. The store has no
+// lookup by round id, so the entry's envelopes are walked until it is found.
+func (s *site) roundEnvelope(ctx context.Context, slug, roundID string) ([]byte, error) {
+	if !roundIDPattern.MatchString(roundID) {
+		return nil, errNotFound
+	}
+	if _, err := s.st.Entry(ctx, slug); err != nil {
+		return nil, err
+	}
+	var env []byte
+	err := s.st.Envelopes(ctx, store.EnvelopeFilter{EntrySlug: slug}, func(r store.EnvelopeRecord) error {
+		if r.RoundID == roundID {
+			env = r.Envelope
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return nil, err
+	}
+	if env == nil {
+		return nil, errNotFound
+	}
+	return env, nil
+}
+
+// envelopes prepares the JSONL of an entry's signed records: every round envelope, the
+// envelopes of its visible changes and of its stored supply runs, one per line. Hidden
+// changes are left out (their envelopes stay in `probity export`). The entry is looked
+// up first, so a missing one is an error before anything is written; write then streams.
+func (s *site) envelopes(ctx context.Context, slug string) (func(io.Writer) error, error) {
+	e, err := s.st.Entry(ctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	return func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		line := func(env []byte) error {
+			if strings.ContainsAny(string(env), "\r\n") {
+				return errors.New("a stored envelope spans lines")
+			}
+			bw.Write(env)
+			return bw.WriteByte('\n')
+		}
+		err := s.st.Envelopes(ctx, store.EnvelopeFilter{EntrySlug: e.Slug}, func(r store.EnvelopeRecord) error {
+			return line(r.Envelope)
+		})
+		if err != nil {
+			return err
+		}
+		var before int64
+		for {
+			cs, err := s.st.Changes(ctx, store.ChangeFilter{EntryID: e.ID, BeforeNumber: before, Limit: 500})
+			if err != nil {
+				return err
+			}
+			for _, c := range cs {
+				if c.Envelope != nil && !c.Hidden {
+					if err := line(c.Envelope); err != nil {
+						return err
+					}
+				}
+				if before == 0 || c.Number < before {
+					before = c.Number
+				}
+			}
+			if len(cs) < 500 || before <= 1 {
+				break
+			}
+		}
+		runs, err := s.st.SupplyRuns(ctx, e.ID, store.MaxSupplyRuns)
+		if err != nil {
+			return err
+		}
+		for _, r := range runs {
+			if r.Envelope != nil {
+				if err := line(r.Envelope); err != nil {
+					return err
+				}
+			}
+		}
+		return bw.Flush()
+	}, nil
+}
+
+// health checks that the store answers.
+func (s *site) health(ctx context.Context) error {
+	_, err := s.st.Entries(ctx, 0, 1)
+	return err
+}
+
+// parsePage decodes ?page= (1 when absent); anything else than 1..maxPage is invalid.
+func parsePage(v string) (int, bool) {
+	if v == "" {
+		return 1, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxPage {
+		return 0, false
+	}
+	return n, true
+}

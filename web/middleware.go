@@ -1,0 +1,110 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/probity-dev/probity/store"
+)
+
+// contentSecurityPolicy allows no scripts, no frames, no plugins, styles and images
+// from the site only (and data: images), and forms only back to the site.
+const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// securityHeaders sets the headers every response carries, and bounds the request.
+func securityHeaders(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxBody)
+	if c.Request.ContentLength > maxBody {
+		c.AbortWithStatus(http.StatusRequestEntityTooLarge)
+		return
+	}
+	if len(c.Request.URL.RawQuery) > maxQuery {
+		c.AbortWithStatus(http.StatusRequestURITooLong)
+		return
+	}
+	c.Next()
+}
+
+// route is the gin route of a request for logs and metrics: its pattern, never the
+// client's path, so the label set stays bounded.
+func route(c *gin.Context) string {
+	if r := c.FullPath(); r != "" {
+		return r
+	}
+	return "unmatched"
+}
+
+// observe logs one line per request and counts it in the metrics.
+func (h *handlers) observe(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	d := time.Since(start)
+	status := c.Writer.Status()
+	r := route(c)
+	h.metrics.observe(r, status, d)
+	attrs := []slog.Attr{
+		slog.String("method", c.Request.Method),
+		slog.String("route", r),
+		slog.Int("status", status),
+		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
+	}
+	level := slog.LevelInfo
+	if len(c.Errors) > 0 {
+		level = slog.LevelError
+		attrs = append(attrs, slog.String("error", c.Errors.Last().Err.Error()))
+	}
+	h.log.LogAttrs(c.Request.Context(), level, "request", attrs...)
+}
+
+// rateLimit answers 429 with Retry-After when the client's bucket is empty. /healthz
+// and /metrics are exempt: monitors poll them.
+func (h *handlers) rateLimit(c *gin.Context) {
+	switch c.FullPath() {
+	case "/healthz", "/metrics":
+		c.Next()
+		return
+	}
+	ok, wait := h.limiter.allow(c.ClientIP())
+	if !ok {
+		h.metrics.rateLimited()
+		c.Header("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
+		h.problem(c, http.StatusTooManyRequests, "Too many requests. Please slow down.")
+		c.Abort()
+		return
+	}
+	c.Next()
+}
+
+// recovered answers a panic as an internal error.
+func (h *handlers) recovered(c *gin.Context, v any) {
+	h.fail(c, fmt.Errorf("panic: %v", v))
+	c.Abort()
+}
+
+// errNotFound is a handler's own "no such page" (an invalid round id, a page past the
+// end), answered like store.ErrNotFound.
+var errNotFound = errors.New("no such page")
+
+// fail maps err to a response: the one place errors become statuses. Not found is 404;
+// anything else is 500 with a generic message, the detail going to the request's log
+// line only.
+func (h *handlers) fail(c *gin.Context, err error) {
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, errNotFound) {
+		h.problem(c, http.StatusNotFound, "There is nothing at this address.")
+		return
+	}
+	_ = c.Error(err)
+	h.problem(c, http.StatusInternalServerError, "Something went wrong on our side. Please try again later.")
+}

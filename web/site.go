@@ -1,0 +1,839 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/checks"
+	"github.com/probity-dev/probity/checks/supply"
+	"github.com/probity-dev/probity/history/diff"
+	"github.com/probity-dev/probity/store"
+	"github.com/probity-dev/probity/web/feed"
+)
+
+// site reads the store and builds what the handlers show. Its methods take decoded,
+// bounded requests and return view values whose server-supplied text is already made
+// visible; escaping is left to the output (html/template, encoding/json, markdown).
+type site struct {
+	st       store.Store
+	keysJSON []byte
+	base     string
+	feed     feed.Config
+	now      func() time.Time
+}
+
+const (
+	pageSize        = 100 // directory rows and history changes per page
+	detailedChanges = 10  // the newest changes of the history shown with details
+	recentChanges   = 50  // /changes
+	jsonChanges     = 30  // the history object of an entry's JSON
+	markdownChanges = 5   // the changes in an entry's Markdown
+	uptimeDays      = 30  // the recent days shown
+	recentWindow    = 7 * 24 * time.Hour
+	// maxScan bounds the entries one directory request reads when it filters: the store
+	// has no search, so filters page through Entries (see directory).
+	maxScan = 50000
+	// maxFilterSet bounds the entries a filter's set (changed, verified, offline) holds.
+	maxFilterSet = 100000
+	// maxDetails bounds a change's details JSON that is decoded for display.
+	maxDetails = 4 << 20
+)
+
+// Badge states, as the directory and the entry page show them.
+const (
+	stateVerified = "Verified"
+	stateSigned   = "signed"
+	stateUnsigned = "unsigned"
+)
+
+// summaryOf is what the directory and the entry's header show of an entry's state.
+type summaryOf struct {
+	State    string // stateVerified, stateSigned or stateUnsigned
+	Coverage string // "full", "auth_required", or "" (no signed round)
+	Score    int    // of the newest supply run; -1 when none
+	LastSeen time.Time
+}
+
+// entryState reads the newest round and supply run of e.
+func (s *site) entryState(ctx context.Context, e store.Entry) (summaryOf, *store.RoundSummary, *store.SupplyRecord, error) {
+	sum := summaryOf{State: stateUnsigned, Score: -1, LastSeen: e.LastRoundAt}
+	rs, err := s.st.Rounds(ctx, e.ID, 1)
+	if err != nil {
+		return sum, nil, nil, err
+	}
+	var round *store.RoundSummary
+	if len(rs) == 1 {
+		round = &rs[0]
+		if round.Signed {
+			sum.State, sum.Coverage = stateSigned, round.Coverage
+		}
+	}
+	runs, err := s.st.SupplyRuns(ctx, e.ID, 1)
+	if err != nil {
+		return sum, nil, nil, err
+	}
+	var run *store.SupplyRecord
+	if len(runs) == 1 {
+		run = &runs[0]
+		sum.Score = run.Score
+		if run.Envelope != nil && sum.State == stateUnsigned && e.Kind != store.KindRemote {
+			// A package or repository is never probed: its signed record is the supply run.
+			sum.State = stateSigned
+		}
+		if run.Verified && run.Envelope != nil {
+			sum.State = stateVerified
+		}
+	}
+	return sum, round, run, nil
+}
+
+// --- Directory ---
+
+// dirQuery is a decoded directory request.
+type dirQuery struct {
+	Q        string
+	Kind     string
+	Verified bool
+	Changed  bool // a visible change in the last 7 days
+	Offline  bool // the newest uptime day of the last 7 is offline
+	Page     int  // 1-based
+}
+
+// filtered reports whether q needs more than the plain entry list.
+func (q dirQuery) filtered() bool {
+	return q.Q != "" || q.Kind != "" || q.Verified || q.Changed || q.Offline
+}
+
+type dirRow struct {
+	Slug, Name, Kind, Locator string
+	summaryOf
+}
+
+type dirPage struct {
+	Query     dirQuery
+	Rows      []dirRow
+	Page      int
+	HasNext   bool
+	Truncated bool // the filters stopped after maxScan entries
+	Kinds     []string
+}
+
+// directory lists entries in id order, pageSize a page, filtered by q.
+//
+// The store has no search and no filter queries, so a filtered request pages through
+// Entries and reads at most maxScan entries (Truncated says when it stopped there).
+// The verified, changed and offline filters first build the set of matching entry ids
+// with one streaming query each: WalkSupply (newest supply run per entry), Changes
+// since 7 days ago (visible only), and WalkUptime over the last 7 days.
+func (s *site) directory(ctx context.Context, q dirQuery) (*dirPage, error) {
+	page := &dirPage{Query: q, Page: q.Page, Kinds: []string{store.KindRemote, store.KindNPM, store.KindPyPI, store.KindGitHub}}
+	var verified, changed, offline map[int64]bool
+	var err error
+	if q.Verified {
+		if verified, err = s.verifiedSet(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if q.Changed {
+		if changed, err = s.changedSet(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if q.Offline {
+		if offline, err = s.offlineSet(ctx); err != nil {
+			return nil, err
+		}
+	}
+	needle := strings.ToLower(q.Q)
+	match := func(e store.Entry) bool {
+		switch {
+		case q.Kind != "" && e.Kind != q.Kind:
+			return false
+		case verified != nil && !verified[e.ID]:
+			return false
+		case changed != nil && !changed[e.ID]:
+			return false
+		case offline != nil && !offline[e.ID]:
+			return false
+		case needle != "" && !strings.Contains(strings.ToLower(e.Name), needle) &&
+			!strings.Contains(strings.ToLower(e.Locator), needle) && !strings.Contains(e.Slug, needle):
+			return false
+		}
+		return true
+	}
+
+	skip := (q.Page - 1) * pageSize
+	var rows []store.Entry
+	var after int64
+	scanned := 0
+	batch := 1000
+	if !q.filtered() {
+		batch = pageSize + 1
+	}
+scan:
+	for {
+		es, err := s.st.Entries(ctx, after, batch)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range es {
+			after = e.ID
+			scanned++
+			if !match(e) {
+				continue
+			}
+			if skip > 0 {
+				skip--
+				continue
+			}
+			if len(rows) == pageSize {
+				page.HasNext = true
+				break scan
+			}
+			rows = append(rows, e)
+		}
+		if len(es) < batch {
+			break
+		}
+		if q.filtered() && scanned >= maxScan {
+			page.Truncated = true
+			break
+		}
+	}
+	for _, e := range rows {
+		sum, _, _, err := s.entryState(ctx, e)
+		if err != nil {
+			return nil, err
+		}
+		page.Rows = append(page.Rows, dirRow{Slug: e.Slug, Name: visibleLine(e.Name), Kind: e.Kind, Locator: visibleLine(e.Locator), summaryOf: sum})
+	}
+	return page, nil
+}
+
+func (s *site) verifiedSet(ctx context.Context) (map[int64]bool, error) {
+	set := make(map[int64]bool)
+	err := s.st.WalkSupply(ctx, func(r store.SupplyRecord) error {
+		if r.Verified && r.Envelope != nil && len(set) < maxFilterSet {
+			set[r.EntryID] = true
+		}
+		return nil
+	})
+	return set, err
+}
+
+func (s *site) changedSet(ctx context.Context) (map[int64]bool, error) {
+	cs, err := s.st.Changes(ctx, store.ChangeFilter{Since: s.now().Add(-recentWindow), Limit: maxFilterSet})
+	if err != nil {
+		return nil, err
+	}
+	set := make(map[int64]bool)
+	for _, c := range cs {
+		if !c.Hidden {
+			set[c.EntryID] = true
+		}
+	}
+	return set, nil
+}
+
+func (s *site) offlineSet(ctx context.Context) (map[int64]bool, error) {
+	to := s.now().UTC()
+	from := to.Add(-recentWindow)
+	newest := make(map[int64]string)
+	err := s.st.WalkUptime(ctx, from.Format(time.DateOnly), to.Format(time.DateOnly), func(id int64, d store.UptimeDay) error {
+		if d.Status == store.DayNotCounted {
+			return nil
+		}
+		if _, ok := newest[id]; ok || len(newest) < maxFilterSet {
+			newest[id] = d.Status // days come oldest first: the last one stays
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	set := make(map[int64]bool)
+	for id, st := range newest {
+		if st == store.DayOffline {
+			set[id] = true
+		}
+	}
+	return set, nil
+}
+
+// --- Entry page ---
+
+type entryView struct {
+	Slug, Name, Kind, Locator string
+	summaryOf
+	Observe       string // what Probity can observe for this kind of entry
+	LastToolsRead time.Time
+	LastToolsChg  *changeView // the newest visible tools change
+	ChangedWeek   bool        // LastToolsChg is within the last 7 days
+	Round         *roundView
+	Checks        []checkView
+	Supply        *supplyView
+	Tools         []toolView
+	ToolsFrom     string // the round id of the surface the tools come from
+	Uptime        uptimeView
+	History       []changeView // the newest jsonChanges visible changes
+	Recent        []changeView // the newest markdownChanges of them
+	Links         links
+}
+
+type links struct {
+	Page, History, JSON, Markdown, Envelopes, Keys, Feed, Badge string
+}
+
+type roundView struct {
+	RoundID         string
+	StartedAt       time.Time
+	Coverage        string
+	Signed          bool
+	UnsignedReason  string
+	ProtocolVersion string
+	ServerName      string
+	ServerVersion   string
+	ToolCount       int
+	EnvelopeURL     string
+}
+
+type checkView struct {
+	ID, Title, Status, Reason string
+	Evidence                  []evidenceView
+}
+
+type evidenceView struct {
+	Tool, Field, Sample, Note string
+	Offset                    int
+}
+
+type supplyView struct {
+	RanAt       time.Time
+	Score       int
+	Verified    bool
+	Signed      bool
+	NotVerified []string
+	Results     []supplyResultView
+}
+
+type supplyResultView struct {
+	ID, Title, Group, Status, Reason, SourceURL string
+	Weight                                      int
+	Points                                      float64
+	Serious                                     bool
+	Evidence                                    []supplyEvidenceView
+}
+
+type supplyEvidenceView struct {
+	What   string `json:"what"`
+	Sample string `json:"sample,omitempty"`
+	Link   string `json:"link,omitempty"`
+}
+
+type toolView struct {
+	Name, Title, Description string
+}
+
+type uptimeView struct {
+	Online, Counted int
+	Rate            string // "97.5%", or "" when no day counted
+	Days            []store.UptimeDay
+}
+
+func (s *site) links(slug string) links {
+	p := s.base + "/s/" + slug
+	return links{
+		Page: p, History: p + "/history", JSON: p + ".json", Markdown: p + ".md",
+		Envelopes: p + "/envelopes.jsonl", Keys: s.base + "/.well-known/probity-keys.json",
+		Feed: p + "/history.xml", Badge: s.base + "/badge/" + slug + ".svg",
+	}
+}
+
+// observeText says what Probity can observe for each kind of entry (seed 000).
+var observeText = map[string]string{
+	store.KindRemote: "A remote MCP server. Every round performs the MCP handshake and reads tools/list without credentials, as a client would, and records the tools, the server's instructions and the version it reports. When the server asks for a login first, only reachability, transport, redirects and its login metadata can be observed.",
+	store.KindNPM:    "A local server published on npm. Probity never runs it: it reads the newest published version and the package's public metadata, and the tools of an MCP bundle manifest when its repository has one.",
+	store.KindPyPI:   "A local server published on PyPI. Probity never runs it: it reads the newest published version and the package's public metadata, and the tools of an MCP bundle manifest when its repository has one.",
+	store.KindGitHub: "A server described by an MCP bundle manifest in a GitHub repository. Probity reads manifest.json at the newest commit and never runs the server.",
+}
+
+// entry builds the entry page of slug.
+func (s *site) entry(ctx context.Context, slug string) (*entryView, error) {
+	e, err := s.st.Entry(ctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	sum, round, run, err := s.entryState(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	v := &entryView{
+		Slug: e.Slug, Name: visibleLine(e.Name), Kind: e.Kind, Locator: visibleLine(e.Locator),
+		summaryOf: sum, Observe: observeText[e.Kind], Links: s.links(e.Slug),
+	}
+	if round != nil {
+		v.Round = &roundView{
+			RoundID: round.RoundID, StartedAt: round.StartedAt, Coverage: round.Coverage, Signed: round.Signed,
+			UnsignedReason: round.UnsignedReason, ProtocolVersion: visibleLine(round.ProtocolVersion),
+			ServerName: visibleLine(round.ServerName), ServerVersion: visibleLine(round.ServerVersion), ToolCount: round.ToolCount,
+		}
+		if round.Signed {
+			v.Round.EnvelopeURL = v.Links.Page + "/r/" + round.RoundID + ".json"
+		}
+		raw, err := s.st.RoundResults(ctx, round.ObservationID)
+		if err != nil {
+			return nil, err
+		}
+		if v.Checks, err = checkViews(raw); err != nil {
+			return nil, fmt.Errorf("results of round %s of %s: %w", round.RoundID, e.Slug, err)
+		}
+	}
+	if run != nil {
+		if v.Supply, err = supplyViewOf(run); err != nil {
+			return nil, fmt.Errorf("supply run %d of %s: %w", run.ID, e.Slug, err)
+		}
+	}
+	// The tools: the newest surface (the last round that read a whole list).
+	if e.LastSurface != "" {
+		doc, err := s.st.Surface(ctx, e.LastSurface)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		if doc != nil {
+			if v.Tools, err = toolViews(doc); err != nil {
+				return nil, fmt.Errorf("surface of %s: %w", e.Slug, err)
+			}
+		}
+	}
+	if t, err := s.lastToolsRead(ctx, e); err != nil {
+		return nil, err
+	} else {
+		v.LastToolsRead = t
+	}
+	cs, err := s.st.Changes(ctx, store.ChangeFilter{EntryID: e.ID, Limit: pageSize})
+	if err != nil {
+		return nil, err
+	}
+	for i := range cs {
+		if cs[i].Hidden {
+			continue
+		}
+		cs[i].EntrySlug = e.Slug
+		if len(v.History) < jsonChanges {
+			v.History = append(v.History, s.changeView(&cs[i], false))
+		}
+		if v.LastToolsChg == nil && cs[i].Kind == attest.ChangeTools {
+			cv := s.changeView(&cs[i], false)
+			v.LastToolsChg = &cv
+			v.ChangedWeek = s.now().Sub(cs[i].RecordedAt) <= recentWindow
+		}
+	}
+	v.Recent = v.History[:min(len(v.History), markdownChanges)]
+	if v.Uptime, err = s.uptime(ctx, e); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// lastToolsRead is the start of the newest of the last rounds that read a whole tool
+// list (zero when none of the last 50 did).
+func (s *site) lastToolsRead(ctx context.Context, e store.Entry) (time.Time, error) {
+	if e.LastSurface == "" {
+		return time.Time{}, nil
+	}
+	rs, err := s.st.Rounds(ctx, e.ID, 50)
+	if err != nil {
+		return time.Time{}, err
+	}
+	for _, r := range rs {
+		if r.Fingerprints != nil {
+			return r.StartedAt, nil
+		}
+	}
+	return time.Time{}, nil
+}
+
+func (s *site) uptime(ctx context.Context, e store.Entry) (uptimeView, error) {
+	u := uptimeView{Online: e.UptimeOnlineDays, Counted: e.UptimeCountedDays}
+	if u.Counted > 0 {
+		u.Rate = fmt.Sprintf("%.1f%%", 100*float64(u.Online)/float64(u.Counted))
+	}
+	to := s.now().UTC()
+	days, err := s.st.UptimeDays(ctx, e.ID, to.AddDate(0, 0, -(uptimeDays-1)).Format(time.DateOnly), to.Format(time.DateOnly))
+	if err != nil {
+		return u, err
+	}
+	// Newest first.
+	for i := len(days) - 1; i >= 0; i-- {
+		u.Days = append(u.Days, days[i])
+	}
+	return u, nil
+}
+
+// storedResult is the stored form of a check result (rounds.storedResult).
+type storedResult struct {
+	ID       string            `json:"id"`
+	Status   attest.Status     `json:"status"`
+	Reason   *attest.Reason    `json:"reason,omitempty"`
+	Evidence []checks.Evidence `json:"evidence,omitempty"`
+}
+
+// maxEvidence bounds the evidence shown per check.
+const maxEvidence = 64
+
+func checkViews(raw []byte) ([]checkView, error) {
+	var rs []storedResult
+	if err := json.Unmarshal(raw, &rs); err != nil {
+		return nil, err
+	}
+	titles := make(map[string]string)
+	for _, c := range checks.Catalog() {
+		titles[c.ID] = c.Title
+	}
+	out := make([]checkView, 0, len(rs))
+	for _, r := range rs {
+		integerParams(r.Reason)
+		cv := checkView{
+			ID: visibleLine(r.ID), Title: titles[r.ID], Status: visibleLine(string(r.Status)),
+			Reason: visibleLine(checks.Describe(checks.Result{ID: r.ID, Status: r.Status, Reason: r.Reason})),
+		}
+		for i, ev := range r.Evidence {
+			if i == maxEvidence {
+				break
+			}
+			cv.Evidence = append(cv.Evidence, evidenceView{
+				Tool: visibleLine(ev.Tool), Field: visibleLine(ev.Field), Sample: visibleLine(ev.Sample),
+				Note: visibleLine(ev.Note), Offset: ev.Offset,
+			})
+		}
+		out = append(out, cv)
+	}
+	return out, nil
+}
+
+// integerParams turns the reason parameters that JSON decoded as float64 back into the
+// int64 they were stored as (parameters are integers within ±2^53, booleans or tokens),
+// as checks.Describe formats them.
+func integerParams(r *attest.Reason) {
+	if r == nil {
+		return
+	}
+	for k, v := range r.Params {
+		if f, ok := v.(float64); ok && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
+			r.Params[k] = int64(f)
+		}
+	}
+}
+
+func supplyViewOf(run *store.SupplyRecord) (*supplyView, error) {
+	var v supply.Verdict
+	if err := json.Unmarshal(run.Verdict, &v); err != nil {
+		return nil, err
+	}
+	titles := make(map[string]string)
+	for _, c := range supply.Catalog() {
+		titles[c.ID] = c.Title
+	}
+	sv := &supplyView{RanAt: run.RanAt, Score: run.Score, Verified: run.Verified, Signed: run.Envelope != nil}
+	for _, n := range v.NotVerified {
+		sv.NotVerified = append(sv.NotVerified, visibleLine(n))
+	}
+	for _, r := range v.Results {
+		rv := supplyResultView{
+			ID: visibleLine(r.ID), Title: titles[r.ID], Group: visibleLine(r.Group), Status: visibleLine(string(r.Status)),
+			Reason: visibleLine(r.Reason), SourceURL: httpsLink(r.SourceURL), Weight: r.Weight, Points: r.Points, Serious: r.Serious,
+		}
+		for i, ev := range r.Evidence {
+			if i == maxEvidence {
+				break
+			}
+			rv.Evidence = append(rv.Evidence, supplyEvidenceView{What: visibleLine(ev.What), Sample: visibleLine(ev.Sample), Link: httpsLink(ev.Link)})
+		}
+		sv.Results = append(sv.Results, rv)
+	}
+	return sv, nil
+}
+
+// httpsLink returns u when it is a plain https URL fit for a link, else "".
+func httpsLink(u string) string {
+	if !strings.HasPrefix(u, "https://") || len(u) > 2048 || strings.ContainsFunc(u, func(r rune) bool { return r <= ' ' || r == 0x7F || hides(r) }) {
+		return ""
+	}
+	return u
+}
+
+// maxTools bounds the tools listed on a page.
+const maxTools = 1000
+
+func toolViews(doc []byte) ([]toolView, error) {
+	var tools []struct {
+		Name        json.RawMessage `json:"name"`
+		Title       json.RawMessage `json:"title"`
+		Description json.RawMessage `json:"description"`
+		Annotations struct {
+			Title json.RawMessage `json:"title"`
+		} `json:"annotations"`
+	}
+	if err := json.Unmarshal(doc, &tools); err != nil {
+		return nil, err
+	}
+	out := make([]toolView, 0, min(len(tools), maxTools))
+	for i, t := range tools {
+		if i == maxTools {
+			break
+		}
+		title := jsonText(t.Title)
+		if title == "" {
+			title = jsonText(t.Annotations.Title)
+		}
+		out = append(out, toolView{Name: visibleLine(jsonText(t.Name)), Title: visibleLine(title), Description: visible(jsonText(t.Description))})
+	}
+	return out, nil
+}
+
+// jsonText is a JSON value as text: a string as it is, null or absent as "", anything
+// else as its JSON.
+func jsonText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// --- History ---
+
+type changeView struct {
+	Number   int64
+	Anchor   string // "ch-N"
+	Link     string // the history page's address with #ch-N
+	At       time.Time
+	Origin   string // "automatic check" or "server operator"
+	Kind     string
+	Summary  string
+	Badges   []string
+	Names    []string // the tools concerned (older changes show these)
+	Slug     string
+	Details  *detailView
+	Detailed bool
+}
+
+type detailView struct {
+	ToolCount                   *int
+	Added, Removed              []toolRefView
+	Changed                     []toolChangeView
+	InstructionsChanged         bool
+	InstructionsBefore          string
+	InstructionsAfter           string
+	VersionBefore, VersionAfter string
+	Breaking                    []string
+	EditField                   string
+	EditBefore, EditAfter       string
+	EditHasText                 bool
+}
+
+type toolRefView struct{ Name, Title string }
+
+type toolChangeView struct {
+	Name                                string
+	TitleChanged, DescriptionChanged    bool
+	TitleBefore, TitleAfter             string
+	DescriptionBefore, DescriptionAfter string
+	ParamsAdded, ParamsRemoved          []string
+	ParamsNewlyRequired                 []string
+	ParamDescriptionsChanged            []string
+	InputSchemaChanged                  bool
+	OutputSchemaChanged                 bool
+	Hints                               []hintView
+	InvisibleNew                        bool
+}
+
+type hintView struct{ Hint, Before, After string }
+
+// storedDetails is the union of the shapes of a change's Details (history's details
+// and an operator edit).
+type storedDetails struct {
+	ToolCount     *int         `json:"toolCount"`
+	Diff          *diff.Change `json:"diff"`
+	VersionBefore string       `json:"versionBefore"`
+	VersionAfter  string       `json:"versionAfter"`
+	Field         string       `json:"field"`
+	Before        *string      `json:"before"`
+	After         *string      `json:"after"`
+}
+
+var originLabel = map[string]string{attest.OriginAutomatic: "automatic check", attest.OriginOperator: "server operator"}
+
+var badgeLabel = map[string]string{
+	diff.BadgeNoLongerReadOnly:   "no longer read-only",
+	diff.BadgeNewlyDestructive:   "newly destructive",
+	diff.BadgeNewDestructiveTool: "new destructive tool",
+	diff.BadgeNewlyRequiredParam: "newly required parameter",
+	diff.BadgeInvisibleChars:     "invisible characters",
+	diff.BadgeNewInstructions:    "new instructions",
+}
+
+// changeView turns a visible change into its view; with detailed, its details are
+// decoded in full, otherwise only the names of the tools concerned.
+func (s *site) changeView(c *store.ChangeRecord, detailed bool) changeView {
+	cv := changeView{
+		Number: c.Number, Anchor: fmt.Sprintf("ch-%d", c.Number), At: c.RecordedAt.UTC(),
+		Origin: originLabel[c.Origin], Kind: visibleLine(c.Kind), Summary: visibleLine(c.Summary), Slug: c.EntrySlug,
+		Detailed: detailed,
+	}
+	if cv.Origin == "" {
+		cv.Origin = visibleLine(c.Origin)
+	}
+	cv.Link = s.base + "/s/" + c.EntrySlug + "/history#" + cv.Anchor
+	for _, b := range c.Badges {
+		if l, ok := badgeLabel[b]; ok {
+			cv.Badges = append(cv.Badges, l)
+		} else {
+			cv.Badges = append(cv.Badges, visibleLine(b))
+		}
+	}
+	if len(c.Details) == 0 || len(c.Details) > maxDetails {
+		return cv
+	}
+	var d storedDetails
+	if err := json.Unmarshal(c.Details, &d); err != nil {
+		return cv // the summary still stands; the details are not shown
+	}
+	dv := &detailView{ToolCount: d.ToolCount, VersionBefore: visibleLine(d.VersionBefore), VersionAfter: visibleLine(d.VersionAfter)}
+	if d.Field != "" {
+		dv.EditField = visibleLine(d.Field)
+		if d.Before != nil || d.After != nil {
+			dv.EditHasText = true
+			dv.EditBefore, dv.EditAfter = visible(deref(d.Before)), visible(deref(d.After))
+		}
+	}
+	if c := d.Diff; c != nil {
+		for _, t := range c.Added {
+			cv.Names = append(cv.Names, visibleLine(t.Name))
+			dv.Added = append(dv.Added, toolRefView{visibleLine(t.Name), visibleLine(t.Title)})
+		}
+		for _, t := range c.Removed {
+			cv.Names = append(cv.Names, visibleLine(t.Name))
+			dv.Removed = append(dv.Removed, toolRefView{visibleLine(t.Name), visibleLine(t.Title)})
+		}
+		for _, t := range c.Changed {
+			cv.Names = append(cv.Names, visibleLine(t.Name))
+			tv := toolChangeView{
+				Name: visibleLine(t.Name), TitleChanged: t.TitleChanged, DescriptionChanged: t.DescriptionChanged,
+				TitleBefore: visibleLine(t.TitleBefore), TitleAfter: visibleLine(t.TitleAfter),
+				DescriptionBefore: visible(t.DescriptionBefore), DescriptionAfter: visible(t.DescriptionAfter),
+				ParamsAdded: visibleAll(t.ParamsAdded), ParamsRemoved: visibleAll(t.ParamsRemoved),
+				ParamsNewlyRequired: visibleAll(t.ParamsNewlyRequired), ParamDescriptionsChanged: visibleAll(t.ParamDescriptionsChanged),
+				InputSchemaChanged: t.InputSchemaChanged, OutputSchemaChanged: t.OutputSchemaChanged, InvisibleNew: t.InvisibleNew,
+			}
+			for _, h := range t.Hints {
+				tv.Hints = append(tv.Hints, hintView{visibleLine(h.Hint), hintValue(h.Before), hintValue(h.After)})
+			}
+			dv.Changed = append(dv.Changed, tv)
+		}
+		if c.InstructionsChanged {
+			dv.InstructionsChanged = true
+			dv.InstructionsBefore, dv.InstructionsAfter = visible(deref(c.InstructionsBefore)), visible(deref(c.InstructionsAfter))
+		}
+		if c.VersionChanged {
+			dv.VersionBefore, dv.VersionAfter = visibleLine(c.VersionBefore), visibleLine(c.VersionAfter)
+		}
+		for _, b := range c.Breaking {
+			dv.Breaking = append(dv.Breaking, visibleLine(strings.ReplaceAll(b.Kind, "_", " ")+": "+b.Path))
+		}
+	}
+	if detailed {
+		cv.Details = dv
+	}
+	return cv
+}
+
+func visibleAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = visibleLine(s)
+	}
+	return out
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func hintValue(b *bool) string {
+	switch {
+	case b == nil:
+		return "absent"
+	case *b:
+		return "true"
+	}
+	return "false"
+}
+
+type historyView struct {
+	Slug, Name, Kind string
+	Changes          []changeView
+	Page             int
+	HasNext          bool
+	Links            links
+}
+
+// history returns page (1-based) of the visible changes of slug, newest first; the
+// newest detailedChanges of the whole history carry their details.
+//
+// The store pages changes by number only (BeforeNumber), so a page is read as the
+// newest page×pageSize+1 changes with the earlier pages dropped; maxPage bounds it.
+func (s *site) history(ctx context.Context, slug string, page int) (*historyView, error) {
+	e, err := s.st.Entry(ctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := s.st.Changes(ctx, store.ChangeFilter{EntryID: e.ID, Limit: page*pageSize + 1})
+	if err != nil {
+		return nil, err
+	}
+	v := &historyView{Slug: e.Slug, Name: visibleLine(e.Name), Kind: e.Kind, Page: page, Links: s.links(e.Slug)}
+	if len(cs) > page*pageSize {
+		v.HasNext = true
+		cs = cs[:page*pageSize]
+	}
+	start := (page - 1) * pageSize
+	if start >= len(cs) && page > 1 {
+		return nil, errNotFound
+	}
+	for i := start; i < len(cs); i++ {
+		if cs[i].Hidden {
+			continue // Changes leaves them out; this is belt and braces
+		}
+		cs[i].EntrySlug = e.Slug
+		v.Changes = append(v.Changes, s.changeView(&cs[i], i < detailedChanges))
+	}
+	return v, nil
+}
+
+// recent returns the newest visible changes across the directory.
+func (s *site) recent(ctx context.Context) ([]changeView, error) {
+	cs, err := s.st.Changes(ctx, store.ChangeFilter{Limit: recentChanges})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]changeView, 0, len(cs))
+	for i := range cs {
+		if !cs[i].Hidden {
+			out = append(out, s.changeView(&cs[i], false))
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,130 @@
+package web
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxShown bounds one piece of server-supplied text on a page; longer text is cut and
+// marked with "…".
+const maxShown = 4096
+
+// visible returns server-supplied text with every character that could hide text from
+// a reader written as a Go escape (\u200b, \U000e0041, \x00 for an invalid byte):
+// controls other than tab, line feed and carriage return, format characters (zero-width, bidi
+// controls, the tag block), private use, surrogates, noncharacters, variation selectors,
+// and separators other than the ASCII space. It is stricter than the
+// hidden_instructions check: an emoji's joiner is shown as an escape too, which costs
+// some looks and hides nothing. The result is plain text: escaping for HTML, JSON or
+// Markdown is the output's job.
+func visible(s string) string {
+	s = cut(s, maxShown)
+	clean := true
+	for _, r := range s {
+		if hides(r) {
+			clean = false
+			break
+		}
+	}
+	if clean && utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\x`)
+			b.WriteString(strconv.FormatUint(uint64(s[i])|0x100, 16)[1:])
+		case hides(r):
+			if r <= 0xFFFF {
+				b.WriteString(`\u`)
+				b.WriteString(strconv.FormatUint(uint64(r)|0x10000, 16)[1:])
+			} else {
+				b.WriteString(`\U`)
+				b.WriteString(strconv.FormatUint(uint64(r)|0x100000000, 16)[1:])
+			}
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// visibleLine is visible with line breaks and tabs turned into spaces, for text shown
+// on one line.
+func visibleLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, visible(s))
+}
+
+// hides reports whether r is shown as an escape by visible.
+func hides(r rune) bool {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r':
+		return false
+	case r == ' ':
+		return false
+	case r == utf8.RuneError:
+		return false // a real U+FFFD is visible; invalid bytes are handled by the caller
+	case unicode.IsControl(r), unicode.Is(unicode.Cf, r), unicode.Is(unicode.Co, r), unicode.Is(unicode.Cs, r):
+		return true
+	case unicode.Is(unicode.Zs, r), unicode.Is(unicode.Zl, r), unicode.Is(unicode.Zp, r):
+		return true
+	case unicode.Is(unicode.Variation_Selector, r):
+		return true
+	case r >= 0xFDD0 && r <= 0xFDEF, r&0xFFFE == 0xFFFE:
+		return true // noncharacters
+	case r == 0x115F || r == 0x1160 || r == 0x3164 || r == 0xFFA0 || r == 0x2800:
+		return true // fillers that render blank
+	}
+	return false
+}
+
+// cut cuts s to at most n bytes at a character boundary, marking a cut with "…".
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// markdown returns server-supplied text for Markdown output: visible and on one line,
+// every ASCII punctuation character backslash-escaped (CommonMark allows that for all of
+// them: \`*_{}[]()#+-.!|:@ and the rest), and <, > and & written as entity references,
+// so the text can become neither a link, an image, emphasis, a heading, a code span nor
+// raw HTML, and holds no raw "<" at all. With "." and ":" escaped, GitHub's extended
+// autolinks (www., https://) do not match either.
+func markdown(s string) string {
+	s = visibleLine(s)
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for _, r := range s {
+		switch {
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		case r == '&':
+			b.WriteString("&amp;")
+		case r < utf8.RuneSelf && (unicode.IsPunct(r) || unicode.IsSymbol(r)):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

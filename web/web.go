@@ -1,0 +1,171 @@
+// Package web publishes what Probity knows over HTTP, with gin: the directory, entry
+// and history pages (html/template, one embedded stylesheet, no scripts), each entry as
+// JSON and Markdown, its signed envelopes as JSONL for `probity verify`, single round
+// envelopes, the key document at /.well-known/probity-keys.json, the recent changes,
+// the Atom feeds (package feed), the badges (package badge), /healthz and Prometheus
+// /metrics.
+//
+//	GET /                               directory (?q= ?kind= ?verified=1 ?changed=7d ?offline=1 ?page=)
+//	GET /s/{slug}                       entry page
+//	GET /s/{slug}/history               history (?page=), each change at #ch-N
+//	GET /s/{slug}.json, /s/{slug}.md    entry as JSON (with "history") and Markdown (last 5 changes)
+//	GET /s/{slug}/history.xml           entry's Atom feed
+//	GET /s/{slug}/envelopes.jsonl       entry's round, visible change and supply envelopes
+//	GET /s/{slug}/r/{roundId}.json      one round's envelope
+//	GET /badge/{slug}.svg, .json        badge, shields.io endpoint JSON
+//	GET /changes, /changes.xml          the 50 newest changes, page and Atom feed
+//	GET /.well-known/probity-keys.json  key document
+//	GET /healthz, /metrics              store reachable; Prometheus text format
+//
+// Every piece of server-supplied text (tool names, titles, descriptions, instructions,
+// server names, evidence samples) is shown as plain text: html/template escapes it in
+// pages, encoding/json escapes <, > and & in JSON, and Markdown output escapes every
+// punctuation character; invisible characters are first written as \u escapes
+// (visible). Hidden changes appear nowhere: not on pages, not in JSON or Markdown, not
+// in the envelopes JSONL.
+//
+// Only GET and HEAD are served; other methods get 405. Every response carries a strict
+// Content-Security-Policy (no scripts at all, styles from the site only), nosniff, a
+// Referrer-Policy and frame-ancestors 'none'. Each client (remote IP, or the address
+// trusted proxies forward) has a token bucket; an empty bucket gets 429 with
+// Retry-After. Errors are mapped to a status in one place (fail): store.ErrNotFound
+// becomes 404, anything else 500 with a generic message, its detail logged.
+//
+// gin stays inside this package: handlers decode and bound the request, call one
+// method of site, and map its error; *gin.Context goes no further.
+package web
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/store"
+	"github.com/probity-dev/probity/web/feed"
+)
+
+// Config configures New.
+type Config struct {
+	// Store is read, never written.
+	Store store.Store
+	// Keys is the key document served at /.well-known/probity-keys.json and named in
+	// the "verify it yourself" commands. It is encoded once, by New.
+	Keys *keys.Document
+	// BaseURL is the public address of the site without a trailing slash, e.g.
+	// "https://probity.dev"; it prefixes the links in JSON, Markdown and the commands.
+	BaseURL string
+	// Logger receives one line per request and the detail of internal errors; nil
+	// discards them.
+	Logger *slog.Logger
+	// Now is the clock (the "last 7 days" of filters and overviews); nil means time.Now.
+	Now func() time.Time
+	// RateLimit is the per-client token bucket; the zero value means
+	// DefaultRateLimit.
+	RateLimit RateLimit
+	// TrustedProxies are the addresses or CIDR ranges of reverse proxies whose
+	// X-Forwarded-For names the client; empty means the connection's remote address is
+	// the client, and forwarded headers are ignored.
+	TrustedProxies []string
+}
+
+// RateLimit is a token bucket per client: Burst requests at once, refilled at
+// PerSecond requests a second.
+type RateLimit struct {
+	PerSecond float64
+	Burst     int
+	// MaxClients bounds the number of buckets kept; when full, idle buckets are
+	// evicted first. 0 means 10,000.
+	MaxClients int
+}
+
+// DefaultRateLimit is the rate limit of a zero Config.RateLimit.
+var DefaultRateLimit = RateLimit{PerSecond: 10, Burst: 40, MaxClients: 10000}
+
+// Limits on requests.
+const (
+	// maxBody is the most of a request body read (GET and HEAD need none).
+	maxBody = 1 << 10
+	// maxQuery bounds a request's raw query string.
+	maxQuery = 1 << 10
+	// maxSearch bounds the directory's ?q=.
+	maxSearch = 200
+	// maxPage bounds ?page= of the directory and the history.
+	maxPage = 100
+)
+
+// New returns the site's handler. It fails when Store or Keys is missing or the key
+// document does not encode.
+func New(cfg Config) (http.Handler, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("web: Config needs a Store")
+	}
+	if cfg.Keys == nil {
+		return nil, errors.New("web: Config needs a key document")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.RateLimit.PerSecond <= 0 || cfg.RateLimit.Burst <= 0 {
+		cfg.RateLimit = DefaultRateLimit
+	}
+	if cfg.RateLimit.MaxClients <= 0 {
+		cfg.RateLimit.MaxClients = DefaultRateLimit.MaxClients
+	}
+	// gin's mode is process-wide; release mode keeps it from printing routes and
+	// warnings to stdout.
+	gin.SetMode(gin.ReleaseMode)
+	keysJSON, err := keys.MarshalDocument(cfg.Keys)
+	if err != nil {
+		return nil, err
+	}
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	feedCfg := feed.Config{BaseURL: base}
+	// The feeds check the base URL; an empty directory feed checks it once, here.
+	if _, err := feed.DirectoryFeed(feedCfg, nil, cfg.Now()); err != nil {
+		return nil, fmt.Errorf("web: BaseURL must be the site's absolute http or https address: %w", err)
+	}
+	pages, err := parseTemplates()
+	if err != nil {
+		return nil, err
+	}
+	s := &site{
+		st:       cfg.Store,
+		keysJSON: keysJSON,
+		base:     base,
+		feed:     feedCfg,
+		now:      cfg.Now,
+	}
+	h := &handlers{
+		site:    s,
+		log:     cfg.Logger,
+		pages:   pages,
+		metrics: newMetrics(),
+		limiter: newLimiter(cfg.RateLimit, cfg.Now),
+	}
+	return h.router(cfg.TrustedProxies)
+}
+
+// Server returns an http.Server for h on addr with the timeouts the site is built for:
+// 5 s to read the headers, 10 s for the whole request, 60 s to write the response (an
+// entry's envelopes JSONL is the largest), 120 s idle keep-alive, and 16 KiB of
+// headers. The caller starts it (ListenAndServe) and shuts it down (Shutdown).
+func Server(addr string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+	}
+}
