@@ -17,14 +17,18 @@ import (
 // from the site only (and data: images), and forms only back to the site.
 const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-// securityHeaders sets the headers every response carries, and bounds the request.
-func securityHeaders(c *gin.Context) {
-	h := c.Writer.Header()
+// setSecurityHeaders sets the headers every response carries.
+func setSecurityHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", contentSecurityPolicy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+}
+
+// securityHeaders sets the headers every response carries, and bounds the request.
+func securityHeaders(c *gin.Context) {
+	setSecurityHeaders(c.Writer.Header())
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxBody)
 	if c.Request.ContentLength > maxBody {
 		c.AbortWithStatus(http.StatusRequestEntityTooLarge)

@@ -72,6 +72,10 @@ type Config struct {
 	// X-Forwarded-For names the client; empty means the connection's remote address is
 	// the client, and forwarded headers are ignored.
 	TrustedProxies []string
+	// MCP, when set, serves /mcp (every method): Probity's own MCP server
+	// (web/mcpserver), which applies its own rate and body limits, so the site's do not
+	// count its requests twice. The site's security headers are set on it too.
+	MCP http.Handler
 }
 
 // RateLimit is a token bucket per client: Burst requests at once, refilled at
@@ -151,7 +155,18 @@ func New(cfg Config) (http.Handler, error) {
 		metrics: newMetrics(),
 		limiter: newLimiter(cfg.RateLimit, cfg.Now),
 	}
-	return h.router(cfg.TrustedProxies)
+	site, err := h.router(cfg.TrustedProxies)
+	if err != nil || cfg.MCP == nil {
+		return site, err
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/mcp" {
+			setSecurityHeaders(w.Header())
+			cfg.MCP.ServeHTTP(w, r)
+			return
+		}
+		site.ServeHTTP(w, r)
+	}), nil
 }
 
 // Server returns an http.Server for h on addr with the timeouts the site is built for:

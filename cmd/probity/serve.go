@@ -7,19 +7,24 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/probity-dev/probity/keys"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
+	"github.com/probity-dev/probity/web"
+	"github.com/probity-dev/probity/web/mcpserver"
 )
 
 const serveUsage = `Usage:
 
-	probity serve [--allow-loopback] [--ca-file FILE] [--concurrency N]
-	              [--cadence D] [--claimed-cadence D]
+	probity serve [--listen ADDR] [--base-url URL] [--allow-loopback] [--ca-file FILE]
+	              [--concurrency N] [--cadence D] [--claimed-cadence D]
 
 Runs the scheduler and workers until interrupted: every entry is probed on its cadence
 (12 h by default, 3 h for claimed entries, jittered by up to ±10 %), differences get a
@@ -29,6 +34,12 @@ package entry again when its version or README changes (looked at daily). Severa
 the work, and each entry is probed once per due time. Logs go to stderr, one line per
 round and a summary every 30 s. SIGINT or SIGTERM stops it gracefully: rounds in flight
 finish and are stored.
+
+It also publishes the directory on --listen (default 127.0.0.1:8080; "" publishes
+nothing, e.g. for extra workers): pages, JSON, Markdown, Atom feeds, badges, the key list
+at /.well-known/probity-keys.json, every envelope, /healthz, /metrics, and Probity's own
+MCP server at /mcp. --base-url is the public address links are built from (default
+http://ADDR).
 
 Scheduling flags (for tests and tuning):
 
@@ -49,6 +60,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&policy.Cadence, "cadence", 12*time.Hour, "")
 	fs.DurationVar(&policy.ClaimedCadence, "claimed-cadence", 3*time.Hour, "")
 	fs.DurationVar(&policy.FirstSpread, "first-spread", 15*time.Minute, "")
+	listen := fs.String("listen", "127.0.0.1:8080", "")
+	baseURL := fs.String("base-url", "", "")
 	tick := fs.Duration("tick", 15*time.Second, "")
 	poll := fs.Duration("poll", time.Second, "")
 	if err := fs.Parse(args); err != nil {
@@ -72,7 +85,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer st.Close()
-	_, signer, err := ef.openSigner(stderr)
+	doc, signer, err := ef.openSigner(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
@@ -89,6 +102,15 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	logger.Info("serving", "store", where, "backend", st.Backend())
 	go reportStats(ctx, st, logger)
+	if *listen != "" {
+		srv, err := publish(ctx, st, doc, *listen, *baseURL, logger)
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 2
+		}
+		logger.Info("publishing", "url", "http://"+*listen)
+		defer srv.Shutdown(context.Background())
+	}
 	if err := svc.Run(ctx); err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 1
@@ -148,4 +170,37 @@ func runMigrate(args []string, stdout, stderr io.Writer) int {
 	defer st.Close()
 	fmt.Fprintf(stdout, "migrated the %s store at %s\n", st.Backend(), where)
 	return 0
+}
+
+// publish starts the directory (web) with Probity's MCP server at /mcp on listen, and
+// shuts it down when ctx ends. The listener is open when publish returns.
+func publish(ctx context.Context, st store.Store, doc *keys.Document, listen, baseURL string, logger *slog.Logger) (*http.Server, error) {
+	if baseURL == "" {
+		baseURL = "http://" + listen
+	}
+	mcpHandler, err := mcpserver.New(mcpserver.Config{Store: st, BaseURL: baseURL, Version: version, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	h, err := web.New(web.Config{Store: st, Keys: doc, BaseURL: baseURL, Logger: logger, MCP: mcpHandler})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't listen on %s: %w", listen, err)
+	}
+	srv := web.Server(listen, h)
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("web server stopped", "error", err.Error())
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Shutdown(shutdown)
+	}()
+	return srv, nil
 }

@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -22,6 +25,7 @@ import (
 	"github.com/probity-dev/probity/checks/fixtures"
 	"github.com/probity-dev/probity/keys"
 	"github.com/probity-dev/probity/store"
+	"github.com/probity-dev/probity/targets"
 )
 
 var (
@@ -309,7 +313,7 @@ func TestServeThreeWorkers(t *testing.T) {
 	var workers []*worker
 	for range 3 {
 		// Cadence 1 h: nothing is due twice within the test; first rounds spread over 5 s.
-		cmd := exec.Command(probityBinary(t), "serve", "--allow-loopback", "--data-dir", dataDir,
+		cmd := exec.Command(probityBinary(t), "serve", "--allow-loopback", "--data-dir", dataDir, "--listen", "",
 			"--cadence", "1h", "--first-spread", "5s", "--tick", "1s", "--concurrency", "16")
 		cmd.Env = append(os.Environ(), env...)
 		w := &worker{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
@@ -447,4 +451,101 @@ func TestHistoryAndStatsCommands(t *testing.T) {
 	if n := exportAndVerify(t, env, dataDir); n != 8 {
 		t.Fatalf("verified %d round envelopes, want 8", n)
 	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestServePublishes runs `probity serve` on the embedded store with the directory on a
+// loopback port and checks that it publishes what the rounds produce, with /mcp mounted.
+func TestServePublishes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: 3, Seed: 41})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	dir := t.TempDir()
+	dataDir := filepath.Join(dir, "data")
+	env := []string{"DATABASE_URL=", "PROBITY_KEY_DIR="}
+	if code, out, errOut := probity(t, env, "targets", "import", "--data-dir", dataDir, "--first-spread", "1s", writeTargets(t, dir, fleet)); code != 0 {
+		t.Fatalf("import: exit %d\n%s%s", code, out, errOut)
+	}
+	addr := freeAddr(t)
+	cmd := exec.Command(probityBinary(t), "serve", "--allow-loopback", "--data-dir", dataDir, "--listen", addr, "--tick", "1s", "--poll", "100ms")
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve exited with %v\n%s", err, tail(stderr.String(), 2000))
+			}
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Error("serve did not stop within 30 s")
+		}
+	}()
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	var body string
+	for {
+		var code int
+		code, body = get("/s/" + slugOf(t, fleet.URL(0)) + ".json")
+		if code == 200 && strings.Contains(body, "observation started") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 60 s the entry's JSON is %d %.300s\n%s", code, body, tail(stderr.String(), 2000))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, path := range []string{"/", "/healthz", "/.well-known/probity-keys.json", "/changes.xml", "/badge/" + slugOf(t, fleet.URL(0)) + ".svg"} {
+		if code, b := get(path); code != 200 {
+			t.Errorf("GET %s: %d %.200s", path, code, b)
+		}
+	}
+	req := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`
+	r, _ := http.NewRequest("POST", "http://"+addr+"/mcp", strings.NewReader(req))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"probity"`) {
+		t.Errorf("POST /mcp initialize: %d %.300s", resp.StatusCode, b)
+	}
+}
+
+// slugOf is the slug targets import gives a fleet URL.
+func slugOf(t *testing.T, url string) string {
+	t.Helper()
+	return targets.Slug("remote", url)
 }
