@@ -36,6 +36,7 @@ func commandTable() map[string]command {
 		"history":     {"print, show, hide and unhide an entry's recorded changes", runHistory},
 		"stats":       {"drift and uptime statistics of the whole store (Markdown or JSON)", runStats},
 		"supply":      {"the newest supply-chain checks, score and Verified decision of an entry", runSupply},
+		"demo":        {"start demo servers, probe them twice and publish the directory on loopback", runDemo},
 	}
 }
 

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/probity-dev/probity/checks/fixtures"
+	"github.com/probity-dev/probity/history"
+	"github.com/probity-dev/probity/rounds"
+	"github.com/probity-dev/probity/store"
+	"github.com/probity-dev/probity/targets"
+)
+
+const demoUsage = `Usage:
+
+	probity demo [--data-dir DIR] [--listen ADDR] [--fixtures ADDR]
+
+Shows Probity on this machine with nothing else installed. It starts simulated MCP
+servers on loopback at --fixtures (default 127.0.0.1:8765):
+
+	/healthy      a well-behaved server: every check passes
+	/auth         asks for a login (401) and publishes valid RFC 9728 metadata
+	/hidden       a tool description with an invisible character and an
+	              instruction to the model
+	/destructive  a delete_* tool that does not declare destructiveHint
+	/drifting     a server that adds a destructive tool between the rounds
+	/s/0000 …     six generated, healthy servers
+
+It creates the signing key and the embedded store in DATA-DIR (default
+./probity-data), adds the servers as entries, runs a round over every entry, lets
+/drifting change, runs a second round, and publishes the directory on --listen
+(default 127.0.0.1:8080). A minute after the second round a third one confirms the
+change (the history records a change of tools only when a second read at least a
+minute after the first agrees), and the demo says where to see it. It prints what to
+open and the commands that export the signed envelopes and verify them offline.
+
+Ctrl-C (or SIGTERM) stops it: the directory and the servers shut down, and the exit
+status is 0. Running it again reuses the store, the key and the entries, and adds new
+rounds.
+
+Exit status: 0 when stopped by a signal, 1 when the directory stops by itself, 2 on
+usage or setup errors (a port in use, a store that does not open).
+
+` + envHelp
+
+func runDemo(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("probity demo", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var ef envFlags
+	ef.register(fs, false)
+	listen := fs.String("listen", "127.0.0.1:8080", "")
+	fixturesAddr := fs.String("fixtures", fixtures.DefaultDemoAddr, "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			io.WriteString(stdout, demoUsage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "error: %v\n%s", err, demoUsage)
+		return 2
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "error: unexpected argument %q\n%s", fs.Arg(0), demoUsage)
+		return 2
+	}
+	base, err := demoBaseURL(*listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: --listen %q: %v\n", *listen, err)
+		return 2
+	}
+	// The demo's servers are on loopback: the probe must be allowed there.
+	ef.allowLoopback = true
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	started := time.Now()
+
+	fmt.Fprintf(stderr, "starting the demo servers on http://%s …\n", *fixturesAddr)
+	demo, err := fixtures.StartDemo(*fixturesAddr)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: couldn't start the demo servers: %v\n", err)
+		if !errors.Is(err, fixtures.ErrNotLoopback) {
+			fmt.Fprintf(stderr, "hint: is another program (or another probity demo) using %s? --fixtures 127.0.0.1:PORT picks another port\n", *fixturesAddr)
+		}
+		return 2
+	}
+	defer demo.Close()
+
+	st, where, err := ef.openStore(ctx, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	defer st.Close()
+	fmt.Fprintf(stderr, "store: %s\n", where)
+	doc, signer, err := ef.openSigner(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	// The directory is up before the rounds, so a port in use fails at once and the
+	// pages fill in as the rounds store.
+	srv, err := publish(ctx, st, doc, *listen, base, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			fmt.Fprintf(stderr, "hint: --listen 127.0.0.1:PORT picks another port\n")
+		}
+		return 2
+	}
+	fmt.Fprintf(stderr, "publishing the directory at %s/\n", base)
+	defer func() {
+		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Shutdown(shutdown)
+	}()
+
+	entries, err := importDemo(ctx, st, demo, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	drifting := entries[demo.URL(fixtures.DemoDrifting)]
+
+	r, err := ef.runner(st, signer, rounds.Policy{}, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	if !demoRound(ctx, r, "round 1", stderr) {
+		return demoStopped(stderr, ef.dataDir)
+	}
+	demo.Drift()
+	fmt.Fprintf(stderr, "%s changed: it now lists delete_city (destructive) and a new description of get_weather\n", fixtures.DemoDrifting)
+	if !demoRound(ctx, r, "round 2", stderr) {
+		return demoStopped(stderr, ef.dataDir)
+	}
+	fmt.Fprintf(stderr, "the demo is up after %v\n", time.Since(started).Round(100*time.Millisecond))
+	printDemoGuide(stdout, base, drifting.Slug, ef)
+
+	var wg sync.WaitGroup
+	wg.Go(func() { confirmDrift(ctx, st, r, drifting, base, stdout, stderr) })
+	<-ctx.Done()
+	fmt.Fprintf(stderr, "stopping …\n")
+	wg.Wait()
+	return demoStopped(stderr, ef.dataDir)
+}
+
+// demoBaseURL is the address the directory's links use: --listen, with 127.0.0.1 for
+// an unspecified host.
+func demoBaseURL(listen string) (string, error) {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "", err
+	}
+	if port == "0" {
+		return "", errors.New("want a fixed port, such as 127.0.0.1:8080")
+	}
+	if ip, err := netip.ParseAddr(host); host == "" || (err == nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port), nil
+}
+
+// importDemo adds the demo's endpoints as entries (those already listed are kept) and
+// returns them by URL.
+func importDemo(ctx context.Context, st store.Store, demo *fixtures.Demo, stderr io.Writer) (map[string]store.Entry, error) {
+	urls := demo.URLs()
+	ts, bad, err := targets.Parse(strings.NewReader(strings.Join(urls, "\n")))
+	if err == nil && (len(bad) > 0 || len(ts) != len(urls)) {
+		err = fmt.Errorf("%d of %d demo URLs did not parse", len(urls)-len(ts), len(urls))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read the demo's URLs: %w", err)
+	}
+	entries := make(map[string]store.Entry, len(ts))
+	added := 0
+	policy := rounds.Policy{}
+	for i, t := range ts {
+		ne := store.NewEntry{SlugBase: t.SlugBase, Kind: t.Kind, Locator: t.Locator, Name: t.Name, Source: t.Source}
+		ne.Due = policy.FirstDue(store.Entry{Kind: t.Kind, Locator: t.Locator}, time.Now())
+		e, created, err := st.AddEntry(ctx, ne)
+		if err != nil {
+			return nil, fmt.Errorf("couldn't add %s: %w", t.Locator, err)
+		}
+		if created {
+			added++
+		}
+		entries[urls[i]] = e
+	}
+	fmt.Fprintf(stderr, "entries: %d added, %d already listed\n", added, len(ts)-added)
+	return entries, nil
+}
+
+// demoRound runs one round over every entry and reports it in a line; it returns false
+// when the demo was interrupted.
+func demoRound(ctx context.Context, r *rounds.Runner, name string, stderr io.Writer) bool {
+	fmt.Fprintf(stderr, "%s: probing every entry …\n", name)
+	sum, err := r.RunAll(ctx, rounds.RunOptions{Concurrency: 16})
+	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
+		return false
+	}
+	fmt.Fprintf(stderr, "%s: run %s: %d probed (%d signed full, %d signed auth-required, %d unsigned), %d failed, in %v\n",
+		name, sum.RunID, sum.Probed, sum.SignedFull, sum.SignedAuth, sum.Unsigned, sum.Failed, sum.Duration.Round(time.Millisecond))
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: %v\n", err)
+	}
+	for _, e := range sum.Errors {
+		fmt.Fprintf(stderr, "warning: %v\n", e)
+	}
+	return true
+}
+
+// demoStopped reports a clean stop.
+func demoStopped(stderr io.Writer, dataDir string) int {
+	fmt.Fprintf(stderr, "stopped; the data stays in %s: \"probity demo\" again continues with it\n", dataDir)
+	return 0
+}
+
+// printDemoGuide prints what to open and how to verify the envelopes offline.
+func printDemoGuide(w io.Writer, base, slug string, ef envFlags) {
+	export := filepath.Join(ef.dataDir, "export")
+	keyFlag := ""
+	if ef.keyDir != "" {
+		keyFlag = " --key-dir " + ef.keyDir
+	}
+	fmt.Fprintf(w, `
+Probity's directory is at %[1]s/
+
+  the drifting server        %[1]s/s/%[2]s
+  its history                %[1]s/s/%[2]s/history
+  its JSON                   %[1]s/s/%[2]s.json
+  the recent changes (Atom)  %[1]s/changes.xml
+  its badge                  %[1]s/badge/%[2]s.svg
+  the signing keys           %[1]s/.well-known/probity-keys.json
+
+Verify the signed envelopes offline (in another terminal):
+
+  probity export --data-dir %[3]s%[5]s --out %[4]s
+  probity verify --keys %[6]s %[4]s
+
+The change of /drifting is confirmed by a round a minute after the second one.
+Ctrl-C stops the demo.
+`, base, slug, ef.dataDir, export, keyFlag, filepath.Join(export, "keys.json"))
+}
+
+// confirmDrift waits until a minute after the drifting entry's newest round, runs a
+// round that confirms its change, and says where the history shows it.
+func confirmDrift(ctx context.Context, st store.Store, r *rounds.Runner, e store.Entry, base string, stdout, stderr io.Writer) {
+	latest, err := st.Rounds(ctx, e.ID, 1)
+	if err != nil || len(latest) == 0 {
+		if ctx.Err() == nil {
+			fmt.Fprintf(stderr, "warning: no round of %s to confirm: %v\n", e.Slug, err)
+		}
+		return
+	}
+	// history.Policy's default confirmation delay, and a second to spare.
+	at := latest[0].StartedAt.Add(time.Minute + time.Second)
+	fmt.Fprintf(stderr, "round 3 (the confirmation) starts in %v …\n", time.Until(at).Round(time.Second))
+	t := time.NewTimer(time.Until(at))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return
+	case <-t.C:
+	}
+	if !demoRound(ctx, r, "round 3", stderr) {
+		return
+	}
+	changes, err := st.Changes(ctx, store.ChangeFilter{EntryID: e.ID, Limit: 20})
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: couldn't read the history of %s: %v\n", e.Slug, err)
+		return
+	}
+	for _, c := range changes {
+		if c.Kind != history.EventTools {
+			continue
+		}
+		link := fmt.Sprintf("%s/s/%s/history#ch-%d", base, e.Slug, c.Number)
+		if c.RecordedAt.Before(latest[0].StartedAt) {
+			fmt.Fprintf(stdout, "the drift of %s was recorded by an earlier demo (%s): see %s\n", fixtures.DemoDrifting, c.Summary, link)
+		} else {
+			fmt.Fprintf(stdout, "the drift of %s is confirmed (%s): see %s\n", fixtures.DemoDrifting, c.Summary, link)
+		}
+		return
+	}
+	fmt.Fprintf(stderr, "warning: the history of %s records no change of tools yet\n", e.Slug)
+}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer a child process writes to while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// demoRun is a running `probity demo`.
+type demoRun struct {
+	cmd            *exec.Cmd
+	stdout, stderr *syncBuffer
+	done           chan error
+}
+
+// startDemo runs `probity demo` and waits until it has printed its guide (after the
+// second round) and its directory answers.
+func startDemo(t *testing.T, env []string, dataDir, listen, fixturesAddr string) *demoRun {
+	t.Helper()
+	d := &demoRun{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	d.cmd = exec.Command(probityBinary(t), "demo", "--data-dir", dataDir, "--listen", listen, "--fixtures", fixturesAddr)
+	d.cmd.Env = append(os.Environ(), env...)
+	d.cmd.Stdout, d.cmd.Stderr = d.stdout, d.stderr
+	start := time.Now()
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { d.done <- d.cmd.Wait() }()
+	t.Cleanup(func() {
+		if d.cmd.ProcessState == nil {
+			d.cmd.Process.Kill()
+			<-d.done
+		}
+	})
+	for {
+		code, _ := httpGet("http://" + listen + "/")
+		if code == http.StatusOK && strings.Contains(d.stdout.String(), "Ctrl-C stops the demo") {
+			break
+		}
+		select {
+		case err := <-d.done:
+			t.Fatalf("the demo exited early (%v)\n%s%s", err, d.stdout, d.stderr)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Since(start) > 60*time.Second {
+			t.Fatalf("the demo was not up after 60 s\n%s%s", d.stdout, tail(d.stderr.String(), 2000))
+		}
+	}
+	t.Logf("the demo was up after %v", time.Since(start).Round(time.Millisecond))
+	return d
+}
+
+// interrupt sends SIGINT and expects exit status 0 within 10 s.
+func (d *demoRun) interrupt(t *testing.T) {
+	t.Helper()
+	if err := d.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-d.done:
+		if err != nil {
+			t.Fatalf("after SIGINT the demo exited with %v\n%s", err, tail(d.stderr.String(), 2000))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the demo did not stop within 10 s of SIGINT\n%s", tail(d.stderr.String(), 2000))
+	}
+}
+
+func httpGet(url string) (int, string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	return resp.StatusCode, string(b)
+}
+
+// TestDemo runs `probity demo` twice on one data directory: the first run creates the
+// key, the store and the entries, and publishes pages in which the drifting server's
+// second round shows the drift; SIGINT stops it with status 0. The second run reuses the
+// entries (same slugs, none added). Last, the export and verify commands the demo prints
+// are run and must verify every envelope.
+//
+// The test does not wait for the confirmation round a minute after the second round,
+// which records the drift as a change of tools: that rule is history's, tested with a
+// fake clock (TestHistoryFromRounds and the policy tests in package history).
+func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dataDir := filepath.Join(t.TempDir(), "data")
+	env := []string{"DATABASE_URL=", "PROBITY_KEY_DIR="}
+	listen, fixturesAddr := freeAddr(t), freeAddr(t)
+	slug := slugOf(t, "http://"+fixturesAddr+"/drifting")
+
+	d := startDemo(t, env, dataDir, listen, fixturesAddr)
+	if !strings.Contains(d.stderr.String(), "notice: created a new signing key") {
+		t.Errorf("the first run did not announce a new key:\n%s", d.stderr)
+	}
+	if !strings.Contains(d.stderr.String(), "entries: 11 added, 0 already listed") {
+		t.Errorf("the first run did not add the 11 entries:\n%s", d.stderr)
+	}
+	site := "http://" + listen
+	for _, path := range []string{"/s/" + slug, "/s/" + slug + "/history", "/changes.xml", "/badge/" + slug + ".svg", "/.well-known/probity-keys.json"} {
+		if code, body := httpGet(site + path); code != http.StatusOK {
+			t.Errorf("GET %s: %d %.200s", path, code, body)
+		}
+		if !strings.Contains(d.stdout.String(), site+path) {
+			t.Errorf("the guide does not name %s:\n%s", site+path, d.stdout)
+		}
+	}
+	code, body := httpGet(site + "/s/" + slug + ".json")
+	if code != http.StatusOK {
+		t.Fatalf("GET /s/%s.json: %d %.300s", slug, code, body)
+	}
+	var entry struct {
+		Slug  string `json:"slug"`
+		Round struct {
+			ToolCount int `json:"toolCount"`
+		} `json:"round"`
+		History struct {
+			Changes []struct {
+				Kind    string `json:"kind"`
+				Summary string `json:"summary"`
+			} `json:"changes"`
+		} `json:"history"`
+	}
+	if err := json.Unmarshal([]byte(body), &entry); err != nil {
+		t.Fatalf("the entry's JSON: %v\n%.300s", err, body)
+	}
+	if entry.Round.ToolCount != 3 {
+		t.Errorf("the newest round of %s lists %d tools; after the drift it lists 3", slug, entry.Round.ToolCount)
+	}
+	if n := len(entry.History.Changes); n == 0 || entry.History.Changes[n-1].Kind != "baseline" {
+		t.Errorf("the history of %s does not start with the baseline: %+v", slug, entry.History.Changes)
+	}
+	d.interrupt(t)
+
+	d = startDemo(t, env, dataDir, listen, fixturesAddr)
+	if strings.Contains(d.stderr.String(), "notice: created") {
+		t.Errorf("the second run created a new key:\n%s", d.stderr)
+	}
+	if !strings.Contains(d.stderr.String(), "entries: 0 added, 11 already listed") {
+		t.Errorf("the second run did not reuse the 11 entries:\n%s", d.stderr)
+	}
+	if !strings.Contains(d.stdout.String(), "/s/"+slug+"\n") {
+		t.Errorf("the second run's guide names another slug than %s:\n%s", slug, d.stdout)
+	}
+	d.interrupt(t)
+
+	code, out, errOut := probity(t, env, "targets", "list", "--data-dir", dataDir)
+	if code != 0 {
+		t.Fatalf("targets list: exit %d\n%s%s", code, out, errOut)
+	}
+	if lines := strings.Count(strings.TrimSpace(out), "\n"); lines != 11 || strings.Contains(out, "-2 ") {
+		t.Errorf("after two runs the store lists %d entries (want 11, none with a -2 slug):\n%s", lines, out)
+	}
+
+	// The commands the guide prints, as printed.
+	var commands [][]string
+	for line := range strings.Lines(d.stdout.String()) {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "probity" {
+			commands = append(commands, f[1:])
+		}
+	}
+	if len(commands) != 2 || commands[0][0] != "export" || commands[1][0] != "verify" {
+		t.Fatalf("the guide's commands: %q", commands)
+	}
+	for _, args := range commands {
+		code, out, errOut := probity(t, env, args...)
+		if code != 0 {
+			t.Fatalf("probity %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+		}
+		var total, verified, failed int
+		if args[0] == "verify" {
+			if _, err := fmt.Sscanf(lastLine(out), "%d envelopes: %d verified, %d failed", &total, &verified, &failed); err != nil || failed != 0 || verified == 0 {
+				t.Errorf("verify: %s (%v)", lastLine(out), err)
+			}
+		}
+	}
+}
