@@ -22,6 +22,7 @@ import (
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/targets"
+	"github.com/probity-dev/probity/web"
 )
 
 const demoUsage = `Usage:
@@ -113,7 +114,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	// The directory is up before the rounds, so a port in use fails at once and the
 	// pages fill in as the rounds store.
-	srv, err := publish(ctx, st, doc, *listen, base, logger)
+	srv, err := publish(ctx, st, doc, *listen, base, web.DefaultRateLimit, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		if errors.Is(err, syscall.EADDRINUSE) {

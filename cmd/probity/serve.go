@@ -39,7 +39,8 @@ It also publishes the directory on --listen (default 127.0.0.1:8080; "" publishe
 nothing, e.g. for extra workers): pages, JSON, Markdown, Atom feeds, badges, the key list
 at /.well-known/probity-keys.json, every envelope, /healthz, /metrics, and Probity's own
 MCP server at /mcp. --base-url is the public address links are built from (default
-http://ADDR).
+http://ADDR). --rate-limit and --burst set the per-client token bucket of the pages
+(default 10 requests/s, bursts of 40); /mcp has its own.
 
 Scheduling flags (for tests and tuning):
 
@@ -62,6 +63,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&policy.FirstSpread, "first-spread", 15*time.Minute, "")
 	listen := fs.String("listen", "127.0.0.1:8080", "")
 	baseURL := fs.String("base-url", "", "")
+	var rate web.RateLimit
+	fs.Float64Var(&rate.PerSecond, "rate-limit", web.DefaultRateLimit.PerSecond, "")
+	fs.IntVar(&rate.Burst, "burst", web.DefaultRateLimit.Burst, "")
 	tick := fs.Duration("tick", 15*time.Second, "")
 	poll := fs.Duration("poll", time.Second, "")
 	if err := fs.Parse(args); err != nil {
@@ -103,7 +107,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	logger.Info("serving", "store", where, "backend", st.Backend())
 	go reportStats(ctx, st, logger)
 	if *listen != "" {
-		srv, err := publish(ctx, st, doc, *listen, *baseURL, logger)
+		srv, err := publish(ctx, st, doc, *listen, *baseURL, rate, logger)
 		if err != nil {
 			fmt.Fprintf(stderr, "error: %v\n", err)
 			return 2
@@ -174,7 +178,7 @@ func runMigrate(args []string, stdout, stderr io.Writer) int {
 
 // publish starts the directory (web) with Probity's MCP server at /mcp on listen, and
 // shuts it down when ctx ends. The listener is open when publish returns.
-func publish(ctx context.Context, st store.Store, doc *keys.Document, listen, baseURL string, logger *slog.Logger) (*http.Server, error) {
+func publish(ctx context.Context, st store.Store, doc *keys.Document, listen, baseURL string, rate web.RateLimit, logger *slog.Logger) (*http.Server, error) {
 	if baseURL == "" {
 		baseURL = "http://" + listen
 	}
@@ -182,7 +186,7 @@ func publish(ctx context.Context, st store.Store, doc *keys.Document, listen, ba
 	if err != nil {
 		return nil, err
 	}
-	h, err := web.New(web.Config{Store: st, Keys: doc, BaseURL: baseURL, Logger: logger, MCP: mcpHandler})
+	h, err := web.New(web.Config{Store: st, Keys: doc, BaseURL: baseURL, Logger: logger, MCP: mcpHandler, RateLimit: rate})
 	if err != nil {
 		return nil, err
 	}
