@@ -95,6 +95,15 @@ func (h *handlers) router(trusted []string) (http.Handler, error) {
 	get("/s/:slug/history.xml", h.entryFeed)
 	get("/changes", h.changes)
 	get("/changes.xml", h.directoryFeed)
+	get("/stats", h.statsPage)
+	get("/stats.json", h.statsJSON)
+	// The JSON API (api.go); openapi.json describes every route under /api/v1.
+	get("/api/v1/servers", h.apiServers)
+	get("/api/v1/servers/:slug", h.apiServer)
+	get("/api/v1/servers/:slug/history", h.apiHistory)
+	get("/api/v1/changes", h.apiChanges)
+	get("/api/v1/stats", h.statsJSON)
+	get("/api/v1/openapi.json", h.openAPI)
 	get("/badge/:file", h.badge)
 	get("/.well-known/probity-keys.json", h.keys)
 	get("/healthz", h.healthz)
@@ -102,13 +111,13 @@ func (h *handlers) router(trusted []string) (http.Handler, error) {
 	return r, nil
 }
 
-// problem writes an error response in the shape the address asks for: JSON for .json
-// and .jsonl, plain text for Markdown and metrics, an HTML page otherwise. msg is this
-// package's own text, never an error's.
+// problem writes an error response in the shape the address asks for: JSON for .json,
+// .jsonl and the API (/api/), plain text for Markdown and metrics, an HTML page
+// otherwise. msg is this package's own text, never an error's.
 func (h *handlers) problem(c *gin.Context, status int, msg string) {
 	p := c.Request.URL.Path
 	switch {
-	case strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".jsonl"):
+	case strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".jsonl") || strings.HasPrefix(p, "/api/"):
 		b, _ := marshalJSON(map[string]string{"error": msg})
 		c.Data(status, "application/json; charset=utf-8", b)
 	case strings.HasSuffix(p, ".md") || p == "/metrics" || p == "/healthz":

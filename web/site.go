@@ -26,6 +26,7 @@ type site struct {
 	base     string
 	feed     feed.Config
 	now      func() time.Time
+	stats    statsCache // the computed statistics (stats.go)
 }
 
 const (

@@ -15,6 +15,9 @@
 //	GET /badge/{slug}.svg, .json        badge, shields.io endpoint JSON
 //	GET /changes, /changes.xml          the 50 newest changes, page and Atom feed
 //	GET /.well-known/probity-keys.json  key document
+//	GET /stats, /stats.json             statistics (tables and SVG charts), cached 10 min
+//	GET /api/v1/…                       JSON API; /api/v1/openapi.json describes it
+//	/mcp (any method)                   Probity's own MCP server, when Config.MCP is set
 //	GET /healthz, /metrics              store reachable; Prometheus text format
 //
 // Every piece of server-supplied text (tool names, titles, descriptions, instructions,

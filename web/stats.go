@@ -1,0 +1,588 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/probity-dev/probity/history"
+	"github.com/probity-dev/probity/history/stats"
+)
+
+// The statistics (/stats, /stats.json, /api/v1/stats) are computed over the whole
+// store (history.LoadStats, then stats.Compute), which is far too slow for a request
+// each: the site keeps the newest result for statsTTL. One computation runs at a time;
+// the requests that arrive meanwhile wait for its result instead of starting their own.
+const (
+	statsTTL = 10 * time.Minute
+	// statsTimeout bounds one computation. It does not end when the request that
+	// started it does: the requests waiting for it still want the result.
+	statsTimeout = 2 * time.Minute
+)
+
+// statsCache holds the newest computed statistics. Its zero value is ready to use.
+type statsCache struct {
+	mu      sync.Mutex
+	cur     *statsResult
+	running chan struct{} // closed when the running computation ends; nil when none
+}
+
+// statsResult is one computation: the report, its JSON and its page, built once.
+type statsResult struct {
+	Report     *stats.Report
+	JSON       []byte
+	Page       *statsPage
+	ComputedAt time.Time
+}
+
+// statistics returns the cached statistics, computing them when there are none or
+// they are statsTTL old (by the site's clock). An error is not cached: the next
+// request tries again.
+func (s *site) statistics(ctx context.Context) (*statsResult, error) {
+	c := &s.stats
+	for {
+		c.mu.Lock()
+		if c.cur != nil && s.now().Sub(c.cur.ComputedAt) < statsTTL {
+			r := c.cur
+			c.mu.Unlock()
+			return r, nil
+		}
+		if wait := c.running; wait != nil {
+			c.mu.Unlock()
+			select {
+			case <-wait:
+				continue // fresh now, or failed: then this request tries itself
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		done := make(chan struct{})
+		c.running = done
+		c.mu.Unlock()
+
+		r, err := s.computeStats(ctx)
+		c.mu.Lock()
+		c.running = nil
+		if err == nil {
+			c.cur = r
+		}
+		c.mu.Unlock()
+		close(done)
+		return r, err
+	}
+}
+
+// computeStats computes the report with the site's clock as the cut-off.
+func (s *site) computeStats(ctx context.Context) (*statsResult, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statsTimeout)
+	defer cancel()
+	now := s.now().UTC()
+	opt := stats.Options{Now: now}
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	servers, err := history.LoadStats(ctx, s.st, opt)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't load the statistics: %w", err)
+	}
+	rep := stats.Compute(servers, opt)
+	b, err := marshalJSON(rep)
+	if err != nil {
+		return nil, err
+	}
+	return &statsResult{Report: rep, JSON: b, Page: statsPageOf(rep, now), ComputedAt: now}, nil
+}
+
+// --- Handlers ---
+
+func (h *handlers) statsPage(c *gin.Context) {
+	r, err := h.site.statistics(c.Request.Context())
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.render(c, http.StatusOK, "stats", r.Page)
+}
+
+// statsJSON serves /stats.json and /api/v1/stats: the report as JSON; its "now" is
+// when it was computed.
+func (h *handlers) statsJSON(c *gin.Context) {
+	r, err := h.site.statistics(c.Request.Context())
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.Header("Last-Modified", r.ComputedAt.UTC().Format(http.TimeFormat))
+	c.Data(http.StatusOK, "application/json; charset=utf-8", r.JSON)
+}
+
+// --- The page ---
+
+// statsPage is the view of /stats: every table of the report, in the order and with
+// the headings of Report.Markdown, and two charts.
+type statsPage struct {
+	ComputedAt   time.Time
+	Sections     []statsSection
+	UptimeChart  chart
+	ChangesChart chart
+}
+
+type statsSection struct {
+	ID, Title, Intro string
+	Tables           []statsTable
+}
+
+// statsTable is one table: the first cell of each row is its label (a row header).
+type statsTable struct {
+	ID, Title  string
+	Definition string // one line: what the table counts
+	Head       []string
+	Rows       [][]string
+	Notes      []string
+}
+
+// statsPageOf lays out rep. Numbers are formatted as Report.Markdown formats them
+// (stats_tables_test.go holds the two together).
+func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
+	p := &statsPage{ComputedAt: computedAt}
+
+	sc, s := rep.Scope, rep.Summary
+	toolsets := statsSection{ID: "toolsets", Title: "How often toolsets change",
+		Intro: "A read is a successful credential-free tools/list answer; a server's toolset is the sorted list of its tool names; a change is two adjacent reads of the same server with different toolsets, and the first read is not a change."}
+	toolsets.Tables = append(toolsets.Tables, statsTable{
+		ID: "scope", Title: "Scope",
+		Definition: "The servers the toolset tables count: claimed servers (read more often than every 12 h) and paginated ones (only the first page was compared) are left out.",
+		Head:       []string{"Servers", "Count"},
+		Rows: [][]string{
+			{"With at least one read", fmtNum(sc.WithReads)},
+			{"Left out: claimed", fmtNum(sc.ExcludedClaimed)},
+			{"Left out: paginated", fmtNum(sc.ExcludedPaginated)},
+			{"Remaining", fmtNum(sc.Eligible)},
+			{"Remaining, read at least twice", fmtNum(sc.ReadTwice)},
+		},
+	}, statsTable{
+		ID: "summary", Title: "Summary",
+		Definition: "Over the servers read at least twice; new and disappeared names are the names on only one side of a change, and a server's observation window runs from its first read to its last.",
+		Head:       []string{"Measure", "Value"},
+		Rows: [][]string{
+			{"Servers read at least twice", fmtNum(s.ReadTwice)},
+			{"Changed at least once", fmtCountShare(s.Changed.Count, s.ReadTwice, 0)},
+			{"Changes", fmtNum(s.Changes)},
+			{"New names", fmtNum(s.NamesAdded)},
+			{"Disappeared names", fmtNum(s.NamesRemoved)},
+			{"Changes touching exactly one name", fmtNum(s.SingleNameChanges)},
+			{"Median names per change", fmtDecimal(s.MedianNamesPerChange)},
+			{"Changed servers ending with more tools than at their first read", fmtNum(s.EndedMore)},
+			{"Changed servers ending with fewer tools", fmtNum(s.EndedFewer)},
+			{"Changed servers ending with as many tools", fmtNum(s.EndedSame)},
+			{"Changes back to an earlier toolset of the same server", fmtNum(s.ReturnsToEarlier)},
+			{"Median observation window", fmtDays(s.MedianObservedDays)},
+			{"Longest observation window", fmtDays(s.MaxObservedDays)},
+		},
+	})
+
+	first := statsTable{ID: "first-days", Title: "Changed within the first days",
+		Definition: "Servers observed at least N days, and those with a change read no later than N days after their first read; each row is a different group of servers.",
+		Head:       []string{"Observed at least", "Servers", "Changed in that time", "Share"}}
+	for _, f := range rep.FirstDays {
+		first.Rows = append(first.Rows, []string{fmt.Sprintf("%d days", f.Days), fmtNum(f.Servers), fmtNum(f.Changed.Count), fmtPercent(f.Changed.Count, f.Servers, 0)})
+	}
+
+	h := rep.ChangesPerServer
+	perServer := statsTable{ID: "changes-per-server", Title: "Changes per server",
+		Definition: "Servers read at least twice, by their number of changes.",
+		Head:       []string{"Changes per server", "Servers"},
+		Rows: [][]string{{"0", fmtNum(h.Zero)}, {"1", fmtNum(h.One)}, {"2", fmtNum(h.Two)},
+			{"3 to 5", fmtNum(h.ThreeToFive)}, {"6 to 10", fmtNum(h.SixToTen)}, {"more than 10", fmtNum(h.OverTen)}},
+	}
+	note := fmt.Sprintf("%s changed three times or more: %s of %s, with %s of the %s changes (%s). The most changes of one server: %s.",
+		fmtServers(h.Frequent.Count), fmtPercent(h.Frequent.Count, h.Servers, 1), fmtServers(h.Servers),
+		fmtNum(h.FrequentChanges.Count), fmtNum(s.Changes), fmtPercent(h.FrequentChanges.Count, s.Changes, 0), fmtNum(h.MaxChanges))
+	if s.Changes > 0 {
+		note += fmt.Sprintf(" Averaged over %s server-days of observation, a server changed once every %s.",
+			fmtNum(int(math.Round(h.ObservedDays))), fmtPlural(int(math.Round(h.DaysPerChange)), "day", "days"))
+	}
+	perServer.Notes = []string{note}
+
+	t := rep.ChangeTypes
+	types := statsTable{ID: "change-types", Title: "Change types",
+		Definition: "Each change by the names present on only one side of it.",
+		Head:       []string{"Change type", "Changes", "Share"},
+		Rows: [][]string{
+			shareRow("Only names added", t.OnlyAdded.Count, t.Changes, 0),
+			shareRow("Only names removed", t.OnlyRemoved.Count, t.Changes, 0),
+			shareRow("Names added and removed", t.Both.Count, t.Changes, 0),
+		},
+		Notes: []string{fmt.Sprintf("%s of the %s changes (%s) removed a name.", fmtNum(t.WithRemoved.Count), fmtNum(t.Changes), fmtPercent(t.WithRemoved.Count, t.Changes, 0))},
+	}
+	if t.DuplicatesOnly.Count > 0 {
+		types.Rows = append(types.Rows, shareRow("Only a repeated name came or went", t.DuplicatesOnly.Count, t.Changes, 0))
+	}
+
+	byCount := statsTable{ID: "by-tool-count", Title: "By tool count at the first read",
+		Definition: "Servers observed at least 14 days, by their number of tools at the first read, and those with a change within their first 14 days.",
+		Head:       []string{"Tools at the first read", "Servers", "Changed within 14 days", "Share"}}
+	for _, row := range rep.ByToolCount {
+		label := fmt.Sprintf("%d to %d", row.MinTools, row.MaxTools)
+		if row.MaxTools == 0 {
+			label = fmt.Sprintf("%d or more", row.MinTools)
+		}
+		byCount.Rows = append(byCount.Rows, []string{label, fmtNum(row.Servers), fmtNum(row.Changed.Count), fmtPercent(row.Changed.Count, row.Servers, 0)})
+	}
+
+	iv := rep.Intervals
+	intervals := statsTable{ID: "intervals", Title: "Intervals between changes",
+		Definition: fmt.Sprintf("Times between adjacent changes of the %s that changed at least twice; quartiles interpolated between closest ranks.", fmtServers(iv.Servers)),
+		Head:       []string{"Intervals", "Median", "Lower quartile", "Upper quartile", "At most 12 h"},
+		Rows: [][]string{{fmtNum(iv.Intervals), fmtHours(iv.MedianHours), fmtHours(iv.LowerQuartileHours),
+			fmtHours(iv.UpperQuartileHours), fmtCountShare(iv.Within12h.Count, iv.Intervals, 0)}},
+	}
+
+	nv := rep.NamesVsSurface
+	names := statsTable{ID: "names-vs-surface", Title: "Names versus descriptions and schemas",
+		Definition: "Only adjacent reads that both carry a surface digest (over names, descriptions and input schemas) are compared.",
+		Head:       []string{"Compared reads", "Servers", "Changes"},
+		Rows: [][]string{
+			{"Names changed", fmtNum(nv.NamesChanged.Servers), fmtNum(nv.NamesChanged.Changes)},
+			{"Names never changed, descriptions or schemas did", fmtNum(nv.NamesNeverChanged.Servers), fmtNum(nv.NamesNeverChanged.Changes)},
+			{"Same names, other descriptions or schemas (every server)", fmtNum(nv.SurfaceOnly.Servers), fmtNum(nv.SurfaceOnly.Changes)},
+		},
+	}
+	toolsets.Tables = append(toolsets.Tables, first, perServer, types, byCount, intervals, names)
+
+	monthly := statsSection{ID: "monthly", Title: "Monthly report"}
+	ds := rep.Dataset
+	dataset := statsTable{ID: "dataset", Title: "Dataset",
+		Definition: fmt.Sprintf("Every entry's latest round within the 7 days before the cut-off: %s of %s entries have one.", fmtNum(ds.WithRecentRound), fmtNum(ds.Endpoints)),
+		Head:       []string{"Latest round", "Entries", "Share"},
+		Rows: [][]string{
+			shareRow("Signed, full coverage", ds.SignedFull.Count, ds.WithRecentRound, 1),
+			shareRow("Signed, auth required", ds.SignedAuthRequired.Count, ds.WithRecentRound, 1),
+			shareRow("Unsigned", ds.Unsigned.Count, ds.WithRecentRound, 1),
+		},
+	}
+	if ds.OtherCategory.Count > 0 {
+		dataset.Rows = append(dataset.Rows, shareRow("Another category", ds.OtherCategory.Count, ds.WithRecentRound, 1))
+	}
+	reasons := fmt.Sprintf("The %s unsigned rounds by reason: no MCP handshake %s; handshake, but no tool list to fingerprint %s; blocked by the egress guard %s",
+		fmtNum(ds.Unsigned.Count), fmtNum(ds.NoHandshake), fmtNum(ds.NoTools), fmtNum(ds.Blocked))
+	if ds.OtherReason > 0 {
+		reasons += "; another reason " + fmtNum(ds.OtherReason)
+	}
+	dataset.Notes = []string{reasons + "."}
+
+	drift := statsTable{ID: "drift", Title: "Drift",
+		Definition: "Servers neither claimed nor paginated with a read at or before the window start and one inside it; the three middle columns are exclusive, and potentially breaking means a tool gone, a parameter removed or retyped, or a parameter newly required.",
+		Head:       []string{"Window", "Servers", "Any change", "Tools added or removed", "Schema changed, names same", "Description only", "Potentially breaking"}}
+	for _, d := range rep.Drift {
+		drift.Rows = append(drift.Rows, []string{
+			fmt.Sprintf("%d days (%s – %s)", d.Days, d.From.Format(time.DateOnly), d.To.Format(time.DateOnly)), fmtNum(d.Servers),
+			fmtCountShare(d.AnyChange.Count, d.Servers, 1), fmtCountShare(d.ToolsAddedOrRemoved.Count, d.Servers, 1),
+			fmtCountShare(d.SchemaChangedNamesSame.Count, d.Servers, 1), fmtCountShare(d.DescriptionOnly.Count, d.Servers, 1),
+			fmtCountShare(d.Breaking.Count, d.Servers, 1),
+		})
+	}
+
+	a := rep.DriftActivity
+	activity := statsTable{ID: "drift-activity", Title: fmt.Sprintf("Changed lists in the last %d days", a.Days),
+		Definition: fmt.Sprintf("Every server neither claimed nor paginated with a read from %s to %s; a changed list is a read whose names, descriptions or input schemas differ from the previous read's.",
+			a.From.Format(time.DateOnly), a.To.Format(time.DateOnly)),
+		Head: []string{"Measure", "Value"},
+		Rows: [][]string{
+			{"Servers read", fmtNum(a.ServersRead)},
+			{"Servers with a changed list", fmtNum(a.ServersChanged)},
+			{"Changed lists", fmtNum(a.ChangedLists)},
+			{"Servers with more than 10 changed lists", fmtNum(a.ServersOverTen)},
+			{"Their changed lists", fmtCountShare(a.OverTenLists.Count, a.ChangedLists, 0)},
+			{"Changed lists equal to an earlier list of the same server", fmtNum(a.ReturnsToEarlier)},
+		},
+	}
+
+	pv := rep.ProtocolVersions
+	versions := statsTable{ID: "protocol-versions", Title: "Protocol versions",
+		Definition: fmt.Sprintf("Entries whose latest round (within 7 days) completed the handshake, by the protocol version they answered with; versions other than %s are counted as other.", strings.Join(pv.Known, ", ")),
+		Head:       []string{"Version", "Servers", "Share"}}
+	for _, v := range pv.Versions {
+		label := v.Version
+		if label == stats.OtherVersion {
+			label = "Other"
+		}
+		versions.Rows = append(versions.Rows, shareRow(visibleLine(label), v.Count, pv.Servers, 1))
+	}
+	noVersion := fmt.Sprintf("%s completed the handshake; %s did not: authentication required %s; no handshake %s; blocked by the egress guard %s",
+		fmtPlural(pv.Servers, "entry", "entries"), fmtNum(pv.NoVersion), fmtNum(pv.AuthRequired), fmtNum(pv.NoHandshake), fmtNum(pv.Blocked))
+	if pv.Other > 0 {
+		noVersion += "; another reason " + fmtNum(pv.Other)
+	}
+	versions.Notes = []string{noVersion + "."}
+
+	hp := rep.HandshakePaths
+	paths := statsTable{ID: "handshake-paths", Title: "Handshake paths",
+		Definition: "The same entries by the handshake method that answered and the version Probity proposed on it; versions compare as dates, and unrecognized ones are not YYYY-MM-DD dates.",
+		Head:       []string{"Path", "Answered", "With our proposed version", "Older", "Newer", "Unrecognized"}}
+	pathRow := func(label string, row stats.PathRow) []string {
+		return []string{label, fmtNum(row.Answered), fmtNum(row.Same), fmtNum(row.Older), fmtNum(row.Newer), fmtNum(row.Unrecognized)}
+	}
+	for _, row := range hp.Paths {
+		paths.Rows = append(paths.Rows, pathRow(visibleLine(row.Method)+", proposing "+visibleLine(row.Proposed), row))
+	}
+	paths.Rows = append(paths.Rows, pathRow("Total", hp.Total))
+	older := fmt.Sprintf("%s (%s) answered with an older version than we proposed", fmtServers(hp.Total.Older), fmtPercent(hp.Total.Older, hp.Total.Answered, 1))
+	if hp.MostCommonOlder != "" {
+		older += fmt.Sprintf(", most often %s (%s)", visibleLine(hp.MostCommonOlder), fmtNum(hp.MostCommonOlderCount))
+	}
+	paths.Notes = []string{older + "."}
+
+	u := rep.Uptime
+	uptime := statsTable{ID: "uptime", Title: "Uptime",
+		Definition: fmt.Sprintf("Entries with a latest round (within 7 days) and at least %s from %s to %s, by that round; a server's rate of online days to counted days is rounded to an integer percent, then binned.",
+			fmtPlural(u.MinDays, "counted day", "counted days"), u.From, u.To),
+		Head:  []string{"Group (latest round)", "Servers", "100%", "95–99%", "80–94%", "50–79%", "Below 50%"},
+		Notes: []string{fmtPlural(u.TooFewDays, "entry", "entries") + " had fewer counted days."},
+	}
+	for _, g := range u.Groups {
+		uptime.Rows = append(uptime.Rows, []string{uptimeGroupLabel(g.Group), fmtNum(g.Servers), fmtCountShare(g.Pct100.Count, g.Servers, 1),
+			fmtNum(g.Pct95To99), fmtNum(g.Pct80To94), fmtNum(g.Pct50To79), fmtNum(g.Below50)})
+	}
+	monthly.Tables = []statsTable{dataset, drift, activity, versions, paths, uptime}
+	p.Sections = []statsSection{toolsets, monthly}
+
+	p.UptimeChart = uptimeChart(u)
+	p.ChangesChart = changesChart(h)
+	return p
+}
+
+func shareRow(label string, n, of, decimals int) []string {
+	return []string{label, fmtNum(n), fmtPercent(n, of, decimals)}
+}
+
+// uptimeGroupLabel names an uptime group as Report.Markdown does.
+func uptimeGroupLabel(g string) string {
+	switch g {
+	case stats.SignedFull:
+		return "Signed, full coverage"
+	case stats.SignedAuthRequired:
+		return "Signed, auth required"
+	case stats.Unsigned:
+		return "Unsigned"
+	case stats.GroupOther:
+		return "Another category"
+	case stats.GroupAll:
+		return "All"
+	}
+	return visibleLine(g)
+}
+
+// --- Number formats (as history/stats formats its Markdown) ---
+
+// fmtNum formats n with thousands separators.
+func fmtNum(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func fmtPlural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmtNum(n) + " " + many
+}
+
+func fmtServers(n int) string { return fmtPlural(n, "server", "servers") }
+
+// fmtPercent formats n/total as a percentage rounded half up to decimals places (0
+// or 1); a share that would round to 0 or 100 without being so is "<1%" or ">99%"
+// ("<0.1%", ">99.9%"). A zero total gives "–".
+func fmtPercent(n, total, decimals int) string {
+	if total == 0 {
+		return "–"
+	}
+	round := func(n, total int) int {
+		scale := 100
+		if decimals == 1 {
+			scale = 1000
+		}
+		return (2*scale*n + total) / (2 * total)
+	}
+	r, full := round(n, total), round(1, 1)
+	small, large := "<1%", ">99%"
+	if decimals == 1 {
+		small, large = "<0.1%", ">99.9%"
+	}
+	switch {
+	case r == 0 && n > 0:
+		return small
+	case r == full && n < total:
+		return large
+	case decimals == 1:
+		return fmt.Sprintf("%d.%d%%", r/10, r%10)
+	}
+	return fmt.Sprintf("%d%%", r)
+}
+
+// fmtCountShare formats "n (share)".
+func fmtCountShare(n, total, decimals int) string {
+	return fmt.Sprintf("%s (%s)", fmtNum(n), fmtPercent(n, total, decimals))
+}
+
+// fmtDecimal formats x with at most one decimal.
+func fmtDecimal(x float64) string {
+	return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64)
+}
+
+// fmtDays formats a number of days with at most one decimal.
+func fmtDays(d float64) string {
+	if d == 1 {
+		return "1 day"
+	}
+	return fmtDecimal(d) + " days"
+}
+
+// fmtHours formats hours: whole hours below two days, else days with one decimal.
+func fmtHours(h float64) string {
+	if h < 48 {
+		return fmt.Sprintf("%.0f h", math.Round(h))
+	}
+	return fmtDays(h / 24)
+}
+
+// --- Charts ---
+
+// chart is a bar chart laid out for the "chart" template, which writes it as an
+// inline <svg> (no scripts, no style attributes: the bars' colours are classes of
+// style.css). Every number is computed here; every text is this package's own.
+type chart struct {
+	ID, Title, Desc string
+	Width, Height   int
+	Left, Right     int // the x-axis
+	Base            int // its y
+	Bars            []chartBar
+	Labels          []chartText // under the axis, one per group
+	Legend          []chartKey
+	Empty           string // shown instead of bars when there is nothing to draw
+}
+
+type chartBar struct {
+	Class, Title, Value string
+	X, Y, W, H          int
+	CX, VY              int // the value's position, above the bar
+}
+
+type chartText struct {
+	X, Y int
+	Text string
+}
+
+type chartKey struct {
+	Class, Text string
+	X, Y, TX    int
+}
+
+// chartGroup is one group of bars: one value per series.
+type chartGroup struct {
+	Label  string
+	Values []int
+}
+
+// Chart geometry, in SVG user units.
+const (
+	chartWidth  = 720
+	chartMargin = 16
+	chartPlot   = 180 // the tallest bar
+)
+
+// barChart lays out groups of bars, one bar per series in each group, scaled to the
+// largest value. With more than one series a legend names them; bar i of a group has
+// class "bar-i" (one series: "bar").
+func barChart(id, title, desc, unit string, series []string, groups []chartGroup) chart {
+	c := chart{ID: id, Title: title, Desc: desc, Width: chartWidth, Left: chartMargin, Right: chartWidth - chartMargin}
+	top := 24 // room for the values above the tallest bar
+	if len(series) > 1 {
+		for i, s := range series {
+			x := chartMargin + i*(chartWidth-2*chartMargin)/len(series)
+			c.Legend = append(c.Legend, chartKey{Class: fmt.Sprintf("bar-%d", i), Text: s, X: x, Y: 8, TX: x + 16})
+		}
+		top += 28
+	}
+	c.Base = top + chartPlot
+	c.Height = c.Base + 28
+	if len(groups) == 0 {
+		c.Empty = "No data yet."
+		return c
+	}
+	peak := 0
+	for _, g := range groups {
+		for _, v := range g.Values {
+			peak = max(peak, v)
+		}
+	}
+	groupW := (c.Right - c.Left) / len(groups)
+	barW := max(1, groupW*4/5/len(series))
+	for gi, g := range groups {
+		x0 := c.Left + gi*groupW + (groupW-barW*len(series))/2
+		c.Labels = append(c.Labels, chartText{X: c.Left + gi*groupW + groupW/2, Y: c.Base + 18, Text: g.Label})
+		for si, v := range g.Values {
+			h := 0
+			if peak > 0 {
+				h = int(math.Round(float64(v) * chartPlot / float64(peak)))
+			}
+			class := "bar"
+			name := g.Label
+			if len(series) > 1 {
+				class = fmt.Sprintf("bar-%d", si)
+				name = g.Label + ", " + series[si]
+			}
+			x := x0 + si*barW
+			c.Bars = append(c.Bars, chartBar{
+				Class: class, Title: fmt.Sprintf("%s: %s", name, fmtPlural(v, unit, unit+"s")), Value: fmtNum(v),
+				X: x, Y: c.Base - h, W: barW, H: h, CX: x + barW/2, VY: c.Base - h - 4,
+			})
+		}
+	}
+	return c
+}
+
+// uptimeChart draws the uptime bins of each latest-round category (not "all", their
+// sum).
+func uptimeChart(u stats.Uptime) chart {
+	series := []string{"100%", "95–99%", "80–94%", "50–79%", "below 50%"}
+	var groups []chartGroup
+	for _, g := range u.Groups {
+		if g.Group == stats.GroupAll {
+			continue
+		}
+		groups = append(groups, chartGroup{Label: uptimeGroupLabel(g.Group), Values: []int{g.Pct100.Count, g.Pct95To99, g.Pct80To94, g.Pct50To79, g.Below50}})
+	}
+	return barChart("uptime-chart", "Uptime by latest round",
+		fmt.Sprintf("Servers per uptime rate (online days of counted days, %s to %s), for each category of their latest round.", u.From, u.To),
+		"server", series, groups)
+}
+
+// changesChart draws the servers read at least twice by their number of changes.
+func changesChart(h stats.ChangesPerServer) chart {
+	groups := []chartGroup{
+		{"0", []int{h.Zero}}, {"1", []int{h.One}}, {"2", []int{h.Two}},
+		{"3–5", []int{h.ThreeToFive}}, {"6–10", []int{h.SixToTen}}, {"more than 10", []int{h.OverTen}},
+	}
+	return barChart("changes-chart", "Changes per server",
+		"Servers read at least twice, by their number of toolset changes.", "server", []string{"Servers"}, groups)
+}
