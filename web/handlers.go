@@ -36,6 +36,8 @@ var funcs = template.FuncMap{
 	"utc":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"date": func(t time.Time) string { return t.UTC().Format(time.DateOnly) },
 	"add":  func(a, b int) int { return a + b },
+	// limitations is "what the checks do not tell you", for every page showing a badge.
+	"limitations": func() []string { return limitations },
 }
 
 // parseTemplates parses each page with the shared layout.

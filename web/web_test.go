@@ -495,3 +495,12 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		t.Error("New accepted an empty Config")
 	}
 }
+
+func TestBadgePagesSayWhatTheChecksDoNotTell(t *testing.T) {
+	f := setup(t, web.RateLimit{})
+	for _, path := range []string{"/", "/s/" + f.slug} {
+		if body := f.get(t, "GET", path).Body.String(); !strings.Contains(body, "What the checks do not tell you") {
+			t.Errorf("%s has no \"what the checks do not tell you\" section", path)
+		}
+	}
+}
