@@ -412,7 +412,9 @@ func (s *site) entry(ctx context.Context, slug string) (*entryView, error) {
 			}
 		}
 	}
-	if t, err := s.lastToolsRead(ctx, e); err != nil {
+	if round != nil && round.Fingerprints != nil {
+		v.LastToolsRead = round.StartedAt // the newest round read the whole list: no query
+	} else if t, err := s.lastToolsRead(ctx, e); err != nil {
 		return nil, err
 	} else {
 		v.LastToolsRead = t

@@ -1,0 +1,5 @@
+counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format("GET", "/s/bench-" .. (counter % 6000) .. "/history.xml")
+end
