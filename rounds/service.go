@@ -115,7 +115,10 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 // Run works rounds until ctx is cancelled, then stops gracefully: rounds in flight
 // finish and are stored (within River's soft stop), and no new ones start.
 func (s *Service) Run(ctx context.Context) error {
-	if err := s.queue.Start(ctx); err != nil {
+	// River derives its jobs' contexts from the one Start gets, so cancelling that
+	// would cut the probes in flight. Start gets a context ctx's cancellation does not
+	// reach; the soft Stop below lets running rounds finish and store.
+	if err := s.queue.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("couldn't start the job queue: %w", err)
 	}
 	<-ctx.Done()
