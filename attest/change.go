@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -166,4 +167,20 @@ func checkChange(raw json.RawMessage, subjects []Subject) (*ChangePredicate, err
 		return nil, &StatementError{Path: "/subject", Msg: "want one subject: the entry's url or package, with the digest of the predicate's after state"}
 	}
 	return &p, nil
+}
+
+// EntryRef names an entry in a change or supply statement: a remote entry by its URL,
+// a package by its reference (the locator, pkg:npm/… or pkg:pypi/…), and a GitHub
+// repository (locator https://github.com/OWNER/REPO) as pkg:github/OWNER/REPO.
+func EntryRef(kind, slug, locator string) ChangeEntry {
+	ce := ChangeEntry{Kind: kind, Slug: slug}
+	switch kind {
+	case "remote":
+		ce.URL = locator
+	case "github":
+		ce.Package = "pkg:github/" + strings.TrimPrefix(locator, "https://github.com/")
+	default:
+		ce.Package = locator
+	}
+	return ce
 }

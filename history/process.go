@@ -106,56 +106,10 @@ func (p *Processor) processBatch(ctx context.Context, entryID int64) (int, bool,
 	if err != nil || len(rounds) == 0 {
 		return 0, false, err
 	}
-	surfaces := map[string]diff.Surface{}
-	unknownIns := map[string]bool{} // instructions fingerprints whose text is not stored
-	load := func(r *Read) (diff.Surface, error) {
-		key := r.Surface + r.Instructions
-		if s, ok := surfaces[key]; ok {
-			return s, nil
-		}
-		doc, err := p.cfg.Store.Surface(ctx, r.Surface)
-		if err != nil {
-			return diff.Surface{}, fmt.Errorf("couldn't load surface %s: %w", r.Surface, err)
-		}
-		ins, known, err := p.instructions(ctx, r.Instructions)
-		if err != nil {
-			return diff.Surface{}, err
-		}
-		if !known {
-			unknownIns[r.Instructions] = true
-		}
-		s, err := diff.Parse(doc, ins, "")
-		if err != nil {
-			return diff.Surface{}, err
-		}
-		surfaces[key] = s
-		return s, nil
-	}
-	compare := func(a, b *Read) (*diff.Change, error) {
-		sa, err := load(a)
-		if err != nil {
-			return nil, err
-		}
-		sb, err := load(b)
-		if err != nil {
-			return nil, err
-		}
-		return diff.Compare(sa, sb, diff.Options{Now: b.At})
-	}
+	d := p.newDiffer(ctx)
+	compare := d.compare
 	policy := p.cfg.Policy
-	policy.Same = func(a, b *Read) (bool, error) {
-		if a.Surface == b.Surface && a.Instructions == b.Instructions {
-			return true, nil
-		}
-		c, err := compare(a, b)
-		if err != nil {
-			return false, err
-		}
-		if a.Instructions != b.Instructions && (unknownIns[a.Instructions] || unknownIns[b.Instructions]) {
-			return false, nil // no text to mask dates in: the fingerprints decide
-		}
-		return c.Empty(), nil
-	}
+	policy.Same = d.same
 
 	var changes []store.ChangeRecord
 	for i := range rounds {
@@ -252,7 +206,7 @@ func state(r *Read) *attest.ChangeState {
 func (p *Processor) change(ctx context.Context, e store.Entry, ev Event, compare func(a, b *Read) (*diff.Change, error)) (store.ChangeRecord, error) {
 	rec := store.ChangeRecord{EntryID: e.ID, Number: ev.Number, RecordedAt: ev.At.UTC().Truncate(time.Millisecond), Origin: attest.OriginAutomatic, Kind: ev.Kind}
 	pred := &attest.ChangePredicate{
-		Entry:       changeEntry(e),
+		Entry:       attest.EntryRef(e.Kind, e.Slug, e.Locator),
 		Number:      ev.Number,
 		RecordedAt:  attest.FormatTime(rec.RecordedAt),
 		Origin:      attest.OriginAutomatic,
@@ -312,21 +266,6 @@ func (p *Processor) change(ctx context.Context, e store.Entry, ev Event, compare
 	}
 	rec.KeyID = p.keyID
 	return rec, nil
-}
-
-// changeEntry names an entry in a change statement: remote entries by URL, the others by
-// package reference (pkg:github/OWNER/REPO for repositories).
-func changeEntry(e store.Entry) attest.ChangeEntry {
-	ce := attest.ChangeEntry{Kind: e.Kind, Slug: e.Slug}
-	switch e.Kind {
-	case store.KindRemote:
-		ce.URL = e.Locator
-	case store.KindGitHub:
-		ce.Package = "pkg:github/" + strings.TrimPrefix(e.Locator, "https://github.com/")
-	default:
-		ce.Package = e.Locator
-	}
-	return ce
 }
 
 func plural(n int, one, many string) string {
@@ -394,7 +333,7 @@ func (p *Processor) recordEdit(ctx context.Context, entryID int64, field, before
 	rec := store.ChangeRecord{EntryID: e.ID, Number: number, RecordedAt: at.UTC().Truncate(time.Millisecond),
 		Origin: attest.OriginOperator, Kind: attest.ChangeOperatorEdit, Summary: strings.ReplaceAll(field, "_", " ") + " edited by the operator",
 		Details: details, Badges: []string{}}
-	pred := &attest.ChangePredicate{Entry: changeEntry(e), Number: number, RecordedAt: attest.FormatTime(rec.RecordedAt),
+	pred := &attest.ChangePredicate{Entry: attest.EntryRef(e.Kind, e.Slug, e.Locator), Number: number, RecordedAt: attest.FormatTime(rec.RecordedAt),
 		Origin: attest.OriginOperator, Kind: attest.ChangeOperatorEdit, Summary: rec.Summary, Badges: []string{},
 		After: attest.ChangeState{Edit: attest.Digest(canon)}, ToolVersion: p.cfg.ToolVersion}
 	stmt, err := attest.NewChangeStatement(pred)
@@ -509,41 +448,10 @@ func (p *Processor) recordManifest(ctx context.Context, entryID int64, read Read
 			return 0, err
 		}
 	}
-	surfaces := map[string]diff.Surface{}
-	load := func(r *Read) (diff.Surface, error) {
-		if s, ok := surfaces[r.Surface]; ok {
-			return s, nil
-		}
-		doc, err := p.cfg.Store.Surface(ctx, r.Surface)
-		if err != nil {
-			return diff.Surface{}, err
-		}
-		s, err := diff.Parse(doc, nil, "")
-		surfaces[r.Surface] = s
-		return s, err
-	}
-	compare := func(a, b *Read) (*diff.Change, error) {
-		sa, err := load(a)
-		if err != nil {
-			return nil, err
-		}
-		sb, err := load(b)
-		if err != nil {
-			return nil, err
-		}
-		return diff.Compare(sa, sb, diff.Options{Now: b.At})
-	}
+	d := p.newDiffer(ctx)
+	compare := d.compare
 	policy := p.cfg.Policy
-	policy.Same = func(a, b *Read) (bool, error) {
-		if a.Surface == b.Surface {
-			return true, nil
-		}
-		c, err := compare(a, b)
-		if err != nil {
-			return false, err
-		}
-		return c.Empty(), nil
-	}
+	policy.Same = d.same
 	st, events, err := policy.Apply(st, read)
 	if err != nil {
 		return 0, err
@@ -562,4 +470,70 @@ func (p *Processor) recordManifest(ctx context.Context, entryID int64, read Read
 	}
 	err = p.cfg.Store.SaveHistory(ctx, store.HistoryUpdate{EntryID: e.ID, ExpectProcessed: processed, Processed: processed, State: state, Changes: changes})
 	return len(changes), err
+}
+
+// differ compares the surfaces (and instructions) of reads, loading each from the store
+// once: the Policy's Same and the details of recorded changes both use it.
+type differ struct {
+	p        *Processor
+	ctx      context.Context
+	surfaces map[string]diff.Surface
+	// unknown are instructions fingerprints whose text the store does not have.
+	unknown map[string]bool
+}
+
+func (p *Processor) newDiffer(ctx context.Context) *differ {
+	return &differ{p: p, ctx: ctx, surfaces: map[string]diff.Surface{}, unknown: map[string]bool{}}
+}
+
+func (d *differ) load(r *Read) (diff.Surface, error) {
+	key := r.Surface + r.Instructions
+	if s, ok := d.surfaces[key]; ok {
+		return s, nil
+	}
+	doc, err := d.p.cfg.Store.Surface(d.ctx, r.Surface)
+	if err != nil {
+		return diff.Surface{}, fmt.Errorf("couldn't load surface %s: %w", r.Surface, err)
+	}
+	ins, known, err := d.p.instructions(d.ctx, r.Instructions)
+	if err != nil {
+		return diff.Surface{}, err
+	}
+	if !known {
+		d.unknown[r.Instructions] = true
+	}
+	s, err := diff.Parse(doc, ins, "")
+	if err != nil {
+		return diff.Surface{}, err
+	}
+	d.surfaces[key] = s
+	return s, nil
+}
+
+// compare diffs two reads, masking dates as of the later one.
+func (d *differ) compare(a, b *Read) (*diff.Change, error) {
+	sa, err := d.load(a)
+	if err != nil {
+		return nil, err
+	}
+	sb, err := d.load(b)
+	if err != nil {
+		return nil, err
+	}
+	return diff.Compare(sa, sb, diff.Options{Now: b.At})
+}
+
+// same is the Policy's Same: equal fingerprints, or no change once dates are masked.
+func (d *differ) same(a, b *Read) (bool, error) {
+	if a.Surface == b.Surface && a.Instructions == b.Instructions {
+		return true, nil
+	}
+	c, err := d.compare(a, b)
+	if err != nil {
+		return false, err
+	}
+	if a.Instructions != b.Instructions && (d.unknown[a.Instructions] || d.unknown[b.Instructions]) {
+		return false, nil // no text to mask dates in: the fingerprints decide
+	}
+	return c.Empty(), nil
 }

@@ -188,7 +188,7 @@ func supplyChanged(prevJSON []byte, f *supply.Facts) bool {
 // Verified decision are recomputed by attest's rules, which the verifier applies.
 func supplyPredicate(e store.Entry, f *supply.Facts, v supply.Verdict, now time.Time, toolVersion string) *attest.SupplyPredicate {
 	p := &attest.SupplyPredicate{
-		Entry:        entryRef(e),
+		Entry:        attest.EntryRef(e.Kind, e.Slug, e.Locator),
 		EvaluatedAt:  attest.FormatTime(now),
 		SuiteVersion: v.SuiteVersion,
 		ToolVersion:  toolVersion,
@@ -229,21 +229,6 @@ func supplyPredicate(e store.Entry, f *supply.Facts, v supply.Verdict, now time.
 		p.ScorecardCommit = sc.Commit
 	}
 	return p
-}
-
-// entryRef names an entry in a statement: remote entries by URL, the others by package
-// reference (pkg:github/OWNER/REPO for repositories).
-func entryRef(e store.Entry) attest.ChangeEntry {
-	ce := attest.ChangeEntry{Kind: e.Kind, Slug: e.Slug}
-	switch e.Kind {
-	case store.KindRemote:
-		ce.URL = e.Locator
-	case store.KindGitHub:
-		ce.Package = "pkg:github/" + strings.TrimPrefix(e.Locator, "https://github.com/")
-	default:
-		ce.Package = e.Locator
-	}
-	return ce
 }
 
 func isCommit(s string) bool {
