@@ -16,7 +16,7 @@ func TestServiceOnSQLite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the scheduler for several seconds")
 	}
-	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: 25, Seed: 5})
+	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: 12, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
