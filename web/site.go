@@ -27,6 +27,10 @@ type site struct {
 	feed     feed.Config
 	now      func() time.Time
 	stats    statsCache // the computed statistics (stats.go)
+	// tools and checks remember the views of immutable data: a surface's tool list by
+	// its fingerprint, a stored round's checks by its observation id (memo.go).
+	tools  *memo[string, []toolView]
+	checks *memo[int64, []checkView]
 }
 
 const (
@@ -387,12 +391,19 @@ func (s *site) entry(ctx context.Context, slug string) (*entryView, error) {
 		if round.Signed {
 			v.Round.EnvelopeURL = v.Links.Page + "/r/" + round.RoundID + ".json"
 		}
-		raw, err := s.st.RoundResults(ctx, round.ObservationID)
+		v.Checks, err = s.checks.get(round.ObservationID, func() ([]checkView, error) {
+			raw, err := s.st.RoundResults(ctx, round.ObservationID)
+			if err != nil {
+				return nil, err
+			}
+			cv, err := checkViews(raw)
+			if err != nil {
+				return nil, fmt.Errorf("results of round %s of %s: %w", round.RoundID, e.Slug, err)
+			}
+			return cv, nil
+		})
 		if err != nil {
 			return nil, err
-		}
-		if v.Checks, err = checkViews(raw); err != nil {
-			return nil, fmt.Errorf("results of round %s of %s: %w", round.RoundID, e.Slug, err)
 		}
 	}
 	if run != nil {
@@ -402,14 +413,19 @@ func (s *site) entry(ctx context.Context, slug string) (*entryView, error) {
 	}
 	// The tools: the newest surface (the last round that read a whole list).
 	if e.LastSurface != "" {
-		doc, err := s.st.Surface(ctx, e.LastSurface)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
-		if doc != nil {
-			if v.Tools, err = toolViews(doc); err != nil {
+		v.Tools, err = s.tools.get(e.LastSurface, func() ([]toolView, error) {
+			doc, err := s.st.Surface(ctx, e.LastSurface)
+			if err != nil {
+				return nil, err // ErrNotFound included: not remembered
+			}
+			tv, err := toolViews(doc)
+			if err != nil {
 				return nil, fmt.Errorf("surface of %s: %w", e.Slug, err)
 			}
+			return tv, nil
+		})
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
 		}
 	}
 	if round != nil && round.Fingerprints != nil {

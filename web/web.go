@@ -150,6 +150,8 @@ func New(cfg Config) (http.Handler, error) {
 		base:     base,
 		feed:     feedCfg,
 		now:      cfg.Now,
+		tools:    newMemo[string, []toolView](4096),
+		checks:   newMemo[int64, []checkView](4096),
 	}
 	h := &handlers{
 		site:    s,
