@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -161,30 +160,30 @@ func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
 		Definition: "The servers the toolset tables count: claimed servers (read more often than every 12 h) and paginated ones (only the first page was compared) are left out.",
 		Head:       []string{"Servers", "Count"},
 		Rows: [][]string{
-			{"With at least one read", fmtNum(sc.WithReads)},
-			{"Left out: claimed", fmtNum(sc.ExcludedClaimed)},
-			{"Left out: paginated", fmtNum(sc.ExcludedPaginated)},
-			{"Remaining", fmtNum(sc.Eligible)},
-			{"Remaining, read at least twice", fmtNum(sc.ReadTwice)},
+			{"With at least one read", stats.Count(sc.WithReads)},
+			{"Left out: claimed", stats.Count(sc.ExcludedClaimed)},
+			{"Left out: paginated", stats.Count(sc.ExcludedPaginated)},
+			{"Remaining", stats.Count(sc.Eligible)},
+			{"Remaining, read at least twice", stats.Count(sc.ReadTwice)},
 		},
 	}, statsTable{
 		ID: "summary", Title: "Summary",
 		Definition: "Over the servers read at least twice; new and disappeared names are the names on only one side of a change, and a server's observation window runs from its first read to its last.",
 		Head:       []string{"Measure", "Value"},
 		Rows: [][]string{
-			{"Servers read at least twice", fmtNum(s.ReadTwice)},
-			{"Changed at least once", fmtCountShare(s.Changed.Count, s.ReadTwice, 0)},
-			{"Changes", fmtNum(s.Changes)},
-			{"New names", fmtNum(s.NamesAdded)},
-			{"Disappeared names", fmtNum(s.NamesRemoved)},
-			{"Changes touching exactly one name", fmtNum(s.SingleNameChanges)},
-			{"Median names per change", fmtDecimal(s.MedianNamesPerChange)},
-			{"Changed servers ending with more tools than at their first read", fmtNum(s.EndedMore)},
-			{"Changed servers ending with fewer tools", fmtNum(s.EndedFewer)},
-			{"Changed servers ending with as many tools", fmtNum(s.EndedSame)},
-			{"Changes back to an earlier toolset of the same server", fmtNum(s.ReturnsToEarlier)},
-			{"Median observation window", fmtDays(s.MedianObservedDays)},
-			{"Longest observation window", fmtDays(s.MaxObservedDays)},
+			{"Servers read at least twice", stats.Count(s.ReadTwice)},
+			{"Changed at least once", stats.CountShare(s.Changed.Count, s.ReadTwice, 0)},
+			{"Changes", stats.Count(s.Changes)},
+			{"New names", stats.Count(s.NamesAdded)},
+			{"Disappeared names", stats.Count(s.NamesRemoved)},
+			{"Changes touching exactly one name", stats.Count(s.SingleNameChanges)},
+			{"Median names per change", stats.Decimal(s.MedianNamesPerChange)},
+			{"Changed servers ending with more tools than at their first read", stats.Count(s.EndedMore)},
+			{"Changed servers ending with fewer tools", stats.Count(s.EndedFewer)},
+			{"Changed servers ending with as many tools", stats.Count(s.EndedSame)},
+			{"Changes back to an earlier toolset of the same server", stats.Count(s.ReturnsToEarlier)},
+			{"Median observation window", stats.Days(s.MedianObservedDays)},
+			{"Longest observation window", stats.Days(s.MaxObservedDays)},
 		},
 	})
 
@@ -192,22 +191,22 @@ func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
 		Definition: "Servers observed at least N days, and those with a change read no later than N days after their first read; each row is a different group of servers.",
 		Head:       []string{"Observed at least", "Servers", "Changed in that time", "Share"}}
 	for _, f := range rep.FirstDays {
-		first.Rows = append(first.Rows, []string{fmt.Sprintf("%d days", f.Days), fmtNum(f.Servers), fmtNum(f.Changed.Count), fmtPercent(f.Changed.Count, f.Servers, 0)})
+		first.Rows = append(first.Rows, []string{fmt.Sprintf("%d days", f.Days), stats.Count(f.Servers), stats.Count(f.Changed.Count), stats.Percent(f.Changed.Count, f.Servers, 0)})
 	}
 
 	h := rep.ChangesPerServer
 	perServer := statsTable{ID: "changes-per-server", Title: "Changes per server",
 		Definition: "Servers read at least twice, by their number of changes.",
 		Head:       []string{"Changes per server", "Servers"},
-		Rows: [][]string{{"0", fmtNum(h.Zero)}, {"1", fmtNum(h.One)}, {"2", fmtNum(h.Two)},
-			{"3 to 5", fmtNum(h.ThreeToFive)}, {"6 to 10", fmtNum(h.SixToTen)}, {"more than 10", fmtNum(h.OverTen)}},
+		Rows: [][]string{{"0", stats.Count(h.Zero)}, {"1", stats.Count(h.One)}, {"2", stats.Count(h.Two)},
+			{"3 to 5", stats.Count(h.ThreeToFive)}, {"6 to 10", stats.Count(h.SixToTen)}, {"more than 10", stats.Count(h.OverTen)}},
 	}
 	note := fmt.Sprintf("%s changed three times or more: %s of %s, with %s of the %s changes (%s). The most changes of one server: %s.",
-		fmtServers(h.Frequent.Count), fmtPercent(h.Frequent.Count, h.Servers, 1), fmtServers(h.Servers),
-		fmtNum(h.FrequentChanges.Count), fmtNum(s.Changes), fmtPercent(h.FrequentChanges.Count, s.Changes, 0), fmtNum(h.MaxChanges))
+		stats.Servers(h.Frequent.Count), stats.Percent(h.Frequent.Count, h.Servers, 1), stats.Servers(h.Servers),
+		stats.Count(h.FrequentChanges.Count), stats.Count(s.Changes), stats.Percent(h.FrequentChanges.Count, s.Changes, 0), stats.Count(h.MaxChanges))
 	if s.Changes > 0 {
 		note += fmt.Sprintf(" Averaged over %s server-days of observation, a server changed once every %s.",
-			fmtNum(int(math.Round(h.ObservedDays))), fmtPlural(int(math.Round(h.DaysPerChange)), "day", "days"))
+			stats.Count(int(math.Round(h.ObservedDays))), stats.Plural(int(math.Round(h.DaysPerChange)), "day", "days"))
 	}
 	perServer.Notes = []string{note}
 
@@ -220,7 +219,7 @@ func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
 			shareRow("Only names removed", t.OnlyRemoved.Count, t.Changes, 0),
 			shareRow("Names added and removed", t.Both.Count, t.Changes, 0),
 		},
-		Notes: []string{fmt.Sprintf("%s of the %s changes (%s) removed a name.", fmtNum(t.WithRemoved.Count), fmtNum(t.Changes), fmtPercent(t.WithRemoved.Count, t.Changes, 0))},
+		Notes: []string{fmt.Sprintf("%s of the %s changes (%s) removed a name.", stats.Count(t.WithRemoved.Count), stats.Count(t.Changes), stats.Percent(t.WithRemoved.Count, t.Changes, 0))},
 	}
 	if t.DuplicatesOnly.Count > 0 {
 		types.Rows = append(types.Rows, shareRow("Only a repeated name came or went", t.DuplicatesOnly.Count, t.Changes, 0))
@@ -234,15 +233,15 @@ func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
 		if row.MaxTools == 0 {
 			label = fmt.Sprintf("%d or more", row.MinTools)
 		}
-		byCount.Rows = append(byCount.Rows, []string{label, fmtNum(row.Servers), fmtNum(row.Changed.Count), fmtPercent(row.Changed.Count, row.Servers, 0)})
+		byCount.Rows = append(byCount.Rows, []string{label, stats.Count(row.Servers), stats.Count(row.Changed.Count), stats.Percent(row.Changed.Count, row.Servers, 0)})
 	}
 
 	iv := rep.Intervals
 	intervals := statsTable{ID: "intervals", Title: "Intervals between changes",
-		Definition: fmt.Sprintf("Times between adjacent changes of the %s that changed at least twice; quartiles interpolated between closest ranks.", fmtServers(iv.Servers)),
+		Definition: fmt.Sprintf("Times between adjacent changes of the %s that changed at least twice; quartiles interpolated between closest ranks.", stats.Servers(iv.Servers)),
 		Head:       []string{"Intervals", "Median", "Lower quartile", "Upper quartile", "At most 12 h"},
-		Rows: [][]string{{fmtNum(iv.Intervals), fmtHours(iv.MedianHours), fmtHours(iv.LowerQuartileHours),
-			fmtHours(iv.UpperQuartileHours), fmtCountShare(iv.Within12h.Count, iv.Intervals, 0)}},
+		Rows: [][]string{{stats.Count(iv.Intervals), stats.Hours(iv.MedianHours), stats.Hours(iv.LowerQuartileHours),
+			stats.Hours(iv.UpperQuartileHours), stats.CountShare(iv.Within12h.Count, iv.Intervals, 0)}},
 	}
 
 	nv := rep.NamesVsSurface
@@ -250,9 +249,9 @@ func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
 		Definition: "Only adjacent reads that both carry a surface digest (over names, descriptions and input schemas) are compared.",
 		Head:       []string{"Compared reads", "Servers", "Changes"},
 		Rows: [][]string{
-			{"Names changed", fmtNum(nv.NamesChanged.Servers), fmtNum(nv.NamesChanged.Changes)},
-			{"Names never changed, descriptions or schemas did", fmtNum(nv.NamesNeverChanged.Servers), fmtNum(nv.NamesNeverChanged.Changes)},
-			{"Same names, other descriptions or schemas (every server)", fmtNum(nv.SurfaceOnly.Servers), fmtNum(nv.SurfaceOnly.Changes)},
+			{"Names changed", stats.Count(nv.NamesChanged.Servers), stats.Count(nv.NamesChanged.Changes)},
+			{"Names never changed, descriptions or schemas did", stats.Count(nv.NamesNeverChanged.Servers), stats.Count(nv.NamesNeverChanged.Changes)},
+			{"Same names, other descriptions or schemas (every server)", stats.Count(nv.SurfaceOnly.Servers), stats.Count(nv.SurfaceOnly.Changes)},
 		},
 	}
 	toolsets.Tables = append(toolsets.Tables, first, perServer, types, byCount, intervals, names)
@@ -260,7 +259,7 @@ func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
 	monthly := statsSection{ID: "monthly", Title: "Monthly report"}
 	ds := rep.Dataset
 	dataset := statsTable{ID: "dataset", Title: "Dataset",
-		Definition: fmt.Sprintf("Every entry's latest round within the 7 days before the cut-off: %s of %s entries have one.", fmtNum(ds.WithRecentRound), fmtNum(ds.Endpoints)),
+		Definition: fmt.Sprintf("Every entry's latest round within the 7 days before the cut-off: %s of %s entries have one.", stats.Count(ds.WithRecentRound), stats.Count(ds.Endpoints)),
 		Head:       []string{"Latest round", "Entries", "Share"},
 		Rows: [][]string{
 			shareRow("Signed, full coverage", ds.SignedFull.Count, ds.WithRecentRound, 1),
@@ -272,9 +271,9 @@ func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
 		dataset.Rows = append(dataset.Rows, shareRow("Another category", ds.OtherCategory.Count, ds.WithRecentRound, 1))
 	}
 	reasons := fmt.Sprintf("The %s unsigned rounds by reason: no MCP handshake %s; handshake, but no tool list to fingerprint %s; blocked by the egress guard %s",
-		fmtNum(ds.Unsigned.Count), fmtNum(ds.NoHandshake), fmtNum(ds.NoTools), fmtNum(ds.Blocked))
+		stats.Count(ds.Unsigned.Count), stats.Count(ds.NoHandshake), stats.Count(ds.NoTools), stats.Count(ds.Blocked))
 	if ds.OtherReason > 0 {
-		reasons += "; another reason " + fmtNum(ds.OtherReason)
+		reasons += "; another reason " + stats.Count(ds.OtherReason)
 	}
 	dataset.Notes = []string{reasons + "."}
 
@@ -283,10 +282,10 @@ func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
 		Head:       []string{"Window", "Servers", "Any change", "Tools added or removed", "Schema changed, names same", "Description only", "Potentially breaking"}}
 	for _, d := range rep.Drift {
 		drift.Rows = append(drift.Rows, []string{
-			fmt.Sprintf("%d days (%s – %s)", d.Days, d.From.Format(time.DateOnly), d.To.Format(time.DateOnly)), fmtNum(d.Servers),
-			fmtCountShare(d.AnyChange.Count, d.Servers, 1), fmtCountShare(d.ToolsAddedOrRemoved.Count, d.Servers, 1),
-			fmtCountShare(d.SchemaChangedNamesSame.Count, d.Servers, 1), fmtCountShare(d.DescriptionOnly.Count, d.Servers, 1),
-			fmtCountShare(d.Breaking.Count, d.Servers, 1),
+			fmt.Sprintf("%d days (%s – %s)", d.Days, d.From.Format(time.DateOnly), d.To.Format(time.DateOnly)), stats.Count(d.Servers),
+			stats.CountShare(d.AnyChange.Count, d.Servers, 1), stats.CountShare(d.ToolsAddedOrRemoved.Count, d.Servers, 1),
+			stats.CountShare(d.SchemaChangedNamesSame.Count, d.Servers, 1), stats.CountShare(d.DescriptionOnly.Count, d.Servers, 1),
+			stats.CountShare(d.Breaking.Count, d.Servers, 1),
 		})
 	}
 
@@ -296,12 +295,12 @@ func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
 			a.From.Format(time.DateOnly), a.To.Format(time.DateOnly)),
 		Head: []string{"Measure", "Value"},
 		Rows: [][]string{
-			{"Servers read", fmtNum(a.ServersRead)},
-			{"Servers with a changed list", fmtNum(a.ServersChanged)},
-			{"Changed lists", fmtNum(a.ChangedLists)},
-			{"Servers with more than 10 changed lists", fmtNum(a.ServersOverTen)},
-			{"Their changed lists", fmtCountShare(a.OverTenLists.Count, a.ChangedLists, 0)},
-			{"Changed lists equal to an earlier list of the same server", fmtNum(a.ReturnsToEarlier)},
+			{"Servers read", stats.Count(a.ServersRead)},
+			{"Servers with a changed list", stats.Count(a.ServersChanged)},
+			{"Changed lists", stats.Count(a.ChangedLists)},
+			{"Servers with more than 10 changed lists", stats.Count(a.ServersOverTen)},
+			{"Their changed lists", stats.CountShare(a.OverTenLists.Count, a.ChangedLists, 0)},
+			{"Changed lists equal to an earlier list of the same server", stats.Count(a.ReturnsToEarlier)},
 		},
 	}
 
@@ -317,9 +316,9 @@ func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
 		versions.Rows = append(versions.Rows, shareRow(visibleLine(label), v.Count, pv.Servers, 1))
 	}
 	noVersion := fmt.Sprintf("%s completed the handshake; %s did not: authentication required %s; no handshake %s; blocked by the egress guard %s",
-		fmtPlural(pv.Servers, "entry", "entries"), fmtNum(pv.NoVersion), fmtNum(pv.AuthRequired), fmtNum(pv.NoHandshake), fmtNum(pv.Blocked))
+		stats.Plural(pv.Servers, "entry", "entries"), stats.Count(pv.NoVersion), stats.Count(pv.AuthRequired), stats.Count(pv.NoHandshake), stats.Count(pv.Blocked))
 	if pv.Other > 0 {
-		noVersion += "; another reason " + fmtNum(pv.Other)
+		noVersion += "; another reason " + stats.Count(pv.Other)
 	}
 	versions.Notes = []string{noVersion + "."}
 
@@ -328,28 +327,28 @@ func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
 		Definition: "The same entries by the handshake method that answered and the version Probity proposed on it; versions compare as dates, and unrecognized ones are not YYYY-MM-DD dates.",
 		Head:       []string{"Path", "Answered", "With our proposed version", "Older", "Newer", "Unrecognized"}}
 	pathRow := func(label string, row stats.PathRow) []string {
-		return []string{label, fmtNum(row.Answered), fmtNum(row.Same), fmtNum(row.Older), fmtNum(row.Newer), fmtNum(row.Unrecognized)}
+		return []string{label, stats.Count(row.Answered), stats.Count(row.Same), stats.Count(row.Older), stats.Count(row.Newer), stats.Count(row.Unrecognized)}
 	}
 	for _, row := range hp.Paths {
 		paths.Rows = append(paths.Rows, pathRow(visibleLine(row.Method)+", proposing "+visibleLine(row.Proposed), row))
 	}
 	paths.Rows = append(paths.Rows, pathRow("Total", hp.Total))
-	older := fmt.Sprintf("%s (%s) answered with an older version than we proposed", fmtServers(hp.Total.Older), fmtPercent(hp.Total.Older, hp.Total.Answered, 1))
+	older := fmt.Sprintf("%s (%s) answered with an older version than we proposed", stats.Servers(hp.Total.Older), stats.Percent(hp.Total.Older, hp.Total.Answered, 1))
 	if hp.MostCommonOlder != "" {
-		older += fmt.Sprintf(", most often %s (%s)", visibleLine(hp.MostCommonOlder), fmtNum(hp.MostCommonOlderCount))
+		older += fmt.Sprintf(", most often %s (%s)", visibleLine(hp.MostCommonOlder), stats.Count(hp.MostCommonOlderCount))
 	}
 	paths.Notes = []string{older + "."}
 
 	u := rep.Uptime
 	uptime := statsTable{ID: "uptime", Title: "Uptime",
 		Definition: fmt.Sprintf("Entries with a latest round (within 7 days) and at least %s from %s to %s, by that round; a server's rate of online days to counted days is rounded to an integer percent, then binned.",
-			fmtPlural(u.MinDays, "counted day", "counted days"), u.From, u.To),
+			stats.Plural(u.MinDays, "counted day", "counted days"), u.From, u.To),
 		Head:  []string{"Group (latest round)", "Servers", "100%", "95–99%", "80–94%", "50–79%", "Below 50%"},
-		Notes: []string{fmtPlural(u.TooFewDays, "entry", "entries") + " had fewer counted days."},
+		Notes: []string{stats.Plural(u.TooFewDays, "entry", "entries") + " had fewer counted days."},
 	}
 	for _, g := range u.Groups {
-		uptime.Rows = append(uptime.Rows, []string{uptimeGroupLabel(g.Group), fmtNum(g.Servers), fmtCountShare(g.Pct100.Count, g.Servers, 1),
-			fmtNum(g.Pct95To99), fmtNum(g.Pct80To94), fmtNum(g.Pct50To79), fmtNum(g.Below50)})
+		uptime.Rows = append(uptime.Rows, []string{uptimeGroupLabel(g.Group), stats.Count(g.Servers), stats.CountShare(g.Pct100.Count, g.Servers, 1),
+			stats.Count(g.Pct95To99), stats.Count(g.Pct80To94), stats.Count(g.Pct50To79), stats.Count(g.Below50)})
 	}
 	monthly.Tables = []statsTable{dataset, drift, activity, versions, paths, uptime}
 	p.Sections = []statsSection{toolsets, monthly}
@@ -360,109 +359,15 @@ func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
 }
 
 func shareRow(label string, n, of, decimals int) []string {
-	return []string{label, fmtNum(n), fmtPercent(n, of, decimals)}
+	return []string{label, stats.Count(n), stats.Percent(n, of, decimals)}
 }
 
 // uptimeGroupLabel names an uptime group as Report.Markdown does.
 func uptimeGroupLabel(g string) string {
-	switch g {
-	case stats.SignedFull:
-		return "Signed, full coverage"
-	case stats.SignedAuthRequired:
-		return "Signed, auth required"
-	case stats.Unsigned:
-		return "Unsigned"
-	case stats.GroupOther:
-		return "Another category"
-	case stats.GroupAll:
-		return "All"
+	if l := stats.GroupLabel(g); l != "" {
+		return l
 	}
 	return visibleLine(g)
-}
-
-// --- Number formats (as history/stats formats its Markdown) ---
-
-// fmtNum formats n with thousands separators.
-func fmtNum(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-func fmtPlural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmtNum(n) + " " + many
-}
-
-func fmtServers(n int) string { return fmtPlural(n, "server", "servers") }
-
-// fmtPercent formats n/total as a percentage rounded half up to decimals places (0
-// or 1); a share that would round to 0 or 100 without being so is "<1%" or ">99%"
-// ("<0.1%", ">99.9%"). A zero total gives "–".
-func fmtPercent(n, total, decimals int) string {
-	if total == 0 {
-		return "–"
-	}
-	round := func(n, total int) int {
-		scale := 100
-		if decimals == 1 {
-			scale = 1000
-		}
-		return (2*scale*n + total) / (2 * total)
-	}
-	r, full := round(n, total), round(1, 1)
-	small, large := "<1%", ">99%"
-	if decimals == 1 {
-		small, large = "<0.1%", ">99.9%"
-	}
-	switch {
-	case r == 0 && n > 0:
-		return small
-	case r == full && n < total:
-		return large
-	case decimals == 1:
-		return fmt.Sprintf("%d.%d%%", r/10, r%10)
-	}
-	return fmt.Sprintf("%d%%", r)
-}
-
-// fmtCountShare formats "n (share)".
-func fmtCountShare(n, total, decimals int) string {
-	return fmt.Sprintf("%s (%s)", fmtNum(n), fmtPercent(n, total, decimals))
-}
-
-// fmtDecimal formats x with at most one decimal.
-func fmtDecimal(x float64) string {
-	return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64)
-}
-
-// fmtDays formats a number of days with at most one decimal.
-func fmtDays(d float64) string {
-	if d == 1 {
-		return "1 day"
-	}
-	return fmtDecimal(d) + " days"
-}
-
-// fmtHours formats hours: whole hours below two days, else days with one decimal.
-func fmtHours(h float64) string {
-	if h < 48 {
-		return fmt.Sprintf("%.0f h", math.Round(h))
-	}
-	return fmtDays(h / 24)
 }
 
 // --- Charts ---
@@ -553,7 +458,7 @@ func barChart(id, title, desc, unit string, series []string, groups []chartGroup
 			}
 			x := x0 + si*barW
 			c.Bars = append(c.Bars, chartBar{
-				Class: class, Title: fmt.Sprintf("%s: %s", name, fmtPlural(v, unit, unit+"s")), Value: fmtNum(v),
+				Class: class, Title: fmt.Sprintf("%s: %s", name, stats.Plural(v, unit, unit+"s")), Value: stats.Count(v),
 				X: x, Y: c.Base - h, W: barW, H: h, CX: x + barW/2, VY: c.Base - h - 4,
 			})
 		}

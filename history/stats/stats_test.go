@@ -398,13 +398,13 @@ func TestPercent(t *testing.T) {
 		{5, 5, 1, "100.0%"},
 		{1, 0, 0, "–"},
 	} {
-		if got := percent(c.n, c.of, c.decimals); got != c.want {
-			t.Errorf("percent(%d, %d, %d) = %q, want %q", c.n, c.of, c.decimals, got, c.want)
+		if got := Percent(c.n, c.of, c.decimals); got != c.want {
+			t.Errorf("Percent(%d, %d, %d) = %q, want %q", c.n, c.of, c.decimals, got, c.want)
 		}
 	}
 	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1893: "1,893", 119510: "119,510", 1234567: "1,234,567", -1234: "-1,234"} {
-		if got := num(n); got != want {
-			t.Errorf("num(%d) = %q, want %q", n, got, want)
+		if got := Count(n); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
 		}
 	}
 }
