@@ -12,9 +12,7 @@ package web_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -27,15 +25,6 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
-
-	"github.com/probity-dev/probity/attest"
-	"github.com/probity-dev/probity/checks/fixtures"
-	"github.com/probity-dev/probity/checks/probe"
-	"github.com/probity-dev/probity/history"
-	"github.com/probity-dev/probity/keys"
-	"github.com/probity-dev/probity/rounds"
-	"github.com/probity-dev/probity/store"
-	"github.com/probity-dev/probity/web"
 )
 
 const chromiumPath = "/usr/bin/chromium"
@@ -135,7 +124,8 @@ func TestBrowser(t *testing.T) {
 		t.Skipf("%s is missing (apt-get install chromium): %v", chromiumPath, err)
 	}
 	began := time.Now()
-	f, chN := setupBrowserFixture(t, browserHostile)
+	f := setupWith(t, generous, browserHostile)
+	chN := f.toolsChange
 
 	// The control page puts the same description into a page unescaped, with the
 	// site's own Content-Security-Policy: it proves the checks below can see a
@@ -345,94 +335,4 @@ func TestBrowser(t *testing.T) {
 	tabCancel()
 	allocCancel()
 	t.Logf("browser test took %v (with the store setup)", time.Since(began).Round(time.Millisecond))
-}
-
-// setupBrowserFixture is setup with the given tool description: a SQLite store with
-// one remote entry, a baseline, a confirmed tools change that brings desc and a new
-// tool, and a supply run. It returns the number of the tools change.
-func setupBrowserFixture(t *testing.T, desc string) (*fixture, int64) {
-	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := store.Open(ctx, store.Config{SQLitePath: filepath.Join(dir, "probity.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
-	now := start
-	keyDir := filepath.Join(dir, "keys")
-	if _, err := keys.GenerateDir(keyDir, "https://probity.test", start.Add(-time.Hour), nil); err != nil {
-		t.Fatal(err)
-	}
-	doc, signer, err := keys.OpenDir(keyDir, start)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: 1, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fleet.Close() })
-	tmpl, err := probe.New(probe.Config{Version: "test", AllowLoopback: true}).Probe(ctx, fleet.URL(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &scripted{template: tmpl, now: &now}
-	proc, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := rounds.NewRunner(rounds.Config{Store: st, Prober: p, Signer: signer, ToolVersion: "test", History: proc,
-		Collector: canned{}, Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, _, err := st.AddEntry(ctx, store.NewEntry{SlugBase: "search", Kind: store.KindRemote, Locator: fleet.URL(0), Name: "Search <b>server</b>", Source: "import"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	round := func(at time.Duration, tools ...json.RawMessage) {
-		t.Helper()
-		now = start.Add(at)
-		p.tools = tools
-		o, err := r.RunEntry(ctx, e, store.Due{EntryID: e.ID, Reason: store.ReasonCadence, At: now}, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if o.Status != rounds.SignedFull {
-			t.Fatalf("round at %v: %s", at, o.Status)
-		}
-	}
-	round(0, tool("search", "Search the catalog."))
-	round(time.Hour, tool("search", desc), tool("fetch", "Fetch a page."))
-	round(time.Hour+2*time.Minute, tool("search", desc), tool("fetch", "Fetch a page."))
-	if _, err := r.RunSupply(ctx, e, false); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := st.Changes(ctx, store.ChangeFilter{EntryID: e.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var number int64
-	for _, c := range cs {
-		if c.Kind == attest.ChangeTools {
-			number = c.Number
-		}
-	}
-	if number == 0 {
-		t.Fatalf("no tools change recorded: %+v", cs)
-	}
-
-	logs := &strings.Builder{}
-	now = start.Add(2 * time.Hour)
-	h, err := web.New(web.Config{Store: st, Keys: doc, BaseURL: "https://probity.test", Now: func() time.Time { return now },
-		Logger: slog.New(slog.NewTextHandler(&syncWriter{b: logs}, nil)), RateLimit: generous})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{h: h, st: st, slug: e.Slug, now: now, logs: logs}, number
 }

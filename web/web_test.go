@@ -69,6 +69,8 @@ type fixture struct {
 	slug string
 	now  time.Time
 	logs *strings.Builder
+	// toolsChange is the number of the recorded tools change.
+	toolsChange int64
 }
 
 func tool(name, desc string) json.RawMessage {
@@ -80,6 +82,12 @@ func tool(name, desc string) json.RawMessage {
 // change that brings the hostile description and a new tool, an operator edit that is
 // hidden, and a supply run.
 func setup(t *testing.T, rl web.RateLimit) *fixture {
+	t.Helper()
+	return setupWith(t, rl, hostile)
+}
+
+// setupWith is setup with desc as the tool description the tools change brings.
+func setupWith(t *testing.T, rl web.RateLimit, desc string) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -137,8 +145,8 @@ func setup(t *testing.T, rl web.RateLimit) *fixture {
 		}
 	}
 	round(0, tool("search", "Search the catalog."))
-	round(time.Hour, tool("search", hostile), tool("fetch", "Fetch a page."))
-	round(time.Hour+2*time.Minute, tool("search", hostile), tool("fetch", "Fetch a page."))
+	round(time.Hour, tool("search", desc), tool("fetch", "Fetch a page."))
+	round(time.Hour+2*time.Minute, tool("search", desc), tool("fetch", "Fetch a page."))
 
 	now = start.Add(90 * time.Minute)
 	edit, err := proc.RecordOperatorEdit(ctx, e.ID, "description", "before "+hiddenText, "after "+hiddenText, now)
@@ -166,7 +174,7 @@ func setup(t *testing.T, rl web.RateLimit) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{h: h, st: st, slug: e.Slug, now: now, logs: logs}
+	return &fixture{h: h, st: st, slug: e.Slug, now: now, logs: logs, toolsChange: cs[1].Number}
 }
 
 type syncWriter struct{ b *strings.Builder }
