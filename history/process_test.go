@@ -244,27 +244,8 @@ func statsChanges(t *testing.T, st history.StatsStore, id int64, now time.Time) 
 
 func TestOperatorEditOfSetupNotesRecordsNoText(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := store.Open(ctx, store.Config{SQLitePath: filepath.Join(dir, "probity.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	now := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
-	if _, err := keys.GenerateDir(filepath.Join(dir, "keys"), "https://probity.test", now.Add(-time.Hour), nil); err != nil {
-		t.Fatal(err)
-	}
-	_, signer, err := keys.OpenDir(filepath.Join(dir, "keys"), now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proc, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, _, proc := newHistoryEnv(t, now)
 	e, _, err := st.AddEntry(ctx, store.NewEntry{SlugBase: "pkg", Kind: store.KindNPM, Locator: "pkg:npm/%40acme/mcp", Source: "import"})
 	if err != nil {
 		t.Fatal(err)
@@ -296,27 +277,8 @@ func TestOperatorEditOfSetupNotesRecordsNoText(t *testing.T) {
 
 func TestManifestToolsFeedTheHistory(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := store.Open(ctx, store.Config{SQLitePath: filepath.Join(dir, "probity.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	now := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
-	if _, err := keys.GenerateDir(filepath.Join(dir, "keys"), "https://probity.test", now.Add(-time.Hour), nil); err != nil {
-		t.Fatal(err)
-	}
-	doc, signer, err := keys.OpenDir(filepath.Join(dir, "keys"), now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proc, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, doc, proc := newHistoryEnv(t, now)
 	e, _, err := st.AddEntry(ctx, store.NewEntry{SlugBase: "gh-acme-bundle", Kind: store.KindGitHub, Locator: "https://github.com/acme/bundle", Source: "import"})
 	if err != nil {
 		t.Fatal(err)
@@ -352,4 +314,32 @@ func TestManifestToolsFeedTheHistory(t *testing.T) {
 	if err != nil || sum.Failed != 0 || counts.Changes != 2 || sum.Verified != 2 {
 		t.Fatalf("export %+v verified %+v (%v)", counts, sum, err)
 	}
+}
+
+// newHistoryEnv is a migrated SQLite store, a key valid from an hour before now, and a
+// Processor signing with it.
+func newHistoryEnv(t *testing.T, now time.Time) (store.Store, *keys.Document, *history.Processor) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, store.Config{SQLitePath: filepath.Join(dir, "probity.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keys.GenerateDir(filepath.Join(dir, "keys"), "https://probity.test", now.Add(-time.Hour), nil); err != nil {
+		t.Fatal(err)
+	}
+	doc, signer, err := keys.OpenDir(filepath.Join(dir, "keys"), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, doc, proc
 }
