@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -517,7 +516,6 @@ func checkViews(raw []byte) ([]checkView, error) {
 	}
 	out := make([]checkView, 0, len(rs))
 	for _, r := range rs {
-		integerParams(r.Reason)
 		cv := checkView{
 			ID: visibleLine(r.ID), Title: titles[r.ID], Status: visibleLine(string(r.Status)),
 			Reason: visibleLine(checks.Describe(checks.Result{ID: r.ID, Status: r.Status, Reason: r.Reason})),
@@ -534,20 +532,6 @@ func checkViews(raw []byte) ([]checkView, error) {
 		out = append(out, cv)
 	}
 	return out, nil
-}
-
-// integerParams turns the reason parameters that JSON decoded as float64 back into the
-// int64 they were stored as (parameters are integers within ±2^53, booleans or tokens),
-// as checks.Describe formats them.
-func integerParams(r *attest.Reason) {
-	if r == nil {
-		return
-	}
-	for k, v := range r.Params {
-		if f, ok := v.(float64); ok && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
-			r.Params[k] = int64(f)
-		}
-	}
 }
 
 func supplyViewOf(run *store.SupplyRecord) (*supplyView, error) {
