@@ -905,3 +905,104 @@ func BenchmarkWalkRounds(b *testing.B) {
 		})
 	}
 }
+
+// TestEntryDigest: EntryDigest returns what the calls it stands for return.
+func TestEntryDigest(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		a, b := mustAddEntry(t, s, "alpha"), mustAddEntry(t, s, "beta")
+		at := func(h int) time.Time { return t0.Add(time.Duration(h) * time.Hour) }
+		mustSave(t, s, fullRound(a.ID, at(0), at(0), "one"))
+		mustSave(t, s, unsignedRound(a.ID, at(24), at(24)))
+		mustSave(t, s, fullRound(a.ID, at(48), at(48), "two"))
+		mustSave(t, s, fullRound(b.ID, at(72), at(72), "other")) // another entry's newer round
+		mustSaveSupply(t, s, testSupply(a.ID, at(1), 1))
+		mustSaveSupply(t, s, testSupply(a.ID, at(2), 2))
+		var cs []ChangeRecord
+		for n := int64(1); n <= 4; n++ {
+			cs = append(cs, testChange(a.ID, n, at(int(n))))
+		}
+		mustSaveHistory(t, s, HistoryUpdate{EntryID: a.ID, State: []byte(`1`), Changes: cs})
+		if err := s.HideChange(ctx, a.ID, 3, true, "a mistake"); err != nil {
+			t.Fatal(err)
+		}
+		from, to := utcDay(at(0)), utcDay(at(48))
+
+		// want is what the separate calls return.
+		want := func(slug string, q EntryQuery) EntryDigest {
+			t.Helper()
+			e, err := s.Entry(ctx, slug)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := EntryDigest{Entry: e}
+			if rs, err := s.Rounds(ctx, e.ID, 1); err != nil {
+				t.Fatal(err)
+			} else if len(rs) == 1 {
+				d.Round = &rs[0]
+			}
+			if runs, err := s.SupplyRuns(ctx, e.ID, 1); err != nil {
+				t.Fatal(err)
+			} else if len(runs) == 1 {
+				d.Supply = &runs[0]
+			}
+			if q.Changes > 0 {
+				if d.Changes, err = s.Changes(ctx, ChangeFilter{EntryID: e.ID, Limit: q.Changes}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if q.UptimeFrom != "" {
+				if d.Uptime, err = s.UptimeDays(ctx, e.ID, q.UptimeFrom, q.UptimeTo); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return d
+		}
+		for _, c := range []struct {
+			e Entry
+			q EntryQuery
+		}{
+			{a, EntryQuery{Changes: 10, UptimeFrom: from, UptimeTo: to}},
+			{a, EntryQuery{Changes: 2}},
+			{a, EntryQuery{UptimeFrom: to, UptimeTo: to}},
+			{a, EntryQuery{}},
+			{b, EntryQuery{Changes: 10, UptimeFrom: from, UptimeTo: to}}, // no supply, no changes
+		} {
+			got, err := s.EntryDigest(ctx, c.e.Slug, c.q)
+			if err != nil {
+				t.Fatalf("EntryDigest(%s, %+v): %v", c.e.Slug, c.q, err)
+			}
+			if w := want(c.e.Slug, c.q); !reflect.DeepEqual(got, w) {
+				t.Errorf("EntryDigest(%s, %+v):\n got %+v\nwant %+v", c.e.Slug, c.q, got, w)
+			}
+		}
+		// The digest of alpha, spelled out: the newest round, run and visible changes.
+		d, err := s.EntryDigest(ctx, "alpha", EntryQuery{Changes: 10, UptimeFrom: from, UptimeTo: to})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var numbers []int64
+		for _, c := range d.Changes {
+			numbers = append(numbers, c.Number)
+		}
+		switch {
+		case d.Round == nil || d.Round.RoundID != fmt.Sprintf("r-%d-%d", a.ID, at(48).UnixMilli()):
+			t.Errorf("newest round %+v", d.Round)
+		case d.Supply == nil || d.Supply.LatestVersion != "1.2.0":
+			t.Errorf("newest supply run %+v", d.Supply)
+		case !reflect.DeepEqual(numbers, []int64{4, 2, 1}):
+			t.Errorf("changes %v, want 4 2 1 (3 is hidden)", numbers)
+		case len(d.Uptime) != 3:
+			t.Errorf("uptime %+v, want 3 days", d.Uptime)
+		}
+
+		if _, err := s.EntryDigest(ctx, "gamma", EntryQuery{Changes: 10}); !errors.Is(err, ErrNotFound) {
+			t.Errorf("EntryDigest of a missing slug: %v, want ErrNotFound", err)
+		}
+		for _, q := range []EntryQuery{{UptimeFrom: from}, {UptimeTo: to}, {UptimeFrom: "2026-13-01", UptimeTo: to}} {
+			if d, err := s.EntryDigest(ctx, "alpha", q); err == nil {
+				t.Errorf("EntryDigest(%+v) = %+v, want an error", q, d)
+			}
+		}
+	})
+}

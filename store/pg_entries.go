@@ -364,3 +364,102 @@ func (s *pgStore) FinishRun(ctx context.Context, id string, at time.Time) error 
 	}
 	return nil
 }
+
+// pgEntryOf finds the entry of EntryDigest's slug ($1) inside each of its queries: an
+// InitPlan on the slug's unique index, so no query of the batch waits for another's
+// answer.
+const pgEntryOf = `(SELECT id FROM entries WHERE slug = $1)`
+
+// EntryDigest sends its queries as one batch: one round trip to the server where
+// Entry, Rounds, SupplyRuns, Changes and UptimeDays take five. They run in one implicit
+// transaction, each on its own snapshot (read committed), as the five calls would.
+func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (EntryDigest, error) {
+	if err := checkEntryQuery(q); err != nil {
+		return EntryDigest{}, fmt.Errorf("couldn't read entry %q: %w", slug, err)
+	}
+	b := &pgx.Batch{}
+	b.Queue(`SELECT `+pgEntryColumns+` FROM entries WHERE slug = $1`, slug)
+	b.Queue(`
+		SELECT `+pgSummaryColumns+`
+		FROM observations o LEFT JOIN envelopes v ON v.observation_id = o.id
+		WHERE o.entry_id = `+pgEntryOf+`
+		ORDER BY o.started_at DESC, o.id DESC
+		LIMIT 1`, slug)
+	b.Queue(`
+		SELECT `+pgSupplyColumns+` FROM supply_runs r
+		WHERE r.entry_id = `+pgEntryOf+`
+		ORDER BY r.ran_at DESC, r.id DESC
+		LIMIT 1`, slug)
+	if q.Changes > 0 {
+		b.Queue(`
+			SELECT `+pgChangeColumns+`
+			FROM changes c JOIN entries e ON e.id = c.entry_id
+			WHERE c.entry_id = `+pgEntryOf+` AND NOT c.hidden
+			ORDER BY c.number DESC
+			LIMIT $2`, slug, q.Changes)
+	}
+	if q.UptimeFrom != "" {
+		b.Queue(`
+			SELECT `+pgUptimeColumns+` FROM uptime_days
+			WHERE entry_id = `+pgEntryOf+` AND day BETWEEN $2::date AND $3::date
+			ORDER BY day`, slug, q.UptimeFrom, q.UptimeTo)
+	}
+	br := s.pool.SendBatch(ctx, b)
+	d, err := pgReadDigest(br, slug, q)
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("couldn't read entry %q: %w", slug, cerr)
+	}
+	if err != nil {
+		return EntryDigest{}, err
+	}
+	return d, nil
+}
+
+// pgReadDigest reads the results of EntryDigest's batch, in the order it queued them.
+func pgReadDigest(br pgx.BatchResults, slug string, q EntryQuery) (EntryDigest, error) {
+	var d EntryDigest
+	e, err := pgScanEntry(br.QueryRow())
+	if errors.Is(err, pgx.ErrNoRows) {
+		return d, fmt.Errorf("entry %q: %w", slug, ErrNotFound)
+	}
+	if err != nil {
+		return d, fmt.Errorf("couldn't read entry %q: %w", slug, err)
+	}
+	d.Entry = e
+	rounds, err := pgCollectBatch(br, pgScanSummary)
+	if err != nil {
+		return d, fmt.Errorf("couldn't read the newest round of %q: %w", slug, err)
+	}
+	if len(rounds) == 1 {
+		d.Round = &rounds[0]
+	}
+	runs, err := pgCollectBatch(br, pgScanSupply)
+	if err != nil {
+		return d, fmt.Errorf("couldn't read the newest supply run of %q: %w", slug, err)
+	}
+	if len(runs) == 1 {
+		d.Supply = &runs[0]
+	}
+	if q.Changes > 0 {
+		if d.Changes, err = pgCollectBatch(br, pgScanChange); err != nil {
+			return d, fmt.Errorf("couldn't read the changes of %q: %w", slug, err)
+		}
+	}
+	if q.UptimeFrom != "" {
+		ds, err := pgCollectBatch(br, pgScanUptimeDay)
+		if err != nil {
+			return d, fmt.Errorf("couldn't read the uptime of %q: %w", slug, err)
+		}
+		d.Uptime = days(ds)
+	}
+	return d, nil
+}
+
+// pgCollectBatch scans every row of the batch's next result with scan.
+func pgCollectBatch[T any](br pgx.BatchResults, scan func(pgx.Row) (T, error)) ([]T, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	return pgCollect(rows, scan)
+}

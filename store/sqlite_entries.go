@@ -369,3 +369,41 @@ func (s *sqliteStore) FinishRun(ctx context.Context, id string, at time.Time) er
 	}
 	return nil
 }
+
+// EntryDigest reads with the methods it stands for, one after the other: on an embedded
+// database a query costs no round trip.
+func (s *sqliteStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (EntryDigest, error) {
+	if err := checkEntryQuery(q); err != nil {
+		return EntryDigest{}, fmt.Errorf("couldn't read entry %q: %w", slug, err)
+	}
+	e, err := s.Entry(ctx, slug)
+	if err != nil {
+		return EntryDigest{}, err
+	}
+	d := EntryDigest{Entry: e}
+	rs, err := s.Rounds(ctx, e.ID, 1)
+	if err != nil {
+		return EntryDigest{}, err
+	}
+	if len(rs) == 1 {
+		d.Round = &rs[0]
+	}
+	runs, err := s.SupplyRuns(ctx, e.ID, 1)
+	if err != nil {
+		return EntryDigest{}, err
+	}
+	if len(runs) == 1 {
+		d.Supply = &runs[0]
+	}
+	if q.Changes > 0 {
+		if d.Changes, err = s.Changes(ctx, ChangeFilter{EntryID: e.ID, Limit: q.Changes}); err != nil {
+			return EntryDigest{}, err
+		}
+	}
+	if q.UptimeFrom != "" {
+		if d.Uptime, err = s.UptimeDays(ctx, e.ID, q.UptimeFrom, q.UptimeTo); err != nil {
+			return EntryDigest{}, err
+		}
+	}
+	return d, nil
+}

@@ -332,6 +332,28 @@ type SupplyRecord struct {
 	KeyID    string
 }
 
+// EntryQuery says what EntryDigest reads besides the entry and its newest round and
+// supply run.
+type EntryQuery struct {
+	// Changes is how many of the entry's newest visible changes to read (≤ 0: none).
+	Changes int
+	// UptimeFrom and UptimeTo are the uptime days to read (YYYY-MM-DD, inclusive); both
+	// empty: none.
+	UptimeFrom, UptimeTo string
+}
+
+// EntryDigest is what one entry's pages show, read in one call: on PostgreSQL in one
+// round trip.
+type EntryDigest struct {
+	Entry  Entry
+	Round  *RoundSummary // the newest round; nil when none
+	Supply *SupplyRecord // the newest supply run; nil when none
+	// Changes are the newest visible changes, newest first (EntryQuery.Changes).
+	Changes []ChangeRecord
+	// Uptime are the days asked for, oldest first.
+	Uptime []UptimeDay
+}
+
 // Stats counts what the store holds.
 type Stats struct {
 	Entries      int64
@@ -359,6 +381,10 @@ type Store interface {
 	AddEntry(ctx context.Context, e NewEntry) (entry Entry, created bool, err error)
 	// Entry returns the entry with the slug, or ErrNotFound.
 	Entry(ctx context.Context, slug string) (Entry, error)
+	// EntryDigest returns the entry with the slug (or ErrNotFound), its newest round and
+	// supply run, and the changes and uptime days q asks for: what Entry, Rounds(1),
+	// SupplyRuns(1), Changes and UptimeDays return, read together.
+	EntryDigest(ctx context.Context, slug string, q EntryQuery) (EntryDigest, error)
 	// EntryByID returns the entry with the id, or ErrNotFound.
 	EntryByID(ctx context.Context, id int64) (Entry, error)
 	// Entries returns every entry ordered by id, after afterID, at most limit (≤ 0: all).

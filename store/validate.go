@@ -465,3 +465,11 @@ func checkSurfaceDoc(fingerprint string, doc []byte) error {
 	}
 	return nil
 }
+
+// checkEntryQuery refuses uptime bounds that are not two days, or only one of them.
+func checkEntryQuery(q EntryQuery) error {
+	if q.UptimeFrom == "" && q.UptimeTo == "" {
+		return nil
+	}
+	return errors.Join(checkDay(q.UptimeFrom), checkDay(q.UptimeTo))
+}
