@@ -219,7 +219,7 @@ func (h *handlers) entry(c *gin.Context) {
 		}
 		c.Data(http.StatusOK, "text/markdown; charset=utf-8", b)
 	default:
-		v, err := h.site.entry(ctx, slug)
+		v, err := h.site.entryPage(ctx, slug)
 		if err != nil {
 			h.fail(c, err)
 			return

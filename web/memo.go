@@ -3,44 +3,74 @@ package web
 import "sync"
 
 // memo remembers values derived from immutable stored data: the tool list of a
-// content-addressed surface, the check views of a stored round. Nothing it holds can go
-// stale, so it has no expiry; it is bounded by entry count, dropping about a tenth of
-// its entries (Go's map order picks which) when full. Safe for concurrent use. Callers
-// must not modify a returned value.
+// content-addressed surface, the check results of a stored round, and the HTML the
+// entry page renders of them. Nothing it holds can go stale, so it has no expiry.
+//
+// It is bounded by the approximate bytes its values hold (size), not by their count: a
+// tool list can be 60 bytes or 60 KB. When a new value would pass the bound, values are
+// dropped (Go's map order picks which) until a tenth of the bound is free. A value larger
+// than a tenth of the bound is returned and not remembered. Safe for concurrent use;
+// callers must not modify a returned value.
 type memo[K comparable, V any] struct {
-	mu  sync.Mutex
-	max int
-	m   map[K]V
+	mu       sync.Mutex
+	maxBytes int
+	size     func(V) int
+	bytes    int
+	m        map[K]memoValue[V]
 }
 
-func newMemo[K comparable, V any](max int) *memo[K, V] {
-	return &memo[K, V]{max: max, m: make(map[K]V)}
+type memoValue[V any] struct {
+	v    V
+	size int
+}
+
+// memoOverhead is what a remembered value costs besides its size: the map slot, the
+// key and the value's headers, roughly.
+const memoOverhead = 64
+
+func newMemo[K comparable, V any](maxBytes int, size func(V) int) *memo[K, V] {
+	return &memo[K, V]{maxBytes: maxBytes, size: size, m: make(map[K]memoValue[V])}
 }
 
 // get returns the value for k, computing and remembering it with f on a miss. An error
 // is returned and not remembered.
 func (c *memo[K, V]) get(k K, f func() (V, error)) (V, error) {
 	c.mu.Lock()
-	v, ok := c.m[k]
+	e, ok := c.m[k]
 	c.mu.Unlock()
 	if ok {
-		return v, nil
+		return e.v, nil
 	}
 	v, err := f()
 	if err != nil {
 		return v, err
 	}
+	n := c.size(v) + memoOverhead
+	if n > c.maxBytes/10 {
+		return v, nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.m) >= c.max {
-		drop := max(c.max/10, 1)
-		for key := range c.m {
+	if old, ok := c.m[k]; ok { // computed meanwhile by another request
+		return old.v, nil
+	}
+	if c.bytes+n > c.maxBytes {
+		for key, old := range c.m {
 			delete(c.m, key)
-			if drop--; drop == 0 {
+			c.bytes -= old.size
+			if c.bytes+n <= c.maxBytes-c.maxBytes/10 {
 				break
 			}
 		}
 	}
-	c.m[k] = v
+	c.m[k] = memoValue[V]{v, n}
+	c.bytes += n
 	return v, nil
+}
+
+// len is how many values are remembered.
+func (c *memo[K, V]) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
 }

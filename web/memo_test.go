@@ -2,16 +2,19 @@ package web
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
 func TestMemo(t *testing.T) {
-	m := newMemo[int, int](10)
+	// Each value costs its length plus memoOverhead: 100 bytes for 36 characters.
+	m := newMemo[int, string](1000, func(s string) int { return len(s) })
+	value := strings.Repeat("v", 100-memoOverhead)
 	calls := 0
-	f := func(v int) func() (int, error) { return func() (int, error) { calls++; return v, nil } }
+	f := func(v string) func() (string, error) { return func() (string, error) { calls++; return v, nil } }
 	for range 3 {
-		if v, err := m.get(1, f(7)); v != 7 || err != nil {
-			t.Fatalf("get = %d, %v", v, err)
+		if v, err := m.get(1, f(value)); v != value || err != nil {
+			t.Fatalf("get = %q, %v", v, err)
 		}
 	}
 	if calls != 1 {
@@ -19,17 +22,31 @@ func TestMemo(t *testing.T) {
 	}
 	// Errors are returned, not remembered.
 	boom := errors.New("boom")
-	if _, err := m.get(2, func() (int, error) { return 0, boom }); !errors.Is(err, boom) {
+	if _, err := m.get(2, func() (string, error) { return "", boom }); !errors.Is(err, boom) {
 		t.Fatalf("error %v", err)
 	}
-	if v, _ := m.get(2, f(9)); v != 9 {
-		t.Errorf("after an error: %d", v)
+	if v, _ := m.get(2, f(value)); v != value {
+		t.Errorf("after an error: %q", v)
 	}
-	// Bounded.
+	// Bounded by bytes: 1000 bytes hold at most ten values of 100.
 	for i := range 100 {
-		m.get(100+i, f(i))
+		m.get(100+i, f(value))
+		if m.bytes > 1000 || m.len() > 10 {
+			t.Fatalf("after %d values: %d bytes in %d values, bound 1000", i+3, m.bytes, m.len())
+		}
 	}
-	if len(m.m) > 10 {
-		t.Errorf("%d entries, bound 10", len(m.m))
+	if m.len() < 9 {
+		t.Errorf("%d values remembered, want 9 or 10 (a tenth is freed when full)", m.len())
+	}
+	// A value larger than a tenth of the bound is returned, not remembered.
+	big := strings.Repeat("b", 200)
+	calls = 0
+	for range 2 {
+		if v, _ := m.get(-1, f(big)); v != big {
+			t.Fatal("big value not returned")
+		}
+	}
+	if calls != 2 {
+		t.Errorf("big value computed %d times, want 2 (not remembered)", calls)
 	}
 }

@@ -11,15 +11,11 @@ import (
 // badgeOf returns the badge of slug, from the same newest round and supply run the
 // pages show.
 func (s *site) badgeOf(ctx context.Context, slug string) (badge.Badge, error) {
-	e, err := s.st.Entry(ctx, slug)
+	d, err := s.st.EntryDigest(ctx, slug, store.EntryQuery{})
 	if err != nil {
 		return badge.Badge{}, err
 	}
-	_, round, run, err := s.entryState(ctx, e)
-	if err != nil {
-		return badge.Badge{}, err
-	}
-	return badge.For(badgeState(round, run)), nil
+	return badge.For(badgeState(d.Round, d.Supply)), nil
 }
 
 func badgeState(round *store.RoundSummary, run *store.SupplyRecord) badge.State {

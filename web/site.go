@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"strings"
 	"time"
 
@@ -26,10 +27,61 @@ type site struct {
 	feed     feed.Config
 	now      func() time.Time
 	stats    statsCache // the computed statistics (stats.go)
-	// tools and checks remember the views of immutable data: a surface's tool list by
-	// its fingerprint, a stored round's checks by its observation id (memo.go).
+	// tools and checks remember the views of immutable data for the entry's JSON and
+	// Markdown: a surface's tool list by its fingerprint, a stored round's checks by its
+	// observation id (memo.go).
 	tools  *memo[string, []toolView]
 	checks *memo[int64, []checkView]
+	// The entry page's sections of immutable data, rendered once (fragment): its tools
+	// by surface fingerprint, its checks by observation id, its supply checks by run id.
+	toolsHTML  *memo[string, template.HTML]
+	checksHTML *memo[int64, template.HTML]
+	supplyHTML *memo[int64, template.HTML]
+	// fragments holds the templates of those sections ("tools", "checks", "supply").
+	fragments *template.Template
+}
+
+// newSite returns a site with its memos; fragments are the entry page's templates.
+func newSite(st store.Store, fragments *template.Template) *site {
+	return &site{
+		st:         st,
+		fragments:  fragments,
+		tools:      newMemo[string](16<<20, toolsSize),
+		checks:     newMemo[int64](16<<20, checksSize),
+		toolsHTML:  newMemo[string](64<<20, htmlSize),
+		checksHTML: newMemo[int64](32<<20, htmlSize),
+		supplyHTML: newMemo[int64](16<<20, htmlSize),
+	}
+}
+
+func htmlSize(h template.HTML) int { return len(h) }
+
+func toolsSize(ts []toolView) int {
+	n := 0
+	for _, t := range ts {
+		n += 48 + len(t.Name) + len(t.Title) + len(t.Description)
+	}
+	return n
+}
+
+func checksSize(cs []checkView) int {
+	n := 0
+	for _, c := range cs {
+		n += 64 + len(c.ID) + len(c.Title) + len(c.Status) + len(c.Reason)
+		for _, e := range c.Evidence {
+			n += 72 + len(e.Tool) + len(e.Field) + len(e.Sample) + len(e.Note)
+		}
+	}
+	return n
+}
+
+// fragment renders the entry page's section name with data.
+func (s *site) fragment(name string, data any) (template.HTML, error) {
+	var b strings.Builder
+	if err := s.fragments.ExecuteTemplate(&b, name, data); err != nil {
+		return "", err
+	}
+	return template.HTML(b.String()), nil // html/template escaped it
 }
 
 const (
@@ -66,25 +118,32 @@ type summaryOf struct {
 
 // entryState reads the newest round and supply run of e.
 func (s *site) entryState(ctx context.Context, e store.Entry) (summaryOf, *store.RoundSummary, *store.SupplyRecord, error) {
-	sum := summaryOf{State: stateUnsigned, Score: -1, LastSeen: e.LastRoundAt}
 	rs, err := s.st.Rounds(ctx, e.ID, 1)
 	if err != nil {
-		return sum, nil, nil, err
+		return summaryOf{}, nil, nil, err
+	}
+	runs, err := s.st.SupplyRuns(ctx, e.ID, 1)
+	if err != nil {
+		return summaryOf{}, nil, nil, err
 	}
 	var round *store.RoundSummary
 	if len(rs) == 1 {
 		round = &rs[0]
-		if round.Signed {
-			sum.State, sum.Coverage = stateSigned, round.Coverage
-		}
-	}
-	runs, err := s.st.SupplyRuns(ctx, e.ID, 1)
-	if err != nil {
-		return sum, nil, nil, err
 	}
 	var run *store.SupplyRecord
 	if len(runs) == 1 {
 		run = &runs[0]
+	}
+	return stateOf(e, round, run), round, run, nil
+}
+
+// stateOf is the summary of e with its newest round and supply run (nil: none).
+func stateOf(e store.Entry, round *store.RoundSummary, run *store.SupplyRecord) summaryOf {
+	sum := summaryOf{State: stateUnsigned, Score: -1, LastSeen: e.LastRoundAt}
+	if round != nil && round.Signed {
+		sum.State, sum.Coverage = stateSigned, round.Coverage
+	}
+	if run != nil {
 		sum.Score = run.Score
 		if run.Envelope != nil && sum.State == stateUnsigned && e.Kind != store.KindRemote {
 			// A package or repository is never probed: its signed record is the supply run.
@@ -94,7 +153,7 @@ func (s *site) entryState(ctx context.Context, e store.Entry) (summaryOf, *store
 			sum.State = stateVerified
 		}
 	}
-	return sum, round, run, nil
+	return sum
 }
 
 // --- Directory ---
@@ -288,6 +347,10 @@ type entryView struct {
 	History       []changeView // the newest jsonChanges visible changes
 	Recent        []changeView // the newest markdownChanges of them
 	Links         links
+
+	// The sections of the entry page, rendered by html/template from the views above
+	// (entryPage, which leaves those views empty; entry leaves these empty).
+	ChecksHTML, SupplyHTML, ToolsHTML template.HTML
 }
 
 type links struct {
@@ -367,16 +430,30 @@ var observeText = map[string]string{
 	store.KindGitHub: "A server described by an MCP bundle manifest in a GitHub repository. Probity reads manifest.json at the newest commit and never runs the server.",
 }
 
-// entry builds the entry page of slug.
+// entry builds the view of slug for its JSON and Markdown: with Checks, Supply and
+// Tools.
 func (s *site) entry(ctx context.Context, slug string) (*entryView, error) {
-	e, err := s.st.Entry(ctx, slug)
+	return s.entryOf(ctx, slug, false)
+}
+
+// entryPage builds the view of slug for its HTML page: with ChecksHTML, SupplyHTML and
+// ToolsHTML, each rendered once per round, supply run and surface.
+func (s *site) entryPage(ctx context.Context, slug string) (*entryView, error) {
+	return s.entryOf(ctx, slug, true)
+}
+
+func (s *site) entryOf(ctx context.Context, slug string, html bool) (*entryView, error) {
+	to := s.now().UTC()
+	d, err := s.st.EntryDigest(ctx, slug, store.EntryQuery{
+		Changes:    pageSize,
+		UptimeFrom: to.AddDate(0, 0, -(uptimeDays - 1)).Format(time.DateOnly),
+		UptimeTo:   to.Format(time.DateOnly),
+	})
 	if err != nil {
 		return nil, err
 	}
-	sum, round, run, err := s.entryState(ctx, e)
-	if err != nil {
-		return nil, err
-	}
+	e, round, run := d.Entry, d.Round, d.Supply
+	sum := stateOf(e, round, run)
 	v := &entryView{
 		Slug: e.Slug, Name: visibleLine(e.Name), Kind: e.Kind, Locator: visibleLine(e.Locator),
 		summaryOf: sum, Observe: observeText[e.Kind], Links: s.links(e.Slug),
@@ -390,7 +467,7 @@ func (s *site) entry(ctx context.Context, slug string) (*entryView, error) {
 		if round.Signed {
 			v.Round.EnvelopeURL = v.Links.Page + "/r/" + round.RoundID + ".json"
 		}
-		v.Checks, err = s.checks.get(round.ObservationID, func() ([]checkView, error) {
+		checks := func() ([]checkView, error) {
 			raw, err := s.st.RoundResults(ctx, round.ObservationID)
 			if err != nil {
 				return nil, err
@@ -400,30 +477,75 @@ func (s *site) entry(ctx context.Context, slug string) (*entryView, error) {
 				return nil, fmt.Errorf("results of round %s of %s: %w", round.RoundID, e.Slug, err)
 			}
 			return cv, nil
-		})
+		}
+		if html {
+			v.ChecksHTML, err = s.checksHTML.get(round.ObservationID, func() (template.HTML, error) {
+				cv, err := checks()
+				if err != nil {
+					return "", err
+				}
+				return s.fragment("checks", cv)
+			})
+		} else {
+			v.Checks, err = s.checks.get(round.ObservationID, checks)
+		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	if run != nil {
-		if v.Supply, err = supplyViewOf(run); err != nil {
-			return nil, fmt.Errorf("supply run %d of %s: %w", run.ID, e.Slug, err)
+		supply := func() (*supplyView, error) {
+			sv, err := supplyViewOf(run)
+			if err != nil {
+				return nil, fmt.Errorf("supply run %d of %s: %w", run.ID, e.Slug, err)
+			}
+			return sv, nil
+		}
+		if html {
+			v.SupplyHTML, err = s.supplyHTML.get(run.ID, func() (template.HTML, error) {
+				sv, err := supply()
+				if err != nil {
+					return "", err
+				}
+				return s.fragment("supply", sv)
+			})
+		} else {
+			v.Supply, err = supply()
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
-	// The tools: the newest surface (the last round that read a whole list).
-	if e.LastSurface != "" {
-		v.Tools, err = s.tools.get(e.LastSurface, func() ([]toolView, error) {
-			doc, err := s.st.Surface(ctx, e.LastSurface)
+	// The tools: the newest surface (the last round that read a whole list). A surface
+	// that is not stored shows as no list.
+	tools := func() ([]toolView, error) {
+		doc, err := s.st.Surface(ctx, e.LastSurface)
+		if err != nil {
+			return nil, err
+		}
+		tv, err := toolViews(doc)
+		if err != nil {
+			return nil, fmt.Errorf("surface of %s: %w", e.Slug, err)
+		}
+		return tv, nil
+	}
+	switch {
+	case e.LastSurface != "" && html:
+		v.ToolsHTML, err = s.toolsHTML.get(e.LastSurface, func() (template.HTML, error) {
+			tv, err := tools()
 			if err != nil {
-				return nil, err // ErrNotFound included: not remembered
+				return "", err // ErrNotFound included: not remembered
 			}
-			tv, err := toolViews(doc)
-			if err != nil {
-				return nil, fmt.Errorf("surface of %s: %w", e.Slug, err)
-			}
-			return tv, nil
+			return s.fragment("tools", tv)
 		})
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
+	case e.LastSurface != "":
+		v.Tools, err = s.tools.get(e.LastSurface, tools)
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	if html && v.ToolsHTML == "" {
+		if v.ToolsHTML, err = s.fragment("tools", []toolView(nil)); err != nil {
 			return nil, err
 		}
 	}
@@ -434,10 +556,7 @@ func (s *site) entry(ctx context.Context, slug string) (*entryView, error) {
 	} else {
 		v.LastToolsRead = t
 	}
-	cs, err := s.st.Changes(ctx, store.ChangeFilter{EntryID: e.ID, Limit: pageSize})
-	if err != nil {
-		return nil, err
-	}
+	cs := d.Changes
 	for i := range cs {
 		if cs[i].Hidden {
 			continue
@@ -453,9 +572,7 @@ func (s *site) entry(ctx context.Context, slug string) (*entryView, error) {
 		}
 	}
 	v.Recent = v.History[:min(len(v.History), markdownChanges)]
-	if v.Uptime, err = s.uptime(ctx, e); err != nil {
-		return nil, err
-	}
+	v.Uptime = uptimeOf(e, d.Uptime)
 	return v, nil
 }
 
@@ -477,21 +594,16 @@ func (s *site) lastToolsRead(ctx context.Context, e store.Entry) (time.Time, err
 	return time.Time{}, nil
 }
 
-func (s *site) uptime(ctx context.Context, e store.Entry) (uptimeView, error) {
+// uptimeOf is e's uptime with its recent days (oldest first), shown newest first.
+func uptimeOf(e store.Entry, days []store.UptimeDay) uptimeView {
 	u := uptimeView{Online: e.UptimeOnlineDays, Counted: e.UptimeCountedDays}
 	if u.Counted > 0 {
 		u.Rate = fmt.Sprintf("%.1f%%", 100*float64(u.Online)/float64(u.Counted))
 	}
-	to := s.now().UTC()
-	days, err := s.st.UptimeDays(ctx, e.ID, to.AddDate(0, 0, -(uptimeDays-1)).Format(time.DateOnly), to.Format(time.DateOnly))
-	if err != nil {
-		return u, err
-	}
-	// Newest first.
 	for i := len(days) - 1; i >= 0; i-- {
 		u.Days = append(u.Days, days[i])
 	}
-	return u, nil
+	return u
 }
 
 // storedResult is the stored form of a check result (rounds.storedResult).

@@ -144,15 +144,8 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &site{
-		st:       cfg.Store,
-		keysJSON: keysJSON,
-		base:     base,
-		feed:     feedCfg,
-		now:      cfg.Now,
-		tools:    newMemo[string, []toolView](4096),
-		checks:   newMemo[int64, []checkView](4096),
-	}
+	s := newSite(cfg.Store, pages["entry"])
+	s.keysJSON, s.base, s.feed, s.now = keysJSON, base, feedCfg, cfg.Now
 	h := &handlers{
 		site:    s,
 		log:     cfg.Logger,

@@ -354,6 +354,9 @@ func TestHostileText(t *testing.T) {
 		}
 	}
 	page := f.get(t, "GET", s).Body.String()
+	if again := f.get(t, "GET", s).Body.String(); again != page {
+		t.Errorf("the entry page differs when its sections come from the memo:\n%s\n---\n%s", page, again)
+	}
 	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;img src=x onerror=alert(1)&gt;", `zero\u200bwidth`, "Search &lt;b&gt;server&lt;/b&gt;",
 		"probity verify --keys keys.json envelopes.jsonl", "curl -fsSo envelopes.jsonl https://probity.test" + s + "/envelopes.jsonl",
 		"What the checks do not tell you", "hidden_instructions"} {
