@@ -916,6 +916,14 @@ func TestEntryDigest(t *testing.T) {
 		mustSave(t, s, unsignedRound(a.ID, at(24), at(24)))
 		mustSave(t, s, fullRound(a.ID, at(48), at(48), "two"))
 		mustSave(t, s, fullRound(b.ID, at(72), at(72), "other")) // another entry's newer round
+		// c's newest round read no tools: its tools were last read the round before.
+		c := mustAddEntry(t, s, "gamma")
+		mustSave(t, s, fullRound(c.ID, at(0), at(0), "three"))
+		mustSave(t, s, unsignedRound(c.ID, at(24), at(24)))
+		mustSave(t, s, unsignedRound(c.ID, at(25), at(25)))
+		// d never answered.
+		dd := mustAddEntry(t, s, "delta")
+		mustSave(t, s, unsignedRound(dd.ID, at(0), at(0)))
 		mustSaveSupply(t, s, testSupply(a.ID, at(1), 1))
 		mustSaveSupply(t, s, testSupply(a.ID, at(2), 2))
 		var cs []ChangeRecord
@@ -940,6 +948,16 @@ func TestEntryDigest(t *testing.T) {
 				t.Fatal(err)
 			} else if len(rs) == 1 {
 				d.Round = &rs[0]
+			}
+			rs, err := s.Rounds(ctx, e.ID, ToolsReadRounds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rs {
+				if r.Fingerprints != nil {
+					d.ToolsReadAt = r.StartedAt
+					break
+				}
 			}
 			if runs, err := s.SupplyRuns(ctx, e.ID, 1); err != nil {
 				t.Fatal(err)
@@ -967,6 +985,8 @@ func TestEntryDigest(t *testing.T) {
 			{a, EntryQuery{UptimeFrom: to, UptimeTo: to}},
 			{a, EntryQuery{}},
 			{b, EntryQuery{Changes: 10, UptimeFrom: from, UptimeTo: to}}, // no supply, no changes
+			{c, EntryQuery{}},
+			{dd, EntryQuery{}},
 		} {
 			got, err := s.EntryDigest(ctx, c.e.Slug, c.q)
 			if err != nil {
@@ -996,7 +1016,12 @@ func TestEntryDigest(t *testing.T) {
 			t.Errorf("uptime %+v, want 3 days", d.Uptime)
 		}
 
-		if _, err := s.EntryDigest(ctx, "gamma", EntryQuery{Changes: 10}); !errors.Is(err, ErrNotFound) {
+		for slug, want := range map[string]time.Time{"alpha": ms(at(48)), "gamma": ms(at(0)), "delta": {}} {
+			if d, err := s.EntryDigest(ctx, slug, EntryQuery{}); err != nil || !d.ToolsReadAt.Equal(want) {
+				t.Errorf("EntryDigest(%s).ToolsReadAt = %v, %v; want %v", slug, d.ToolsReadAt, err, want)
+			}
+		}
+		if _, err := s.EntryDigest(ctx, "epsilon", EntryQuery{Changes: 10}); !errors.Is(err, ErrNotFound) {
 			t.Errorf("EntryDigest of a missing slug: %v, want ErrNotFound", err)
 		}
 		for _, q := range []EntryQuery{{UptimeFrom: from}, {UptimeTo: to}, {UptimeFrom: "2026-13-01", UptimeTo: to}} {

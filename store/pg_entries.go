@@ -385,6 +385,21 @@ func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (E
 		WHERE o.entry_id = `+pgEntryOf+`
 		ORDER BY o.started_at DESC, o.id DESC
 		LIMIT 1`, slug)
+	// The newest round's start when it read the tool list; else, and only then, the
+	// newest of the last ToolsReadRounds that did (CASE evaluates the subquery lazily).
+	b.Queue(`
+		SELECT CASE WHEN n.fp_surface IS NOT NULL THEN n.started_at ELSE (
+			SELECT max(r.started_at) FROM (
+				SELECT started_at, fp_surface FROM observations
+				WHERE entry_id = n.entry_id
+				ORDER BY started_at DESC, id DESC
+				LIMIT $2) r
+			WHERE r.fp_surface IS NOT NULL) END
+		FROM (
+			SELECT entry_id, started_at, fp_surface FROM observations
+			WHERE entry_id = `+pgEntryOf+`
+			ORDER BY started_at DESC, id DESC
+			LIMIT 1) n`, slug, ToolsReadRounds)
 	b.Queue(`
 		SELECT `+pgSupplyColumns+` FROM supply_runs r
 		WHERE r.entry_id = `+pgEntryOf+`
@@ -432,6 +447,13 @@ func pgReadDigest(br pgx.BatchResults, slug string, q EntryQuery) (EntryDigest, 
 	}
 	if len(rounds) == 1 {
 		d.Round = &rounds[0]
+	}
+	var readAt *time.Time
+	if err := br.QueryRow().Scan(&readAt); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return d, fmt.Errorf("couldn't read when %q's tools were last read: %w", slug, err)
+	}
+	if readAt != nil {
+		d.ToolsReadAt = readAt.UTC()
 	}
 	runs, err := pgCollectBatch(br, pgScanSupply)
 	if err != nil {

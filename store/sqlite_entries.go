@@ -387,6 +387,9 @@ func (s *sqliteStore) EntryDigest(ctx context.Context, slug string, q EntryQuery
 	}
 	if len(rs) == 1 {
 		d.Round = &rs[0]
+		if d.ToolsReadAt, err = s.toolsReadAt(ctx, rs[0]); err != nil {
+			return EntryDigest{}, err
+		}
 	}
 	runs, err := s.SupplyRuns(ctx, e.ID, 1)
 	if err != nil {
@@ -406,4 +409,21 @@ func (s *sqliteStore) EntryDigest(ctx context.Context, slug string, q EntryQuery
 		}
 	}
 	return d, nil
+}
+
+// toolsReadAt is EntryDigest's ToolsReadAt, given the entry's newest round.
+func (s *sqliteStore) toolsReadAt(ctx context.Context, newest RoundSummary) (time.Time, error) {
+	if newest.Fingerprints != nil {
+		return newest.StartedAt, nil
+	}
+	rs, err := s.Rounds(ctx, newest.EntryID, ToolsReadRounds)
+	if err != nil {
+		return time.Time{}, err
+	}
+	for _, r := range rs {
+		if r.Fingerprints != nil {
+			return r.StartedAt, nil
+		}
+	}
+	return time.Time{}, nil
 }

@@ -342,12 +342,20 @@ type EntryQuery struct {
 	UptimeFrom, UptimeTo string
 }
 
+// ToolsReadRounds is how many of an entry's newest rounds EntryDigest looks through for
+// the last one that read a whole tool list: the bound keeps the page's cost fixed for an
+// entry whose server stopped answering long ago.
+const ToolsReadRounds = 50
+
 // EntryDigest is what one entry's pages show, read in one call: on PostgreSQL in one
 // round trip.
 type EntryDigest struct {
 	Entry  Entry
 	Round  *RoundSummary // the newest round; nil when none
 	Supply *SupplyRecord // the newest supply run; nil when none
+	// ToolsReadAt is when the newest of the entry's last ToolsReadRounds rounds that read
+	// a whole tool list (one with fingerprints) started; zero when none of them did.
+	ToolsReadAt time.Time
 	// Changes are the newest visible changes, newest first (EntryQuery.Changes).
 	Changes []ChangeRecord
 	// Uptime are the days asked for, oldest first.

@@ -305,7 +305,7 @@ func (h *handlers) healthz(c *gin.Context) {
 
 func (h *handlers) metricsText(c *gin.Context) {
 	var buf bytes.Buffer
-	if err := h.metrics.write(&buf); err != nil {
+	if err := h.metrics.write(&buf, h.site.memoStats()); err != nil {
 		h.fail(c, err)
 		return
 	}

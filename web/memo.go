@@ -12,11 +12,12 @@ import "sync"
 // than a tenth of the bound is returned and not remembered. Safe for concurrent use;
 // callers must not modify a returned value.
 type memo[K comparable, V any] struct {
-	mu       sync.Mutex
-	maxBytes int
-	size     func(V) int
-	bytes    int
-	m        map[K]memoValue[V]
+	mu           sync.Mutex
+	maxBytes     int
+	size         func(V) int
+	bytes        int
+	m            map[K]memoValue[V]
+	hits, misses uint64
 }
 
 type memoValue[V any] struct {
@@ -37,6 +38,11 @@ func newMemo[K comparable, V any](maxBytes int, size func(V) int) *memo[K, V] {
 func (c *memo[K, V]) get(k K, f func() (V, error)) (V, error) {
 	c.mu.Lock()
 	e, ok := c.m[k]
+	if ok {
+		c.hits++
+	} else {
+		c.misses++
+	}
 	c.mu.Unlock()
 	if ok {
 		return e.v, nil
@@ -66,6 +72,18 @@ func (c *memo[K, V]) get(k K, f func() (V, error)) (V, error) {
 	c.m[k] = memoValue[V]{v, n}
 	c.bytes += n
 	return v, nil
+}
+
+// memoStats is what a memo reports on /metrics.
+type memoStats struct {
+	Hits, Misses   uint64
+	Bytes, Entries int
+}
+
+func (c *memo[K, V]) stats() memoStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return memoStats{Hits: c.hits, Misses: c.misses, Bytes: c.bytes, Entries: len(c.m)}
 }
 
 // len is how many values are remembered.

@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -59,8 +60,9 @@ func (m *metrics) rateLimited() {
 	m.mu.Unlock()
 }
 
-// write writes the metrics in the Prometheus text exposition format (version 0.0.4).
-func (m *metrics) write(w io.Writer) error {
+// write writes the metrics in the Prometheus text exposition format (version 0.0.4),
+// with the statistics of the site's memos.
+func (m *metrics) write(w io.Writer, memos map[string]memoStats) error {
 	m.mu.Lock()
 	keys := make([]routeStatus, 0, len(m.requests))
 	for k := range m.requests {
@@ -117,6 +119,24 @@ func (m *metrics) write(w io.Writer) error {
 	p("# HELP probity_http_rate_limited_total Requests refused by the per-client rate limit.\n")
 	p("# TYPE probity_http_rate_limited_total counter\n")
 	p("probity_http_rate_limited_total %d\n", limited)
+
+	names := slices.Sorted(maps.Keys(memos))
+	p("# HELP probity_web_memo_lookups_total Lookups of the page memos (views and sections of immutable data), by result.\n")
+	p("# TYPE probity_web_memo_lookups_total counter\n")
+	for _, n := range names {
+		p("probity_web_memo_lookups_total{memo=%s,result=\"hit\"} %d\n", label(n), memos[n].Hits)
+		p("probity_web_memo_lookups_total{memo=%s,result=\"miss\"} %d\n", label(n), memos[n].Misses)
+	}
+	p("# HELP probity_web_memo_bytes Approximate bytes the page memos hold.\n")
+	p("# TYPE probity_web_memo_bytes gauge\n")
+	for _, n := range names {
+		p("probity_web_memo_bytes{memo=%s} %d\n", label(n), memos[n].Bytes)
+	}
+	p("# HELP probity_web_memo_entries Values the page memos hold.\n")
+	p("# TYPE probity_web_memo_entries gauge\n")
+	for _, n := range names {
+		p("probity_web_memo_entries{memo=%s} %d\n", label(n), memos[n].Entries)
+	}
 	return err
 }
 

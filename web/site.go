@@ -48,9 +48,17 @@ func newSite(st store.Store, fragments *template.Template) *site {
 		fragments:  fragments,
 		tools:      newMemo[string](16<<20, toolsSize),
 		checks:     newMemo[int64](16<<20, checksSize),
-		toolsHTML:  newMemo[string](64<<20, htmlSize),
-		checksHTML: newMemo[int64](32<<20, htmlSize),
-		supplyHTML: newMemo[int64](16<<20, htmlSize),
+		toolsHTML:  newMemo[string](48<<20, htmlSize),
+		checksHTML: newMemo[int64](48<<20, htmlSize),
+		supplyHTML: newMemo[int64](32<<20, htmlSize),
+	}
+}
+
+// memoStats reports the site's memos by name, for /metrics.
+func (s *site) memoStats() map[string]memoStats {
+	return map[string]memoStats{
+		"tools": s.tools.stats(), "checks": s.checks.stats(),
+		"tools_html": s.toolsHTML.stats(), "checks_html": s.checksHTML.stats(), "supply_html": s.supplyHTML.stats(),
 	}
 }
 
@@ -344,7 +352,7 @@ type entryView struct {
 	Tools         []toolView
 	ToolsFrom     string // the round id of the surface the tools come from
 	Uptime        uptimeView
-	History       []changeView // the newest jsonChanges visible changes
+	History       []changeView // the newest jsonChanges visible changes (entryPage: markdownChanges)
 	Recent        []changeView // the newest markdownChanges of them
 	Links         links
 
@@ -549,20 +557,20 @@ func (s *site) entryOf(ctx context.Context, slug string, html bool) (*entryView,
 			return nil, err
 		}
 	}
-	if round != nil && round.Fingerprints != nil {
-		v.LastToolsRead = round.StartedAt // the newest round read the whole list: no query
-	} else if t, err := s.lastToolsRead(ctx, e); err != nil {
-		return nil, err
-	} else {
-		v.LastToolsRead = t
+	if e.LastSurface != "" {
+		v.LastToolsRead = d.ToolsReadAt
 	}
 	cs := d.Changes
+	keep := jsonChanges // the JSON's history object
+	if html {
+		keep = markdownChanges // the page shows as many as the Markdown
+	}
 	for i := range cs {
 		if cs[i].Hidden {
 			continue
 		}
 		cs[i].EntrySlug = e.Slug
-		if len(v.History) < jsonChanges {
+		if len(v.History) < keep {
 			v.History = append(v.History, s.changeView(&cs[i], false))
 		}
 		if v.LastToolsChg == nil && cs[i].Kind == attest.ChangeTools {
@@ -574,24 +582,6 @@ func (s *site) entryOf(ctx context.Context, slug string, html bool) (*entryView,
 	v.Recent = v.History[:min(len(v.History), markdownChanges)]
 	v.Uptime = uptimeOf(e, d.Uptime)
 	return v, nil
-}
-
-// lastToolsRead is the start of the newest of the last rounds that read a whole tool
-// list (zero when none of the last 50 did).
-func (s *site) lastToolsRead(ctx context.Context, e store.Entry) (time.Time, error) {
-	if e.LastSurface == "" {
-		return time.Time{}, nil
-	}
-	rs, err := s.st.Rounds(ctx, e.ID, 50)
-	if err != nil {
-		return time.Time{}, err
-	}
-	for _, r := range rs {
-		if r.Fingerprints != nil {
-			return r.StartedAt, nil
-		}
-	}
-	return time.Time{}, nil
 }
 
 // uptimeOf is e's uptime with its recent days (oldest first), shown newest first.

@@ -301,6 +301,10 @@ func TestRoutes(t *testing.T) {
 		`probity_http_requests_total{route="/s/:slug",status="200"}`,
 		`probity_http_request_duration_seconds_bucket{route="/s/:slug",le="+Inf"}`,
 		`probity_http_rate_limited_total 0`,
+		`probity_web_memo_lookups_total{memo="tools_html",result="hit"}`,
+		`probity_web_memo_lookups_total{memo="checks_html",result="miss"}`,
+		`probity_web_memo_bytes{memo="supply_html"}`,
+		`probity_web_memo_entries{memo="tools"}`,
 	} {
 		if !strings.Contains(m, want) {
 			t.Errorf("metrics lack %s:\n%s", want, m)
