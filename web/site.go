@@ -37,7 +37,11 @@ type site struct {
 	toolsHTML  *memo[string, template.HTML]
 	checksHTML *memo[int64, template.HTML]
 	supplyHTML *memo[int64, template.HTML]
-	// fragments holds the templates of those sections ("tools", "checks", "supply").
+	// uptimeHTML is the uptime section by its content (uptimeKey): many entries share
+	// one, such as thirty days online.
+	uptimeHTML *memo[string, template.HTML]
+	// fragments holds the templates of those sections ("tools", "checks", "supply",
+	// "uptime").
 	fragments *template.Template
 }
 
@@ -51,6 +55,7 @@ func newSite(st store.Store, fragments *template.Template) *site {
 		toolsHTML:  newMemo[string](48<<20, htmlSize),
 		checksHTML: newMemo[int64](48<<20, htmlSize),
 		supplyHTML: newMemo[int64](32<<20, htmlSize),
+		uptimeHTML: newMemo[string](8<<20, htmlSize),
 	}
 }
 
@@ -59,6 +64,7 @@ func (s *site) memoStats() map[string]memoStats {
 	return map[string]memoStats{
 		"tools": s.tools.stats(), "checks": s.checks.stats(),
 		"tools_html": s.toolsHTML.stats(), "checks_html": s.checksHTML.stats(), "supply_html": s.supplyHTML.stats(),
+		"uptime_html": s.uptimeHTML.stats(),
 	}
 }
 
@@ -357,8 +363,8 @@ type entryView struct {
 	Links         links
 
 	// The sections of the entry page, rendered by html/template from the views above
-	// (entryPage, which leaves those views empty; entry leaves these empty).
-	ChecksHTML, SupplyHTML, ToolsHTML template.HTML
+	// (entryPage, which leaves those views empty but Uptime; entry leaves these empty).
+	ChecksHTML, SupplyHTML, ToolsHTML, UptimeHTML template.HTML
 }
 
 type links struct {
@@ -581,7 +587,25 @@ func (s *site) entryOf(ctx context.Context, slug string, html bool) (*entryView,
 	}
 	v.Recent = v.History[:min(len(v.History), markdownChanges)]
 	v.Uptime = uptimeOf(e, d.Uptime)
+	if html {
+		if v.UptimeHTML, err = s.uptimeHTML.get(uptimeKey(v.Uptime), func() (template.HTML, error) {
+			return s.fragment("uptime", v.Uptime)
+		}); err != nil {
+			return nil, err
+		}
+	}
 	return v, nil
+}
+
+// uptimeKey is everything the uptime section shows of u.
+func uptimeKey(u uptimeView) string {
+	var b strings.Builder
+	b.Grow(16 + len(u.Days)*24)
+	fmt.Fprintf(&b, "%d/%d/%s", u.Online, u.Counted, u.Rate)
+	for _, d := range u.Days {
+		b.WriteString("|" + d.Day + "=" + d.Status)
+	}
+	return b.String()
 }
 
 // uptimeOf is e's uptime with its recent days (oldest first), shown newest first.
