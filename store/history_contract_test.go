@@ -926,6 +926,9 @@ func TestEntryDigest(t *testing.T) {
 		mustSave(t, s, unsignedRound(dd.ID, at(0), at(0)))
 		mustSaveSupply(t, s, testSupply(a.ID, at(1), 1))
 		mustSaveSupply(t, s, testSupply(a.ID, at(2), 2))
+		unsigned := testSupply(b.ID, at(3), 3)
+		unsigned.Envelope, unsigned.KeyID = nil, ""
+		mustSaveSupply(t, s, unsigned)
 		var cs []ChangeRecord
 		for n := int64(1); n <= 4; n++ {
 			cs = append(cs, testChange(a.ID, n, at(int(n))))
@@ -962,11 +965,16 @@ func TestEntryDigest(t *testing.T) {
 			if runs, err := s.SupplyRuns(ctx, e.ID, 1); err != nil {
 				t.Fatal(err)
 			} else if len(runs) == 1 {
-				d.Supply = &runs[0]
+				r := runs[0]
+				d.Supply, d.SupplySigned = &r, r.Envelope != nil
+				r.Facts, r.Verdict, r.Envelope = nil, nil, nil // not read
 			}
 			if q.Changes > 0 {
 				if d.Changes, err = s.Changes(ctx, ChangeFilter{EntryID: e.ID, Limit: q.Changes}); err != nil {
 					t.Fatal(err)
+				}
+				for i := range d.Changes {
+					d.Changes[i].Envelope = nil // not read
 				}
 			}
 			if q.UptimeFrom != "" {
@@ -984,7 +992,7 @@ func TestEntryDigest(t *testing.T) {
 			{a, EntryQuery{Changes: 2}},
 			{a, EntryQuery{UptimeFrom: to, UptimeTo: to}},
 			{a, EntryQuery{}},
-			{b, EntryQuery{Changes: 10, UptimeFrom: from, UptimeTo: to}}, // no supply, no changes
+			{b, EntryQuery{Changes: 10, UptimeFrom: from, UptimeTo: to}}, // an unsigned supply run, no changes
 			{c, EntryQuery{}},
 			{dd, EntryQuery{}},
 		} {
@@ -1008,7 +1016,7 @@ func TestEntryDigest(t *testing.T) {
 		switch {
 		case d.Round == nil || d.Round.RoundID != fmt.Sprintf("r-%d-%d", a.ID, at(48).UnixMilli()):
 			t.Errorf("newest round %+v", d.Round)
-		case d.Supply == nil || d.Supply.LatestVersion != "1.2.0":
+		case d.Supply == nil || d.Supply.LatestVersion != "1.2.0" || !d.SupplySigned || d.Supply.Facts != nil:
 			t.Errorf("newest supply run %+v", d.Supply)
 		case !reflect.DeepEqual(numbers, []int64{4, 2, 1}):
 			t.Errorf("changes %v, want 4 2 1 (3 is hidden)", numbers)
@@ -1016,6 +1024,9 @@ func TestEntryDigest(t *testing.T) {
 			t.Errorf("uptime %+v, want 3 days", d.Uptime)
 		}
 
+		if d, err := s.EntryDigest(ctx, "beta", EntryQuery{}); err != nil || d.Supply == nil || d.SupplySigned {
+			t.Errorf("EntryDigest(beta) = %+v, %v; want its unsigned supply run", d, err)
+		}
 		for slug, want := range map[string]time.Time{"alpha": ms(at(48)), "gamma": ms(at(0)), "delta": {}} {
 			if d, err := s.EntryDigest(ctx, slug, EntryQuery{}); err != nil || !d.ToolsReadAt.Equal(want) {
 				t.Errorf("EntryDigest(%s).ToolsReadAt = %v, %v; want %v", slug, d.ToolsReadAt, err, want)

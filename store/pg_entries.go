@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -387,27 +388,32 @@ func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (E
 		LIMIT 1`, slug)
 	// The newest round's start when it read the tool list; else, and only then, the
 	// newest of the last ToolsReadRounds that did (CASE evaluates the subquery lazily).
+	// The bound is written into the query: with it as a parameter, PostgreSQL plans the
+	// statement anew at every execution (a custom plan), which cost more than the
+	// whole batch's execution.
 	b.Queue(`
 		SELECT CASE WHEN n.fp_surface IS NOT NULL THEN n.started_at ELSE (
 			SELECT max(r.started_at) FROM (
 				SELECT started_at, fp_surface FROM observations
 				WHERE entry_id = n.entry_id
 				ORDER BY started_at DESC, id DESC
-				LIMIT $2) r
+				LIMIT `+strconv.Itoa(ToolsReadRounds)+`) r
 			WHERE r.fp_surface IS NOT NULL) END
 		FROM (
 			SELECT entry_id, started_at, fp_surface FROM observations
 			WHERE entry_id = `+pgEntryOf+`
 			ORDER BY started_at DESC, id DESC
-			LIMIT 1) n`, slug, ToolsReadRounds)
+			LIMIT 1) n`, slug)
 	b.Queue(`
-		SELECT `+pgSupplyColumns+` FROM supply_runs r
+		SELECT r.id, r.entry_id, r.ran_at, r.score, r.verified, r.latest_version, r.key_id,
+			r.envelope IS NOT NULL
+		FROM supply_runs r
 		WHERE r.entry_id = `+pgEntryOf+`
 		ORDER BY r.ran_at DESC, r.id DESC
 		LIMIT 1`, slug)
 	if q.Changes > 0 {
 		b.Queue(`
-			SELECT `+pgChangeColumns+`
+			SELECT `+pgChangeDigestColumns+`
 			FROM changes c JOIN entries e ON e.id = c.entry_id
 			WHERE c.entry_id = `+pgEntryOf+` AND NOT c.hidden
 			ORDER BY c.number DESC
@@ -455,12 +461,21 @@ func pgReadDigest(br pgx.BatchResults, slug string, q EntryQuery) (EntryDigest, 
 	if readAt != nil {
 		d.ToolsReadAt = readAt.UTC()
 	}
-	runs, err := pgCollectBatch(br, pgScanSupply)
-	if err != nil {
+	var (
+		run   SupplyRecord
+		keyID *string
+	)
+	err = br.QueryRow().Scan(&run.ID, &run.EntryID, &run.RanAt, &run.Score, &run.Verified, &run.LatestVersion, &keyID, &d.SupplySigned)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
 		return d, fmt.Errorf("couldn't read the newest supply run of %q: %w", slug, err)
-	}
-	if len(runs) == 1 {
-		d.Supply = &runs[0]
+	default:
+		run.RanAt = run.RanAt.UTC()
+		if keyID != nil {
+			run.KeyID = *keyID
+		}
+		d.Supply = &run
 	}
 	if q.Changes > 0 {
 		if d.Changes, err = pgCollectBatch(br, pgScanChange); err != nil {

@@ -178,7 +178,13 @@ const pgChangeColumns = `c.entry_id, e.slug, c.number, c.recorded_at, c.origin, 
 	c.details, c.badges, c.before_observation, c.after_observation, c.hidden, c.hidden_reason,
 	c.envelope, c.key_id`
 
-// pgScanChange scans the pgChangeColumns of changes c joined with entries e.
+// pgChangeDigestColumns are pgChangeColumns with a NULL for the envelope (EntryDigest).
+const pgChangeDigestColumns = `c.entry_id, e.slug, c.number, c.recorded_at, c.origin, c.kind, c.summary,
+	c.details, c.badges, c.before_observation, c.after_observation, c.hidden, c.hidden_reason,
+	NULL::bytea, c.key_id`
+
+// pgScanChange scans the pgChangeColumns (or pgChangeDigestColumns) of changes c joined
+// with entries e.
 func pgScanChange(row pgx.Row) (ChangeRecord, error) {
 	var (
 		c             ChangeRecord

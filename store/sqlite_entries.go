@@ -396,11 +396,16 @@ func (s *sqliteStore) EntryDigest(ctx context.Context, slug string, q EntryQuery
 		return EntryDigest{}, err
 	}
 	if len(runs) == 1 {
-		d.Supply = &runs[0]
+		r := runs[0]
+		d.Supply, d.SupplySigned = &r, r.Envelope != nil
+		r.Facts, r.Verdict, r.Envelope = nil, nil, nil
 	}
 	if q.Changes > 0 {
 		if d.Changes, err = s.Changes(ctx, ChangeFilter{EntryID: e.ID, Limit: q.Changes}); err != nil {
 			return EntryDigest{}, err
+		}
+		for i := range d.Changes {
+			d.Changes[i].Envelope = nil
 		}
 	}
 	if q.UptimeFrom != "" {

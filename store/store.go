@@ -350,13 +350,18 @@ const ToolsReadRounds = 50
 // EntryDigest is what one entry's pages show, read in one call: on PostgreSQL in one
 // round trip.
 type EntryDigest struct {
-	Entry  Entry
-	Round  *RoundSummary // the newest round; nil when none
-	Supply *SupplyRecord // the newest supply run; nil when none
+	Entry Entry
+	Round *RoundSummary // the newest round; nil when none
+	// Supply is the newest supply run (nil when none) without its documents: Facts,
+	// Verdict and Envelope are nil, SupplyRuns reads them. SupplySigned says whether it
+	// has an envelope.
+	Supply       *SupplyRecord
+	SupplySigned bool
 	// ToolsReadAt is when the newest of the entry's last ToolsReadRounds rounds that read
 	// a whole tool list (one with fingerprints) started; zero when none of them did.
 	ToolsReadAt time.Time
-	// Changes are the newest visible changes, newest first (EntryQuery.Changes).
+	// Changes are the newest visible changes, newest first (EntryQuery.Changes), without
+	// their envelopes (Envelope is nil; Change and Changes read them).
 	Changes []ChangeRecord
 	// Uptime are the days asked for, oldest first.
 	Uptime []UptimeDay

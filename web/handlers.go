@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -130,14 +131,27 @@ func (h *handlers) problem(c *gin.Context, status int, msg string) {
 }
 
 // render executes a page into a buffer first, so a template error becomes a clean 500.
+// renderBuffers are the buffers pages are rendered into, reused: a page is tens of KB,
+// and growing a new buffer for each would be most of what a request allocates.
+var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuffer is the largest buffer put back into renderBuffers.
+const maxPooledBuffer = 1 << 20
+
 func (h *handlers) render(c *gin.Context, status int, page string, data any) {
-	var buf bytes.Buffer
-	if err := h.pages[page].ExecuteTemplate(&buf, "layout.html", data); err != nil {
+	buf := renderBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			buf.Reset()
+			renderBuffers.Put(buf)
+		}
+	}()
+	if err := h.pages[page].ExecuteTemplate(buf, "layout.html", data); err != nil {
 		_ = c.Error(err)
 		c.Data(http.StatusInternalServerError, "text/plain; charset=utf-8", []byte("Something went wrong on our side.\n"))
 		return
 	}
-	c.Data(status, "text/html; charset=utf-8", buf.Bytes())
+	c.Data(status, "text/html; charset=utf-8", buf.Bytes()) // written before it returns
 }
 
 func (h *handlers) style(c *gin.Context) {

@@ -15,17 +15,19 @@ func (s *site) badgeOf(ctx context.Context, slug string) (badge.Badge, error) {
 	if err != nil {
 		return badge.Badge{}, err
 	}
-	return badge.For(badgeState(d.Round, d.Supply)), nil
+	return badge.For(badgeState(d.Round, d.Supply, d.SupplySigned)), nil
 }
 
-func badgeState(round *store.RoundSummary, run *store.SupplyRecord) badge.State {
+// badgeState is the badge of an entry's newest round and supply run (nil: none), which
+// is signed when runSigned.
+func badgeState(round *store.RoundSummary, run *store.SupplyRecord, runSigned bool) badge.State {
 	var st badge.State
 	if round != nil {
 		st.Probed, st.Signed, st.Coverage = true, round.Signed, round.Coverage
 	}
 	if run != nil {
 		// An unsigned supply run is not a verdict anyone can check: it does not count.
-		st.HasSupply = run.Envelope != nil
+		st.HasSupply = runSigned
 		st.Verified, st.Score = run.Verified, run.Score
 	}
 	return st

@@ -148,22 +148,23 @@ func (s *site) entryState(ctx context.Context, e store.Entry) (summaryOf, *store
 	if len(runs) == 1 {
 		run = &runs[0]
 	}
-	return stateOf(e, round, run), round, run, nil
+	return stateOf(e, round, run, run != nil && run.Envelope != nil), round, run, nil
 }
 
-// stateOf is the summary of e with its newest round and supply run (nil: none).
-func stateOf(e store.Entry, round *store.RoundSummary, run *store.SupplyRecord) summaryOf {
+// stateOf is the summary of e with its newest round and supply run (nil: none), which is
+// signed when runSigned.
+func stateOf(e store.Entry, round *store.RoundSummary, run *store.SupplyRecord, runSigned bool) summaryOf {
 	sum := summaryOf{State: stateUnsigned, Score: -1, LastSeen: e.LastRoundAt}
 	if round != nil && round.Signed {
 		sum.State, sum.Coverage = stateSigned, round.Coverage
 	}
 	if run != nil {
 		sum.Score = run.Score
-		if run.Envelope != nil && sum.State == stateUnsigned && e.Kind != store.KindRemote {
+		if runSigned && sum.State == stateUnsigned && e.Kind != store.KindRemote {
 			// A package or repository is never probed: its signed record is the supply run.
 			sum.State = stateSigned
 		}
-		if run.Verified && run.Envelope != nil {
+		if run.Verified && runSigned {
 			sum.State = stateVerified
 		}
 	}
@@ -467,7 +468,7 @@ func (s *site) entryOf(ctx context.Context, slug string, html bool) (*entryView,
 		return nil, err
 	}
 	e, round, run := d.Entry, d.Round, d.Supply
-	sum := stateOf(e, round, run)
+	sum := stateOf(e, round, run, d.SupplySigned)
 	v := &entryView{
 		Slug: e.Slug, Name: visibleLine(e.Name), Kind: e.Kind, Locator: visibleLine(e.Locator),
 		summaryOf: sum, Observe: observeText[e.Kind], Links: s.links(e.Slug),
@@ -509,7 +510,11 @@ func (s *site) entryOf(ctx context.Context, slug string, html bool) (*entryView,
 	}
 	if run != nil {
 		supply := func() (*supplyView, error) {
-			sv, err := supplyViewOf(run)
+			full, err := s.supplyRun(ctx, e.ID, run.ID)
+			if err != nil {
+				return nil, fmt.Errorf("supply run %d of %s: %w", run.ID, e.Slug, err)
+			}
+			sv, err := supplyViewOf(full)
 			if err != nil {
 				return nil, fmt.Errorf("supply run %d of %s: %w", run.ID, e.Slug, err)
 			}
@@ -595,6 +600,25 @@ func (s *site) entryOf(ctx context.Context, slug string, html bool) (*entryView,
 		}
 	}
 	return v, nil
+}
+
+// supplyRun reads supply run id of the entry with its documents (EntryDigest leaves
+// them out): the newest, or one of the newest MaxSupplyRuns when a newer one was
+// stored meanwhile.
+func (s *site) supplyRun(ctx context.Context, entryID, id int64) (*store.SupplyRecord, error) {
+	runs, err := s.st.SupplyRuns(ctx, entryID, 1)
+	if err == nil && (len(runs) == 0 || runs[0].ID != id) {
+		runs, err = s.st.SupplyRuns(ctx, entryID, store.MaxSupplyRuns)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i := range runs {
+		if runs[i].ID == id {
+			return &runs[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no longer among the newest %d runs", store.MaxSupplyRuns)
 }
 
 // uptimeKey is everything the uptime section shows of u.
