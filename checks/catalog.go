@@ -264,7 +264,7 @@ var catalog = buildCatalog([]Check{
 		ID: "destructive_annotations", Group: GroupSec, Title: "Tools named like destructive operations declare it",
 		Reasons: []ReasonSpec{
 			ok("consistent", "Every one of the {destructiveTools} tools named like a destructive operation declares destructiveHint, and no tool's hints contradict each other.", ip("destructiveTools")),
-			risk("missing_destructive_hint", "{tools} tools are named like destructive operations (delete, drop, exec and the like) but do not declare destructiveHint true; {contradictory} tools have contradictory hints.", ip("tools"), ip("contradictory")),
+			risk("missing_destructive_hint", "{tools} tools are named like destructive operations (delete, drop, exec and the like) without declaring destructiveHint true; {contradictory} tools have contradictory hints.", ip("tools"), ip("contradictory")),
 			risk("contradictory_hints", "{tools} tools declare both readOnlyHint and destructiveHint true.", ip("tools")),
 			unv("partial_list", "Nothing inconsistent was found, but the tool list was not read completely."),
 			unv("no_tools", "The server lists no tools, or no tool list was read."),
@@ -457,18 +457,33 @@ func isOne(v any) bool {
 	return false
 }
 
-// singular turns the counted noun at the start of text (" tools ...") into its singular.
+// singularVerbs are the verbs that follow a counted noun in the catalog's texts, with
+// their singular: "1 tool is named", not "1 tool are named".
+var singularVerbs = map[string]string{"are": "is", "were": "was", "have": "has", "declare": "declares", "do": "does"}
+
+// singular turns the counted noun at the start of text (" tools ...") into its singular,
+// and the verb right after it, if any.
 func singular(text string) string {
 	for _, n := range pluralNouns {
 		word := strings.TrimRight(n, ",;")
 		if strings.HasPrefix(text, " "+word) {
 			rest := text[1+len(word):]
 			if rest == "" || !isLetter(rest[0]) {
-				return " " + strings.TrimSuffix(word, "s") + rest
+				return " " + strings.TrimSuffix(word, "s") + singularVerb(rest)
 			}
 		}
 	}
 	return text
+}
+
+// singularVerb turns the verb at the start of rest (" are named ...") into its singular.
+func singularVerb(rest string) string {
+	for plural, one := range singularVerbs {
+		if after, ok := strings.CutPrefix(rest, " "+plural); ok && (after == "" || !isLetter(after[0])) {
+			return " " + one + after
+		}
+	}
+	return rest
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

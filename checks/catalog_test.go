@@ -207,6 +207,25 @@ func TestDescribeSingular(t *testing.T) {
 	}
 }
 
+// TestDescribeSingularVerb: the verb after a count of one agrees with it.
+func TestDescribeSingularVerb(t *testing.T) {
+	for _, c := range []struct {
+		r    Result
+		want string
+	}{
+		{Result{ID: "destructive_annotations", Status: "RISK", Reason: &attest.Reason{Key: "missing_destructive_hint", Params: map[string]any{"tools": 1, "contradictory": 1}}},
+			"1 tool is named like destructive operations (delete, drop, exec and the like) without declaring destructiveHint true; 1 tool has contradictory hints."},
+		{Result{ID: "destructive_annotations", Status: "RISK", Reason: &attest.Reason{Key: "contradictory_hints", Params: map[string]any{"tools": 1}}},
+			"1 tool declares both readOnlyHint and destructiveHint true."},
+		{Result{ID: "destructive_annotations", Status: "RISK", Reason: &attest.Reason{Key: "contradictory_hints", Params: map[string]any{"tools": 2}}},
+			"2 tools declare both readOnlyHint and destructiveHint true."},
+	} {
+		if got := Describe(c.r); got != c.want {
+			t.Errorf("Describe(%v) =\n %q\nwant\n %q", c.r.Reason.Params, got, c.want)
+		}
+	}
+}
+
 func TestDescribeStoredParams(t *testing.T) {
 	// Results read back from stored JSON carry numbers as float64.
 	for _, r := range Catalog() {
