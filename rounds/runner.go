@@ -121,6 +121,13 @@ func (r *Runner) RunEntry(ctx context.Context, e store.Entry, due store.Due, run
 		out.Status = NotProbed
 		return out, nil
 	}
+	switch due.EntryID {
+	case 0:
+		due.EntryID = e.ID // the round id names the entry
+	case e.ID:
+	default:
+		return out, fmt.Errorf("the due time of entry %d was given for %s (entry %d)", due.EntryID, e.Slug, e.ID)
+	}
 	attempt, err := r.cfg.Store.StartAttempt(ctx, e.ID, due.At, start)
 	switch {
 	case errors.Is(err, store.ErrRoundDone):

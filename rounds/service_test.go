@@ -2,6 +2,8 @@ package rounds
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,4 +133,31 @@ func TestStatusCheckSkipsSeenEntries(t *testing.T) {
 		}
 	}
 	env.verifyExport(t)
+}
+
+// TestRunEntryDueOfAnotherEntry: a due time names its entry; one without an entry id is
+// the given entry's, one of another entry is refused before anything is stored.
+func TestRunEntryDueOfAnotherEntry(t *testing.T) {
+	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: 1, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	env := newTestEnv(t, nil, Policy{})
+	e := env.add(t, store.KindRemote, fleet.URL(0))
+	ctx := context.Background()
+	at := time.Now().Truncate(time.Millisecond)
+	if _, err := env.r.RunEntry(ctx, e, store.Due{EntryID: e.ID + 1, Reason: store.ReasonCadence, At: at}, ""); err == nil {
+		t.Error("RunEntry took another entry's due time")
+	}
+	if rs, _ := env.st.Rounds(ctx, e.ID, 10); len(rs) != 0 {
+		t.Fatalf("%d rounds stored after a refused due time", len(rs))
+	}
+	if _, err := env.r.RunEntry(ctx, e, store.Due{Reason: store.ReasonCadence, At: at}, ""); err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := env.st.Rounds(ctx, e.ID, 10)
+	if want := fmt.Sprintf("-e%d", e.ID); len(rs) != 1 || !strings.HasSuffix(rs[0].RoundID, want) {
+		t.Errorf("rounds %+v, want one whose id ends in %s", rs, want)
+	}
 }
