@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -97,6 +98,9 @@ func (h *handlers) recovered(c *gin.Context, v any) {
 	c.Abort()
 }
 
+// statusClientGone is the status logged for a request whose client left first.
+const statusClientGone = 499
+
 // errNotFound is a handler's own "no such page" (an invalid round id, a page past the
 // end), answered like store.ErrNotFound.
 var errNotFound = errors.New("no such page")
@@ -107,6 +111,13 @@ var errNotFound = errors.New("no such page")
 func (h *handlers) fail(c *gin.Context, err error) {
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, errNotFound) {
 		h.problem(c, http.StatusNotFound, "There is nothing at this address.")
+		return
+	}
+	if c.Request.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		// The client went away before the answer was ready: not our error, and no one
+		// reads a body. Logged and counted as 499, nginx's "client closed request".
+		c.Status(statusClientGone)
+		c.Abort()
 		return
 	}
 	_ = c.Error(err)
