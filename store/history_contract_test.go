@@ -366,6 +366,18 @@ func TestChanges(t *testing.T) {
 		checkChanges(t, s, ChangeFilter{EntryID: a.ID, BeforeNumber: 3, Limit: 1}, A2)
 		checkChanges(t, s, ChangeFilter{EntryID: a.ID, BeforeNumber: 1})
 		checkChanges(t, s, ChangeFilter{EntryID: a.ID, BeforeNumber: 100}, A3, A2, A1)
+
+		// Without envelopes: the same changes, their Envelope nil.
+		bare := func(cs ...ChangeRecord) []ChangeRecord {
+			var out []ChangeRecord
+			for _, c := range cs {
+				c.Envelope = nil
+				out = append(out, c)
+			}
+			return out
+		}
+		checkChanges(t, s, ChangeFilter{WithoutEnvelopes: true}, bare(A3, B2, A2, B1, A1)...)
+		checkChanges(t, s, ChangeFilter{EntryID: a.ID, BeforeNumber: 3, Limit: 1, WithoutEnvelopes: true}, bare(A2)...)
 		for _, f := range []ChangeFilter{{BeforeNumber: 2}, {EntryID: -1}, {EntryID: a.ID, BeforeNumber: -1}} {
 			if cs, err := s.Changes(ctx, f); err == nil {
 				t.Errorf("Changes(%+v) = %+v, want an error", f, cs)

@@ -178,7 +178,8 @@ const pgChangeColumns = `c.entry_id, e.slug, c.number, c.recorded_at, c.origin, 
 	c.details, c.badges, c.before_observation, c.after_observation, c.hidden, c.hidden_reason,
 	c.envelope, c.key_id`
 
-// pgChangeDigestColumns are pgChangeColumns with a NULL for the envelope (EntryDigest).
+// pgChangeDigestColumns are pgChangeColumns with a NULL for the envelope (EntryDigest,
+// ChangeFilter.WithoutEnvelopes).
 const pgChangeDigestColumns = `c.entry_id, e.slug, c.number, c.recorded_at, c.origin, c.kind, c.summary,
 	c.details, c.badges, c.before_observation, c.after_observation, c.hidden, c.hidden_reason,
 	NULL::bytea, c.key_id`
@@ -225,8 +226,12 @@ func (s *pgStore) Changes(ctx context.Context, f ChangeFilter) ([]ChangeRecord, 
 	}
 	// Fixed fragments only; values are named parameters, and pgx passes the ones the
 	// query uses.
+	columns := pgChangeColumns
+	if f.WithoutEnvelopes {
+		columns = pgChangeDigestColumns
+	}
 	query := `
-		SELECT ` + pgChangeColumns + `
+		SELECT ` + columns + `
 		FROM changes c JOIN entries e ON e.id = c.entry_id
 		WHERE true`
 	args := pgx.NamedArgs{"limit": pgLimit(f.Limit)}

@@ -175,6 +175,11 @@ const sqliteChangeColumns = `c.entry_id, e.slug, c.number, c.recorded_at, c.orig
 	c.details, c.badges, c.before_observation, c.after_observation, c.hidden, c.hidden_reason,
 	c.envelope, c.key_id`
 
+// sqliteChangeColumnsWithoutEnvelope are sqliteChangeColumns with a NULL for the envelope.
+const sqliteChangeColumnsWithoutEnvelope = `c.entry_id, e.slug, c.number, c.recorded_at, c.origin, c.kind, c.summary,
+	c.details, c.badges, c.before_observation, c.after_observation, c.hidden, c.hidden_reason,
+	NULL, c.key_id`
+
 // scanChange scans the sqliteChangeColumns of changes c joined with entries e.
 func scanChange(row rowScanner) (ChangeRecord, error) {
 	var (
@@ -206,8 +211,12 @@ func (s *sqliteStore) Changes(ctx context.Context, f ChangeFilter) ([]ChangeReco
 		return nil, fmt.Errorf("couldn't list changes: %w", err)
 	}
 	// Fixed fragments only; values are parameters.
+	columns := sqliteChangeColumns
+	if f.WithoutEnvelopes {
+		columns = sqliteChangeColumnsWithoutEnvelope
+	}
 	query := `
-		SELECT ` + sqliteChangeColumns + `
+		SELECT ` + columns + `
 		FROM changes c JOIN entries e ON e.id = c.entry_id
 		WHERE 1 = 1`
 	var args []any

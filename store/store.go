@@ -309,7 +309,10 @@ type ChangeFilter struct {
 	BeforeNumber  int64
 	Since         time.Time // only changes recorded at or after Since
 	IncludeHidden bool
-	Limit         int // ≤ 0: no limit
+	// WithoutEnvelopes leaves the changes' Envelope nil: pages and feeds that show
+	// changes do not read their signed records.
+	WithoutEnvelopes bool
+	Limit            int // ≤ 0: no limit
 }
 
 // SupplyRecord is one run of the supply-chain checks of an entry (seed 004).

@@ -175,7 +175,7 @@ func (s *site) apiHistory(ctx context.Context, slug string, before int64, limit 
 	if err != nil {
 		return nil, err
 	}
-	cs, err := s.st.Changes(ctx, store.ChangeFilter{EntryID: e.ID, BeforeNumber: before, Limit: limit + 1})
+	cs, err := s.st.Changes(ctx, store.ChangeFilter{EntryID: e.ID, BeforeNumber: before, Limit: limit + 1, WithoutEnvelopes: true})
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ func (s *site) apiHistory(ctx context.Context, slug string, before int64, limit 
 
 // apiChanges returns the newest limit visible changes across the directory.
 func (s *site) apiChanges(ctx context.Context, limit int) (*apiChanges, error) {
-	cs, err := s.st.Changes(ctx, store.ChangeFilter{Limit: limit})
+	cs, err := s.st.Changes(ctx, store.ChangeFilter{Limit: limit, WithoutEnvelopes: true})
 	if err != nil {
 		return nil, err
 	}

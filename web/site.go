@@ -40,6 +40,8 @@ type site struct {
 	// uptimeHTML is the uptime section by its content (uptimeKey): many entries share
 	// one, such as thirty days online.
 	uptimeHTML *memo[string, template.HTML]
+	// dirFeed is the last directory feed rendered (published.go).
+	dirFeed lastFeed
 	// fragments holds the templates of those sections ("tools", "checks", "supply",
 	// "uptime").
 	fragments *template.Template
@@ -306,7 +308,7 @@ func (s *site) verifiedSet(ctx context.Context) (map[int64]bool, error) {
 }
 
 func (s *site) changedSet(ctx context.Context) (map[int64]bool, error) {
-	cs, err := s.st.Changes(ctx, store.ChangeFilter{Since: s.now().Add(-recentWindow), Limit: maxFilterSet})
+	cs, err := s.st.Changes(ctx, store.ChangeFilter{Since: s.now().Add(-recentWindow), Limit: maxFilterSet, WithoutEnvelopes: true})
 	if err != nil {
 		return nil, err
 	}
@@ -953,7 +955,7 @@ func (s *site) history(ctx context.Context, slug string, page int) (*historyView
 	if err != nil {
 		return nil, err
 	}
-	cs, err := s.st.Changes(ctx, store.ChangeFilter{EntryID: e.ID, Limit: page*pageSize + 1})
+	cs, err := s.st.Changes(ctx, store.ChangeFilter{EntryID: e.ID, Limit: page*pageSize + 1, WithoutEnvelopes: true})
 	if err != nil {
 		return nil, err
 	}
@@ -978,7 +980,7 @@ func (s *site) history(ctx context.Context, slug string, page int) (*historyView
 
 // recent returns the newest visible changes across the directory.
 func (s *site) recent(ctx context.Context) ([]changeView, error) {
-	cs, err := s.st.Changes(ctx, store.ChangeFilter{Limit: recentChanges})
+	cs, err := s.st.Changes(ctx, store.ChangeFilter{Limit: recentChanges, WithoutEnvelopes: true})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -517,5 +518,49 @@ func TestBadgePagesSayWhatTheChecksDoNotTell(t *testing.T) {
 		if body := f.get(t, "GET", path).Body.String(); !strings.Contains(body, "What the checks do not tell you") {
 			t.Errorf("%s has no \"what the checks do not tell you\" section", path)
 		}
+	}
+}
+
+// TestClientGone: a request whose client left before the store answered is logged as
+// 499 at info level, not as an internal error.
+func TestClientGone(t *testing.T) {
+	f := setup(t, generous)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	rec := httptest.NewRecorder()
+	f.h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/s/"+f.slug, nil).WithContext(ctx))
+	if rec.Code != 499 {
+		t.Errorf("status %d, want 499", rec.Code)
+	}
+	logs := f.logs.String()
+	if !strings.Contains(logs, "status=499") || strings.Contains(logs, "level=ERROR") {
+		t.Errorf("logs:\n%s", logs)
+	}
+	if m := f.get(t, "GET", "/metrics").Body.String(); !strings.Contains(m, `probity_http_requests_total{route="/s/:slug",status="499"} 1`) {
+		t.Errorf("metrics:\n%s", m)
+	}
+}
+
+// TestDirectoryFeedFollowsChanges: the directory feed is served again while its changes
+// are the newest, and rendered anew when they are not (here: one is hidden).
+func TestDirectoryFeedFollowsChanges(t *testing.T) {
+	f := setup(t, generous)
+	first := f.get(t, "GET", "/changes.xml").Body.String()
+	if again := f.get(t, "GET", "/changes.xml").Body.String(); again != first {
+		t.Fatal("the same changes gave another feed")
+	}
+	anchor := fmt.Sprintf("s/%s/ch-%d</id>", f.slug, f.toolsChange)
+	if !strings.Contains(first, anchor) {
+		t.Fatalf("the feed lacks change %d:\n%s", f.toolsChange, first)
+	}
+	e, err := f.st.Entry(t.Context(), f.slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.HideChange(t.Context(), e.ID, f.toolsChange, true, "a test"); err != nil {
+		t.Fatal(err)
+	}
+	if after := f.get(t, "GET", "/changes.xml").Body.String(); strings.Contains(after, anchor) {
+		t.Errorf("the feed still shows the hidden change %d:\n%s", f.toolsChange, after)
 	}
 }
