@@ -10,3 +10,10 @@ request = function()
   end
   return wrk.format("GET", "/s/load-" .. (counter % 5400) .. "/history")
 end
+
+-- PACE_MS=N makes each connection wait N ms after every answer: a fixed offered load
+-- (connections / (N ms + latency)) instead of as fast as the server answers.
+local pace = tonumber(os.getenv("PACE_MS") or "0")
+if pace > 0 then
+  delay = function() return pace end
+end
