@@ -32,7 +32,15 @@
 // Referrer-Policy and frame-ancestors 'none'. Each client (remote IP, or the address
 // trusted proxies forward) has a token bucket; an empty bucket gets 429 with
 // Retry-After. Errors are mapped to a status in one place (fail): store.ErrNotFound
-// becomes 404, anything else 500 with a generic message, its detail logged.
+// becomes 404, a request whose client left first is logged as 499, anything else 500
+// with a generic message, its detail logged.
+//
+// Every request reads the store; nothing caches a page. What is remembered is derived
+// from immutable data only (memo.go), bounded by bytes and reported on /metrics: the
+// entry page's checks, supply and tools sections, rendered once per stored round, supply
+// run and tool surface (about 65 MB for 6,000 entries), and the last directory feed,
+// served again while its changes are still the newest. An entry page reads its store
+// data in one call (store.EntryDigest), on PostgreSQL in one round trip.
 //
 // gin stays inside this package: handlers decode and bound the request, call one
 // method of site, and map its error; *gin.Context goes no further.
