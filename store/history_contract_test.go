@@ -1054,3 +1054,62 @@ func TestEntryDigest(t *testing.T) {
 		}
 	})
 }
+
+// TestEntryStates: EntryStates returns what EntryDigest returns of each entry's newest
+// round and supply run, for many entries at once.
+func TestEntryStates(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		at := func(h int) time.Time { return t0.Add(time.Duration(h) * time.Hour) }
+		var ids []int64
+		for i := range 5 {
+			e := mustAddEntry(t, s, fmt.Sprintf("e%d", i))
+			ids = append(ids, e.ID)
+			if i%2 == 0 { // e0, e2, e4 have rounds
+				mustSave(t, s, fullRound(e.ID, at(0), at(0), "one"))
+				mustSave(t, s, unsignedRound(e.ID, at(i+1), at(i+1)))
+			}
+			if i >= 2 { // e2, e3, e4 have supply runs; e3's newest is unsigned
+				mustSaveSupply(t, s, testSupply(e.ID, at(1), i))
+				if i == 3 {
+					u := testSupply(e.ID, at(2), 30)
+					u.Envelope, u.KeyID = nil, ""
+					mustSaveSupply(t, s, u)
+				}
+			}
+		}
+		got, err := s.EntryStates(ctx, append(ids, 1<<40)) // and one that does not exist
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[int64]EntryState{}
+		for i, id := range ids {
+			e, err := s.EntryByID(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := s.EntryDigest(ctx, e.Slug, EntryQuery{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (d.Round != nil) != (i%2 == 0) || (d.Supply != nil) != (i >= 2) {
+				t.Fatalf("entry %d: digest %+v", i, d)
+			}
+			if d.Round != nil || d.Supply != nil {
+				want[id] = EntryState{Round: d.Round, Supply: d.Supply, SupplySigned: d.SupplySigned}
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("EntryStates:\n got %+v\nwant %+v", got, want)
+		}
+		if st := got[ids[3]]; st.Supply == nil || st.SupplySigned || st.Supply.LatestVersion != "1.30.0" {
+			t.Errorf("e3: %+v, want its newest, unsigned run", st)
+		}
+		if got, err := s.EntryStates(ctx, nil); err != nil || len(got) != 0 {
+			t.Errorf("EntryStates(nil) = %v, %v", got, err)
+		}
+		if _, err := s.EntryStates(ctx, make([]int64, MaxEntryStates+1)); err == nil {
+			t.Error("EntryStates took more than MaxEntryStates ids")
+		}
+	})
+}

@@ -345,6 +345,19 @@ type EntryQuery struct {
 	UptimeFrom, UptimeTo string
 }
 
+// EntryState is what the directory shows of an entry besides the entry itself: its
+// newest round and supply run.
+type EntryState struct {
+	Round *RoundSummary // nil when none
+	// Supply is the newest supply run without its documents, as in EntryDigest; nil
+	// when none. SupplySigned says whether it has an envelope.
+	Supply       *SupplyRecord
+	SupplySigned bool
+}
+
+// MaxEntryStates bounds the entries one EntryStates call reads.
+const MaxEntryStates = 1000
+
 // ToolsReadRounds is how many of an entry's newest rounds EntryDigest looks through for
 // the last one that read a whole tool list: the bound keeps the page's cost fixed for an
 // entry whose server stopped answering long ago.
@@ -401,6 +414,10 @@ type Store interface {
 	// supply run, and the changes and uptime days q asks for: what Entry, Rounds(1),
 	// SupplyRuns(1), Changes and UptimeDays return, read together.
 	EntryDigest(ctx context.Context, slug string, q EntryQuery) (EntryDigest, error)
+	// EntryStates returns the newest round and supply run of each entry of ids (at most
+	// MaxEntryStates), by entry id; an entry with neither, or no such entry, has no
+	// key. On PostgreSQL it is one round trip.
+	EntryStates(ctx context.Context, ids []int64) (map[int64]EntryState, error)
 	// EntryByID returns the entry with the id, or ErrNotFound.
 	EntryByID(ctx context.Context, id int64) (Entry, error)
 	// Entries returns every entry ordered by id, after afterID, at most limit (≤ 0: all).

@@ -473,3 +473,11 @@ func checkEntryQuery(q EntryQuery) error {
 	}
 	return errors.Join(checkDay(q.UptimeFrom), checkDay(q.UptimeTo))
 }
+
+// checkEntryIDs refuses more ids than EntryStates reads at once.
+func checkEntryIDs(ids []int64) error {
+	if len(ids) > MaxEntryStates {
+		return fmt.Errorf("%d entries asked for, at most %d at once", len(ids), MaxEntryStates)
+	}
+	return nil
+}

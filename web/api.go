@@ -94,13 +94,7 @@ type serverQuery struct {
 // directory it reads at most maxScan entries a request; when it stops there, or the
 // page is full and another entry matches, NextCursor continues from where it stopped.
 func (s *site) apiServers(ctx context.Context, q serverQuery) (*apiServerList, error) {
-	var verified map[int64]bool
-	if q.Verified != "" {
-		var err error
-		if verified, err = s.verifiedSet(ctx); err != nil {
-			return nil, err
-		}
-	}
+	verified := make(map[int64]bool) // of the batch being scanned, when q.Verified is set
 	needle := strings.ToLower(q.Q)
 	match := func(e store.Entry) bool {
 		switch {
@@ -124,6 +118,16 @@ scan:
 		if err != nil {
 			return nil, err
 		}
+		if q.Verified != "" {
+			sums, err := s.summaries(ctx, es)
+			if err != nil {
+				return nil, err
+			}
+			clear(verified)
+			for i, e := range es {
+				verified[e.ID] = sums[i].State == stateVerified
+			}
+		}
 		for _, e := range es {
 			if !match(e) {
 				after, scanned = e.ID, scanned+1
@@ -144,11 +148,12 @@ scan:
 			break
 		}
 	}
-	for _, e := range rows {
-		sum, _, _, err := s.entryState(ctx, e)
-		if err != nil {
-			return nil, err
-		}
+	sums, err := s.summaries(ctx, rows)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range rows {
+		sum := sums[i]
 		l := s.links(e.Slug)
 		v := apiServer{
 			Slug: e.Slug, Name: visibleLine(e.Name), Kind: e.Kind, Locator: visibleLine(e.Locator),

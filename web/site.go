@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,7 +112,7 @@ const (
 	// maxScan bounds the entries one directory request reads when it filters: the store
 	// has no search, so filters page through Entries (see directory).
 	maxScan = 50000
-	// maxFilterSet bounds the entries a filter's set (changed, verified, offline) holds.
+	// maxFilterSet bounds the entries a filter's set (changed, offline) holds.
 	maxFilterSet = 100000
 	// maxDetails bounds a change's details JSON that is decoded for display.
 	maxDetails = 4 << 20
@@ -132,25 +133,25 @@ type summaryOf struct {
 	LastSeen time.Time
 }
 
-// entryState reads the newest round and supply run of e.
-func (s *site) entryState(ctx context.Context, e store.Entry) (summaryOf, *store.RoundSummary, *store.SupplyRecord, error) {
-	rs, err := s.st.Rounds(ctx, e.ID, 1)
-	if err != nil {
-		return summaryOf{}, nil, nil, err
+// summaries returns the summary of each of es, in order, reading their newest rounds and
+// supply runs MaxEntryStates at a time (store.EntryStates).
+func (s *site) summaries(ctx context.Context, es []store.Entry) ([]summaryOf, error) {
+	out := make([]summaryOf, 0, len(es))
+	for chunk := range slices.Chunk(es, store.MaxEntryStates) {
+		ids := make([]int64, len(chunk))
+		for i, e := range chunk {
+			ids[i] = e.ID
+		}
+		states, err := s.st.EntryStates(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range chunk {
+			st := states[e.ID]
+			out = append(out, stateOf(e, st.Round, st.Supply, st.SupplySigned))
+		}
 	}
-	runs, err := s.st.SupplyRuns(ctx, e.ID, 1)
-	if err != nil {
-		return summaryOf{}, nil, nil, err
-	}
-	var round *store.RoundSummary
-	if len(rs) == 1 {
-		round = &rs[0]
-	}
-	var run *store.SupplyRecord
-	if len(runs) == 1 {
-		run = &runs[0]
-	}
-	return stateOf(e, round, run, run != nil && run.Envelope != nil), round, run, nil
+	return out, nil
 }
 
 // stateOf is the summary of e with its newest round and supply run (nil: none), which is
@@ -208,18 +209,15 @@ type dirPage struct {
 //
 // The store has no search and no filter queries, so a filtered request pages through
 // Entries and reads at most maxScan entries (Truncated says when it stopped there).
-// The verified, changed and offline filters first build the set of matching entry ids
-// with one streaming query each: WalkSupply (newest supply run per entry), Changes
-// since 7 days ago (visible only), and WalkUptime over the last 7 days.
+// The changed and offline filters first build the set of matching entry ids with one
+// streaming query each: Changes since 7 days ago (visible only), and WalkUptime over the
+// last 7 days. The verified filter reads the states of each batch of entries it scans
+// (EntryStates), the summaries the rows show.
 func (s *site) directory(ctx context.Context, q dirQuery) (*dirPage, error) {
 	page := &dirPage{Query: q, Page: q.Page, Kinds: []string{store.KindRemote, store.KindNPM, store.KindPyPI, store.KindGitHub}}
-	var verified, changed, offline map[int64]bool
+	var changed, offline map[int64]bool
+	verified := make(map[int64]bool) // of the batch being scanned, when q.Verified
 	var err error
-	if q.Verified {
-		if verified, err = s.verifiedSet(ctx); err != nil {
-			return nil, err
-		}
-	}
 	if q.Changed {
 		if changed, err = s.changedSet(ctx); err != nil {
 			return nil, err
@@ -235,7 +233,7 @@ func (s *site) directory(ctx context.Context, q dirQuery) (*dirPage, error) {
 		switch {
 		case q.Kind != "" && e.Kind != q.Kind:
 			return false
-		case verified != nil && !verified[e.ID]:
+		case q.Verified && !verified[e.ID]:
 			return false
 		case changed != nil && !changed[e.ID]:
 			return false
@@ -262,6 +260,16 @@ scan:
 		if err != nil {
 			return nil, err
 		}
+		if q.Verified {
+			sums, err := s.summaries(ctx, es)
+			if err != nil {
+				return nil, err
+			}
+			clear(verified)
+			for i, e := range es {
+				verified[e.ID] = sums[i].State == stateVerified
+			}
+		}
 		for _, e := range es {
 			after = e.ID
 			scanned++
@@ -286,25 +294,14 @@ scan:
 			break
 		}
 	}
-	for _, e := range rows {
-		sum, _, _, err := s.entryState(ctx, e)
-		if err != nil {
-			return nil, err
-		}
-		page.Rows = append(page.Rows, dirRow{Slug: e.Slug, Name: visibleLine(e.Name), Kind: e.Kind, Locator: visibleLine(e.Locator), summaryOf: sum})
+	sums, err := s.summaries(ctx, rows)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range rows {
+		page.Rows = append(page.Rows, dirRow{Slug: e.Slug, Name: visibleLine(e.Name), Kind: e.Kind, Locator: visibleLine(e.Locator), summaryOf: sums[i]})
 	}
 	return page, nil
-}
-
-func (s *site) verifiedSet(ctx context.Context) (map[int64]bool, error) {
-	set := make(map[int64]bool)
-	err := s.st.WalkSupply(ctx, func(r store.SupplyRecord) error {
-		if r.Verified && r.Envelope != nil && len(set) < maxFilterSet {
-			set[r.EntryID] = true
-		}
-		return nil
-	})
-	return set, err
 }
 
 func (s *site) changedSet(ctx context.Context) (map[int64]bool, error) {
