@@ -1113,3 +1113,31 @@ func TestEntryStates(t *testing.T) {
 		}
 	})
 }
+
+// TestEntriesAt: EntriesAt pages the entries by offset, in the order Entries lists them.
+func TestEntriesAt(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		for i := range 7 {
+			mustAddEntry(t, s, fmt.Sprintf("e%d", i))
+		}
+		all, err := s.Entries(ctx, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct{ offset, limit, from, to int }{{0, 3, 0, 3}, {3, 3, 3, 6}, {6, 3, 6, 7}, {7, 3, 7, 7}, {100, 1, 7, 7}} {
+			got, err := s.EntriesAt(ctx, c.offset, c.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := all[c.from:c.to]; len(got) != len(want) || (len(want) > 0 && !reflect.DeepEqual(got, want)) {
+				t.Errorf("EntriesAt(%d, %d) = %d entries, want entries %d to %d", c.offset, c.limit, len(got), c.from, c.to)
+			}
+		}
+		for _, c := range [][2]int{{-1, 3}, {0, 0}, {0, MaxEntryStates + 1}} {
+			if _, err := s.EntriesAt(ctx, c[0], c[1]); err == nil {
+				t.Errorf("EntriesAt(%d, %d) took it", c[0], c[1])
+			}
+		}
+	})
+}

@@ -136,6 +136,22 @@ func (s *sqliteStore) Entries(ctx context.Context, afterID int64, limit int) ([]
 	return es, nil
 }
 
+func (s *sqliteStore) EntriesAt(ctx context.Context, offset, limit int) ([]Entry, error) {
+	if err := checkEntriesAt(offset, limit); err != nil {
+		return nil, fmt.Errorf("couldn't list entries: %w", err)
+	}
+	rows, err := s.reader.QueryContext(ctx,
+		`SELECT `+sqliteEntryColumns+` FROM entries ORDER BY id LIMIT ? OFFSET ?`, limit, offset)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list entries: %w", err)
+	}
+	es, err := collect(rows, scanEntry)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list entries: %w", err)
+	}
+	return es, nil
+}
+
 func (s *sqliteStore) DeleteEntry(ctx context.Context, slug string) error {
 	err := s.inTx(ctx, func(tx *sqliteTx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM entries WHERE slug = ?`, slug)

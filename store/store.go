@@ -422,6 +422,9 @@ type Store interface {
 	EntryByID(ctx context.Context, id int64) (Entry, error)
 	// Entries returns every entry ordered by id, after afterID, at most limit (≤ 0: all).
 	Entries(ctx context.Context, afterID int64, limit int) ([]Entry, error)
+	// EntriesAt returns the entries ordered by id from the offset-th (0-based), at most
+	// limit (1 to MaxEntryStates): a directory page, without reading the pages before it.
+	EntriesAt(ctx context.Context, offset, limit int) ([]Entry, error)
 	// DeleteEntry deletes an entry with its whole history: rounds, envelopes, uptime
 	// and due times. ErrNotFound when there is no such entry.
 	DeleteEntry(ctx context.Context, slug string) error

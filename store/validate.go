@@ -481,3 +481,11 @@ func checkEntryIDs(ids []int64) error {
 	}
 	return nil
 }
+
+// checkEntriesAt refuses a negative offset and a limit outside 1 to MaxEntryStates.
+func checkEntriesAt(offset, limit int) error {
+	if offset < 0 || limit < 1 || limit > MaxEntryStates {
+		return fmt.Errorf("offset %d, limit %d: want an offset ≥ 0 and a limit from 1 to %d", offset, limit, MaxEntryStates)
+	}
+	return nil
+}

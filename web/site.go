@@ -207,8 +207,9 @@ type dirPage struct {
 
 // directory lists entries in id order, pageSize a page, filtered by q.
 //
-// The store has no search and no filter queries, so a filtered request pages through
-// Entries and reads at most maxScan entries (Truncated says when it stopped there).
+// An unfiltered page is read by offset (EntriesAt). The store has no search and no
+// filter queries, so a filtered request pages through Entries and reads at most maxScan
+// entries (Truncated says when it stopped there).
 // The changed and offline filters first build the set of matching entry ids with one
 // streaming query each: Changes since 7 days ago (visible only), and WalkUptime over the
 // last 7 days. The verified filter reads the states of each batch of entries it scans
@@ -250,12 +251,20 @@ func (s *site) directory(ctx context.Context, q dirQuery) (*dirPage, error) {
 	var rows []store.Entry
 	var after int64
 	scanned := 0
-	batch := 1000
+	const batch = 1000
 	if !q.filtered() {
-		batch = pageSize + 1
+		// The page itself, and one more entry to know whether another page follows.
+		es, err := s.st.EntriesAt(ctx, skip, pageSize+1)
+		if err != nil {
+			return nil, err
+		}
+		if len(es) > pageSize {
+			page.HasNext, es = true, es[:pageSize]
+		}
+		rows = es
 	}
 scan:
-	for {
+	for q.filtered() {
 		es, err := s.st.Entries(ctx, after, batch)
 		if err != nil {
 			return nil, err

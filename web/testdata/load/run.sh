@@ -12,7 +12,7 @@
 # Each line shows requests/s, p50 and p99 latency, and the CPU time the server and
 # PostgreSQL spent per request (from /proc). Needs wrk, the database built by
 # BenchmarkLoadDatabase and its key directory (README.md). Takes about
-# REPS × binaries × 4 pages × 40 s.
+# REPS × binaries × 5 pages × 30 s.
 set -euo pipefail
 reps=3
 if [[ ${1:-} == -r ]]; then reps=$2; shift 2; fi
@@ -67,7 +67,7 @@ for rep in $(seq "$reps"); do
     # One pass over every entry page first, so that the page memos are as warm as a
     # long-running server's.
     wrk -t2 -c16 -d8s -s "$here/entry.lua" "http://$addr" >/dev/null
-    for page in entry history feed changes; do
+    for page in entry history feed changes directory; do
       for mode in saturated paced; do measure "$bin" $page $mode; done
     done
     kill $server; wait $server 2>/dev/null || true; server=
