@@ -1078,7 +1078,7 @@ func TestEntryStates(t *testing.T) {
 				}
 			}
 		}
-		got, err := s.EntryStates(ctx, append(ids, 1<<40)) // and one that does not exist
+		got, err := s.EntryStates(ctx, append(ids, 1<<40), true) // and one that does not exist
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1102,13 +1102,27 @@ func TestEntryStates(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("EntryStates:\n got %+v\nwant %+v", got, want)
 		}
+		// Without rounds: the supply runs alone; e0 (rounds only) is absent.
+		supplyOnly, err := s.EntryStates(ctx, ids, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantSupply := map[int64]EntryState{}
+		for id, st := range want {
+			if st.Supply != nil {
+				wantSupply[id] = EntryState{Supply: st.Supply, SupplySigned: st.SupplySigned}
+			}
+		}
+		if !reflect.DeepEqual(supplyOnly, wantSupply) {
+			t.Errorf("EntryStates without rounds:\n got %+v\nwant %+v", supplyOnly, wantSupply)
+		}
 		if st := got[ids[3]]; st.Supply == nil || st.SupplySigned || st.Supply.LatestVersion != "1.30.0" {
 			t.Errorf("e3: %+v, want its newest, unsigned run", st)
 		}
-		if got, err := s.EntryStates(ctx, nil); err != nil || len(got) != 0 {
+		if got, err := s.EntryStates(ctx, nil, true); err != nil || len(got) != 0 {
 			t.Errorf("EntryStates(nil) = %v, %v", got, err)
 		}
-		if _, err := s.EntryStates(ctx, make([]int64, MaxEntryStates+1)); err == nil {
+		if _, err := s.EntryStates(ctx, make([]int64, MaxEntryStates+1), true); err == nil {
 			t.Error("EntryStates took more than MaxEntryStates ids")
 		}
 	})

@@ -512,7 +512,7 @@ func pgCollectBatch[T any](br pgx.BatchResults, scan func(pgx.Row) (T, error)) (
 
 // EntryStates reads the newest round and supply run of every entry of ids in one batch:
 // two queries, each a LATERAL join per id on the index that EntryDigest uses for one.
-func (s *pgStore) EntryStates(ctx context.Context, ids []int64) (map[int64]EntryState, error) {
+func (s *pgStore) EntryStates(ctx context.Context, ids []int64, rounds bool) (map[int64]EntryState, error) {
 	if err := checkEntryIDs(ids); err != nil {
 		return nil, fmt.Errorf("couldn't read the entries' states: %w", err)
 	}
@@ -521,7 +521,8 @@ func (s *pgStore) EntryStates(ctx context.Context, ids []int64) (map[int64]Entry
 		return out, nil
 	}
 	b := &pgx.Batch{}
-	b.Queue(`
+	if rounds {
+		b.Queue(`
 		SELECT l.* FROM unnest($1::bigint[]) AS ids(id)
 		CROSS JOIN LATERAL (
 			SELECT `+pgSummaryColumns+`
@@ -529,6 +530,7 @@ func (s *pgStore) EntryStates(ctx context.Context, ids []int64) (map[int64]Entry
 			WHERE o.entry_id = ids.id
 			ORDER BY o.started_at DESC, o.id DESC
 			LIMIT 1) l`, ids)
+	}
 	b.Queue(`
 		SELECT l.* FROM unnest($1::bigint[]) AS ids(id)
 		CROSS JOIN LATERAL (
@@ -539,7 +541,7 @@ func (s *pgStore) EntryStates(ctx context.Context, ids []int64) (map[int64]Entry
 			ORDER BY r.ran_at DESC, r.id DESC
 			LIMIT 1) l`, ids)
 	br := s.pool.SendBatch(ctx, b)
-	err := pgReadStates(br, out)
+	err := pgReadStates(br, rounds, out)
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -550,15 +552,17 @@ func (s *pgStore) EntryStates(ctx context.Context, ids []int64) (map[int64]Entry
 }
 
 // pgReadStates reads EntryStates' batch into out.
-func pgReadStates(br pgx.BatchResults, out map[int64]EntryState) error {
-	rounds, err := pgCollectBatch(br, pgScanSummary)
-	if err != nil {
-		return err
-	}
-	for i := range rounds {
-		st := out[rounds[i].EntryID]
-		st.Round = &rounds[i]
-		out[rounds[i].EntryID] = st
+func pgReadStates(br pgx.BatchResults, withRounds bool, out map[int64]EntryState) error {
+	if withRounds {
+		rounds, err := pgCollectBatch(br, pgScanSummary)
+		if err != nil {
+			return err
+		}
+		for i := range rounds {
+			st := out[rounds[i].EntryID]
+			st.Round = &rounds[i]
+			out[rounds[i].EntryID] = st
+		}
 	}
 	runs, err := pgCollectBatch(br, pgScanSupplyState)
 	if err != nil {

@@ -451,19 +451,21 @@ func (s *sqliteStore) toolsReadAt(ctx context.Context, newest RoundSummary) (tim
 
 // EntryStates reads each entry's newest round and supply run with Rounds and SupplyRuns:
 // on an embedded database a query costs no round trip.
-func (s *sqliteStore) EntryStates(ctx context.Context, ids []int64) (map[int64]EntryState, error) {
+func (s *sqliteStore) EntryStates(ctx context.Context, ids []int64, rounds bool) (map[int64]EntryState, error) {
 	if err := checkEntryIDs(ids); err != nil {
 		return nil, fmt.Errorf("couldn't read the entries' states: %w", err)
 	}
 	out := make(map[int64]EntryState, len(ids))
 	for _, id := range ids {
 		var st EntryState
-		rs, err := s.Rounds(ctx, id, 1)
-		if err != nil {
-			return nil, err
-		}
-		if len(rs) == 1 {
-			st.Round = &rs[0]
+		if rounds {
+			rs, err := s.Rounds(ctx, id, 1)
+			if err != nil {
+				return nil, err
+			}
+			if len(rs) == 1 {
+				st.Round = &rs[0]
+			}
 		}
 		runs, err := s.SupplyRuns(ctx, id, 1)
 		if err != nil {

@@ -414,10 +414,10 @@ type Store interface {
 	// supply run, and the changes and uptime days q asks for: what Entry, Rounds(1),
 	// SupplyRuns(1), Changes and UptimeDays return, read together.
 	EntryDigest(ctx context.Context, slug string, q EntryQuery) (EntryDigest, error)
-	// EntryStates returns the newest round and supply run of each entry of ids (at most
-	// MaxEntryStates), by entry id; an entry with neither, or no such entry, has no
-	// key. On PostgreSQL it is one round trip.
-	EntryStates(ctx context.Context, ids []int64) (map[int64]EntryState, error)
+	// EntryStates returns the newest round (when rounds; else Round is nil) and supply
+	// run of each entry of ids (at most MaxEntryStates), by entry id; an entry with
+	// neither, or no such entry, has no key. On PostgreSQL it is one round trip.
+	EntryStates(ctx context.Context, ids []int64, rounds bool) (map[int64]EntryState, error)
 	// EntryByID returns the entry with the id, or ErrNotFound.
 	EntryByID(ctx context.Context, id int64) (Entry, error)
 	// Entries returns every entry ordered by id, after afterID, at most limit (≤ 0: all).

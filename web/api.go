@@ -119,13 +119,8 @@ scan:
 			return nil, err
 		}
 		if q.Verified != "" {
-			sums, err := s.summaries(ctx, es)
-			if err != nil {
+			if err := s.verifiedOf(ctx, es, verified); err != nil {
 				return nil, err
-			}
-			clear(verified)
-			for i, e := range es {
-				verified[e.ID] = sums[i].State == stateVerified
 			}
 		}
 		for _, e := range es {

@@ -136,13 +136,33 @@ type summaryOf struct {
 // summaries returns the summary of each of es, in order, reading their newest rounds and
 // supply runs MaxEntryStates at a time (store.EntryStates).
 func (s *site) summaries(ctx context.Context, es []store.Entry) ([]summaryOf, error) {
+	return s.summariesOf(ctx, es, true)
+}
+
+// verifiedOf sets verified[id] for each of es to whether it is Verified, which depends
+// on its newest supply run alone: its rounds are not read.
+func (s *site) verifiedOf(ctx context.Context, es []store.Entry, verified map[int64]bool) error {
+	sums, err := s.summariesOf(ctx, es, false)
+	if err != nil {
+		return err
+	}
+	clear(verified)
+	for i, e := range es {
+		verified[e.ID] = sums[i].State == stateVerified
+	}
+	return nil
+}
+
+// summariesOf is summaries, without the rounds unless rounds: then a summary's State is
+// right only in telling Verified from the rest.
+func (s *site) summariesOf(ctx context.Context, es []store.Entry, rounds bool) ([]summaryOf, error) {
 	out := make([]summaryOf, 0, len(es))
 	for chunk := range slices.Chunk(es, store.MaxEntryStates) {
 		ids := make([]int64, len(chunk))
 		for i, e := range chunk {
 			ids[i] = e.ID
 		}
-		states, err := s.st.EntryStates(ctx, ids)
+		states, err := s.st.EntryStates(ctx, ids, rounds)
 		if err != nil {
 			return nil, err
 		}
@@ -270,13 +290,8 @@ scan:
 			return nil, err
 		}
 		if q.Verified {
-			sums, err := s.summaries(ctx, es)
-			if err != nil {
+			if err := s.verifiedOf(ctx, es, verified); err != nil {
 				return nil, err
-			}
-			clear(verified)
-			for i, e := range es {
-				verified[e.ID] = sums[i].State == stateVerified
 			}
 		}
 		for _, e := range es {
