@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -25,6 +26,7 @@ const serveUsage = `Usage:
 
 	probity serve [--listen ADDR] [--base-url URL] [--allow-loopback] [--ca-file FILE]
 	              [--concurrency N] [--cadence D] [--claimed-cadence D]
+	probity serve --publish-only [--listen ADDR] [--base-url URL]
 
 Runs the scheduler and workers until interrupted: every entry is probed on its cadence
 (12 h by default, 3 h for claimed entries, jittered by up to ±10 %), differences get a
@@ -41,6 +43,11 @@ at /.well-known/probity-keys.json, every envelope, /healthz, /metrics, and Probi
 MCP server at /mcp. --base-url is the public address links are built from (default
 http://ADDR). --rate-limit and --burst set the per-client token bucket of the pages
 (default 10 requests/s, bursts of 40); /mcp has its own.
+
+--publish-only publishes and does nothing else: no scheduler, no workers, no probes. It
+needs only the key document (keys.json in the key directory), never the private key,
+and never creates a key: run it for more publishing replicas on the same PostgreSQL
+database, beside the serve processes that probe and sign.
 
 Scheduling flags (for tests and tuning):
 
@@ -68,6 +75,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&rate.Burst, "burst", web.DefaultRateLimit.Burst, "")
 	tick := fs.Duration("tick", 15*time.Second, "")
 	poll := fs.Duration("poll", time.Second, "")
+	publishOnly := fs.Bool("publish-only", false, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, serveUsage)
@@ -80,6 +88,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: unexpected argument %q\n%s", fs.Arg(0), serveUsage)
 		return 2
 	}
+	if *publishOnly && *listen == "" {
+		fmt.Fprintf(stderr, "error: --publish-only with --listen \"\" would do nothing\n%s", serveUsage)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -89,6 +101,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer st.Close()
+	if *publishOnly {
+		return publishOnlyUntilDone(ctx, st, where, ef.keyDirectory(), *listen, *baseURL, rate, logger, stderr)
+	}
 	doc, signer, err := ef.openSigner(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
@@ -119,6 +134,28 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 1
 	}
+	logger.Info("stopped")
+	return 0
+}
+
+// publishOnlyUntilDone publishes the store with the key document of keyDir until ctx
+// ends (serve --publish-only).
+func publishOnlyUntilDone(ctx context.Context, st store.Store, where, keyDir, listen, baseURL string, rate web.RateLimit, logger *slog.Logger, stderr io.Writer) int {
+	doc, err := keys.Load(filepath.Join(keyDir, keys.DocumentFile))
+	if err != nil {
+		fmt.Fprintf(stderr, "error: --publish-only publishes the key document of the service that signs, and found none: %v\n", err)
+		return 2
+	}
+	srv, err := publish(ctx, st, doc, listen, baseURL, rate, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	logger.Info("publishing only: no scheduler, no workers", "store", where, "backend", st.Backend(), "url", "http://"+listen)
+	<-ctx.Done()
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv.Shutdown(shutdown)
 	logger.Info("stopped")
 	return 0
 }

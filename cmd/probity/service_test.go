@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -548,4 +549,115 @@ func TestServePublishes(t *testing.T) {
 func slugOf(t *testing.T, url string) string {
 	t.Helper()
 	return targets.Slug("remote", url)
+}
+
+// TestServePublishOnly: serve --publish-only publishes what a round stored with only the
+// key document at hand (no private key), probes nothing, and refuses to start without
+// the key document instead of creating a key.
+func TestServePublishOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: 2, Seed: 43})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	dir := t.TempDir()
+	dataDir := filepath.Join(dir, "data")
+	env := []string{"DATABASE_URL=", "PROBITY_KEY_DIR=" + filepath.Join(dir, "keys")}
+	if code, out, errOut := probity(t, env, "round", "--data-dir", dataDir, "--allow-loopback", "--targets", writeTargets(t, dir, fleet)); code != 0 {
+		t.Fatalf("round: exit %d\n%s%s", code, out, errOut)
+	}
+	// The replica's key directory holds the key document only.
+	pubKeys := filepath.Join(dir, "pubkeys")
+	if err := os.MkdirAll(pubKeys, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	docBytes, err := os.ReadFile(filepath.Join(dir, "keys", keys.DocumentFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pubKeys, keys.DocumentFile), docBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rounds := func() int64 {
+		st, err := store.Open(context.Background(), store.Config{SQLitePath: filepath.Join(dataDir, "probity.db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		s, err := st.Stats(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Observations
+	}
+	before := rounds()
+	if before != 2 {
+		t.Fatalf("%d rounds stored, want 2", before)
+	}
+
+	addr := freeAddr(t)
+	cmd := exec.Command(probityBinary(t), "serve", "--publish-only", "--data-dir", dataDir, "--key-dir", pubKeys, "--listen", addr)
+	cmd.Env = append(os.Environ(), "DATABASE_URL=", "PROBITY_KEY_DIR=")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if code, _ := get("/healthz"); code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no /healthz after 20 s\n%s", tail(stderr.String(), 2000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code, body := get("/.well-known/probity-keys.json"); code != 200 || body != string(docBytes) {
+		t.Errorf("key document: %d %.200s", code, body)
+	}
+	if code, body := get("/s/" + slugOf(t, fleet.URL(0)) + ".json"); code != 200 || !strings.Contains(body, `"checks"`) {
+		t.Errorf("entry JSON: %d %.300s", code, body)
+	}
+	time.Sleep(2 * time.Second) // a scheduler would have enqueued the first due rounds by now
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve --publish-only exited with %v\n%s", err, tail(stderr.String(), 2000))
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("serve --publish-only did not stop within 20 s")
+	}
+	if after := rounds(); after != before {
+		t.Errorf("%d rounds after publishing only, %d before: it probed", after, before)
+	}
+	if !strings.Contains(stderr.String(), "publishing only") {
+		t.Errorf("stderr:\n%s", tail(stderr.String(), 2000))
+	}
+
+	// Without the key document it refuses, and creates no key.
+	empty := filepath.Join(dir, "nokeys")
+	code, _, errOut := probity(t, []string{"DATABASE_URL=", "PROBITY_KEY_DIR="}, "serve", "--publish-only", "--data-dir", dataDir, "--key-dir", empty, "--listen", freeAddr(t))
+	if code != 2 || !strings.Contains(errOut, "key document") {
+		t.Errorf("without a key document: exit %d\n%s", code, errOut)
+	}
+	if _, err := os.Stat(empty); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the key directory %s was created: %v", empty, err)
+	}
 }
