@@ -60,7 +60,10 @@ printf '%s\n' "binary page mode rps p50_ms p99_ms server_ms/req postgres_ms/req 
 for rep in $(seq "$reps"); do
   for bin in "$@"; do
     bin=$(realpath "$bin")
-    DATABASE_URL=$db "$bin" serve --data-dir "$datadir" --listen "$addr" \
+    # --publish-only where the binary has it: the pages alone, nothing scheduled.
+    only=()
+    "$bin" serve -h 2>/dev/null | grep -q -- --publish-only && only=(--publish-only)
+    DATABASE_URL=$db "$bin" serve "${only[@]}" --data-dir "$datadir" --listen "$addr" \
       --rate-limit 1000000 --burst 1000000 >/dev/null 2>&1 &
     server=$!
     for _ in $(seq 50); do curl -fso /dev/null "http://$addr/healthz" && break; sleep 0.1; done
