@@ -431,7 +431,7 @@ func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (E
 		LIMIT 1`, slug)
 	if q.Changes > 0 {
 		b.Queue(`
-			SELECT `+pgChangeDigestColumns+`
+			SELECT `+pgChangeColumnsWithoutEnvelope+`
 			FROM changes c JOIN entries e ON e.id = c.entry_id
 			WHERE c.entry_id = `+pgEntryOf+` AND NOT c.hidden
 			ORDER BY c.number DESC
@@ -574,12 +574,6 @@ func pgReadStates(br pgx.BatchResults, withRounds bool, out map[int64]EntryState
 		out[runs[i].run.EntryID] = st
 	}
 	return nil
-}
-
-// supplyState is a supply run without its documents, and whether it is signed.
-type supplyState struct {
-	run    SupplyRecord
-	signed bool
 }
 
 // pgScanSupplyState scans a supply run's id, entry_id, ran_at, score, verified,

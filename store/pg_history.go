@@ -174,18 +174,17 @@ func (s *pgStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 	return nil
 }
 
-const pgChangeColumns = `c.entry_id, e.slug, c.number, c.recorded_at, c.origin, c.kind, c.summary,
-	c.details, c.badges, c.before_observation, c.after_observation, c.hidden, c.hidden_reason,
-	c.envelope, c.key_id`
+// pgChangeColumns are the columns pgScanChange scans; pgChangeColumnsWithoutEnvelope read
+// a NULL for the envelope (EntryDigest, ChangeFilter.WithoutEnvelopes).
+const (
+	pgChangeColumnsHead = `c.entry_id, e.slug, c.number, c.recorded_at, c.origin, c.kind, c.summary,
+	c.details, c.badges, c.before_observation, c.after_observation, c.hidden, c.hidden_reason, `
+	pgChangeColumns                = pgChangeColumnsHead + `c.envelope, c.key_id`
+	pgChangeColumnsWithoutEnvelope = pgChangeColumnsHead + `NULL::bytea, c.key_id`
+)
 
-// pgChangeDigestColumns are pgChangeColumns with a NULL for the envelope (EntryDigest,
-// ChangeFilter.WithoutEnvelopes).
-const pgChangeDigestColumns = `c.entry_id, e.slug, c.number, c.recorded_at, c.origin, c.kind, c.summary,
-	c.details, c.badges, c.before_observation, c.after_observation, c.hidden, c.hidden_reason,
-	NULL::bytea, c.key_id`
-
-// pgScanChange scans the pgChangeColumns (or pgChangeDigestColumns) of changes c joined
-// with entries e.
+// pgScanChange scans the pgChangeColumns (or pgChangeColumnsWithoutEnvelope) of changes c
+// joined with entries e.
 func pgScanChange(row pgx.Row) (ChangeRecord, error) {
 	var (
 		c             ChangeRecord
@@ -228,7 +227,7 @@ func (s *pgStore) Changes(ctx context.Context, f ChangeFilter) ([]ChangeRecord, 
 	// query uses.
 	columns := pgChangeColumns
 	if f.WithoutEnvelopes {
-		columns = pgChangeDigestColumns
+		columns = pgChangeColumnsWithoutEnvelope
 	}
 	query := `
 		SELECT ` + columns + `

@@ -125,3 +125,10 @@ func nullBytes(b []byte) any {
 	}
 	return b
 }
+
+// supplyState is a supply run without its documents (Facts, Verdict and Envelope nil),
+// and whether it is signed: what EntryDigest and EntryStates read of the newest run.
+type supplyState struct {
+	run    SupplyRecord
+	signed bool
+}

@@ -407,21 +407,16 @@ func (s *sqliteStore) EntryDigest(ctx context.Context, slug string, q EntryQuery
 			return EntryDigest{}, err
 		}
 	}
-	runs, err := s.SupplyRuns(ctx, e.ID, 1)
+	run, err := s.newestSupplyState(ctx, e.ID)
 	if err != nil {
 		return EntryDigest{}, err
 	}
-	if len(runs) == 1 {
-		r := runs[0]
-		d.Supply, d.SupplySigned = &r, r.Envelope != nil
-		r.Facts, r.Verdict, r.Envelope = nil, nil, nil
+	if run != nil {
+		d.Supply, d.SupplySigned = &run.run, run.signed
 	}
 	if q.Changes > 0 {
-		if d.Changes, err = s.Changes(ctx, ChangeFilter{EntryID: e.ID, Limit: q.Changes}); err != nil {
+		if d.Changes, err = s.Changes(ctx, ChangeFilter{EntryID: e.ID, Limit: q.Changes, WithoutEnvelopes: true}); err != nil {
 			return EntryDigest{}, err
-		}
-		for i := range d.Changes {
-			d.Changes[i].Envelope = nil
 		}
 	}
 	if q.UptimeFrom != "" {
@@ -449,7 +444,7 @@ func (s *sqliteStore) toolsReadAt(ctx context.Context, newest RoundSummary) (tim
 	return time.Time{}, nil
 }
 
-// EntryStates reads each entry's newest round and supply run with Rounds and SupplyRuns:
+// EntryStates reads each entry's newest round and supply run one entry after the other:
 // on an embedded database a query costs no round trip.
 func (s *sqliteStore) EntryStates(ctx context.Context, ids []int64, rounds bool) (map[int64]EntryState, error) {
 	if err := checkEntryIDs(ids); err != nil {
@@ -467,18 +462,40 @@ func (s *sqliteStore) EntryStates(ctx context.Context, ids []int64, rounds bool)
 				st.Round = &rs[0]
 			}
 		}
-		runs, err := s.SupplyRuns(ctx, id, 1)
+		run, err := s.newestSupplyState(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		if len(runs) == 1 {
-			r := runs[0]
-			st.Supply, st.SupplySigned = &r, r.Envelope != nil
-			r.Facts, r.Verdict, r.Envelope = nil, nil, nil
+		if run != nil {
+			st.Supply, st.SupplySigned = &run.run, run.signed
 		}
 		if st.Round != nil || st.Supply != nil {
 			out[id] = st
 		}
 	}
 	return out, nil
+}
+
+// newestSupplyState reads the newest supply run of the entry without its documents; nil
+// when it has none.
+func (s *sqliteStore) newestSupplyState(ctx context.Context, entryID int64) (*supplyState, error) {
+	var (
+		st    supplyState
+		ranAt sql.NullInt64
+		keyID sql.NullString
+	)
+	r := &st.run
+	err := s.reader.QueryRowContext(ctx, `
+		SELECT id, entry_id, ran_at, score, verified, latest_version, key_id, envelope IS NOT NULL
+		FROM supply_runs WHERE entry_id = ?
+		ORDER BY ran_at DESC, id DESC
+		LIMIT 1`, entryID).Scan(&r.ID, &r.EntryID, &ranAt, &r.Score, &r.Verified, &r.LatestVersion, &keyID, &st.signed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read the newest supply run of entry %d: %w", entryID, err)
+	}
+	r.RanAt, r.KeyID = fromMillis(ranAt), keyID.String
+	return &st, nil
 }

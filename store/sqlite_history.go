@@ -171,14 +171,14 @@ func (s *sqliteStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 	return nil
 }
 
-const sqliteChangeColumns = `c.entry_id, e.slug, c.number, c.recorded_at, c.origin, c.kind, c.summary,
-	c.details, c.badges, c.before_observation, c.after_observation, c.hidden, c.hidden_reason,
-	c.envelope, c.key_id`
-
-// sqliteChangeColumnsWithoutEnvelope are sqliteChangeColumns with a NULL for the envelope.
-const sqliteChangeColumnsWithoutEnvelope = `c.entry_id, e.slug, c.number, c.recorded_at, c.origin, c.kind, c.summary,
-	c.details, c.badges, c.before_observation, c.after_observation, c.hidden, c.hidden_reason,
-	NULL, c.key_id`
+// sqliteChangeColumns are the columns scanChange scans; sqliteChangeColumnsWithoutEnvelope
+// read a NULL for the envelope (ChangeFilter.WithoutEnvelopes).
+const (
+	sqliteChangeColumnsHead = `c.entry_id, e.slug, c.number, c.recorded_at, c.origin, c.kind, c.summary,
+	c.details, c.badges, c.before_observation, c.after_observation, c.hidden, c.hidden_reason, `
+	sqliteChangeColumns                = sqliteChangeColumnsHead + `c.envelope, c.key_id`
+	sqliteChangeColumnsWithoutEnvelope = sqliteChangeColumnsHead + `NULL, c.key_id`
+)
 
 // scanChange scans the sqliteChangeColumns of changes c joined with entries e.
 func scanChange(row rowScanner) (ChangeRecord, error) {
