@@ -130,7 +130,6 @@ func (h *handlers) problem(c *gin.Context, status int, msg string) {
 	}
 }
 
-// render executes a page into a buffer first, so a template error becomes a clean 500.
 // renderBuffers are the buffers pages are rendered into, reused: a page is tens of KB,
 // and growing a new buffer for each would be most of what a request allocates.
 var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -138,6 +137,7 @@ var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // maxPooledBuffer is the largest buffer put back into renderBuffers.
 const maxPooledBuffer = 1 << 20
 
+// render executes a page into a buffer first, so a template error becomes a clean 500.
 func (h *handlers) render(c *gin.Context, status int, page string, data any) {
 	buf := renderBuffers.Get().(*bytes.Buffer)
 	defer func() {

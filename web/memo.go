@@ -85,10 +85,3 @@ func (c *memo[K, V]) stats() memoStats {
 	defer c.mu.Unlock()
 	return memoStats{Hits: c.hits, Misses: c.misses, Bytes: c.bytes, Entries: len(c.m)}
 }
-
-// len is how many values are remembered.
-func (c *memo[K, V]) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
-}

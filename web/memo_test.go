@@ -31,12 +31,12 @@ func TestMemo(t *testing.T) {
 	// Bounded by bytes: 1000 bytes hold at most ten values of 100.
 	for i := range 100 {
 		m.get(100+i, f(value))
-		if m.bytes > 1000 || m.len() > 10 {
-			t.Fatalf("after %d values: %d bytes in %d values, bound 1000", i+3, m.bytes, m.len())
+		if m.bytes > 1000 || m.stats().Entries > 10 {
+			t.Fatalf("after %d values: %d bytes in %d values, bound 1000", i+3, m.bytes, m.stats().Entries)
 		}
 	}
-	if m.len() < 9 {
-		t.Errorf("%d values remembered, want 9 or 10 (a tenth is freed when full)", m.len())
+	if m.stats().Entries < 9 {
+		t.Errorf("%d values remembered, want 9 or 10 (a tenth is freed when full)", m.stats().Entries)
 	}
 	// A value larger than a tenth of the bound is returned, not remembered.
 	big := strings.Repeat("b", 200)

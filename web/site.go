@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -92,6 +93,18 @@ func checksSize(cs []checkView) int {
 	return n
 }
 
+// section returns the entry page's section name for key from m, rendering it from the
+// view that view returns on a miss. An error, ErrNotFound included, is not remembered.
+func section[K comparable, V any](s *site, m *memo[K, template.HTML], key K, name string, view func() (V, error)) (template.HTML, error) {
+	return m.get(key, func() (template.HTML, error) {
+		v, err := view()
+		if err != nil {
+			return "", err
+		}
+		return s.fragment(name, v)
+	})
+}
+
 // fragment renders the entry page's section name with data.
 func (s *site) fragment(name string, data any) (template.HTML, error) {
 	var b strings.Builder
@@ -133,30 +146,38 @@ type summaryOf struct {
 	LastSeen time.Time
 }
 
-// summaries returns the summary of each of es, in order, reading their newest rounds and
-// supply runs MaxEntryStates at a time (store.EntryStates).
+// summaries returns the summary of each of es, in order.
 func (s *site) summaries(ctx context.Context, es []store.Entry) ([]summaryOf, error) {
-	return s.summariesOf(ctx, es, true)
+	states, err := s.entryStates(ctx, es, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]summaryOf, len(es))
+	for i, e := range es {
+		st := states[e.ID]
+		out[i] = stateOf(e, st.Round, st.Supply, st.SupplySigned)
+	}
+	return out, nil
 }
 
 // verifiedOf sets verified[id] for each of es to whether it is Verified, which depends
 // on its newest supply run alone: its rounds are not read.
 func (s *site) verifiedOf(ctx context.Context, es []store.Entry, verified map[int64]bool) error {
-	sums, err := s.summariesOf(ctx, es, false)
+	states, err := s.entryStates(ctx, es, false)
 	if err != nil {
 		return err
 	}
 	clear(verified)
-	for i, e := range es {
-		verified[e.ID] = sums[i].State == stateVerified
+	for _, e := range es {
+		st := states[e.ID]
+		verified[e.ID] = isVerified(st.Supply, st.SupplySigned)
 	}
 	return nil
 }
 
-// summariesOf is summaries, without the rounds unless rounds: then a summary's State is
-// right only in telling Verified from the rest.
-func (s *site) summariesOf(ctx context.Context, es []store.Entry, rounds bool) ([]summaryOf, error) {
-	out := make([]summaryOf, 0, len(es))
+// entryStates reads the states of es (store.EntryStates), MaxEntryStates at a time.
+func (s *site) entryStates(ctx context.Context, es []store.Entry, rounds bool) (map[int64]store.EntryState, error) {
+	out := make(map[int64]store.EntryState, len(es))
 	for chunk := range slices.Chunk(es, store.MaxEntryStates) {
 		ids := make([]int64, len(chunk))
 		for i, e := range chunk {
@@ -166,12 +187,15 @@ func (s *site) summariesOf(ctx context.Context, es []store.Entry, rounds bool) (
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range chunk {
-			st := states[e.ID]
-			out = append(out, stateOf(e, st.Round, st.Supply, st.SupplySigned))
-		}
+		maps.Copy(out, states)
 	}
 	return out, nil
+}
+
+// isVerified is the Verified rule: the newest supply run (nil: none) verified and
+// signed.
+func isVerified(run *store.SupplyRecord, runSigned bool) bool {
+	return run != nil && run.Verified && runSigned
 }
 
 // stateOf is the summary of e with its newest round and supply run (nil: none), which is
@@ -187,7 +211,7 @@ func stateOf(e store.Entry, round *store.RoundSummary, run *store.SupplyRecord, 
 			// A package or repository is never probed: its signed record is the supply run.
 			sum.State = stateSigned
 		}
-		if run.Verified && runSigned {
+		if isVerified(run, runSigned) {
 			sum.State = stateVerified
 		}
 	}
@@ -517,13 +541,7 @@ func (s *site) entryOf(ctx context.Context, slug string, html bool) (*entryView,
 			return cv, nil
 		}
 		if html {
-			v.ChecksHTML, err = s.checksHTML.get(round.ObservationID, func() (template.HTML, error) {
-				cv, err := checks()
-				if err != nil {
-					return "", err
-				}
-				return s.fragment("checks", cv)
-			})
+			v.ChecksHTML, err = section(s, s.checksHTML, round.ObservationID, "checks", checks)
 		} else {
 			v.Checks, err = s.checks.get(round.ObservationID, checks)
 		}
@@ -544,13 +562,7 @@ func (s *site) entryOf(ctx context.Context, slug string, html bool) (*entryView,
 			return sv, nil
 		}
 		if html {
-			v.SupplyHTML, err = s.supplyHTML.get(run.ID, func() (template.HTML, error) {
-				sv, err := supply()
-				if err != nil {
-					return "", err
-				}
-				return s.fragment("supply", sv)
-			})
+			v.SupplyHTML, err = section(s, s.supplyHTML, run.ID, "supply", supply)
 		} else {
 			v.Supply, err = supply()
 		}
@@ -573,13 +585,7 @@ func (s *site) entryOf(ctx context.Context, slug string, html bool) (*entryView,
 	}
 	switch {
 	case e.LastSurface != "" && html:
-		v.ToolsHTML, err = s.toolsHTML.get(e.LastSurface, func() (template.HTML, error) {
-			tv, err := tools()
-			if err != nil {
-				return "", err // ErrNotFound included: not remembered
-			}
-			return s.fragment("tools", tv)
-		})
+		v.ToolsHTML, err = section(s, s.toolsHTML, e.LastSurface, "tools", tools)
 	case e.LastSurface != "":
 		v.Tools, err = s.tools.get(e.LastSurface, tools)
 	}
@@ -616,9 +622,8 @@ func (s *site) entryOf(ctx context.Context, slug string, html bool) (*entryView,
 	v.Recent = v.History[:min(len(v.History), markdownChanges)]
 	v.Uptime = uptimeOf(e, d.Uptime)
 	if html {
-		if v.UptimeHTML, err = s.uptimeHTML.get(uptimeKey(v.Uptime), func() (template.HTML, error) {
-			return s.fragment("uptime", v.Uptime)
-		}); err != nil {
+		uptime := func() (uptimeView, error) { return v.Uptime, nil }
+		if v.UptimeHTML, err = section(s, s.uptimeHTML, uptimeKey(v.Uptime), "uptime", uptime); err != nil {
 			return nil, err
 		}
 	}
