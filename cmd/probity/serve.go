@@ -151,11 +151,9 @@ func publishOnlyUntilDone(ctx context.Context, st store.Store, where, keyDir, li
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
+	defer srv.Shutdown(context.Background()) // publish began it when ctx ended; wait for it
 	logger.Info("publishing only: no scheduler, no workers", "store", where, "backend", st.Backend(), "url", "http://"+listen)
 	<-ctx.Done()
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	srv.Shutdown(shutdown)
 	logger.Info("stopped")
 	return 0
 }
