@@ -31,6 +31,7 @@ import (
 	"github.com/probity-dev/probity/checks/fixtures"
 	"github.com/probity-dev/probity/checks/probe"
 	"github.com/probity-dev/probity/checks/supply"
+	"github.com/probity-dev/probity/checks/supply/sourcefixtures"
 	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/keys"
 	"github.com/probity-dev/probity/rounds"
@@ -1042,25 +1043,10 @@ func (p packageTemplates) Collect(ctx context.Context, kind, locator string, too
 }
 
 // fixtureTransport answers the supply sources' requests from the recorded and
-// documented responses in checks/supply/testdata/fixtures (the format is described in
-// its README.md), by host: nothing goes to the network.
+// documented responses in checks/supply/testdata/fixtures (package sourcefixtures), by
+// host: nothing goes to the network.
 type fixtureTransport struct {
-	routes map[string][]*loadFixture // "GET /npm/<path>" → fixtures in order
-}
-
-type loadFixture struct {
-	Method  string            `json:"method"`
-	Path    string            `json:"path"`
-	Status  int               `json:"status"`
-	Headers map[string]string `json:"headers"`
-	Body    string            `json:"body"`
-	Request string            `json:"request"`
-	Times   int               `json:"times"`
-	Order   int               `json:"order"`
-	Source  string            `json:"source"`
-	Note    string            `json:"note"`
-	body    []byte
-	request any
+	routes map[string][]*sourcefixtures.Fixture // "GET /npm/<path>" → fixtures in order
 }
 
 var fixtureHosts = map[string]string{
@@ -1069,44 +1055,14 @@ var fixtureHosts = map[string]string{
 }
 
 func newFixtureTransport(dir string) (*fixtureTransport, error) {
-	t := &fixtureTransport{routes: map[string][]*loadFixture{}}
-	for _, svc := range fixtureHosts {
-		metas, err := filepath.Glob(filepath.Join(dir, svc, "*.meta.json"))
-		if err != nil {
-			return nil, err
-		}
-		for _, mp := range metas {
-			data, err := os.ReadFile(mp)
-			if err != nil {
-				return nil, err
-			}
-			var f loadFixture
-			if err := json.Unmarshal(data, &f); err != nil {
-				return nil, fmt.Errorf("%s: %w", mp, err)
-			}
-			// Answers given a limited number of times (a 429 before the 200) are for
-			// the retry tests; the build takes the lasting answer.
-			if f.Times > 0 {
-				continue
-			}
-			if f.Body != "" {
-				if f.body, err = os.ReadFile(filepath.Join(dir, svc, f.Body)); err != nil {
-					return nil, err
-				}
-			}
-			if f.Request != "" {
-				rb, err := os.ReadFile(filepath.Join(dir, svc, f.Request))
-				if err != nil {
-					return nil, err
-				}
-				if err := json.Unmarshal(rb, &f.request); err != nil {
-					return nil, fmt.Errorf("%s: %w", mp, err)
-				}
-			}
-			key := f.Method + " /" + svc + f.Path
-			t.routes[key] = append(t.routes[key], &f)
-		}
+	fs, err := sourcefixtures.Load(dir)
+	if err != nil {
+		return nil, err
 	}
+	// Answers given a limited number of times (a 429 before the 200) are for the retry
+	// tests; the build takes the lasting answer.
+	fs = slices.DeleteFunc(fs, func(f *sourcefixtures.Fixture) bool { return f.Meta.Times > 0 })
+	t := &fixtureTransport{routes: sourcefixtures.Routes(fs)}
 	if len(t.routes) < 40 {
 		return nil, fmt.Errorf("only %d fixture routes in %s", len(t.routes), dir)
 	}
@@ -1134,18 +1090,18 @@ func (t *fixtureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp := &http.Response{StatusCode: http.StatusNotFound, Header: http.Header{}, Request: r,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Body: io.NopCloser(strings.NewReader(`{"error":"no fixture"}`))}
 	for _, f := range t.routes[r.Method+" /"+svc+path] {
-		if f.request != nil && !reflect.DeepEqual(f.request, reqBody) {
+		if f.Request != nil && !reflect.DeepEqual(f.Request, reqBody) {
 			continue
 		}
-		for k, v := range f.Headers {
+		for k, v := range f.Meta.Headers {
 			resp.Header.Set(k, v)
 		}
-		if etag := f.Headers["ETag"]; etag != "" && r.Header.Get("If-None-Match") == etag {
+		if etag := f.Meta.Headers["ETag"]; etag != "" && r.Header.Get("If-None-Match") == etag {
 			resp.StatusCode, resp.Body = http.StatusNotModified, http.NoBody
 			return resp, nil
 		}
-		resp.StatusCode, resp.Body = f.Status, io.NopCloser(bytes.NewReader(f.body))
-		resp.ContentLength = int64(len(f.body))
+		resp.StatusCode, resp.Body = f.Meta.Status, io.NopCloser(bytes.NewReader(f.Body))
+		resp.ContentLength = int64(len(f.Body))
 		return resp, nil
 	}
 	return resp, nil

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -14,78 +13,26 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/probity-dev/probity/checks/supply/sourcefixtures"
 )
 
-// The source fixtures live in testdata/fixtures/<service>/: NAME.meta.json describes one
-// recorded or documented response (method, path relative to the service, status,
-// headers, body file, and optionally the request body it answers), NAME.<ext> is the
-// body. See testdata/fixtures/README.md.
+// The source fixtures (package sourcefixtures) served on loopback.
 
-// fixtureServices are the services with fixtures; each is served under /<service>.
-var fixtureServices = []string{"npm", "pypi", "github", "depsdev", "osv", "scorecard"}
-
-// fixtureMeta is one NAME.meta.json.
-type fixtureMeta struct {
-	Method  string            `json:"method"`
-	Path    string            `json:"path"` // escaped path and query, relative to the service
-	Status  int               `json:"status"`
-	Headers map[string]string `json:"headers"`
-	Body    string            `json:"body"`    // file in the same directory; "" for none
-	Request string            `json:"request"` // file: the JSON request body this answers
-	Times   int               `json:"times"`   // served this many times, then the next; 0: always
-	Order   int               `json:"order"`   // order among fixtures of one route
-	Source  string            `json:"source"`  // recorded, derived or documented
-	Note    string            `json:"note"`
-}
-
+// fixture is a source fixture and how often the fixture server has served it.
 type fixture struct {
-	service string
-	name    string
-	meta    fixtureMeta
-	body    []byte
-	request any // decoded request body to match; nil for any
-	served  int
+	*sourcefixtures.Fixture
+	served int
 }
 
 // loadFixtures reads every fixture of the services.
-func loadFixtures(t testing.TB) []*fixture {
+func loadFixtures(t testing.TB) []*sourcefixtures.Fixture {
 	t.Helper()
-	var out []*fixture
-	for _, svc := range fixtureServices {
-		dir := filepath.Join("testdata", "fixtures", svc)
-		metas, err := filepath.Glob(filepath.Join(dir, "*.meta.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, mp := range metas {
-			data, err := os.ReadFile(mp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f := &fixture{service: svc, name: strings.TrimSuffix(filepath.Base(mp), ".meta.json")}
-			dec := json.NewDecoder(bytes.NewReader(data))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&f.meta); err != nil {
-				t.Fatalf("%s: %v", mp, err)
-			}
-			if f.meta.Body != "" {
-				if f.body, err = os.ReadFile(filepath.Join(dir, f.meta.Body)); err != nil {
-					t.Fatalf("%s: %v", mp, err)
-				}
-			}
-			if f.meta.Request != "" {
-				rb, err := os.ReadFile(filepath.Join(dir, f.meta.Request))
-				if err != nil {
-					t.Fatalf("%s: %v", mp, err)
-				}
-				if err := json.Unmarshal(rb, &f.request); err != nil {
-					t.Fatalf("%s: request: %v", mp, err)
-				}
-			}
-			out = append(out, f)
-		}
+	fs, err := sourcefixtures.Load(filepath.Join("testdata", "fixtures"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return fs
 }
 
 // recordedRequest is one request the fixture server received.
@@ -110,12 +57,10 @@ type fixtureServer struct {
 func startFixtureServer(t testing.TB) *fixtureServer {
 	t.Helper()
 	fs := &fixtureServer{routes: map[string][]*fixture{}}
-	for _, f := range loadFixtures(t) {
-		key := f.meta.Method + " /" + f.service + f.meta.Path
-		fs.routes[key] = append(fs.routes[key], f)
-	}
-	for _, l := range fs.routes {
-		slices.SortStableFunc(l, func(a, b *fixture) int { return a.meta.Order - b.meta.Order })
+	for route, l := range sourcefixtures.Routes(loadFixtures(t)) {
+		for _, f := range l {
+			fs.routes[route] = append(fs.routes[route], &fixture{Fixture: f})
+		}
 	}
 	fs.Server = httptest.NewServer(http.HandlerFunc(fs.serve))
 	t.Cleanup(fs.Close)
@@ -137,10 +82,10 @@ func (fs *fixtureServer) serve(w http.ResponseWriter, r *http.Request) {
 	fs.requests = append(fs.requests, recordedRequest{Method: r.Method, Path: path, Header: r.Header.Clone()})
 	var f *fixture
 	for _, c := range fs.routes[r.Method+" "+path] {
-		if c.request != nil && !reflect.DeepEqual(c.request, reqBody) {
+		if c.Request != nil && !reflect.DeepEqual(c.Request, reqBody) {
 			continue
 		}
-		if c.meta.Times > 0 && c.served >= c.meta.Times {
+		if c.Meta.Times > 0 && c.served >= c.Meta.Times {
 			continue
 		}
 		f = c
@@ -154,15 +99,15 @@ func (fs *fixtureServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.served++
 	fs.mu.Unlock()
-	for k, v := range f.meta.Headers {
+	for k, v := range f.Meta.Headers {
 		w.Header().Set(k, v)
 	}
-	if etag := f.meta.Headers["ETag"]; etag != "" && r.Header.Get("If-None-Match") == etag {
+	if etag := f.Meta.Headers["ETag"]; etag != "" && r.Header.Get("If-None-Match") == etag {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	w.WriteHeader(f.meta.Status)
-	_, _ = w.Write(f.body)
+	w.WriteHeader(f.Meta.Status)
+	_, _ = w.Write(f.Body)
 }
 
 func readAllLimited(r *http.Request, n int64) ([]byte, error) {
@@ -234,17 +179,17 @@ func TestFixtures(t *testing.T) {
 	count := map[string]int{}
 	statuses := map[int]bool{}
 	for _, f := range fixtures {
-		m := f.meta
+		m := f.Meta
 		switch m.Source {
 		case "recorded", "derived", "documented":
 		default:
-			t.Errorf("%s/%s: source %q", f.service, f.name, m.Source)
+			t.Errorf("%s/%s: source %q", f.Service, f.Name, m.Source)
 		}
 		if m.Method != "GET" && m.Method != "POST" || !strings.HasPrefix(m.Path, "/") || m.Status < 100 || m.Note == "" {
-			t.Errorf("%s/%s: bad meta %+v", f.service, f.name, m)
+			t.Errorf("%s/%s: bad meta %+v", f.Service, f.Name, m)
 		}
-		if m.Status == http.StatusOK && len(f.body) == 0 {
-			t.Errorf("%s/%s: 200 without a body", f.service, f.name)
+		if m.Status == http.StatusOK && len(f.Body) == 0 {
+			t.Errorf("%s/%s: 200 without a body", f.Service, f.Name)
 		}
 		count[m.Source]++
 		statuses[m.Status] = true
