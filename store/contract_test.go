@@ -133,6 +133,8 @@ func fullRound(entryID int64, due, started time.Time, tool string) *Round {
 		HTTPStatus:      200,
 		Uptime:          UptimeAnswered,
 		ProtocolVersion: "2025-11-25",
+		HandshakeMethod: "initialize",
+		ProposedVersion: "2025-11-25",
 		ServerName:      "example",
 		ServerVersion:   "1.0.0",
 		ToolCount:       1,
@@ -153,6 +155,7 @@ func authRound(entryID int64, due, started time.Time) *Round {
 	r.Coverage = "auth_required"
 	r.HTTPStatus = 401
 	r.Stop = "auth_required"
+	r.Login = Login{Unauthorized: LoginAtToolsList, Challenge: ChallengeWithMetadata, Metadata: "metadata_consistent"}
 	r.ToolCount, r.Pages = 0, 0
 	r.Fingerprints, r.Surface = nil, nil
 	return r
@@ -498,7 +501,8 @@ func TestSaveRound(t *testing.T) {
 				UnsignedReason: r.UnsignedReason, Reach: r.Reach, HTTPStatus: r.HTTPStatus, Uptime: r.Uptime,
 				ProtocolVersion: r.ProtocolVersion, ServerName: r.ServerName, ServerVersion: r.ServerVersion,
 				ToolCount: r.ToolCount, Pages: r.Pages, Fingerprints: r.Fingerprints, KeyID: r.KeyID,
-				PayloadDigest: r.PayloadDigest,
+				PayloadDigest: r.PayloadDigest, HandshakeMethod: r.HandshakeMethod, ProposedVersion: r.ProposedVersion,
+				Login: &Login{Unauthorized: r.Login.Unauthorized, Challenge: r.Login.Challenge, Metadata: r.Login.Metadata},
 			}
 			if !reflect.DeepEqual(rs[i], want) {
 				t.Errorf("round %d:\n got %+v\nwant %+v", i, rs[i], want)

@@ -86,14 +86,16 @@ func pgSaveRound(ctx context.Context, tx pgx.Tx, r *Round, now time.Time) (int64
 			entry_id, due_at, reason, round_id, started_at, finished_at, coverage, signed,
 			unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version,
 			server_name, server_version, tool_count, pages, fp_surface, fp_toolset, fp_schema,
-			fp_instructions, results, timings)
+			fp_instructions, results, timings, handshake_method, proposed_version,
+			login_unauthorized, login_challenge, login_metadata)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-			$19, $20, $21, $22, $23, $24, $25)
+			$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)
 		RETURNING id`,
 		r.EntryID, pgTime(r.DueAt), string(r.Reason), r.RoundID, pgTime(r.StartedAt), pgTime(r.FinishedAt),
 		r.Coverage, r.Signed(), r.UnsignedReason, r.Reach, r.HTTPStatus, r.Stop, string(r.Uptime),
 		r.RetryAfter.Milliseconds(), r.ProtocolVersion, r.ServerName, r.ServerVersion, r.ToolCount, r.Pages,
-		fpSurface, fpToolset, fpSchema, fpInstructions, r.Results, r.Timings,
+		fpSurface, fpToolset, fpSchema, fpInstructions, r.Results, r.Timings, r.HandshakeMethod,
+		r.ProposedVersion, r.Login.Unauthorized, r.Login.Challenge, r.Login.Metadata,
 	).QueryRow(func(row pgx.Row) error { return row.Scan(&id) })
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		if isPgViolation(err, pgRoundConstraint) {
@@ -150,7 +152,8 @@ func pgSaveRound(ctx context.Context, tx pgx.Tx, r *Round, now time.Time) (int64
 const pgSummaryColumns = `o.id, o.entry_id, o.due_at, o.reason, o.round_id, o.started_at,
 	o.finished_at, o.coverage, o.signed, o.unsigned_reason, o.reach, o.http_status, o.uptime,
 	o.protocol_version, o.server_name, o.server_version, o.tool_count, o.pages, o.fp_surface,
-	o.fp_toolset, o.fp_schema, o.fp_instructions, coalesce(v.key_id, ''), coalesce(v.payload_digest, '')`
+	o.fp_toolset, o.fp_schema, o.fp_instructions, coalesce(v.key_id, ''), coalesce(v.payload_digest, ''),
+	o.handshake_method, o.proposed_version, o.login_unauthorized, o.login_challenge, o.login_metadata`
 
 // pgScanSummary scans the pgSummaryColumns of observations o left-joined with envelopes v.
 func pgScanSummary(row pgx.Row) (RoundSummary, error) {
@@ -158,13 +161,21 @@ func pgScanSummary(row pgx.Row) (RoundSummary, error) {
 		rs                          RoundSummary
 		reason, uptime              string
 		surface, toolset, schema, i *string
+		unauthorized, challenge, md *string
 	)
 	err := row.Scan(&rs.ObservationID, &rs.EntryID, &rs.DueAt, &reason, &rs.RoundID, &rs.StartedAt,
 		&rs.FinishedAt, &rs.Coverage, &rs.Signed, &rs.UnsignedReason, &rs.Reach, &rs.HTTPStatus, &uptime,
 		&rs.ProtocolVersion, &rs.ServerName, &rs.ServerVersion, &rs.ToolCount, &rs.Pages, &surface,
-		&toolset, &schema, &i, &rs.KeyID, &rs.PayloadDigest)
+		&toolset, &schema, &i, &rs.KeyID, &rs.PayloadDigest, &rs.HandshakeMethod, &rs.ProposedVersion,
+		&unauthorized, &challenge, &md)
 	if err != nil {
 		return RoundSummary{}, err
+	}
+	if unauthorized != nil {
+		if challenge == nil || md == nil {
+			return RoundSummary{}, fmt.Errorf("observation %d has some login facts only", rs.ObservationID)
+		}
+		rs.Login = &Login{Unauthorized: *unauthorized, Challenge: *challenge, Metadata: *md}
 	}
 	rs.Reason, rs.Uptime = Reason(reason), UptimeClass(uptime)
 	rs.DueAt, rs.StartedAt, rs.FinishedAt = rs.DueAt.UTC(), rs.StartedAt.UTC(), rs.FinishedAt.UTC()

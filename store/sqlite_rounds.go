@@ -61,13 +61,15 @@ func sqliteSaveRound(ctx context.Context, tx *sqliteTx, r *Round, now time.Time)
 			entry_id, due_at, reason, round_id, started_at, finished_at, coverage, signed,
 			unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version,
 			server_name, server_version, tool_count, pages, fp_surface, fp_toolset, fp_schema,
-			fp_instructions, results, timings)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			fp_instructions, results, timings, handshake_method, proposed_version,
+			login_unauthorized, login_challenge, login_metadata)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		RETURNING id`,
 		r.EntryID, millis(r.DueAt), string(r.Reason), r.RoundID, millis(r.StartedAt), millis(r.FinishedAt),
 		r.Coverage, boolInt(r.Signed()), r.UnsignedReason, r.Reach, r.HTTPStatus, r.Stop, string(r.Uptime),
 		r.RetryAfter.Milliseconds(), r.ProtocolVersion, r.ServerName, r.ServerVersion, r.ToolCount, r.Pages,
-		fpSurface, fpToolset, fpSchema, fpInstructions, r.Results, r.Timings,
+		fpSurface, fpToolset, fpSchema, fpInstructions, r.Results, r.Timings, r.HandshakeMethod,
+		r.ProposedVersion, r.Login.Unauthorized, r.Login.Challenge, r.Login.Metadata,
 	).Scan(&id)
 	if isUniqueViolation(err) {
 		return 0, ErrRoundDone
@@ -153,7 +155,8 @@ func sqliteCountUptime(ctx context.Context, tx *sqliteTx, entryID int64, day str
 const sqliteSummaryColumns = `o.id, o.entry_id, o.due_at, o.reason, o.round_id, o.started_at,
 	o.finished_at, o.coverage, o.signed, o.unsigned_reason, o.reach, o.http_status, o.uptime,
 	o.protocol_version, o.server_name, o.server_version, o.tool_count, o.pages, o.fp_surface,
-	o.fp_toolset, o.fp_schema, o.fp_instructions, coalesce(v.key_id, ''), coalesce(v.payload_digest, '')`
+	o.fp_toolset, o.fp_schema, o.fp_instructions, coalesce(v.key_id, ''), coalesce(v.payload_digest, ''),
+	o.handshake_method, o.proposed_version, o.login_unauthorized, o.login_challenge, o.login_metadata`
 
 // scanSummary scans the sqliteSummaryColumns of observations o left-joined with envelopes v.
 func scanSummary(row rowScanner) (RoundSummary, error) {
@@ -162,13 +165,18 @@ func scanSummary(row rowScanner) (RoundSummary, error) {
 		reason, uptime              string
 		dueAt, startedAt, finished  sql.NullInt64
 		surface, toolset, schema, i sql.NullString
+		unauthorized, challenge, md sql.NullString
 	)
 	err := row.Scan(&rs.ObservationID, &rs.EntryID, &dueAt, &reason, &rs.RoundID, &startedAt,
 		&finished, &rs.Coverage, &rs.Signed, &rs.UnsignedReason, &rs.Reach, &rs.HTTPStatus, &uptime,
 		&rs.ProtocolVersion, &rs.ServerName, &rs.ServerVersion, &rs.ToolCount, &rs.Pages, &surface,
-		&toolset, &schema, &i, &rs.KeyID, &rs.PayloadDigest)
+		&toolset, &schema, &i, &rs.KeyID, &rs.PayloadDigest, &rs.HandshakeMethod, &rs.ProposedVersion,
+		&unauthorized, &challenge, &md)
 	if err != nil {
 		return RoundSummary{}, err
+	}
+	if unauthorized.Valid {
+		rs.Login = &Login{Unauthorized: unauthorized.String, Challenge: challenge.String, Metadata: md.String}
 	}
 	rs.Reason, rs.Uptime = Reason(reason), UptimeClass(uptime)
 	rs.DueAt, rs.StartedAt, rs.FinishedAt = fromMillis(dueAt), fromMillis(startedAt), fromMillis(finished)

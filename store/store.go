@@ -168,10 +168,17 @@ type Round struct {
 	RetryAfter time.Duration
 
 	ProtocolVersion string
+	// HandshakeMethod is the handshake that completed ("server/discover" or
+	// "initialize"; "" when none did); ProposedVersion the protocol version Probity
+	// proposed on the last handshake path it tried.
+	HandshakeMethod string
+	ProposedVersion string
 	ServerName      string
 	ServerVersion   string
 	ToolCount       int
 	Pages           int
+	// Login is what the round saw of a login challenge.
+	Login Login
 	// Fingerprints are set when the tool list was complete and fingerprinted.
 	Fingerprints *attest.Fingerprints
 	// Surface is the canonical tools document whose fingerprint is Fingerprints.Surface
@@ -216,14 +223,49 @@ type RoundSummary struct {
 	HTTPStatus      int
 	Uptime          UptimeClass
 	ProtocolVersion string
+	HandshakeMethod string // "" also for rounds stored before it was recorded
+	ProposedVersion string
 	ServerName      string
 	ServerVersion   string
 	ToolCount       int
 	Pages           int
-	Fingerprints    *attest.Fingerprints
-	KeyID           string
-	PayloadDigest   string
+	// Login is nil for rounds stored before login facts were recorded (migration 0005).
+	Login         *Login
+	Fingerprints  *attest.Fingerprints
+	KeyID         string
+	PayloadDigest string
 }
+
+// Login is what a round saw of a login challenge (HTTP 401), as seed 003's login table
+// counts it. The zero value is a round without a 401.
+type Login struct {
+	// Unauthorized is where the probe was first answered 401: LoginAtHandshake,
+	// LoginAtToolsList, LoginAtToolsCall (only the call of the nonexistent tool),
+	// LoginAtOther, or "" for no 401.
+	Unauthorized string
+	// Challenge is what the 401s' WWW-Authenticate headers held: ChallengeWithMetadata,
+	// ChallengeWithoutMetadata, ChallengeUnparseable or ChallengeNone; "" without a 401.
+	Challenge string
+	// Metadata is the auth_metadata check's reason key for a round with a 401
+	// ("metadata_consistent", "scope_contradiction", "metadata_unreachable", …); "" without.
+	Metadata string
+}
+
+// The places a 401 can come first (Login.Unauthorized).
+const (
+	LoginAtHandshake = "handshake"
+	LoginAtToolsList = "tools_list"
+	LoginAtToolsCall = "tools_call"
+	LoginAtOther     = "other"
+)
+
+// What the 401s' challenges held (Login.Challenge).
+const (
+	ChallengeWithMetadata    = "with_metadata"    // a challenge names an RFC 9728 resource_metadata URL
+	ChallengeWithoutMetadata = "without_metadata" // challenges, none with a metadata URL
+	ChallengeUnparseable     = "unparseable"      // WWW-Authenticate headers that did not parse
+	ChallengeNone            = "none"             // no WWW-Authenticate header
+)
 
 // UptimeDay is one entry's uptime on one UTC day.
 type UptimeDay struct {

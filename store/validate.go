@@ -23,6 +23,7 @@ var (
 	slugBasePattern      = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,79}$`)
 	fingerprintPattern   = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 	payloadDigestPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	reasonKeyPattern     = regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
 )
 
 var (
@@ -32,7 +33,43 @@ var (
 	dueReasons    = []Reason{ReasonCadence, ReasonConfirm, ReasonStatus, ReasonManual, ReasonSupply}
 	roundReasons  = []Reason{ReasonCadence, ReasonConfirm, ReasonStatus, ReasonManual}
 	uptimeClasses = []UptimeClass{UptimeAnswered, UptimeNoAnswer, UptimeInconclusive}
+	// handshakeMethods are a round's HandshakeMethod values; loginPlaces and
+	// loginChallenges its Login's, "" (no 401) aside.
+	handshakeMethods = []string{"", "server/discover", "initialize"}
+	loginPlaces      = []string{LoginAtHandshake, LoginAtToolsList, LoginAtToolsCall, LoginAtOther}
+	loginChallenges  = []string{ChallengeWithMetadata, ChallengeWithoutMetadata, ChallengeUnparseable, ChallengeNone}
 )
+
+// maxVersionLen bounds a round's proposed protocol version.
+const maxVersionLen = 64
+
+// checkHandshakeLogin refuses a round's handshake path or login facts that the
+// observations table's constraints (migration 0005) would refuse.
+func checkHandshakeLogin(r *Round) error {
+	if !slices.Contains(handshakeMethods, r.HandshakeMethod) {
+		return fmt.Errorf("handshake method %q is not one of %q", r.HandshakeMethod, handshakeMethods)
+	}
+	if len(r.ProposedVersion) > maxVersionLen {
+		return fmt.Errorf("proposed version is longer than %d bytes", maxVersionLen)
+	}
+	l := r.Login
+	if l.Unauthorized == "" {
+		if l.Challenge != "" || l.Metadata != "" {
+			return errors.New("login facts without a 401 have a challenge or metadata outcome")
+		}
+		return nil
+	}
+	if !slices.Contains(loginPlaces, l.Unauthorized) {
+		return fmt.Errorf("login 401 place %q is not one of %q", l.Unauthorized, loginPlaces)
+	}
+	if !slices.Contains(loginChallenges, l.Challenge) {
+		return fmt.Errorf("login challenge %q is not one of %q", l.Challenge, loginChallenges)
+	}
+	if l.Metadata != "" && !reasonKeyPattern.MatchString(l.Metadata) {
+		return fmt.Errorf("login metadata outcome %q is not a reason key", l.Metadata)
+	}
+	return nil
+}
 
 // checkReason refuses a due reason that is not one of dueReasons.
 func checkReason(r Reason) error {
@@ -98,6 +135,9 @@ func checkRound(r *Round) error {
 	}
 	if r.HTTPStatus < 0 || r.HTTPStatus > 999 || r.ToolCount < 0 || r.Pages < 0 || r.RetryAfter < 0 {
 		return errors.New("round has a negative count or duration, or an HTTP status outside 0-999")
+	}
+	if err := checkHandshakeLogin(r); err != nil {
+		return err
 	}
 
 	if (r.Fingerprints == nil) != (r.Surface == nil) {
