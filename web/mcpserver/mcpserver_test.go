@@ -138,7 +138,7 @@ func connect(t *testing.T, h http.Handler) *mcp.ClientSession {
 	return cs
 }
 
-func newHandler(t *testing.T, cfg Config) http.Handler {
+func newHandler(t *testing.T, cfg Config) *Handler {
 	t.Helper()
 	h, err := New(cfg)
 	if err != nil {
