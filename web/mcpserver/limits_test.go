@@ -278,4 +278,3 @@ func TestRefusalsLoggedOncePerMinute(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
-
