@@ -940,7 +940,7 @@ func buildLoad(b *testing.B, dsn string, signer *keys.Signer) error {
 	for range loadWorkers {
 		w := &loadWorker{st: st, pr: pr, stable: stable, drift: drift, tmpl: tmpl, stats: prog}
 		now := func() time.Time { return w.clock }
-		client := supply.NewClient(supply.ClientConfig{HTTP: &http.Client{Transport: transport}, Now: now,
+		client := supply.NewClient(supply.ClientConfig{Transport: transport, Now: now,
 			UserAgent: "probity/0.1.0 (+https://probity.dev/probe)"})
 		coll := supply.NewCollector(supply.CollectorConfig{
 			Client:       client,

@@ -12,10 +12,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/probity-dev/probity/checks/probe/egress"
 )
 
 // Defaults of a ClientConfig.
@@ -31,10 +34,22 @@ const (
 	DefaultUserAgent = "probity-supply/1 (+https://probity.dev)"
 )
 
-// ClientConfig configures a Client. Every field has a working default.
+// ClientConfig configures a Client. Every field has a working default, and the zero
+// value is the production setting.
 type ClientConfig struct {
-	// HTTP sends the requests; default: a new http.Client.
-	HTTP *http.Client
+	// AllowLoopback lets the client reach sources on 127.0.0.0/8 and ::1: tests, and
+	// mirrors on the same host, with probity's --allow-loopback. Never set it for the
+	// public sources. Private ranges and metadata addresses stay refused regardless.
+	AllowLoopback bool
+	// Resolver resolves the sources' host names for the egress guard; nil:
+	// net.DefaultResolver.
+	Resolver egress.Resolver
+	// Transport replaces the guarded transport, for tests and benchmarks that answer
+	// from fixtures without a network. The guard still checks every request's URL and
+	// every redirect hop, but cannot check the addresses a replaced transport
+	// connects to: never set it for real sources. Default: the egress guard's
+	// transport, which checks every connection's resolved address.
+	Transport http.RoundTripper
 	// UserAgent is sent with every request; default DefaultUserAgent.
 	UserAgent string
 	// Timeout bounds one attempt of one request, reading the body included; default
@@ -66,7 +81,16 @@ type ClientConfig struct {
 // rate-limit handling (Retry-After, and quota headers X-RateLimit-Remaining /
 // X-RateLimit-Reset, per service), size caps and bounded attempts. It is safe for
 // concurrent use.
+//
+// Every request goes through the egress guard (checks/probe/egress), as the probe's
+// do: a source's base URL and each redirect hop are checked before the request is
+// sent, at most 3 redirects are followed and never from https to http, and every
+// connection, redirects included, is dialled only to a resolved address the guard
+// allows. So a hostile mirror, a misconfigured base URL or a redirect cannot make the
+// supply checks reach private networks, the host itself (without AllowLoopback) or a
+// cloud metadata service.
 type Client struct {
+	guard      *egress.Guard
 	http       *http.Client
 	userAgent  string
 	timeout    time.Duration
@@ -86,8 +110,14 @@ type Client struct {
 
 // NewClient returns a Client for cfg.
 func NewClient(cfg ClientConfig) *Client {
+	guard := egress.New(egress.Config{AllowLoopback: cfg.AllowLoopback, Resolver: cfg.Resolver})
+	transport := cfg.Transport
+	if transport == nil {
+		transport = guard.Transport()
+	}
 	c := &Client{
-		http:       cfg.HTTP,
+		guard:      guard,
+		http:       &http.Client{Transport: transport, CheckRedirect: guard.CheckRedirect},
 		userAgent:  cfg.UserAgent,
 		timeout:    cfg.Timeout,
 		maxBody:    cfg.MaxBody,
@@ -99,9 +129,6 @@ func NewClient(cfg ClientConfig) *Client {
 		log:        cfg.Logger,
 		sleep:      sleepCtx,
 		quota:      map[string]time.Time{},
-	}
-	if c.http == nil {
-		c.http = &http.Client{}
 	}
 	if c.userAgent == "" {
 		c.userAgent = DefaultUserAgent
@@ -278,6 +305,11 @@ func (c *Client) attempt(ctx context.Context, r request, entry Entry, hit bool, 
 	req, err := http.NewRequestWithContext(ctx, r.method, r.url, rd)
 	if err != nil {
 		return 0, nil, nil, fmt.Errorf("%s: couldn't build request: %w", r.service, err)
+	}
+	// Early and precise for a denied IP literal or a bad scheme; the guard's dialer
+	// checks every connection's resolved address regardless.
+	if err := c.guard.CheckURL(req.URL); err != nil {
+		return 0, nil, nil, fmt.Errorf("%s: %w", r.service, &url.Error{Op: r.method, URL: r.url, Err: err})
 	}
 	req.Header.Set("User-Agent", c.userAgent)
 	if r.accept != "" {

@@ -9,7 +9,9 @@
 //     manifest.go, over the caching HTTP client in client.go) fill a Facts value. Every
 //     source has a configurable base URL, timeouts, response-size caps, an
 //     ETag/If-Modified-Since cache and rate-limit handling, and reports "no data"
-//     (Outcome NoData) apart from failure (Outcome Failed);
+//     (Outcome NoData) apart from failure (Outcome Failed). Every request, redirects
+//     included, goes through the egress guard (checks/probe/egress), loopback only
+//     with ClientConfig.AllowLoopback;
 //   - provenance (provenance.go) verifies npm and PyPI attestations offline with
 //     sigstore-go against a pinned trusted root;
 //   - the checks (score.go, typosquat.go, license.go) are pure functions of Facts:

@@ -150,10 +150,11 @@ func (fs *fixtureServer) misses() []string {
 // hour before the GitHub quota reset in the fixtures (2026-11-30T12:30:00Z).
 var fixtureNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
-// testClient returns a Client for the fixture server with a fixed clock and sleeps
-// recorded instead of slept.
+// testClient returns a Client for the fixture server (on loopback, so with
+// AllowLoopback) with a fixed clock and sleeps recorded instead of slept.
 func testClient(t testing.TB, cfg ClientConfig) (*Client, *[]time.Duration) {
 	t.Helper()
+	cfg.AllowLoopback = true
 	if cfg.Now == nil {
 		cfg.Now = func() time.Time { return fixtureNow }
 	}

@@ -37,12 +37,15 @@ const envHelp = `Store and keys:
 // probeHelp documents the probe flags of round and serve.
 const probeHelp = `Probing:
 
-	--allow-loopback  allow 127.0.0.0/8 and ::1 (local test servers and the demo only)
+	--allow-loopback  allow 127.0.0.0/8 and ::1, for the probe and the supply-chain
+	                  sources (local test servers, mirrors and the demo only);
+	                  private networks and metadata addresses stay refused
 	--ca-file FILE    trust the PEM certificates in FILE instead of the system roots
 	--concurrency N   rounds in flight at once (default 32)
 
 Supply-chain sources (base URLs, for mirrors and tests; GITHUB_TOKEN, when set, is sent
-to the GitHub API only):
+to the GitHub API only). Every request to them, redirects included (at most 3, never
+from https to http), goes through the same egress guard as the probe:
 
 	--npm-url URL        default https://registry.npmjs.org
 	--pypi-url URL       default https://pypi.org
@@ -181,13 +184,15 @@ func (f *envFlags) runner(st store.Store, signer *keys.Signer, policy rounds.Pol
 }
 
 // collector builds the supply-chain collector: the sources at their base URLs over one
-// caching client, and the provenance verifier with the pinned trusted root.
+// caching client behind the egress guard (loopback only with --allow-loopback), and
+// the provenance verifier with the pinned trusted root.
 func (f *envFlags) collector(logger *slog.Logger) (*supply.Collector, error) {
 	verifier, err := supply.NewVerifier(supply.DefaultTrustedRoot())
 	if err != nil {
 		return nil, fmt.Errorf("couldn't load the pinned Sigstore trusted root: %w", err)
 	}
-	client := supply.NewClient(supply.ClientConfig{UserAgent: "probity/" + version + " (+https://probity.dev/probe)", Logger: logger})
+	client := supply.NewClient(supply.ClientConfig{UserAgent: "probity/" + version + " (+https://probity.dev/probe)", Logger: logger,
+		AllowLoopback: f.allowLoopback})
 	return supply.NewCollector(supply.CollectorConfig{
 		Client:       client,
 		NPM:          supply.NewNPM(supply.NPMConfig{Client: client, BaseURL: f.npmURL}),
