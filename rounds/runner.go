@@ -236,7 +236,9 @@ func (r *Runner) build(ctx context.Context, e store.Entry, due store.Due, runID 
 		RetryAfter: obs.RetryAfter,
 		ToolCount:  len(obs.Tools.Tools),
 		Pages:      obs.Tools.Pages,
+		Login:      loginFacts(obs, results),
 	}
+	handshakeFacts(round, obs)
 	if round.StartedAt.IsZero() {
 		round.StartedAt = r.cfg.Now()
 	}
