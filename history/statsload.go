@@ -170,7 +170,10 @@ type surfaceInfo struct {
 	once    sync.Once
 	surface diff.Surface
 	names   []string
-	err     error
+	// seed and digest are the seeds' view of the surface (statsdigest.go).
+	seed   diff.Surface
+	digest string
+	err    error
 }
 
 type surfaceCache struct {
@@ -196,6 +199,10 @@ func (c *surfaceCache) get(ctx context.Context, fp string) (*surfaceInfo, error)
 		if si.surface, si.err = diff.Parse(doc, nil, ""); si.err != nil {
 			return
 		}
+		if si.seed, si.digest, si.err = seedSurface(si.surface.Tools); si.err != nil {
+			si.err = fmt.Errorf("couldn't reduce surface %s to the seeds' digest: %w", fp, si.err)
+			return
+		}
 		var tools []struct {
 			Name string `json:"name"`
 		}
@@ -217,7 +224,9 @@ func (c *surfaceCache) get(ctx context.Context, fp string) (*surfaceInfo, error)
 //     fingerprint, so no table counts it as a change;
 //  2. a read that shows the new surface of a hidden change (hide maps it to the old
 //     one) keeps the old one, and so do the reads after it that show the same;
-//  3. every remaining difference is classified by the diff.
+//  3. every read takes the seeds' digest of its surface (statsdigest.go), and every
+//     difference between adjacent digests is classified by the diff of the seeds'
+//     views; one that differs only in masked dates is no change either.
 func fill(ctx context.Context, cache *surfaceCache, s *stats.Server, hide map[string]string) error {
 	reads := s.Reads
 	compare := func(a, b string, at time.Time) (*diff.Change, error) {
@@ -253,24 +262,31 @@ func fill(ctx context.Context, cache *surfaceCache, s *stats.Server, hide map[st
 			prevOrig = orig
 		}
 	}
+	var prev *surfaceInfo // the surface the previous read counts as
 	for i := range reads {
 		si, err := cache.get(ctx, reads[i].Surface)
 		if err != nil {
 			return err
 		}
 		reads[i].Names = si.names
-		if i == 0 || reads[i].Surface == reads[i-1].Surface {
+		reads[i].Surface = si.digest
+		if prev == nil || si.digest == prev.digest {
+			prev = si
 			continue
 		}
-		c, err := compare(reads[i-1].Surface, reads[i].Surface, reads[i].At)
+		c, err := diff.Compare(prev.seed, si.seed, diff.Options{Now: reads[i].At})
 		if err != nil {
 			return err
 		}
-		if !c.Empty() {
-			k := c.Kinds()
-			reads[i].Change = &stats.Change{ToolsAdded: k.ToolsAdded, ToolsRemoved: k.ToolsRemoved,
-				SchemaChangedNamesSame: k.SchemaChangedNamesSame, DescriptionOnly: k.DescriptionOnly, Breaking: k.Breaking}
+		if c.Empty() {
+			reads[i].Surface = prev.digest
+			continue
 		}
+		k := c.Kinds()
+		reads[i].Change = &stats.Change{ToolsAdded: k.ToolsAdded, ToolsRemoved: k.ToolsRemoved,
+			SchemaChangedNamesSame: k.SchemaChangedNamesSame, DescriptionOnly: k.DescriptionOnly, Breaking: k.Breaking,
+			Tools: toolCounts(c)}
+		prev = si
 	}
 	return nil
 }

@@ -32,6 +32,8 @@ func Compute(servers []Server, opt Options) *Report {
 	c.olderVersions = map[string]int{}
 	c.paths = map[[2]string]*PathRow{}
 	c.uptime = map[string]*UptimeRow{}
+	c.tools.start = c.drift[len(c.drift)-1].start
+	c.daily = newDailyTally(now)
 
 	for i := range servers {
 		s := &servers[i]
@@ -50,6 +52,8 @@ func Compute(servers []Server, opt Options) *Report {
 					c.drift[j].add(reads)
 				}
 				c.activity(reads)
+				c.tools.add(reads)
+				c.daily.add(reads)
 			}
 		}
 		c.latest(s)
@@ -115,6 +119,8 @@ type computer struct {
 	activityOverTen  int
 	activityTenLists int
 	activityReturns  int
+	tools            toolTally  // tools.go
+	daily            dailyTally // seed001.go
 
 	// Seed 003.
 	dataset       Dataset
@@ -548,6 +554,9 @@ func (c *computer) report() *Report {
 		OverTenLists:     part(c.activityTenLists, c.activityLists),
 		ReturnsToEarlier: c.activityReturns,
 	}
+
+	r.ToolChanges = c.tools.report(driftDays[len(driftDays)-1], c.now)
+	r.DailyChanges = c.daily.report()
 
 	pv := c.protocol
 	pv.Known = slices.Clone(c.opt.KnownVersions)

@@ -13,6 +13,17 @@
 // the total is 0; Markdown rounds them half up, to an integer percent in the toolset
 // tables (as seed 001 prints them) and to one decimal in the seed 003 tables.
 //
+// # What drift compares
+//
+// Seeds 001 and 003 digest each tool's name, description and input schema; the drift
+// tables (NamesVsSurface, Drift, DriftActivity, ToolChanges) compare that digest, not
+// the whole surface Probity fingerprints and keeps: a change only in a tool's title,
+// annotations or output schema, or in the instructions, is no change there. Read.Surface
+// carries the digest and Read.Change the diff of the two reduced surfaces
+// (history.LoadStats computes both, once per distinct stored surface). Toolsets (names
+// with repeats) are compared as they are. Servers with a paginated list are left out as
+// in the seeds, whose probe read only the first page; Probity reads every page.
+//
 // # How often toolsets change (seed 001)
 //
 // A read is a successful credential-free tools/list answer (a Read). A server's toolset
@@ -42,6 +53,13 @@
 //   - Intervals: for servers with at least two changes, the times between their
 //     adjacent changes; median and quartiles by linear interpolation between closest
 //     ranks (R's type 7), and the share of intervals of at most 12 hours.
+//   - DailyChanges: per UTC day of the 21 full days before Now's day (as seed 001's
+//     17 September to 7 October), the reads of the eligible servers and those whose
+//     toolset differs from the previous read (which may lie before the day), per 1,000
+//     reads; the lowest and highest rate over the days with reads (the first day
+//     reaching each), and per day the most changed reads in one UTC hour. The check that
+//     no change came from repeated names alone is ChangeTypes.DuplicatesOnly, stated by
+//     ChangeTypes.DuplicateCheck.
 //   - NamesVsSurface: only adjacent reads that both carry a surface digest are
 //     compared. Servers whose names changed in such a pair, and those changes; servers
 //     whose names never changed in such a pair but whose surface did (descriptions or
@@ -64,6 +82,14 @@
 //     inside the window, its changed lists there (reads carrying a Change), servers
 //     with more than 10 of them, and changed lists whose surface equals one the server
 //     had at any earlier read.
+//   - ToolChanges (seed 003's per-tool tallies): over DriftActivity's servers and
+//     window, the sums of the changed lists' ToolCounts, each with the servers it came
+//     from: tools added and removed, tool descriptions changed other than in dates (of
+//     them, those differing only in white space, then only in numbers: ClassifyText),
+//     tools whose parameter descriptions changed, input schemas changed, and parameters
+//     whose declared type changed in a way that may reject a value it used to accept
+//     (the diff's param_type_changed), number → integer apart; and the changed lists
+//     that changed only descriptions.
 //   - ProtocolVersions: Dataset entries whose Latest round completed the handshake,
 //     by version (versions outside Options.KnownVersions are "other", listed last),
 //     sorted by count descending and then version descending; entries without a

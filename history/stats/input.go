@@ -31,8 +31,9 @@ type Read struct {
 	Toolset string `json:"toolset"`
 	// Names are the sorted tool names (a name may repeat when the server listed it twice).
 	Names []string `json:"names"`
-	// Surface is the full surface fingerprint (names, descriptions, schemas, …); ""
-	// for reads stored before surface digests existed.
+	// Surface is the digest the drift tables compare: the seeds' digest over each
+	// tool's name, description and input schema (package doc, What drift compares);
+	// "" for reads stored before surface digests existed.
 	Surface string `json:"surface"`
 	// Change describes the difference to the previous read when Surface differs from
 	// it; nil for the first read or an unchanged surface.
@@ -48,6 +49,8 @@ type Change struct {
 	// Breaking: a tool gone, a parameter removed, a parameter's type changed or a
 	// parameter newly required.
 	Breaking bool `json:"breaking"`
+	// Tools are the change's per-tool counts (seed 003's tallies).
+	Tools ToolCounts `json:"tools"`
 }
 
 // The categories of a round (Latest.Category).

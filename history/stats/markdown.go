@@ -14,14 +14,14 @@ func (r *Report) Markdown() string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
-	p("# Probity statistics\n\nCut-off: %s.\n", r.Now.Format("2006-01-02 15:04 UTC"))
+	p("# Probity statistics\n\nCut-off: %s.\n\n%s\n", r.Now.Format("2006-01-02 15:04 UTC"), DigestNote)
 
 	sc := r.Scope
 	p("\n## How often toolsets change\n\n")
 	p("A read is a successful credential-free tools/list answer; a server's toolset is the sorted list of its tool names; a change is two adjacent reads of the same server with different toolsets, and the first read is not a change. ")
-	p("Scope: %s with at least one read; excluded %s (read more often than every 12 h) and %s (only the first page was compared); of the remaining %s, %s read at least twice.\n",
+	p("Scope: %s with at least one read; excluded %s (read more often than every 12 h) and %s; of the remaining %s, %s read at least twice. %s\n",
 		Servers(sc.WithReads), Plural(sc.ExcludedClaimed, "claimed server", "claimed servers"),
-		Plural(sc.ExcludedPaginated, "paginated server", "paginated servers"), Count(sc.Eligible), Count(sc.ReadTwice))
+		Plural(sc.ExcludedPaginated, "paginated server", "paginated servers"), Count(sc.Eligible), Count(sc.ReadTwice), PaginatedNote)
 
 	s := r.Summary
 	p("\n### Summary\n\nOver the servers read at least twice. New and disappeared names are the names on only one side of a change; a server's observation window runs from its first read to its last.\n\n")
@@ -72,7 +72,7 @@ func (r *Report) Markdown() string {
 	if t.DuplicatesOnly.Count > 0 {
 		row3("Only a repeated name came or went", t.DuplicatesOnly.Count, t.Changes, 0)
 	}
-	p("\n%s of the %s changes (%s) removed a name.\n", Count(t.WithRemoved.Count), Count(t.Changes), Percent(t.WithRemoved.Count, t.Changes, 0))
+	p("\n%s of the %s changes (%s) removed a name. %s\n", Count(t.WithRemoved.Count), Count(t.Changes), Percent(t.WithRemoved.Count, t.Changes, 0), t.DuplicateCheck())
 
 	p("\n### By tool count at the first read\n\nServers observed at least 14 days, by their number of tools at the first read, and those with a change within their first 14 days.\n\n")
 	p("| Tools at the first read | Servers | Changed within 14 days | Share |\n|---|---|---|---|\n")
@@ -96,6 +96,7 @@ func (r *Report) Markdown() string {
 	p("| Names changed | %s | %s |\n", Count(nv.NamesChanged.Servers), Count(nv.NamesChanged.Changes))
 	p("| Names never changed, descriptions or schemas did | %s | %s |\n", Count(nv.NamesNeverChanged.Servers), Count(nv.NamesNeverChanged.Changes))
 	p("| Same names, other descriptions or schemas (every server) | %s | %s |\n", Count(nv.SurfaceOnly.Servers), Count(nv.SurfaceOnly.Changes))
+	r.DailyChanges.markdown(p)
 
 	ds := r.Dataset
 	p("\n## Monthly report\n\n### Dataset\n\nEvery entry's latest round within the 7 days before the cut-off: %s of %s entries have one.\n\n", Count(ds.WithRecentRound), Count(ds.Endpoints))
@@ -133,6 +134,7 @@ func (r *Report) Markdown() string {
 	p("| Servers with more than 10 changed lists | %s |\n", Count(a.ServersOverTen))
 	p("| Their changed lists | %s |\n", CountShare(a.OverTenLists.Count, a.ChangedLists, 0))
 	p("| Changed lists equal to an earlier list of the same server | %s |\n", Count(a.ReturnsToEarlier))
+	r.ToolChanges.markdown(p)
 
 	pv := r.ProtocolVersions
 	p("\n### Protocol versions\n\nEntries whose latest round (within 7 days) completed the handshake, by the protocol version they answered with; versions other than %s are counted as other.\n\n", strings.Join(pv.Known, ", "))

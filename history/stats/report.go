@@ -16,11 +16,13 @@ type Report struct {
 	ByToolCount      []ToolCountRow   `json:"byToolCount"`
 	Intervals        Intervals        `json:"intervals"`
 	NamesVsSurface   NamesVsSurface   `json:"namesVsSurface"`
+	DailyChanges     DailyChanges     `json:"dailyChanges"`
 
 	// Seed 003: the monthly report.
 	Dataset          Dataset          `json:"dataset"`
 	Drift            []DriftWindow    `json:"drift"`
 	DriftActivity    DriftActivity    `json:"driftActivity"`
+	ToolChanges      ToolChanges      `json:"toolChanges"`
 	ProtocolVersions ProtocolVersions `json:"protocolVersions"`
 	HandshakePaths   HandshakePaths   `json:"handshakePaths"`
 	Uptime           Uptime           `json:"uptime"`

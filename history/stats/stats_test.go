@@ -250,6 +250,23 @@ func expectedReport() *Report {
 			Days: 30, From: at(20, 23), To: fixNow, ServersRead: 13, ServersChanged: 8, ChangedLists: 22,
 			ServersOverTen: 1, OverTenLists: p(11, 22), ReturnsToEarlier: 11,
 		},
+		// The fixture's changes carry no per-tool counts (TestToolChangesKnownAnswers has them).
+		ToolChanges: ToolChanges{Days: 30, From: at(20, 23), To: fixNow, ChangedLists: 22},
+		// 21 days, 2026-09-30 (day 29) to 2026-10-20 (day 49), counted by hand from the reads.
+		DailyChanges: DailyChanges{From: "2026-09-30", To: "2026-10-20",
+			Days: []DayChanges{
+				{Day: "2026-10-01", Reads: 4, Changed: 1, PerThousand: 250, MaxHourChanged: 1}, // S8, S16, S19, S21; S8 added
+				{Day: "2026-10-05", Reads: 1}, // S20
+				{Day: "2026-10-11", Reads: 1}, // S15
+				{Day: "2026-10-14", Reads: 3}, // S9, S10, S21
+				{Day: "2026-10-15", Reads: 3, Changed: 2, PerThousand: 2000.0 / 3, MaxHourChanged: 1}, // S7; S19 at 0 h and 12 h
+				{Day: "2026-10-16", Reads: 1}, // S7 (schema only)
+				{Day: "2026-10-17", Reads: 1, Changed: 1, PerThousand: 1000, MaxHourChanged: 1}, // S19
+				{Day: "2026-10-18", Reads: 2}, // S8, S21
+				{Day: "2026-10-19", Reads: 1}, // S9
+				{Day: "2026-10-20", Reads: 2, Changed: 1, PerThousand: 500, MaxHourChanged: 1}, // S14, S20
+			},
+			Min: 0, MinDay: "2026-10-05", Max: 1000, MaxDay: "2026-10-17"},
 		ProtocolVersions: ProtocolVersions{
 			Known:   []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"},
 			Servers: 10,
