@@ -14,8 +14,8 @@ func TestClassifyText(t *testing.T) {
 		{"Lists  items.", "Lists items.\n", TextWhitespaceOnly},
 		{"Lists 3 items.", "Lists 3 things.", TextOther},
 		{"Lists 3 items.", "Lists 3.5 items", TextOther}, // the period is gone too
-		{"a 1", "a 1 2", TextOther},                     // one number became two
-		{"a\x00", "a5", TextOther},                      // a NUL is not a number
+		{"a 1", "a 1 2", TextOther},                      // one number became two
+		{"a\x00", "a5", TextOther},                       // a NUL is not a number
 	} {
 		if got := ClassifyText(c.before, c.after); got != c.want {
 			t.Errorf("ClassifyText(%q, %q) = %s, want %s", c.before, c.after, got, c.want)
