@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/probity-dev/probity/web/badge"
+	"github.com/probity-dev/probity/web/refusals"
 )
 
 //go:embed templates/*.html
@@ -31,6 +32,15 @@ type handlers struct {
 	pages   map[string]*template.Template
 	metrics *metrics
 	limiter *limiter
+	refused *refusals.Log
+	// mcp counts /mcp's refusals; nil without /mcp.
+	mcp refusalCounter
+}
+
+// refusalCounter is the /mcp handler's count of refused requests by reason
+// (mcpserver.Handler).
+type refusalCounter interface {
+	Refusals() map[string]uint64
 }
 
 var funcs = template.FuncMap{
@@ -319,7 +329,11 @@ func (h *handlers) healthz(c *gin.Context) {
 
 func (h *handlers) metricsText(c *gin.Context) {
 	var buf bytes.Buffer
-	if err := h.metrics.write(&buf, h.site.memoStats()); err != nil {
+	var mcp map[string]uint64
+	if h.mcp != nil {
+		mcp = h.mcp.Refusals()
+	}
+	if err := h.metrics.write(&buf, h.site.memoStats(), h.refused.Counts(), mcp); err != nil {
 		h.fail(c, err)
 		return
 	}

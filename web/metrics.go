@@ -13,13 +13,13 @@ import (
 // durationBuckets are the upper bounds (seconds) of the request duration histogram.
 var durationBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
-// metrics counts requests by route and status, their durations by route, and the
-// requests refused by the rate limit. Routes are gin's patterns, a bounded set.
+// metrics counts requests by route and status and their durations by route. Routes
+// are gin's patterns, a bounded set. The refusals are counted by refusals.Log (the
+// site's and /mcp's) and written with them.
 type metrics struct {
 	mu       sync.Mutex
 	requests map[routeStatus]uint64
 	hist     map[string]*histogram
-	limited  uint64
 }
 
 type routeStatus struct {
@@ -54,15 +54,10 @@ func (m *metrics) observe(route string, status int, d time.Duration) {
 	h.sum += sec
 }
 
-func (m *metrics) rateLimited() {
-	m.mu.Lock()
-	m.limited++
-	m.mu.Unlock()
-}
-
 // write writes the metrics in the Prometheus text exposition format (version 0.0.4),
-// with the statistics of the site's memos.
-func (m *metrics) write(w io.Writer, memos map[string]memoStats) error {
+// with the statistics of the site's memos, the site's refusals by reason and, when
+// mcp is not nil, /mcp's.
+func (m *metrics) write(w io.Writer, memos map[string]memoStats, refused, mcp map[string]uint64) error {
 	m.mu.Lock()
 	keys := make([]routeStatus, 0, len(m.requests))
 	for k := range m.requests {
@@ -78,7 +73,6 @@ func (m *metrics) write(w io.Writer, memos map[string]memoStats) error {
 		routes = append(routes, r)
 		hists[r] = histogram{counts: slices.Clone(h.counts), count: h.count, sum: h.sum}
 	}
-	limited := m.limited
 	m.mu.Unlock()
 
 	slices.SortFunc(keys, func(a, b routeStatus) int {
@@ -118,7 +112,14 @@ func (m *metrics) write(w io.Writer, memos map[string]memoStats) error {
 	}
 	p("# HELP probity_http_rate_limited_total Requests refused by the per-client rate limit.\n")
 	p("# TYPE probity_http_rate_limited_total counter\n")
-	p("probity_http_rate_limited_total %d\n", limited)
+	p("probity_http_rate_limited_total %d\n", refused[reasonRateLimited])
+	if mcp != nil {
+		p("# HELP probity_mcp_refused_total Requests to /mcp refused, by reason (rate_limited, body_too_large, batch, response_too_large).\n")
+		p("# TYPE probity_mcp_refused_total counter\n")
+		for _, r := range slices.Sorted(maps.Keys(mcp)) {
+			p("probity_mcp_refused_total{reason=%s} %d\n", label(r), mcp[r])
+		}
+	}
 
 	names := slices.Sorted(maps.Keys(memos))
 	p("# HELP probity_web_memo_lookups_total Lookups of the page memos (views and sections of immutable data), by result.\n")

@@ -51,7 +51,13 @@ func route(c *gin.Context) string {
 	return "unmatched"
 }
 
-// observe logs one line per request and counts it in the metrics.
+// ctxRefused marks a request the rate limit refused: observe leaves its line to
+// refusals.Log.
+const ctxRefused = "probity.refused"
+
+// observe logs one line per request and counts it in the metrics. A request the rate
+// limit refused is counted but not logged here: rateLimit logged it, at most once per
+// client per minute.
 func (h *handlers) observe(c *gin.Context) {
 	start := time.Now()
 	c.Next()
@@ -59,6 +65,9 @@ func (h *handlers) observe(c *gin.Context) {
 	status := c.Writer.Status()
 	r := route(c)
 	h.metrics.observe(r, status, d)
+	if c.GetBool(ctxRefused) {
+		return
+	}
 	attrs := []slog.Attr{
 		slog.String("method", c.Request.Method),
 		slog.String("route", r),
@@ -74,16 +83,20 @@ func (h *handlers) observe(c *gin.Context) {
 }
 
 // rateLimit answers 429 with Retry-After when the client's bucket is empty. /healthz
-// and /metrics are exempt: monitors poll them.
+// and /metrics are exempt: monitors poll them. Every refusal is counted
+// (probity_http_rate_limited_total) and logged at most once per client per minute
+// (refusals.Log), so a flood of 429s cannot flood the log.
 func (h *handlers) rateLimit(c *gin.Context) {
 	switch c.FullPath() {
 	case "/healthz", "/metrics":
 		c.Next()
 		return
 	}
-	ok, wait := h.limiter.allow(c.ClientIP())
+	client := c.ClientIP()
+	ok, wait := h.limiter.allow(client)
 	if !ok {
-		h.metrics.rateLimited()
+		c.Set(ctxRefused, true)
+		h.refused.Refused(c.Request.Context(), client, reasonRateLimited, slog.String("method", c.Request.Method), slog.String("route", route(c)))
 		c.Header("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
 		h.problem(c, http.StatusTooManyRequests, "Too many requests. Please slow down.")
 		c.Abort()
@@ -91,6 +104,9 @@ func (h *handlers) rateLimit(c *gin.Context) {
 	}
 	c.Next()
 }
+
+// reasonRateLimited is the reason of the rate limit's refusals.
+const reasonRateLimited = "rate_limited"
 
 // recovered answers a panic as an internal error.
 func (h *handlers) recovered(c *gin.Context, v any) {

@@ -31,7 +31,11 @@
 // Content-Security-Policy (no scripts at all, styles from the site only), nosniff, a
 // Referrer-Policy and frame-ancestors 'none'. Each client (remote IP, or the address
 // trusted proxies forward) has a token bucket; an empty bucket gets 429 with
-// Retry-After. Errors are mapped to a status in one place (fail): store.ErrNotFound
+// Retry-After. Every request gets one log line, except refused ones: those are counted
+// on /metrics (probity_http_rate_limited_total, and probity_mcp_refused_total by reason
+// for /mcp) and logged at most once per client per minute (web/refusals), so a flood of
+// 429s writes a line a minute, not a line a request. Errors are mapped to a status in
+// one place (fail): store.ErrNotFound
 // becomes 404, a request whose client left first is logged as 499, anything else 500
 // with a generic message, its detail logged.
 //
@@ -59,6 +63,7 @@ import (
 	"github.com/probity-dev/probity/keys"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web/feed"
+	"github.com/probity-dev/probity/web/refusals"
 )
 
 // Config configures New.
@@ -160,6 +165,10 @@ func New(cfg Config) (http.Handler, error) {
 		pages:   pages,
 		metrics: newMetrics(),
 		limiter: newLimiter(cfg.RateLimit, cfg.Now),
+		refused: refusals.New(cfg.Logger, cfg.Now),
+	}
+	if rc, ok := cfg.MCP.(refusalCounter); ok {
+		h.mcp = rc
 	}
 	site, err := h.router(cfg.TrustedProxies)
 	if err != nil || cfg.MCP == nil {
