@@ -14,7 +14,7 @@ import (
 // SuiteVersion names this release of the remote check suite; statements carry it as
 // probe.suiteVersion next to SuiteDigest. Bump it together with any change to the
 // catalog's data (ids, groups, statuses, reason keys, parameters).
-const SuiteVersion = "2026.11"
+const SuiteVersion = "2026.12"
 
 // The groups of the catalog, as in DESIGN.md.
 const (
@@ -166,7 +166,8 @@ var catalog = buildCatalog([]Check{
 	{
 		ID: "transport", Group: GroupProto, Title: "The MCP transport the endpoint speaks",
 		Reasons: []ReasonSpec{
-			ok("detected", "The endpoint was observed speaking the {transport} transport.", tp("transport")),
+			ok("detected", "The endpoint was observed speaking the {transport} transport; the evidence: {evidence} (handshake_response: a handshake POSTed to it got its JSON-RPC response; sse_endpoint_event: a GET opened an event stream whose first event named the message endpoint). It stands even when a login was asked for afterwards.", tp("transport"), tp("evidence")),
+			unv("challenged_before_transport", "The endpoint asked for a login (HTTP 401) before any exchange showed its transport: every MCP transport answers a request without credentials with 401, so the 401 itself shows none."),
 			unv("not_detected", "Neither Streamable HTTP nor the legacy SSE transport was observed."),
 		},
 		run: checkTransport,
@@ -185,6 +186,7 @@ var catalog = buildCatalog([]Check{
 		ID: "discovery_handshake", Group: GroupProto, Title: "server/discover, or its initialize fallback, works",
 		Reasons: []ReasonSpec{
 			ok("discover_ok", "server/discover succeeded and negotiated {version}.", tp("version")),
+			fail("duplicate_member", "The handshake's answer repeats the member name {member} in one object, so clients that keep the first value, keep the last or reject it read different handshakes.", tp("member")),
 			ok("initialize_fallback", "server/discover did not succeed; the initialize fallback did and negotiated {version}.", tp("version")),
 			fail("handshake_failed", "The endpoint answered, but neither server/discover nor initialize succeeded."),
 			unv("handshake_interrupted", "The handshake was cut short by the probe's budget or a rate limit."),
@@ -197,7 +199,8 @@ var catalog = buildCatalog([]Check{
 		Reasons: []ReasonSpec{
 			ok("complete", "All {pages} pages of tools/list were read: {tools} tools.", ip("pages"), ip("tools")),
 			fail("cursor_loop", "The server sent a cursor it had sent before, after {pages} pages; following it would never end.", ip("pages")),
-			fail("malformed_page", "Page {pages} of tools/list was malformed or answered with an error.", ip("pages")),
+			fail("malformed_page", "Page {page} of tools/list was malformed or answered with an error, after {pages} pages were read.", ip("page"), ip("pages")),
+			fail("duplicate_member", "Page {page} of tools/list repeats the member name {member} in one object, so clients that keep the first value, keep the last or reject it see different tools.", tp("member"), ip("page")),
 			unv("cap_reached", "Reading stopped at a cap ({cap}: 100 pages, 10,000 tools or 4 MiB per response) after {pages} pages; the list is partial.", tp("cap"), ip("pages")),
 			unv("budget_exhausted", "The probe's budget ran out after {pages} pages; the list is partial.", ip("pages")),
 			unv("incomplete", "The list was not read completely after {pages} pages, for a reason the probe did not record.", ip("pages")),
@@ -209,7 +212,8 @@ var catalog = buildCatalog([]Check{
 		ID: "error_taxonomy", Group: GroupProto, Title: "Calling a nonexistent tool gets a JSON-RPC error",
 		Reasons: []ReasonSpec{
 			ok("jsonrpc_error", "Calling a reserved nonexistent tool name got a JSON-RPC error with code {code}.", ip("code")),
-			fail("result_for_unknown_tool", "Calling a reserved nonexistent tool name got a result instead of an error."),
+			risk("result_is_error", "Calling a reserved nonexistent tool name got a tool result with isError true instead of a JSON-RPC error: an agent sees a failed tool call, not an unknown tool."),
+			fail("result_for_unknown_tool", "Calling a reserved nonexistent tool name got a successful result, as if the tool existed."),
 			fail("non_jsonrpc_answer", "Calling a reserved nonexistent tool name got HTTP {status} without a JSON-RPC answer.", ip("status")),
 			unv("no_answer", "Calling a reserved nonexistent tool name got no usable answer (HTTP {status}: none, rate limited or a server error).", ip("status")),
 			unv("name_collision", "The server lists a tool with the reserved name, so the call was withheld."),
@@ -221,10 +225,13 @@ var catalog = buildCatalog([]Check{
 		ID: "redirect_policy", Group: GroupSec, Title: "Redirects stay on the host and on https",
 		Reasons: []ReasonSpec{
 			ok("no_redirect", "The endpoint answered without redirecting."),
-			ok("same_host", "The endpoint redirected {hops} times, always to the same host over https.", ip("hops")),
+			ok("same_host", "The endpoint redirected {hops} times, always to the same host over https, and every chain ended.", ip("hops")),
 			risk("cross_host", "The endpoint redirected to another host ({hops} redirects in all).", ip("hops")),
+			risk("plain_http_hop", "{plainHops} of the {hops} redirects were answered over plain http, where anyone on the path can rewrite where they lead.", ip("hops"), ip("plainHops")),
 			fail("downgrade_refused", "The endpoint redirected from https to plain http; Probity refused to follow ({hops} redirects in all).", ip("hops")),
 			fail("blocked_target", "The endpoint redirected to an address that is not public; Probity refused to follow ({hops} redirects in all).", ip("hops")),
+			fail("redirect_loop", "The endpoint redirected back to a URL it had already redirected from, a loop that never ends ({hops} redirects in all).", ip("hops")),
+			unv("hop_limit", "A redirect chain reached Probity's limit of 3 hops and was not followed further, so where it ends was not seen ({hops} redirects in all).", ip("hops")),
 			unv("not_reached", "The endpoint did not answer, so no redirect could be observed."),
 		},
 		run: checkRedirects,
@@ -264,6 +271,7 @@ var catalog = buildCatalog([]Check{
 		ID: "destructive_annotations", Group: GroupSec, Title: "Tools named like destructive operations declare it",
 		Reasons: []ReasonSpec{
 			ok("consistent", "Every one of the {destructiveTools} tools named like a destructive operation declares destructiveHint, and no tool's hints contradict each other.", ip("destructiveTools")),
+			ok("no_contradictory_hints", "None of the {tools} tools is named like a destructive operation, and none declares readOnlyHint and destructiveHint both true.", ip("tools")),
 			risk("missing_destructive_hint", "{tools} tools are named like destructive operations (delete, drop, exec and the like) without declaring destructiveHint true; {contradictory} tools have contradictory hints.", ip("tools"), ip("contradictory")),
 			risk("contradictory_hints", "{tools} tools declare both readOnlyHint and destructiveHint true.", ip("tools")),
 			unv("partial_list", "Nothing inconsistent was found, but the tool list was not read completely."),

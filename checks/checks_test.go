@@ -59,8 +59,20 @@ var reachCases = []checkCase{
 }
 
 var protoCases = []checkCase{
-	{"streamable", "transport", fullObs(), V, "detected", m{"transport": "streamable_http"}},
-	{"sse", "transport", with(func(o *Observation) { o.Transport = TransportSSE }), V, "detected", m{"transport": "sse"}},
+	{"streamable", "transport", fullObs(), V, "detected", m{"transport": "streamable_http", "evidence": "handshake_response"}},
+	{"sse", "transport", with(func(o *Observation) { o.Transport = TransportSSE }), V, "detected", m{"transport": "sse", "evidence": "sse_endpoint_event"}},
+	// A 401 to the handshake's POST shows no transport; what came before a 401 does.
+	{"401 to the handshake", "transport", with(func(o *Observation) {
+		*o = *authObs()
+		o.Transport = TransportUnknown
+	}), U, "challenged_before_transport", m{}},
+	{"sse endpoint event before a 401", "transport", with(func(o *Observation) {
+		*o = *authObs()
+		o.Transport = TransportSSE
+	}), V, "detected", m{"transport": "sse", "evidence": "sse_endpoint_event"}},
+	{"handshake answered, 401 to tools/list", "transport", with(func(o *Observation) {
+		o.Tools = ToolsList{Attempted: true, Unauthorized: true}
+	}), V, "detected", m{"transport": "streamable_http", "evidence": "handshake_response"}},
 	{"unknown", "transport", with(func(o *Observation) { o.Transport = "websocket" }), U, "not_detected", m{}},
 	{"none", "transport", with(func(o *Observation) { o.Transport = TransportUnknown }), U, "not_detected", m{}},
 
@@ -109,10 +121,20 @@ var protoCases = []checkCase{
 		o.Stop = StopRateLimited
 	}), U, "handshake_interrupted", m{}},
 	{"401", "discovery_handshake", authObs(), U, "credential_required", m{}},
+	// A repeated member name in the handshake's answer: parsers disagree on it.
+	{"duplicate member", "discovery_handshake", with(func(o *Observation) { o.Handshake.DuplicateMember = "serverInfo.name" }), F, "duplicate_member", m{"member": "serverInfo.name"}},
 
 	{"complete", "tools_list", fullObs(), V, "complete", m{"pages": 1, "tools": 2}},
 	{"cursor loop", "tools_list", with(func(o *Observation) { o.Tools.Complete = false; o.Tools.Partial = PartialCursorLoop; o.Tools.Pages = 3 }), F, "cursor_loop", m{"pages": 3}},
-	{"malformed", "tools_list", with(func(o *Observation) { o.Tools.Complete = false; o.Tools.Partial = PartialError; o.Tools.Pages = 2 }), F, "malformed_page", m{"pages": 2}},
+	// Two pages were read whole, so page 3 is the one that failed.
+	{"malformed", "tools_list", with(func(o *Observation) { o.Tools.Complete = false; o.Tools.Partial = PartialError; o.Tools.Pages = 2 }), F, "malformed_page", m{"page": 3, "pages": 2}},
+	{"malformed first page", "tools_list", with(func(o *Observation) { o.Tools.Complete = false; o.Tools.Partial = PartialError; o.Tools.Pages = 0 }), F, "malformed_page", m{"page": 1, "pages": 0}},
+	{"duplicate member", "tools_list", with(func(o *Observation) {
+		o.Tools.Complete, o.Tools.Partial, o.Tools.Pages, o.Tools.DuplicateMember = false, PartialDuplicate, 1, "tool.name"
+	}), F, "duplicate_member", m{"member": "tool.name", "page": 2}},
+	{"duplicate member outside the suite's tokens", "tools_list", with(func(o *Observation) {
+		o.Tools.Complete, o.Tools.Partial, o.Tools.DuplicateMember = false, PartialDuplicate, "<script>"
+	}), F, "duplicate_member", m{"member": "unknown", "page": 2}},
 	{"error under budget stop", "tools_list", with(func(o *Observation) {
 		o.Tools.Complete = false
 		o.Tools.Partial = PartialError
@@ -128,6 +150,10 @@ var protoCases = []checkCase{
 
 	{"error", "error_taxonomy", fullObs(), V, "jsonrpc_error", m{"code": -32602}},
 	{"result", "error_taxonomy", with(func(o *Observation) { o.ErrorProbe = ErrorProbe{Attempted: true, Result: true, HTTPStatus: 200} }), F, "result_for_unknown_tool", m{}},
+	// The TypeScript SDK's answer to an unknown tool: a result with isError true.
+	{"result is error", "error_taxonomy", with(func(o *Observation) {
+		o.ErrorProbe = ErrorProbe{Attempted: true, Result: true, ResultIsError: true, HTTPStatus: 200}
+	}), R, "result_is_error", m{}},
 	{"html", "error_taxonomy", with(func(o *Observation) { o.ErrorProbe = ErrorProbe{Attempted: true, HTTPStatus: 200} }), F, "non_jsonrpc_answer", m{"status": 200}},
 	{"404", "error_taxonomy", with(func(o *Observation) { o.ErrorProbe = ErrorProbe{Attempted: true, HTTPStatus: 404} }), F, "non_jsonrpc_answer", m{"status": 404}},
 	{"no answer", "error_taxonomy", with(func(o *Observation) { o.ErrorProbe = ErrorProbe{Attempted: true} }), U, "no_answer", m{"status": 0}},
@@ -145,6 +171,23 @@ var redirectCases = []checkCase{
 	{"same host", "redirect_policy", with(func(o *Observation) {
 		o.Redirects = []Redirect{redirect("https://mcp.example.com/mcp", "https://MCP.example.com:443/mcp/")}
 	}), V, "same_host", m{"hops": 1}},
+	{"plain http same host", "redirect_policy", with(func(o *Observation) {
+		o.Redirects = []Redirect{redirect("http://mcp.example.com/mcp", "http://mcp.example.com/v2")}
+	}), R, "plain_http_hop", m{"hops": 1, "plainHops": 1}},
+	{"plain http upgraded to https", "redirect_policy", with(func(o *Observation) {
+		o.Redirects = []Redirect{redirect("http://mcp.example.com/mcp", "https://mcp.example.com/mcp")}
+	}), R, "plain_http_hop", m{"hops": 1, "plainHops": 1}},
+	{"loop", "redirect_policy", with(func(o *Observation) {
+		back := redirect("https://mcp.example.com/b", "https://mcp.example.com/a")
+		back.Loop = true
+		o.Redirects = []Redirect{redirect("https://mcp.example.com/a", "https://mcp.example.com/b"), back}
+	}), F, "redirect_loop", m{"hops": 2}},
+	{"hop limit", "redirect_policy", with(func(o *Observation) {
+		last := redirect("https://mcp.example.com/3", "https://mcp.example.com/4")
+		last.LimitReached = true
+		o.Redirects = []Redirect{redirect("https://mcp.example.com/mcp", "https://mcp.example.com/1"), redirect("https://mcp.example.com/1", "https://mcp.example.com/2"),
+			redirect("https://mcp.example.com/2", "https://mcp.example.com/3"), last}
+	}), U, "hop_limit", m{"hops": 4}},
 	{"cross host flagged", "redirect_policy", with(func(o *Observation) {
 		r := redirect("https://mcp.example.com/mcp", "https://mcp.example.com/v2")
 		r.CrossHost = true

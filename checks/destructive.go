@@ -170,6 +170,10 @@ func checkDestructive(in *input) Result {
 		return observedRisk("contradictory_hints", params("tools", len(contradictory)), capEvidence(contradictory)...)
 	case !t.Complete:
 		return unverified("partial_list", nil)
+	case destructive == 0:
+		// Nothing was named like a destructive operation: only the hints' consistency
+		// was judged.
+		return verified("no_contradictory_hints", params("tools", len(t.Tools)))
 	}
 	return verified("consistent", params("destructiveTools", destructive))
 }

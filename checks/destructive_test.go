@@ -64,14 +64,17 @@ func TestDestructiveAnnotations(t *testing.T) {
 	}{
 		{"declared", []string{`{"name":"delete_file","annotations":{"destructiveHint":true}}`}, "consistent", nil},
 		{"declared with readOnly false", []string{`{"name":"kill","annotations":{"readOnlyHint":false,"destructiveHint":true}}`}, "consistent", nil},
-		{"negatives need nothing", []string{`{"name":"deleted_items_report"}`, `{"name":"undelete"}`, `{"name":"get_execution_status"}`}, "consistent", nil},
+		// Nothing named like a destructive operation: only the hints were judged, and the
+		// reason says so instead of "every one of the 0 tools … declares destructiveHint".
+		{"negatives need nothing", []string{`{"name":"deleted_items_report"}`, `{"name":"undelete"}`, `{"name":"get_execution_status"}`}, "no_contradictory_hints", nil},
 		{"absent", []string{`{"name":"delete_file"}`}, "missing_destructive_hint", []string{"destructiveHint is absent"}},
 		{"annotations not an object", []string{`{"name":"delete_file","annotations":[true]}`}, "missing_destructive_hint", []string{"absent"}},
 		{"hint not a boolean", []string{`{"name":"delete_file","annotations":{"destructiveHint":"true"}}`}, "missing_destructive_hint", []string{"absent"}},
 		{"false", []string{`{"name":"execSql","annotations":{"destructiveHint":false}}`}, "missing_destructive_hint", []string{"(exec) but destructiveHint is false"}},
 		{"claims read-only", []string{`{"name":"wipe","annotations":{"readOnlyHint":true}}`}, "missing_destructive_hint", []string{"readOnlyHint is true"}},
 		{"contradictory", []string{`{"name":"list","annotations":{"readOnlyHint":true,"destructiveHint":true}}`}, "contradictory_hints", []string{"both true"}},
-		{"malformed tools skipped", []string{`[1]`, `{"name":null}`, `nonsense`, `{"name":"ok"}`}, "consistent", nil},
+		{"malformed tools skipped", []string{`[1]`, `{"name":null}`, `nonsense`, `{"name":"ok"}`}, "no_contradictory_hints", nil},
+		{"malformed tools skipped, one destructive", []string{`[1]`, `{"name":null}`, `{"name":"rm","annotations":{"destructiveHint":true}}`}, "consistent", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -86,6 +86,12 @@ type Redirect struct {
 	CrossHost bool
 	Downgrade bool // https to http; refused, never followed
 	Blocked   bool // the egress guard refused the target
+	// Loop is set when the hop's target is a URL its own redirect chain visited before;
+	// the probe stops the chain there.
+	Loop bool
+	// LimitReached is set when the hop was refused because the chain reached the
+	// guard's hop limit, so where the chain ends was never seen.
+	LimitReached bool
 }
 
 // Handshake records server/discover and initialize.
@@ -104,6 +110,11 @@ type Handshake struct {
 	Instructions    *string
 	// Unauthorized is set when the handshake was answered with 401.
 	Unauthorized bool
+	// DuplicateMember names (as a token of this suite, see checks/probe) the first member
+	// name that repeats in one object of the handshake's JSON-RPC response: parsers that
+	// keep the first value, keep the last or reject the document read different
+	// results. "" when none repeats.
+	DuplicateMember string
 	// Error describes a failed handshake; never signed.
 	Error string
 }
@@ -125,6 +136,10 @@ type ToolsList struct {
 	Partial PartialReason
 	// Unauthorized is set when tools/list was answered with 401.
 	Unauthorized bool
+	// DuplicateMember names (as a token of this suite, see checks/probe) the first member
+	// name that repeats in one object of the page that ended the list with
+	// PartialDuplicate.
+	DuplicateMember string
 }
 
 // PartialReason says why a tool list is incomplete.
@@ -139,6 +154,9 @@ const (
 	PartialCursorLoop PartialReason = "cursor_loop" // a cursor seen before
 	PartialError      PartialReason = "error"       // a page failed or was malformed
 	PartialBudget     PartialReason = "budget"      // the probe's budget ran out
+	// PartialDuplicate: a page repeats a member name in one of its objects, so what it
+	// lists depends on the parser.
+	PartialDuplicate PartialReason = "duplicate_member"
 )
 
 // ErrorProbe records the one tools/call of a reserved nonexistent tool name.
@@ -150,8 +168,10 @@ type ErrorProbe struct {
 	JSONRPCError bool
 	Code         int
 	// Result is set when the server answered with a result instead of an error.
-	Result     bool
-	HTTPStatus int
+	Result bool
+	// ResultIsError is set when that result is a tool error: its isError member is true.
+	ResultIsError bool
+	HTTPStatus    int
 }
 
 // Auth records a 401 login challenge and the RFC 9728 protected-resource metadata.

@@ -22,12 +22,39 @@ func versionToken(v string) string {
 	return "unknown"
 }
 
-// checkTransport relies on Transport, which the probe sets only from what it observed
-// (a Streamable HTTP response, or the legacy SSE endpoint event).
+// The exchanges that determine an endpoint's transport, as reason parameters of transport.
+const (
+	// EvidenceHandshakeResponse: a handshake (server/discover or initialize) POSTed to the
+	// endpoint got its JSON-RPC response. The MCP transport spec's backwards-compatibility
+	// rule: "If it succeeds, the client can assume this is a server supporting the new
+	// Streamable HTTP transport."
+	EvidenceHandshakeResponse = "handshake_response"
+	// EvidenceSSEEndpointEvent: a GET of the endpoint opened an event stream whose first
+	// event was "endpoint": "When the endpoint event arrives, the client can assume this
+	// is a server running the old HTTP+SSE transport."
+	EvidenceSSEEndpointEvent = "sse_endpoint_event"
+)
+
+// checkTransport relies on Transport, which the probe sets only from an exchange that
+// determines it: streamable_http from a handshake POSTed to the endpoint that got its
+// JSON-RPC response (EvidenceHandshakeResponse), sse from a GET whose event stream
+// began with the endpoint event (EvidenceSSEEndpointEvent). Either stands whatever
+// came after it, a 401 to tools/list or to the POSTs of the SSE session included, so an
+// auth_required round signs the transport it saw before the login challenge. A 401 to
+// the handshake's POST determines nothing: MCP's authorization spec has every HTTP
+// transport answer a client without credentials with 401, and the transport spec's
+// backwards-compatibility rule treats any 4xx to that POST as "not shown to be
+// Streamable HTTP"; such a round is UNVERIFIED challenged_before_transport (Handshake.
+// Unauthorized with no Transport).
 func checkTransport(in *input) Result {
 	switch t := in.obs.Transport; t {
-	case TransportStreamableHTTP, TransportSSE:
-		return verified("detected", params("transport", string(t)))
+	case TransportStreamableHTTP:
+		return verified("detected", params("transport", string(t), "evidence", EvidenceHandshakeResponse))
+	case TransportSSE:
+		return verified("detected", params("transport", string(t), "evidence", EvidenceSSEEndpointEvent))
+	}
+	if in.obs.Handshake.Unauthorized || in.obs.Tools.Unauthorized {
+		return unverified("challenged_before_transport", nil)
 	}
 	return unverified("not_detected", nil)
 }
@@ -69,6 +96,10 @@ func checkDiscoveryHandshake(in *input) Result {
 		ev = []Evidence{{Field: "handshake", Sample: escape(h.Error, MaxSampleLen), Note: "the handshake error"}}
 	}
 	switch {
+	case h.DuplicateMember != "":
+		// Parsers that keep the first value, keep the last or reject the document read
+		// different handshakes (another version, server name or instructions).
+		return failed("duplicate_member", params("member", memberToken(h.DuplicateMember)), ev...)
 	case h.DiscoverOK:
 		return verified("discover_ok", params("version", versionToken(h.ProtocolVersion)))
 	case h.InitializeOK:
@@ -86,12 +117,14 @@ func checkDiscoveryHandshake(in *input) Result {
 }
 
 // checkToolsList relies on Tools (Attempted, Unauthorized, Complete, Partial, Pages,
-// len(Tools)) and Stop: a page that failed while the probe was out of budget or rate
-// limited is budget_exhausted, not malformed_page.
+// len(Tools), DuplicateMember) and Stop: a page that failed while the probe was out of
+// budget or rate limited is budget_exhausted, not malformed_page. Pages counts the pages
+// read whole, so the page that ended the list is page Pages+1.
 func checkToolsList(in *input) Result {
 	o := in.obs
 	t := o.Tools
 	pages := max(t.Pages, 0)
+	page := pages + 1
 	switch {
 	case t.Unauthorized:
 		return unverified(credentialRequired.Key, nil)
@@ -107,7 +140,11 @@ func checkToolsList(in *input) Result {
 		if budgetStop(o.Stop) {
 			return unverified("budget_exhausted", params("pages", pages))
 		}
-		return failed("malformed_page", params("pages", pages))
+		return failed("malformed_page", params("page", page, "pages", pages))
+	case PartialDuplicate:
+		// A page whose objects repeat a member name lists different tools to parsers
+		// that keep the first value, keep the last or reject it.
+		return failed("duplicate_member", params("member", memberToken(t.DuplicateMember), "page", page))
 	case PartialPageCap, PartialToolCap, PartialSizeCap:
 		return unverified("cap_reached", params("cap", string(t.Partial), "pages", pages))
 	case PartialBudget:
@@ -116,10 +153,15 @@ func checkToolsList(in *input) Result {
 	return unverified("incomplete", params("pages", pages))
 }
 
-// checkErrorTaxonomy relies on ErrorProbe. A 401 or 403 to the call (a server that lists
-// tools openly but guards calls) is UNVERIFIED credential_required; no HTTP status, 429
-// and 5xx are UNVERIFIED no_answer; any other status without a JSON-RPC error or result
-// is FAILED non_jsonrpc_answer.
+// checkErrorTaxonomy relies on ErrorProbe. It judges in three tiers: a JSON-RPC error is
+// VERIFIED jsonrpc_error (MCP: "Unknown tool" is a protocol error); a result whose isError
+// is true is OBSERVED_RISK result_is_error, which is what the official TypeScript SDK
+// answers for an unknown tool (an agent sees a tool failure, not a protocol error, and
+// may retry or misreport it); any other result is FAILED result_for_unknown_tool, the
+// server pretending a tool exists that does not. A 401 or 403 to the call (a server that
+// lists tools openly but guards calls) is UNVERIFIED credential_required; no HTTP status,
+// 429 and 5xx are UNVERIFIED no_answer; any other status without a JSON-RPC error or
+// result is FAILED non_jsonrpc_answer.
 func checkErrorTaxonomy(in *input) Result {
 	e := in.obs.ErrorProbe
 	switch {
@@ -129,6 +171,8 @@ func checkErrorTaxonomy(in *input) Result {
 		return unverified("not_attempted", nil)
 	case e.JSONRPCError:
 		return verified("jsonrpc_error", params("code", e.Code))
+	case e.Result && e.ResultIsError:
+		return observedRisk("result_is_error", nil)
 	case e.Result:
 		return failed("result_for_unknown_tool", nil)
 	case e.HTTPStatus == 401 || e.HTTPStatus == 403:
@@ -137,4 +181,26 @@ func checkErrorTaxonomy(in *input) Result {
 		return unverified("no_answer", params("status", max(e.HTTPStatus, 0)))
 	}
 	return failed("non_jsonrpc_answer", params("status", e.HTTPStatus))
+}
+
+// DuplicateMembers are the tokens the probe names a repeated JSON member name with, in
+// Handshake.DuplicateMember and ToolsList.DuplicateMember. Member names are server text,
+// so a member outside this list is signed as its group: "result.member" (another member
+// of the result object), "tool.member" (another member of a tool), "serverInfo.member",
+// or "message" (the JSON-RPC message around the result).
+var DuplicateMembers = []string{
+	"message", "result", "result.member",
+	"tools", "nextCursor", "tool.member", "tool.name", "tool.title", "tool.description",
+	"tool.inputSchema", "tool.outputSchema", "tool.annotations", "tool._meta", "tool.icons",
+	"protocolVersion", "supportedVersions", "capabilities", "instructions", "_meta",
+	"serverInfo.member", "serverInfo.name", "serverInfo.version", "serverInfo.title",
+}
+
+// memberToken is m when it is one of DuplicateMembers, else "unknown": only constant
+// tokens of this suite are signed.
+func memberToken(m string) string {
+	if slices.Contains(DuplicateMembers, m) {
+		return m
+	}
+	return "unknown"
 }

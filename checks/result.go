@@ -130,6 +130,11 @@ func (in *input) coverage() attest.Coverage {
 	if !o.Handshake.Completed() || !o.Tools.Complete || !datePattern.MatchString(o.Handshake.ProtocolVersion) {
 		return ""
 	}
+	if o.Handshake.DuplicateMember != "" {
+		// The protocol version, server name and instructions a statement would carry
+		// depend on the parser.
+		return ""
+	}
 	if o.Tools.Pages < 0 || o.Tools.Pages > maxSignedPages || len(o.Tools.Tools) > maxSignedTools {
 		return ""
 	}

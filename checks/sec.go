@@ -8,7 +8,18 @@ import (
 // checkRedirects relies on Redirects and Reach.FirstStatus. Besides the probe's
 // CrossHost and Downgrade flags it compares the hops' From and To URLs itself, so a
 // redirect the probe did not flag is still judged. A hop counts as same-host when the
-// host names are equal ignoring case, whatever the port.
+// host names are equal ignoring case, whatever the port. VERIFIED same_host needs every
+// hop to stay on the host, be answered over https and end: in order of precedence,
+//   - a downgrade from https to http, or a target the egress guard refuses, is FAILED
+//     (Probity refused to follow; a client that follows leaks to it);
+//   - a hop back to a URL of its own chain (Loop) is FAILED redirect_loop: following it
+//     never ends, determinately;
+//   - a hop to another host is OBSERVED_RISK cross_host;
+//   - a redirect answered over plain http (its From is http://) is OBSERVED_RISK
+//     plain_http_hop: anyone on the path can rewrite its Location, so "same host" is
+//     what the network said, not what the server said;
+//   - a chain refused at the hop limit (LimitReached) without any of the above is
+//     UNVERIFIED hop_limit: where it ends was never seen.
 func checkRedirects(in *input) Result {
 	o := in.obs
 	hops := len(o.Redirects)
@@ -18,7 +29,7 @@ func checkRedirects(in *input) Result {
 		}
 		return verified("no_redirect", nil)
 	}
-	var downgrade, blocked, cross []Evidence
+	var downgrade, blocked, cross, loops, plain, limit []Evidence
 	for i, r := range o.Redirects {
 		from, ferr := url.Parse(r.From)
 		to, terr := url.Parse(r.To)
@@ -34,19 +45,34 @@ func checkRedirects(in *input) Result {
 		case r.Blocked:
 			ev.Note = "a redirect to an address that is not public, refused"
 			blocked = append(blocked, ev)
+		case r.Loop:
+			ev.Note = "a redirect back to a URL of its own chain"
+			loops = append(loops, ev)
 		case isCross:
 			ev.Note = "a redirect to another host"
 			cross = append(cross, ev)
+		}
+		if ferr != nil || !strings.EqualFold(from.Scheme, "https") {
+			plain = append(plain, Evidence{Field: ev.Field, Sample: ev.Sample, Note: "a redirect answered over plain http"})
+		}
+		if r.LimitReached {
+			limit = append(limit, Evidence{Field: ev.Field, Sample: ev.Sample, Note: "refused: the chain reached the hop limit"})
 		}
 	}
 	p := params("hops", hops)
 	switch {
 	case len(downgrade) > 0:
-		return failed("downgrade_refused", p, downgrade...)
+		return failed("downgrade_refused", p, capEvidence(downgrade)...)
 	case len(blocked) > 0:
-		return failed("blocked_target", p, blocked...)
+		return failed("blocked_target", p, capEvidence(blocked)...)
+	case len(loops) > 0:
+		return failed("redirect_loop", p, capEvidence(loops)...)
 	case len(cross) > 0:
-		return observedRisk("cross_host", p, cross...)
+		return observedRisk("cross_host", p, capEvidence(cross)...)
+	case len(plain) > 0:
+		return observedRisk("plain_http_hop", params("hops", hops, "plainHops", len(plain)), capEvidence(plain)...)
+	case len(limit) > 0:
+		return unverified("hop_limit", p, capEvidence(limit)...)
 	}
 	return verified("same_host", p)
 }

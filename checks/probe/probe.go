@@ -192,6 +192,9 @@ func (p *Prober) Probe(ctx context.Context, rawURL string) (*checks.Observation,
 	defer cancel()
 
 	transport := p.guard.Transport()
+	// The recorder asks for gzip and decompresses within the caps; the transport must
+	// never decompress on its own, where no cap counts the decompressed bytes.
+	transport.DisableCompression = true
 	if p.cfg.RootCAs != nil {
 		transport.TLSClientConfig.RootCAs = p.cfg.RootCAs
 	}
@@ -232,11 +235,16 @@ func (p *Prober) Probe(ctx context.Context, rawURL string) (*checks.Observation,
 	p.cfg.Logger.Info("probe", "url", endpoint, "reach", string(obs.Reach.Failure), "transport", string(obs.Transport),
 		"protocol", obs.Handshake.ProtocolVersion, "tools", len(obs.Tools.Tools), "pages", obs.Tools.Pages,
 		"complete", obs.Tools.Complete, "stop", string(obs.Stop), "handshake_ms", obs.Timings.HandshakeMs,
-		"tools_list_ms", obs.Timings.ToolsListMs, "total_ms", obs.Timings.TotalMs, "requests", len(obs.Exchanges))
+		"tools_list_ms", obs.Timings.ToolsListMs, "total_ms", obs.Timings.TotalMs, "requests", len(obs.Exchanges), "bytes_read", rec.read())
 	return obs, nil
 }
 
-// redirectPolicy records every redirect hop and applies the guard's rules to it.
+// errRedirectLoop stops a redirect chain that comes back to a URL it visited.
+var errRedirectLoop = errors.New("probe: redirect loop")
+
+// redirectPolicy records every redirect hop and applies the guard's rules to it. A hop
+// back to a URL of its own chain is recorded as a loop and not followed; a hop the guard
+// refuses for the chain's length is recorded as having reached the limit.
 func (p *Prober) redirectPolicy(obs *checks.Observation) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		prev := via[len(via)-1]
@@ -251,9 +259,17 @@ func (p *Prober) redirectPolicy(obs *checks.Observation) func(*http.Request, []*
 			case "redirect_downgrade":
 				hop.Downgrade = true
 			case "too_many_redirects":
-				// Refused for its length, not its target: neither flag applies.
+				// Refused for its length, not its target.
+				hop.LimitReached = true
 			default:
 				hop.Blocked = true
+			}
+		}
+		if err == nil || hop.LimitReached {
+			target := req.URL.String()
+			if slices.ContainsFunc(via, func(v *http.Request) bool { return v.URL.String() == target }) {
+				hop.Loop, hop.LimitReached = true, false
+				err = errRedirectLoop
 			}
 		}
 		obs.Redirects = append(obs.Redirects, hop)
@@ -292,7 +308,7 @@ func (r *round) run(ctx context.Context) {
 func (r *round) handshake(ctx context.Context) *mcp.ClientSession {
 	h := &r.obs.Handshake
 	h.ProposedVersion = DiscoverVersion
-	client := mcp.NewClient(&mcp.Implementation{Name: "probity", Version: r.p.cfg.Version}, nil)
+	client := anonymousClient(r.p.cfg.Version)
 	st := &mcp.StreamableClientTransport{Endpoint: r.endpoint, HTTPClient: r.hc, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: int(r.p.cfg.Budget.MaxResponseBytes)}
 	cs, err := client.Connect(ctx, st, &mcp.ClientSessionOptions{ProtocolVersion: DiscoverVersion})
 	r.readHandshake()
@@ -605,7 +621,7 @@ func (r *round) callReserved(ctx context.Context, cs *mcp.ClientSession) {
 		if resp.Error != nil {
 			e.JSONRPCError, e.Code = true, resp.Error.Code
 		} else {
-			e.Result = true
+			e.Result, e.ResultIsError = true, isToolError(resp.Result)
 		}
 	}
 }
@@ -650,7 +666,8 @@ func (r *round) auth(ctx context.Context) {
 		return
 	}
 	// The metadata may live on another origin; its redirects are not the endpoint's.
-	mctx := context.WithValue(ctx, metadataRequest{}, true)
+	mf := &metadataFetch{}
+	mctx := context.WithValue(ctx, metadataRequest{}, mf)
 	req, err := http.NewRequestWithContext(mctx, http.MethodGet, a.MetadataURL, nil)
 	if err != nil {
 		a.MetadataError = "metadata URL invalid"
@@ -665,11 +682,13 @@ func (r *round) auth(ctx context.Context) {
 	}
 	defer resp.Body.Close()
 	a.MetadataStatus = resp.StatusCode
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
+	// The recorder keeps what is read, held to the per-response cap: drain the body and
+	// parse the recorded bytes rather than holding a second copy.
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 		a.MetadataError = clip(err.Error(), 200)
 		return
 	}
+	body := r.rec.metadataBody(mf)
 	// An HTTP answer arrived: the check judges its status and, for 200, its body.
 	a.MetadataFetched = true
 	if resp.StatusCode != http.StatusOK {

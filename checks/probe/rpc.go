@@ -184,3 +184,9 @@ func parseHandshake(result json.RawMessage) (handshakeResult, bool) {
 	}
 	return hr, true
 }
+
+// isToolError reports whether a tools/call result is a tool error: its isError member,
+// by that exact name, is the JSON literal true.
+func isToolError(result json.RawMessage) bool {
+	return bytes.Equal(bytes.TrimSpace(object(result)["isError"]), []byte("true"))
+}
