@@ -127,7 +127,9 @@ func (h *handlers) statsJSON(c *gin.Context) {
 // statsPage is the view of /stats: every table of the report, in the order and with
 // the headings of Report.Markdown, and two charts.
 type statsPage struct {
-	ComputedAt   time.Time
+	ComputedAt time.Time
+	// Compares says what the drift tables compare (stats.DigestNote).
+	Compares     string
 	Sections     []statsSection
 	UptimeChart  chart
 	ChangesChart chart
@@ -150,14 +152,14 @@ type statsTable struct {
 // statsPageOf lays out rep. Numbers are formatted as Report.Markdown formats them
 // (stats_tables_test.go holds the two together).
 func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
-	p := &statsPage{ComputedAt: computedAt}
+	p := &statsPage{ComputedAt: computedAt, Compares: stats.DigestNote}
 
 	sc, s := rep.Scope, rep.Summary
 	toolsets := statsSection{ID: "toolsets", Title: "How often toolsets change",
 		Intro: "A read is a successful credential-free tools/list answer; a server's toolset is the sorted list of its tool names; a change is two adjacent reads of the same server with different toolsets, and the first read is not a change."}
 	toolsets.Tables = append(toolsets.Tables, statsTable{
 		ID: "scope", Title: "Scope",
-		Definition: "The servers the toolset tables count: claimed servers (read more often than every 12 h) and paginated ones (only the first page was compared) are left out.",
+		Definition: "The servers the toolset tables count: claimed servers (read more often than every 12 h) and paginated ones are left out. " + stats.PaginatedNote,
 		Head:       []string{"Servers", "Count"},
 		Rows: [][]string{
 			{"With at least one read", stats.Count(sc.WithReads)},
@@ -219,7 +221,8 @@ func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
 			shareRow("Only names removed", t.OnlyRemoved.Count, t.Changes, 0),
 			shareRow("Names added and removed", t.Both.Count, t.Changes, 0),
 		},
-		Notes: []string{fmt.Sprintf("%s of the %s changes (%s) removed a name.", stats.Count(t.WithRemoved.Count), stats.Count(t.Changes), stats.Percent(t.WithRemoved.Count, t.Changes, 0))},
+		Notes: []string{fmt.Sprintf("%s of the %s changes (%s) removed a name.", stats.Count(t.WithRemoved.Count), stats.Count(t.Changes), stats.Percent(t.WithRemoved.Count, t.Changes, 0)),
+			t.DuplicateCheck()},
 	}
 	if t.DuplicatesOnly.Count > 0 {
 		types.Rows = append(types.Rows, shareRow("Only a repeated name came or went", t.DuplicatesOnly.Count, t.Changes, 0))
@@ -254,7 +257,7 @@ func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
 			{"Same names, other descriptions or schemas (every server)", stats.Count(nv.SurfaceOnly.Servers), stats.Count(nv.SurfaceOnly.Changes)},
 		},
 	}
-	toolsets.Tables = append(toolsets.Tables, first, perServer, types, byCount, intervals, names)
+	toolsets.Tables = append(toolsets.Tables, first, perServer, types, byCount, intervals, names, dailyTable(rep.DailyChanges))
 
 	monthly := statsSection{ID: "monthly", Title: "Monthly report"}
 	ds := rep.Dataset
@@ -350,7 +353,7 @@ func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
 		uptime.Rows = append(uptime.Rows, []string{uptimeGroupLabel(g.Group), stats.Count(g.Servers), stats.CountShare(g.Pct100.Count, g.Servers, 1),
 			stats.Count(g.Pct95To99), stats.Count(g.Pct80To94), stats.Count(g.Pct50To79), stats.Count(g.Below50)})
 	}
-	monthly.Tables = []statsTable{dataset, drift, activity, versions, paths, uptime}
+	monthly.Tables = []statsTable{dataset, drift, activity, toolChangesTable(rep.ToolChanges), versions, paths, uptime}
 	p.Sections = []statsSection{toolsets, monthly}
 
 	p.UptimeChart = uptimeChart(u)
