@@ -2,6 +2,7 @@ package probe
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -31,9 +32,15 @@ var errResponseTooLarge = errors.New("probe: response exceeds the size cap")
 // errOffOrigin refuses a request the server steered away from the endpoint's origin.
 var errOffOrigin = errors.New("probe: request to another origin refused")
 
-// metadataRequest marks the context of the RFC 9728 metadata fetch, which may leave the
-// endpoint's origin.
+// metadataRequest is the context key that marks the RFC 9728 metadata fetch, which may
+// leave the endpoint's origin; its value is a *metadataFetch.
 type metadataRequest struct{}
+
+// metadataFetch receives the exchange of the metadata fetch's last hop, whose recorded
+// body the probe parses instead of reading the response a second time.
+type metadataFetch struct {
+	ex *exchange // guarded by the recorder's mu
+}
 
 // originOf is scheme://host[:port] of u, in lower case.
 func originOf(u *url.URL) string {
@@ -45,8 +52,27 @@ var errStopped = errors.New("probe: stopped: the server asked us to back off")
 
 // recorder is the probe's http.RoundTripper. It records every exchange (JSON-RPC
 // method, status, selected headers, latency, capped raw body), enforces the request
-// budget and the body cap, stamps the User-Agent, strips anything credential-like from
+// budget and the body caps, stamps the User-Agent, strips anything credential-like from
 // requests, and notes the first TLS connection and the first transport failure.
+//
+// Every response body is read through the recorder, which holds it to the caps:
+//
+//   - a response is at most maxBody bytes, an event stream answering a POST too;
+//   - the legacy SSE session stream (a GET answered with text/event-stream) may carry
+//     every response of the session: each of its events is held to maxBody and the
+//     stream to maxTotal;
+//   - every byte read, of every response, counts against maxTotal;
+//   - the probe asks for gzip (Accept-Encoding: gzip, as common HTTP clients do) and
+//     decompresses it itself: the decompressed bytes count against the caps, and so do
+//     the compressed ones, so neither a gzip bomb nor a stream of empty gzip members
+//     reads past a cap. Other encodings are recorded as sent (no client the probe
+//     stands for asked for them).
+//
+// The recorder keeps one copy of what it read, which the probe parses in place:
+// snapshots share it. A response cut at a cap is never parsed, and only its first
+// truncatedPrefix bytes are kept as evidence; of an event stream only the events that
+// can answer a request are kept (comments, requests and notifications are read and
+// counted, not kept).
 type recorder struct {
 	base        http.RoundTripper
 	userAgent   string
@@ -70,8 +96,8 @@ type recorder struct {
 	offOrigin    []string    // requests refused for leaving the origin; guarded by mu
 	maxPages     int         // tools/list requests, redirect hops included
 	pageRequests int         // guarded by mu
-	maxTotal     int64       // body bytes recorded per probe, all responses together
-	total        int64       // body bytes recorded so far; guarded by mu
+	maxTotal     int64       // body bytes read per probe, all responses together
+	total        int64       // body bytes read so far; guarded by mu
 	retryAfter   time.Duration
 	start        time.Time
 }
@@ -79,10 +105,15 @@ type recorder struct {
 // exchange is a checks.Exchange under construction: its body fills while the SDK reads.
 type exchange struct {
 	checks.Exchange
-	id      string // the JSON-RPC request id, for matching the response
-	body    bytes.Buffer
+	id string // the JSON-RPC request id, for matching the response
+	// body is what was recorded. It is only ever appended to (in place or into a new
+	// array), or replaced, under the recorder's mu, so snapshots may share it.
+	body    []byte
 	started time.Time
 }
+
+// truncatedPrefix is how much of a response cut at a cap the recorder keeps.
+const truncatedPrefix = 64 << 10
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	method, id := rpcMethod(req)
@@ -136,6 +167,9 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Del(h)
 	}
 	req.Header.Set("User-Agent", r.userAgent)
+	// Asking for gzip explicitly also keeps the transport from decompressing on its own:
+	// the recorder decompresses, within the caps.
+	req.Header.Set("Accept-Encoding", "gzip")
 
 	resp, err := r.base.RoundTrip(req)
 	elapsed := time.Since(ex.started)
@@ -169,14 +203,36 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.stopped.Store(true)
 		r.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
-	max := r.maxBody
-	if req.Method == http.MethodGet {
-		// The long-lived event stream of a legacy SSE session carries every response of
-		// the session: it is held to the probe's total, and each event to the
-		// per-response cap by the SDK's MaxEventSize.
-		max = r.maxTotal
+	mf, _ := req.Context().Value(metadataRequest{}).(*metadataFetch)
+	if mf != nil {
+		mf.ex = ex
 	}
-	resp.Body = &cappedBody{rc: resp.Body, ex: ex, max: max, mu: &r.mu, release: release, rec: r}
+	b := &cappedBody{rec: r, ex: ex, max: r.maxBody, raw: resp.Body, release: release}
+	b.src = b.raw
+	if ct := strings.ToLower(resp.Header.Get("Content-Type")); strings.HasPrefix(strings.TrimSpace(ct), "text/event-stream") {
+		b.events = &eventFilter{}
+		if req.Method == http.MethodGet && mf == nil {
+			// The long-lived event stream of a legacy SSE session carries every response
+			// of the session: it is held to the probe's total, each event to the
+			// per-response cap.
+			b.max = r.maxTotal
+		}
+	}
+	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
+	case "gzip", "x-gzip":
+		// The compressed bytes are held to the per-response cap as well: a stream of
+		// empty gzip members decompresses to nothing.
+		b.wire = &wireLimit{r: resp.Body, left: r.maxBody}
+		resp.Header.Del("Content-Encoding")
+		resp.Header.Del("Content-Length")
+		resp.ContentLength = -1
+		resp.Uncompressed = true
+	case "", "identity":
+		if resp.ContentLength > 0 {
+			b.hint = resp.ContentLength
+		}
+	}
+	resp.Body = b
 	return resp, nil
 }
 
@@ -197,9 +253,36 @@ func (r *recorder) snapshot() []checks.Exchange {
 	out := make([]checks.Exchange, len(r.exchanges))
 	for i, e := range r.exchanges {
 		out[i] = e.Exchange
-		out[i].Body = bytes.Clone(e.body.Bytes())
+		out[i].Body = e.shared()
 	}
 	return out
+}
+
+// shared returns the recorded body for a snapshot, without copying it: a snapshot may
+// read it while the body grows (the recorder never writes where a snapshot reads) and
+// cannot append to it. Called with the recorder's mu held.
+func (e *exchange) shared() []byte {
+	if len(e.body) == 0 {
+		return nil
+	}
+	return e.body[:len(e.body):len(e.body)]
+}
+
+// read is how many body bytes the probe read, all responses together, decompressed.
+func (r *recorder) read() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.total
+}
+
+// metadataBody is the recorded body of the metadata fetch's last hop.
+func (r *recorder) metadataBody(mf *metadataFetch) []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if mf.ex == nil {
+		return nil
+	}
+	return mf.ex.shared()
 }
 
 // recorded is a snapshot of one exchange with its JSON-RPC request id.
@@ -221,7 +304,7 @@ func (r *recorder) matching(keep func(*exchange) bool) []recorded {
 	for _, e := range r.exchanges {
 		if keep(e) {
 			x := recorded{Exchange: e.Exchange, id: e.id}
-			x.Body = bytes.Clone(e.body.Bytes())
+			x.Body = e.shared()
 			out = append(out, x)
 		}
 	}
@@ -248,7 +331,7 @@ func (r *recorder) last(method string) (recorded, bool) {
 	for i := len(r.exchanges) - 1; i >= 0; i-- {
 		if e := r.exchanges[i]; e.Method == method {
 			x := recorded{Exchange: e.Exchange, id: e.id}
-			x.Body = bytes.Clone(e.body.Bytes())
+			x.Body = e.shared()
 			return x, true
 		}
 	}
@@ -273,39 +356,109 @@ func (r *recorder) responseTo(req recorded) (rpcResponse, bool) {
 	return rpcResponse{}, false
 }
 
-// cappedBody records what the reader reads and fails past the cap.
+// cappedBody records what the reader reads and fails past the caps.
 type cappedBody struct {
-	rec     *recorder
-	rc      io.ReadCloser
-	ex      *exchange
+	rec  *recorder
+	ex   *exchange
+	raw  io.ReadCloser // the response body as received
+	wire *wireLimit    // raw, held to the per-response cap; set for gzip
+	src  io.Reader     // what the reader reads: raw, or the gzip stream of wire
+	// max caps the bytes read (decompressed) of this response; for an event stream that
+	// is the legacy SSE session's, the stream's total, each event being held to maxBody.
 	max     int64
 	n       int64
-	mu      *sync.Mutex
-	release func() // cancels the request's context, once the body is closed
+	hint    int64        // the declared Content-Length of an uncompressed body, or 0
+	events  *eventFilter // for event streams; nil otherwise
+	release func()       // cancels the request's context, once the body is closed
 }
 
 func (b *cappedBody) Read(p []byte) (int, error) {
-	b.mu.Lock()
-	left := min(b.max-b.n, b.rec.totalLeft())
+	r := b.rec
+	r.mu.Lock()
+	left := min(b.max-b.n, r.totalLeft())
+	if b.events != nil {
+		left = min(left, r.maxBody-b.events.eventBytes())
+	}
 	if left <= 0 {
-		b.ex.Truncated = true
-		b.mu.Unlock()
+		b.cut()
+		r.mu.Unlock()
 		return 0, errResponseTooLarge
 	}
-	b.mu.Unlock()
+	r.mu.Unlock()
+	if b.wire != nil && b.src == b.raw {
+		// Read the gzip header here, not in RoundTrip: it may take a while to arrive.
+		zr, err := gzip.NewReader(b.wire)
+		if err != nil {
+			return 0, b.fail(err)
+		}
+		b.src = zr
+	}
 	if int64(len(p)) > left {
 		p = p[:left]
 	}
-	n, err := b.rc.Read(p)
+	n, err := b.src.Read(p)
 	b.n += int64(n)
-	b.mu.Lock()
-	b.ex.body.Write(p[:n])
-	b.rec.total += int64(n)
-	b.mu.Unlock()
+	r.mu.Lock()
+	r.total += int64(n)
+	if b.events != nil {
+		b.ex.body = b.events.write(b.ex.body, p[:n], r.maxTotal)
+	} else {
+		b.ex.body = appendCapped(b.ex.body, p[:n], b.hint, b.max)
+	}
+	r.mu.Unlock()
+	if err != nil && err != io.EOF {
+		err = b.fail(err)
+	}
 	return n, err
 }
 
-// totalLeft is how many more body bytes the probe may record; called with mu held.
+// fail records a read error; past the compressed cap, the response is cut.
+func (b *cappedBody) fail(err error) error {
+	if errors.Is(err, errResponseTooLarge) {
+		b.rec.mu.Lock()
+		b.cut()
+		b.rec.mu.Unlock()
+	}
+	return err
+}
+
+// cut marks the response as cut at a cap. A cut body is never parsed: only its first
+// truncatedPrefix bytes stay, as evidence. An event stream keeps the complete events it
+// kept. Called with the recorder's mu held.
+func (b *cappedBody) cut() {
+	e := b.ex
+	if e.Truncated {
+		return
+	}
+	e.Truncated = true
+	if b.events != nil {
+		b.events.pending = nil
+		return
+	}
+	if len(e.body) > truncatedPrefix {
+		e.body = bytes.Clone(e.body[:truncatedPrefix])
+	}
+}
+
+// appendCapped appends p to buf, growing buf by doubling from hint (a declared length)
+// or 16 KiB, never past limit unless p needs it: no body is held at more than about
+// twice its size, and one that declares its length is allocated once.
+func appendCapped(buf, p []byte, hint, limit int64) []byte {
+	need := int64(len(buf) + len(p))
+	if need <= int64(cap(buf)) {
+		return append(buf, p...)
+	}
+	size := max(2*int64(cap(buf)), 16<<10)
+	if cap(buf) == 0 && hint > 0 {
+		size = hint
+	}
+	size = max(min(size, limit), need)
+	nb := make([]byte, len(buf), size)
+	copy(nb, buf)
+	return append(nb, p...)
+}
+
+// totalLeft is how many more body bytes the probe may read; called with mu held.
 func (r *recorder) totalLeft() int64 {
 	if r.maxTotal <= 0 {
 		return 1 << 62
@@ -314,11 +467,89 @@ func (r *recorder) totalLeft() int64 {
 }
 
 func (b *cappedBody) Close() error {
-	err := b.rc.Close()
+	err := b.raw.Close()
 	if b.release != nil {
 		b.release()
 	}
 	return err
+}
+
+// wireLimit holds a compressed body to the per-response cap.
+type wireLimit struct {
+	r    io.Reader
+	left int64
+}
+
+func (w *wireLimit) Read(p []byte) (int, error) {
+	if w.left <= 0 {
+		return 0, errResponseTooLarge
+	}
+	if int64(len(p)) > w.left {
+		p = p[:w.left]
+	}
+	n, err := w.r.Read(p)
+	w.left -= int64(n)
+	return n, err
+}
+
+// eventFilter splits a server-sent event stream into events as it is read and keeps
+// those that can answer a request: events with data that is not a JSON-RPC request or
+// notification (responses, the legacy endpoint event, and anything unparseable, which
+// the probe must see as the server sent it). Comments, empty events, requests and
+// notifications are dropped.
+type eventFilter struct {
+	pending   []byte // the event being read
+	lineStart int    // offset in pending where the current line starts
+	prevCR    bool   // the last byte was a CR (a following LF belongs to it)
+}
+
+// eventBytes is the size of the event being read.
+func (f *eventFilter) eventBytes() int64 { return int64(len(f.pending)) }
+
+// write feeds p to the filter and returns body with every event p completed and the
+// filter keeps appended (the body grows by doubling up to limit).
+func (f *eventFilter) write(body, p []byte, limit int64) []byte {
+	for len(p) > 0 {
+		i := bytes.IndexAny(p, "\r\n")
+		if i < 0 {
+			f.pending = appendCapped(f.pending, p, 0, limit)
+			return body
+		}
+		c := p[i]
+		f.pending = appendCapped(f.pending, p[:i+1], 0, limit)
+		p = p[i+1:]
+		if c == '\n' && f.prevCR && len(f.pending)-1 == f.lineStart {
+			// The LF of a CRLF: the CR already ended the line.
+			f.prevCR = false
+			f.lineStart = len(f.pending)
+			continue
+		}
+		f.prevCR = c == '\r'
+		line := f.pending[f.lineStart : len(f.pending)-1]
+		f.lineStart = len(f.pending)
+		if len(line) == 0 {
+			// A blank line ends the event.
+			if keepEvent(f.pending) {
+				body = appendCapped(body, f.pending, 0, limit)
+			}
+			f.pending, f.lineStart = f.pending[:0], 0
+		}
+	}
+	return body
+}
+
+// keepEvent reports whether a complete event (raw lines, with their ends) is kept.
+func keepEvent(raw []byte) bool {
+	data := sseData(raw)
+	if len(data) == 0 {
+		return false
+	}
+	for _, d := range data {
+		if m := object(d); m == nil || m["method"] == nil || m["result"] != nil || m["error"] != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // rpcMethod reads the JSON-RPC method and id of a request without consuming its body.

@@ -29,6 +29,7 @@ const usage = `Usage:
 
 	mcpfleet [--n N] [--seed S] [--addr 127.0.0.1:0] [--tls --ca-out FILE]
 	         [--drift P] [--latency D] [--paginate K] [--lite] [--urls-out FILE]
+	mcpfleet --hostile [--n N] [--addr 127.0.0.1:0] [--urls-out FILE]
 
 Serves N simulated MCP servers (go-sdk, Streamable HTTP) on one loopback listener, at
 /s/0000, /s/0001, ..., each with a deterministic tool surface drawn from the seed. Prints
@@ -50,6 +51,15 @@ Flags:
 	                 surfaces, drift and pagination for a fraction of the CPU (for load
 	                 tests that share the machine with the fleet)
 	--urls-out FILE  write the URLs to FILE instead of standard output
+	--hostile        serve the hostile corpus of checks/fixtures instead (plain http), at
+	                 /h/0000/mcp, /h/0001/mcp, ..., cycling through its endpoints: gzip
+	                 bombs behind a 401's resource_metadata, on the handshake and on a
+	                 tools/list page; endless and redirected huge metadata bodies; nine
+	                 3 MB tools/list pages; legacy SSE streams that flood or never end.
+	                 For measuring a round's memory:
+	                   mcpfleet --hostile --n 32 --urls-out hostile.txt &
+	                   /usr/bin/time -v probity round --targets hostile.txt \
+	                     --allow-loopback --concurrency 32
 
 Probe a server with:
 
@@ -81,6 +91,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	paginate := fs.Int("paginate", 0, "")
 	lite := fs.Bool("lite", false, "")
 	urlsOut := fs.String("urls-out", "", "")
+	hostile := fs.Bool("hostile", false, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, usage)
@@ -103,6 +114,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "--tls needs --ca-out FILE", "a probe must trust the fleet's CA: write it with --ca-out and pass it to probity probe --ca-file")
 	case !*useTLS && *caOut != "":
 		return usageError(stderr, "--ca-out without --tls", "add --tls to serve HTTPS")
+	case *hostile && (*useTLS || *drift != 0 || *latency != 0 || *paginate != 0 || *lite):
+		return usageError(stderr, "--hostile serves the fixed hostile corpus", "drop --tls, --drift, --latency, --paginate and --lite")
 	}
 	if err := fixtures.CheckLoopbackAddr(*addr); err != nil {
 		if errors.Is(err, fixtures.ErrNotLoopback) {
@@ -111,7 +124,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, fmt.Sprintf("--addr %s: want HOST:PORT", *addr), "use --addr 127.0.0.1:PORT (port 0 picks a free one)")
 	}
 
-	f, err := fixtures.StartFleet(fixtures.FleetConfig{N: *n, Seed: *seed, Drift: *drift, Latency: *latency, TLS: *useTLS, Paginate: *paginate, Addr: *addr, Lite: *lite})
+	var f fleet
+	var err error
+	if *hostile {
+		f, err = fixtures.StartHostileFleet(*n, *addr)
+	} else {
+		f, err = fixtures.StartFleet(fixtures.FleetConfig{N: *n, Seed: *seed, Drift: *drift, Latency: *latency, TLS: *useTLS, Paginate: *paginate, Addr: *addr, Lite: *lite})
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 1
@@ -127,10 +146,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
+// fleet is what mcpfleet serves: a simulated fleet or the hostile corpus.
+type fleet interface {
+	Len() int
+	Addr() string
+	URLs() []string
+	Shutdown(ctx context.Context) error
+}
+
+// caWriter is a fleet that serves HTTPS with its own CA.
+type caWriter interface {
+	WriteCA(path string) error
+}
+
 // serve publishes the CA and the URLs, then waits for ctx.
-func serve(ctx context.Context, f *fixtures.Fleet, caOut, urlsOut string, stdout, stderr io.Writer) int {
-	if caOut != "" {
-		if err := f.WriteCA(caOut); err != nil {
+func serve(ctx context.Context, f fleet, caOut, urlsOut string, stdout, stderr io.Writer) int {
+	if cw, ok := f.(caWriter); ok && caOut != "" {
+		if err := cw.WriteCA(caOut); err != nil {
 			fmt.Fprintf(stderr, "error: %v\n", err)
 			return 1
 		}
