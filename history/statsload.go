@@ -149,12 +149,21 @@ func LoadStats(ctx context.Context, st StatsStore, opt stats.Options) ([]stats.S
 	return servers, nil
 }
 
-// latestOf keeps the newer of a round and the latest so far.
+// latestOf keeps the newer of a round and the latest so far, with its handshake path and
+// login facts. AuthRequired is read from the login facts (the handshake or tools/list
+// answered 401); for a round stored before they were recorded, from its auth_required
+// coverage.
 func latestOf(r *store.RoundSummary, cur *stats.Latest) *stats.Latest {
 	if cur != nil && cur.At.After(r.StartedAt) {
 		return cur
 	}
-	l := &stats.Latest{At: r.StartedAt, ProtocolVersion: r.ProtocolVersion, AuthRequired: r.Coverage == string(attest.CoverageAuthRequired)}
+	l := &stats.Latest{At: r.StartedAt, ProtocolVersion: r.ProtocolVersion, HandshakeMethod: r.HandshakeMethod,
+		ProposedVersion: r.ProposedVersion, AuthRequired: r.Coverage == string(attest.CoverageAuthRequired)}
+	if f := r.Login; f != nil {
+		l.Login = &stats.LoginFacts{Unauthorized: f.Unauthorized, Challenge: f.Challenge, Metadata: f.Metadata}
+		// The handshake or tools/list answered 401, whatever the round's coverage became.
+		l.AuthRequired = f.Unauthorized == store.LoginAtHandshake || f.Unauthorized == store.LoginAtToolsList
+	}
 	switch {
 	case r.Coverage == string(attest.CoverageFull):
 		l.Category = stats.SignedFull

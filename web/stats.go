@@ -333,7 +333,7 @@ func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
 		return []string{label, stats.Count(row.Answered), stats.Count(row.Same), stats.Count(row.Older), stats.Count(row.Newer), stats.Count(row.Unrecognized)}
 	}
 	for _, row := range hp.Paths {
-		paths.Rows = append(paths.Rows, pathRow(visibleLine(row.Method)+", proposing "+visibleLine(row.Proposed), row))
+		paths.Rows = append(paths.Rows, pathRow(stats.PathLabel(row, visibleLine, visibleLine), row))
 	}
 	paths.Rows = append(paths.Rows, pathRow("Total", hp.Total))
 	older := fmt.Sprintf("%s (%s) answered with an older version than we proposed", stats.Servers(hp.Total.Older), stats.Percent(hp.Total.Older, hp.Total.Answered, 1))
@@ -353,7 +353,8 @@ func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
 		uptime.Rows = append(uptime.Rows, []string{uptimeGroupLabel(g.Group), stats.Count(g.Servers), stats.CountShare(g.Pct100.Count, g.Servers, 1),
 			stats.Count(g.Pct95To99), stats.Count(g.Pct80To94), stats.Count(g.Pct50To79), stats.Count(g.Below50)})
 	}
-	monthly.Tables = []statsTable{dataset, drift, activity, toolChangesTable(rep.ToolChanges), versions, paths, uptime}
+	monthly.Tables = append([]statsTable{dataset, drift, activity, toolChangesTable(rep.ToolChanges), versions, paths}, loginTables(rep.Login)...)
+	monthly.Tables = append(monthly.Tables, uptime)
 	p.Sections = []statsSection{toolsets, monthly}
 
 	p.UptimeChart = uptimeChart(u)

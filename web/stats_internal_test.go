@@ -135,7 +135,11 @@ func TestStatsTablesMatchMarkdown(t *testing.T) {
 			SchemaChangedNamesSame: part(100), DescriptionOnly: part(50), Breaking: part(3)}},
 		DriftActivity:    stats.DriftActivity{Days: 30, From: now.AddDate(0, 0, -30), To: now, ServersRead: 3100, ServersChanged: 310, ChangedLists: 900, ServersOverTen: 4, OverTenLists: part(120), ReturnsToEarlier: 17},
 		ProtocolVersions: stats.ProtocolVersions{Known: []string{"2025-06-18"}, Servers: 4500, Versions: []stats.VersionCount{{Version: "2025-06-18", Part: part(4000)}, {Version: stats.OtherVersion, Part: part(500)}}, NoVersion: 1400, Blocked: 90, AuthRequired: 1000, NoHandshake: 300, Other: 10},
-		HandshakePaths:   stats.HandshakePaths{Paths: []stats.PathRow{{Method: "initialize", Proposed: "2025-06-18", Answered: 4500, Same: 4000, Older: 450, Newer: 30, Unrecognized: 20}}, Total: stats.PathRow{Answered: 4500, Same: 4000, Older: 450, Newer: 30, Unrecognized: 20}, MostCommonOlder: "2025-03-26", MostCommonOlderCount: 400},
+		HandshakePaths:   stats.HandshakePaths{Paths: []stats.PathRow{{Method: "initialize", Proposed: "2025-06-18", Answered: 4500, Same: 4000, Older: 450, Newer: 30, Unrecognized: 20}, {Answered: 7, Same: 7}}, Total: stats.PathRow{Answered: 4507, Same: 4007, Older: 450, Newer: 30, Unrecognized: 20}, MostCommonOlder: "2025-03-26", MostCommonOlderCount: 400},
+		Login: stats.Login{NotRecorded: 3, Unauthorized: 2182, AtHandshakeOrToolsList: part(1916), SignedAuthRequired: 1898, UnsignedNoTools: 17, Blocked: 1,
+			OnlyToolsCall: part(266), OnlyToolsCallSignedFull: 266, WithChallenge: 2150, WithMetadataURL: part(2011), MetadataConsistent: 1997,
+			ScopeContradiction: 10, MetadataHTTPError: 4, MetadataOther: []stats.ReasonCount{{Reason: "resource_mismatch", Count: 2}},
+			WithoutMetadataURL: part(139), WithoutChallenge: 32},
 		Uptime: stats.Uptime{From: "2026-11-01", To: "2026-11-30", MinDays: 7, TooFewDays: 11, Groups: []stats.UptimeRow{
 			{Group: stats.SignedFull, Servers: 4000, Pct100: part(3000), Pct95To99: 600, Pct80To94: 250, Pct50To79: 100, Below50: 50},
 			{Group: stats.GroupAll, Servers: 5800, Pct100: part(4000), Pct95To99: 900, Pct80To94: 500, Pct50To79: 250, Below50: 150}}},

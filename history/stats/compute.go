@@ -130,6 +130,7 @@ type computer struct {
 	paths         map[[2]string]*PathRow
 	uptime        map[string]*UptimeRow
 	tooFewDays    int
+	login         loginTally // login.go
 }
 
 // toolsets adds one eligible server's reads (at least one) to the seed 001 tables.
@@ -360,6 +361,7 @@ func (c *computer) latest(s *Server) {
 		return
 	}
 	c.dataset.WithRecentRound++
+	c.login.add(l)
 	group := l.Category
 	switch l.Category {
 	case SignedFull:
@@ -594,6 +596,7 @@ func (c *computer) report() *Report {
 		}
 	}
 	r.HandshakePaths = hp
+	r.Login = c.login.report()
 
 	r.Uptime = Uptime{From: c.opt.UptimeFrom, To: c.opt.UptimeTo, MinDays: c.opt.MinUptimeDays, TooFewDays: c.tooFewDays}
 	r.Uptime.Groups = make([]UptimeRow, 0, 5)

@@ -96,7 +96,19 @@
 //     version by cause (blocked, authentication required, no handshake, other).
 //   - HandshakePaths: the same entries per handshake method and the version Probity
 //     proposed on it: answered with the proposed version, an older one, a newer one, or
-//     one that is not a YYYY-MM-DD date (dates compare as strings).
+//     one that is not a YYYY-MM-DD date (dates compare as strings). A round stored
+//     before the method was recorded (migration 0005) is counted on a path of its own,
+//     NotRecordedPath.
+//   - Login: Dataset entries whose latest round answered a request with HTTP 401, by
+//     where the first 401 came (Latest.Login): at the handshake or tools/list (by the
+//     round's category: signed auth_required, unsigned for want of a tool list,
+//     blocked, another), only to the call of the nonexistent tool (and of those, signed
+//     with full coverage), or only to another request; and by what the 401s'
+//     WWW-Authenticate headers held: a challenge naming an RFC 9728 resource_metadata
+//     URL (with the auth_metadata check's verdict: consistent, scope contradiction,
+//     HTTP error, or another reason key), a challenge without one, a header that did
+//     not parse, or none. Rounds without login facts (stored before migration 0005)
+//     are counted as not recorded only.
 //   - Uptime: Dataset entries with at least Options.MinUptimeDays counted days (online
 //     or offline) between Options.UptimeFrom and UptimeTo (UTC days, both included;
 //     by default the 29 full days before Now's day). The rate online/counted is rounded

@@ -96,6 +96,9 @@ type Latest struct {
 	ProposedVersion string `json:"proposedVersion,omitempty"`
 	// AuthRequired is set when the handshake or tools/list answered HTTP 401.
 	AuthRequired bool `json:"authRequired"`
+	// Login is what the round saw of a login challenge; nil for a round stored before
+	// it was recorded.
+	Login *LoginFacts `json:"login,omitempty"`
 }
 
 // Day is one UTC day of an entry's uptime.

@@ -161,7 +161,7 @@ func (r *Report) Markdown() string {
 		p("| %s | %s | %s | %s | %s | %s |\n", label, Count(row.Answered), Count(row.Same), Count(row.Older), Count(row.Newer), Count(row.Unrecognized))
 	}
 	for _, row := range hp.Paths {
-		pathRow(fmt.Sprintf("`%s`, proposing %s", cell(row.Method), cell(row.Proposed)), row)
+		pathRow(PathLabel(row, func(s string) string { return "`" + cell(s) + "`" }, cell), row)
 	}
 	pathRow("Total", hp.Total)
 	p("\n%s (%s) answered with an older version than we proposed", Servers(hp.Total.Older), Percent(hp.Total.Older, hp.Total.Answered, 1))
@@ -169,6 +169,7 @@ func (r *Report) Markdown() string {
 		p(", most often %s (%s)", cell(hp.MostCommonOlder), Count(hp.MostCommonOlderCount))
 	}
 	p(".\n")
+	r.Login.loginMarkdown(&b)
 
 	u := r.Uptime
 	p("\n### Uptime\n\nPer UTC day, a server is online when every round reached it, offline when a round found it unreachable, and not counted when the probe could not tell. Entries with a latest round (within 7 days) and at least %s from %s to %s, grouped by that round. A server's rate, online days divided by counted days, is rounded to an integer percent first, then binned. %s had fewer counted days.\n\n",

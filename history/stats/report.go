@@ -25,6 +25,7 @@ type Report struct {
 	ToolChanges      ToolChanges      `json:"toolChanges"`
 	ProtocolVersions ProtocolVersions `json:"protocolVersions"`
 	HandshakePaths   HandshakePaths   `json:"handshakePaths"`
+	Login            Login            `json:"login"`
 	Uptime           Uptime           `json:"uptime"`
 }
 

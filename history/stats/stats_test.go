@@ -190,6 +190,7 @@ func fixture() []Server {
 		{ID: 47, Latest: latest(44, 0, SignedAuthRequired, "", "", MethodInitialize, "2025-11-25", true),
 			Days: mkDays("2026-10-01", run{8, Online})},
 	}
+	withFixtureLogins(servers) // login_test.go
 	return servers
 }
 
@@ -287,6 +288,7 @@ func expectedReport() *Report {
 			Total:           PathRow{Answered: 10, Same: 4, Older: 4, Newer: 1, Unrecognized: 1},
 			MostCommonOlder: "2025-06-18", MostCommonOlderCount: 2,
 		},
+		Login: expectedLogin(), // login_test.go
 		Uptime: Uptime{
 			From: "2026-03-01", To: "2026-10-20", MinDays: 7, TooFewDays: 3,
 			Groups: []UptimeRow{
