@@ -69,4 +69,13 @@
 // transaction that stores the round, a lost job is enqueued again on the next tick and
 // a duplicate is refused three times over: by River's unique jobs, by StartAttempt,
 // and by the store's unique (entry, due time) constraint.
+//
+// A job whose process is killed (kill -9, a crash, a lost machine) stays marked
+// running in River's table, and as a unique job it keeps the tick from enqueueing its
+// due time again. River's leader rescues such jobs: ServiceConfig.RescueAfter (River's
+// RescueStuckJobsAfter) is set just above the longest a live job runs, JobTimeout (2
+// min) plus the Runner's SaveTimeout (30 s) plus 30 s, so 3 min, instead of River's
+// default hour. The rescuer looks every 30 s and a killed leader's term lapses within
+// 15 s, so the entries of a killed process are probed again (attempt 2, see above)
+// within about four minutes of their rounds starting.
 package rounds

@@ -29,6 +29,16 @@ type ScheduleArgs struct{}
 // Kind is the River job kind.
 func (ScheduleArgs) Kind() string { return "probity_schedule" }
 
+// DefaultJobTimeout bounds one job of a Service, a round or a supply run, unless
+// ServiceConfig.JobTimeout says otherwise: a probe takes at most its budget (15 s by
+// default), a supply run a few source requests of at most 10 s each plus their
+// Retry-After waits (at most 30 s per request).
+const DefaultJobTimeout = 2 * time.Minute
+
+// rescueMargin is how much longer than its longest life a job must run before it is
+// taken for abandoned (see ServiceConfig.RescueAfter).
+const rescueMargin = 30 * time.Second
+
 // ServiceConfig configures a Service.
 type ServiceConfig struct {
 	Runner *Runner
@@ -50,6 +60,21 @@ type ServiceConfig struct {
 	PollInterval time.Duration
 	// ID names this process among River's clients (default: River's).
 	ID string
+	// JobTimeout bounds one job, a round or a supply run: River cancels the job's
+	// context then. A round already probed is still stored, within the Runner's
+	// SaveTimeout, so a live job runs at most JobTimeout + SaveTimeout. Default
+	// DefaultJobTimeout (2 min).
+	JobTimeout time.Duration
+	// RescueAfter is how long a job may stay running before River takes it for one
+	// that a killed process left behind, and runs it again (River's
+	// RescueStuckJobsAfter). It must exceed JobTimeout; a value below JobTimeout +
+	// SaveTimeout may run a round whose first attempt is still storing a second time
+	// (the store keeps only one round per entry and due time). Default: JobTimeout +
+	// the Runner's SaveTimeout + 30 s, just above the longest a live job runs (3 min
+	// with the defaults). River's own default, an hour, would leave the entries whose
+	// rounds a killed process was running unprobed for that hour: their jobs stay
+	// running, and the unique job blocks every new one for the same due time.
+	RescueAfter time.Duration
 }
 
 // Service runs scheduled rounds with River: the leader enqueues due rounds, every
@@ -79,6 +104,15 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = time.Second
 	}
+	if cfg.JobTimeout <= 0 {
+		cfg.JobTimeout = DefaultJobTimeout
+	}
+	switch {
+	case cfg.RescueAfter <= 0:
+		cfg.RescueAfter = cfg.JobTimeout + cfg.Runner.cfg.SaveTimeout + rescueMargin
+	case cfg.RescueAfter <= cfg.JobTimeout:
+		return nil, fmt.Errorf("rounds: RescueAfter (%s) must exceed JobTimeout (%s), or live jobs would be run twice", cfg.RescueAfter, cfg.JobTimeout)
+	}
 	s := &Service{cfg: cfg, r: cfg.Runner}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &probeWorker{s: s}); err != nil {
@@ -94,8 +128,11 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Concurrency}},
 		FetchPollInterval: cfg.PollInterval,
 		FetchCooldown:     min(cfg.PollInterval, river.FetchCooldownDefault),
-		JobTimeout:        2 * time.Minute,
-		MaxAttempts:       5,
+		JobTimeout:        cfg.JobTimeout,
+		// A job left running by a killed process is retried once it has run this
+		// long; River's leader looks for such jobs every 30 s.
+		RescueStuckJobsAfter: cfg.RescueAfter,
+		MaxAttempts:          5,
 		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(
 			river.PeriodicInterval(cfg.Tick),
 			func() (river.JobArgs, *river.InsertOpts) {

@@ -161,3 +161,29 @@ func TestRunEntryDueOfAnotherEntry(t *testing.T) {
 		t.Errorf("rounds %+v, want one whose id ends in %s", rs, want)
 	}
 }
+
+// TestServiceRescueAfter: a job a killed process left running is rescued just after the
+// longest a live job runs (job timeout + save timeout + 30 s), not after River's hour,
+// and a rescue delay that would run live jobs twice is refused.
+func TestServiceRescueAfter(t *testing.T) {
+	env := newTestEnv(t, nil, Policy{})
+	svc, err := NewService(ServiceConfig{Runner: env.r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svc.cfg.JobTimeout != DefaultJobTimeout || svc.cfg.RescueAfter != 3*time.Minute {
+		t.Errorf("defaults: job timeout %s, rescue after %s; want %s and 3m0s", svc.cfg.JobTimeout, svc.cfg.RescueAfter, DefaultJobTimeout)
+	}
+	svc, err = NewService(ServiceConfig{Runner: env.r, JobTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 5*time.Second + env.r.cfg.SaveTimeout + rescueMargin; svc.cfg.RescueAfter != want {
+		t.Errorf("rescue after %s with a 5 s job timeout, want %s", svc.cfg.RescueAfter, want)
+	}
+	for _, rescue := range []time.Duration{time.Second, 5 * time.Second} {
+		if _, err := NewService(ServiceConfig{Runner: env.r, JobTimeout: 5 * time.Second, RescueAfter: rescue}); err == nil || !strings.Contains(err.Error(), "must exceed JobTimeout") {
+			t.Errorf("rescue after %s with a 5 s job timeout: %v, want a refusal", rescue, err)
+		}
+	}
+}

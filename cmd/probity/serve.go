@@ -35,7 +35,8 @@ rate-limited entries back off. Every entry gets the supply-chain checks weekly, 
 package entry again when its version or README changes (looked at daily). Several serve processes on one PostgreSQL database share
 the work, and each entry is probed once per due time. Logs go to stderr, one line per
 round and a summary every 30 s. SIGINT or SIGTERM stops it gracefully: rounds in flight
-finish and are stored.
+finish and are stored. The rounds a killed process (kill -9, a crash) had in flight are
+run again once they have been running longer than --rescue-after (3 min).
 
 It also publishes the directory on --listen (default 127.0.0.1:8080; "" publishes
 nothing, e.g. for extra workers): pages, JSON, Markdown, Atom feeds, badges, the key list
@@ -56,6 +57,13 @@ Scheduling flags (for tests and tuning):
 	--first-spread D     spread the first rounds of new entries over D (default 15m)
 	--tick D             how often due rounds are enqueued (default 15s)
 	--poll D             how often workers poll for jobs on SQLite (default 1s)
+	--job-timeout D      bounds one round or supply run (default 2m)
+	--rescue-after D     a round or supply run still marked running after D, because
+	                     the process running it was killed, is run again (default:
+	                     job timeout + 1m, so 3m; must exceed --job-timeout): by
+	                     another serve process on the database, or this one restarted,
+	                     within about 45 s more (River's leader looks every 30 s, and
+	                     a killed leader's term lapses after 15 s)
 
 ` + probeHelp + "\n" + envHelp
 
@@ -75,6 +83,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&rate.Burst, "burst", web.DefaultRateLimit.Burst, "")
 	tick := fs.Duration("tick", 15*time.Second, "")
 	poll := fs.Duration("poll", time.Second, "")
+	jobTimeout := fs.Duration("job-timeout", rounds.DefaultJobTimeout, "")
+	rescueAfter := fs.Duration("rescue-after", 0, "")
 	publishOnly := fs.Bool("publish-only", false, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -86,6 +96,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "error: unexpected argument %q\n%s", fs.Arg(0), serveUsage)
+		return 2
+	}
+	if *jobTimeout <= 0 || *rescueAfter < 0 || *rescueAfter != 0 && *rescueAfter <= *jobTimeout {
+		fmt.Fprintf(stderr, "error: --job-timeout must be positive and --rescue-after longer than it\n%s", serveUsage)
 		return 2
 	}
 	if *publishOnly && *listen == "" {
@@ -114,7 +128,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
-	svc, err := rounds.NewService(rounds.ServiceConfig{Runner: r, Concurrency: ef.concurrency, Tick: *tick, PollInterval: *poll})
+	svc, err := rounds.NewService(rounds.ServiceConfig{Runner: r, Concurrency: ef.concurrency, Tick: *tick, PollInterval: *poll,
+		JobTimeout: *jobTimeout, RescueAfter: *rescueAfter})
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
