@@ -159,7 +159,8 @@ const statsUsage = `Usage:
 Prints the drift and uptime statistics of the whole store as Markdown (or JSON): how
 often toolsets change (within the first 7/14/21 days, changes per server, change types,
 by tool count, intervals, names vs descriptions and schemas, changed reads per day), the
-7- and 30-day drift tables, single tools in the changed lists, protocol versions, and
+7- and 30-day drift tables, single tools in the changed lists, protocol versions,
+handshake paths, logins (where a 401 came, its challenge and RFC 9728 metadata), and
 uptime by group, each with its definition. Reads are the stored rounds; the drift tables
 compare each tool's name, description and input schema, as the seed studies did.
 Claimed entries and paginated lists are left out of them, as in the seeds.
