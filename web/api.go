@@ -17,7 +17,7 @@ import (
 // /api/v1/openapi.json serves as it is:
 //
 //	GET /api/v1/servers?q=&kind=&verified=&limit=&cursor=  entries, in id order, a page at a time
-//	GET /api/v1/servers/{slug}                             an entry, as /s/{slug}.json
+//	GET /api/v1/servers/{slug}?tools=                      an entry, as /s/{slug}.json
 //	GET /api/v1/servers/{slug}/history?before=&limit=      its visible changes, newest first
 //	GET /api/v1/changes?limit=                             the newest visible changes
 //	GET /api/v1/stats                                      the statistics, as /stats.json
@@ -291,7 +291,12 @@ func (h *handlers) apiServer(c *gin.Context) {
 		h.fail(c, errNotFound)
 		return
 	}
-	b, err := h.site.entryJSON(c.Request.Context(), slug)
+	tools, ok := parseToolsPage(c.Query("tools"))
+	if !ok {
+		h.problem(c, http.StatusBadRequest, "tools must be a page number from 1 to 100000.")
+		return
+	}
+	b, err := h.site.entryJSON(c.Request.Context(), slug, tools)
 	if err != nil {
 		h.fail(c, err)
 		return

@@ -212,8 +212,9 @@ func slugOK(s string) bool {
 	return true
 }
 
-// entry serves /s/{slug}, /s/{slug}.json and /s/{slug}.md: gin cannot route on a
-// suffix within a segment, so the suffix is decoded here.
+// entry serves /s/{slug}, /s/{slug}.json and /s/{slug}.md, each with ?tools=N, the
+// page of the tools (toolpages.go): gin cannot route on a suffix within a segment, so
+// the suffix is decoded here.
 func (h *handlers) entry(c *gin.Context) {
 	slug := c.Param("slug")
 	format := "html"
@@ -226,24 +227,29 @@ func (h *handlers) entry(c *gin.Context) {
 		h.fail(c, errNotFound)
 		return
 	}
+	tools, ok := parseToolsPage(c.Query("tools"))
+	if !ok {
+		h.problem(c, http.StatusBadRequest, "tools= must be a page number from 1 to 100000.")
+		return
+	}
 	ctx := c.Request.Context()
 	switch format {
 	case "json":
-		b, err := h.site.entryJSON(ctx, slug)
+		b, err := h.site.entryJSON(ctx, slug, tools)
 		if err != nil {
 			h.fail(c, err)
 			return
 		}
 		c.Data(http.StatusOK, "application/json; charset=utf-8", b)
 	case "md":
-		b, err := h.site.entryMarkdown(ctx, slug)
+		b, err := h.site.entryMarkdown(ctx, slug, tools)
 		if err != nil {
 			h.fail(c, err)
 			return
 		}
 		c.Data(http.StatusOK, "text/markdown; charset=utf-8", b)
 	default:
-		v, err := h.site.entryPage(ctx, slug)
+		v, err := h.site.entryPage(ctx, slug, tools)
 		if err != nil {
 			h.fail(c, err)
 			return

@@ -18,22 +18,23 @@ import (
 // --- Entry JSON ---
 
 type entryJSON struct {
-	Slug          string      `json:"slug"`
-	Name          string      `json:"name"`
-	Kind          string      `json:"kind"`
-	Locator       string      `json:"locator"`
-	Page          string      `json:"page"`
-	Badge         badgeJSON   `json:"badge"`
-	Observes      string      `json:"observes"`
-	LastToolsRead *time.Time  `json:"lastToolsRead"`
-	Round         *roundJSON  `json:"round"`
-	Checks        []checkJSON `json:"checks"`
-	Supply        *supplyJSON `json:"supply"`
-	Tools         []toolJSON  `json:"tools"`
-	Uptime        uptimeJSON  `json:"uptime"`
-	History       historyJSON `json:"history"`
-	Verify        verifyJSON  `json:"verify"`
-	Limits        []string    `json:"whatTheChecksDoNotTellYou"`
+	Slug          string        `json:"slug"`
+	Name          string        `json:"name"`
+	Kind          string        `json:"kind"`
+	Locator       string        `json:"locator"`
+	Page          string        `json:"page"`
+	Badge         badgeJSON     `json:"badge"`
+	Observes      string        `json:"observes"`
+	LastToolsRead *time.Time    `json:"lastToolsRead"`
+	Round         *roundJSON    `json:"round"`
+	Checks        []checkJSON   `json:"checks"`
+	Supply        *supplyJSON   `json:"supply"`
+	Tools         []toolJSON    `json:"tools"`
+	ToolsPage     toolsPageJSON `json:"toolsPage"`
+	Uptime        uptimeJSON    `json:"uptime"`
+	History       historyJSON   `json:"history"`
+	Verify        verifyJSON    `json:"verify"`
+	Limits        []string      `json:"whatTheChecksDoNotTellYou"`
 }
 
 type badgeJSON struct {
@@ -94,6 +95,18 @@ type toolJSON struct {
 	Description string `json:"description,omitempty"`
 }
 
+// toolsPageJSON says which page of the tools "tools" holds and links its neighbours.
+type toolsPageJSON struct {
+	Page  int `json:"page"`
+	Pages int `json:"pages"`
+	Total int `json:"total"`
+	// First is the 1-based position of the page's first tool, 0 without tools.
+	First int `json:"first"`
+	// Prev and Next are the addresses of the neighbouring pages, absent at the ends.
+	Prev string `json:"prev,omitempty"`
+	Next string `json:"next,omitempty"`
+}
+
 type uptimeJSON struct {
 	OnlineDays  int               `json:"onlineDays"`
 	CountedDays int               `json:"countedDays"`
@@ -122,9 +135,10 @@ type verifyJSON struct {
 	Commands  []string `json:"commands"`
 }
 
-// entryJSON returns the entry's JSON (encoding/json escapes <, > and & as \u003c …).
-func (s *site) entryJSON(ctx context.Context, slug string) ([]byte, error) {
-	v, err := s.entry(ctx, slug)
+// entryJSON returns the entry's JSON with page toolsPage of its tools
+// (encoding/json escapes <, > and & as \u003c …).
+func (s *site) entryJSON(ctx context.Context, slug string, toolsPage int) ([]byte, error) {
+	v, err := s.entry(ctx, slug, toolsPage)
 	if err != nil {
 		return nil, err
 	}
@@ -167,6 +181,14 @@ func (s *site) entryJSON(ctx context.Context, slug string) ([]byte, error) {
 	for _, t := range v.Tools {
 		j.Tools = append(j.Tools, toolJSON(t))
 	}
+	tp := v.ToolsPage
+	j.ToolsPage = toolsPageJSON{Page: tp.Page, Pages: tp.Pages, Total: tp.Total, First: tp.First}
+	if p := tp.Prev(); p > 0 {
+		j.ToolsPage.Prev = v.Links.JSON + "?tools=" + strconv.Itoa(p)
+	}
+	if n := tp.Next(); n > 0 {
+		j.ToolsPage.Next = v.Links.JSON + "?tools=" + strconv.Itoa(n)
+	}
 	for _, c := range v.History {
 		j.History.Changes = append(j.History.Changes, changeJSONOf(c))
 	}
@@ -192,11 +214,12 @@ func marshalJSON(v any) ([]byte, error) {
 
 // --- Entry Markdown ---
 
-// entryMarkdown returns the entry as Markdown with its last markdownChanges changes.
-// Every piece of server-supplied text goes through markdown(); the rest is this
-// package's own text and addresses built from slugs ([a-z0-9-]) and the BaseURL.
-func (s *site) entryMarkdown(ctx context.Context, slug string) ([]byte, error) {
-	v, err := s.entry(ctx, slug)
+// entryMarkdown returns the entry as Markdown with page toolsPage of its tools and its
+// last markdownChanges changes. Every piece of server-supplied text goes through
+// markdown(); the rest is this package's own text and addresses built from slugs
+// ([a-z0-9-]) and the BaseURL.
+func (s *site) entryMarkdown(ctx context.Context, slug string, toolsPage int) ([]byte, error) {
+	v, err := s.entry(ctx, slug, toolsPage)
 	if err != nil {
 		return nil, err
 	}
@@ -225,8 +248,18 @@ func (s *site) entryMarkdown(ctx context.Context, slug string) ([]byte, error) {
 		}
 		p("\n")
 	}
-	if len(v.Tools) > 0 {
-		p("## Tools (%d)\n\n", len(v.Tools))
+	if tp := v.ToolsPage; len(v.Tools) > 0 {
+		p("## Tools (%d)\n\n", tp.Total)
+		if tp.Pages > 1 {
+			p("Tools %d to %d, page %d of %d.", tp.First, tp.Last(), tp.Page, tp.Pages)
+			if n := tp.Prev(); n > 0 {
+				p(" Previous page: <%s?tools=%d>.", v.Links.Markdown, n)
+			}
+			if n := tp.Next(); n > 0 {
+				p(" Next page: <%s?tools=%d>.", v.Links.Markdown, n)
+			}
+			p("\n\n")
+		}
 		for _, t := range v.Tools {
 			p("- %s", markdown(t.Name))
 			if t.Title != "" {

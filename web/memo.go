@@ -51,14 +51,21 @@ func (c *memo[K, V]) get(k K, f func() (V, error)) (V, error) {
 	if err != nil {
 		return v, err
 	}
+	return c.put(k, v), nil
+}
+
+// put remembers v for k, unless k is remembered already (computed meanwhile by
+// another request) or v is larger than a tenth of the bound, and returns the value
+// remembered for k, or v.
+func (c *memo[K, V]) put(k K, v V) V {
 	n := c.size(v) + memoOverhead
 	if n > c.maxBytes/10 {
-		return v, nil
+		return v
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old, ok := c.m[k]; ok { // computed meanwhile by another request
-		return old.v, nil
+	if old, ok := c.m[k]; ok {
+		return old.v
 	}
 	if c.bytes+n > c.maxBytes {
 		for key, old := range c.m {
@@ -71,7 +78,7 @@ func (c *memo[K, V]) get(k K, f func() (V, error)) (V, error) {
 	}
 	c.m[k] = memoValue[V]{v, n}
 	c.bytes += n
-	return v, nil
+	return v
 }
 
 // memoStats is what a memo reports on /metrics.

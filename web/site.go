@@ -30,13 +30,15 @@ type site struct {
 	now      func() time.Time
 	stats    statsCache // the computed statistics (stats.go)
 	// tools and checks remember the views of immutable data for the entry's JSON and
-	// Markdown: a surface's tool list by its fingerprint, a stored round's checks by its
-	// observation id (memo.go).
-	tools  *memo[string, []toolView]
-	checks *memo[int64, []checkView]
-	// The entry page's sections of immutable data, rendered once (fragment): its tools
-	// by surface fingerprint, its checks by observation id, its supply checks by run id.
-	toolsHTML  *memo[string, template.HTML]
+	// Markdown: a page of a surface's tools by its fingerprint and page number
+	// (toolpages.go), a stored round's checks by its observation id (memo.go).
+	tools      *memo[toolPageKey, toolPage]
+	checks     *memo[int64, []checkView]
+	toolBuilds *toolBuilder
+	// The entry page's sections of immutable data, rendered once (fragment): a page of
+	// its tools by surface fingerprint and page, its checks by observation id, its
+	// supply checks by run id.
+	toolsHTML  *memo[toolPageKey, template.HTML]
 	checksHTML *memo[int64, template.HTML]
 	supplyHTML *memo[int64, template.HTML]
 	// uptimeHTML is the uptime section by its content (uptimeKey): many entries share
@@ -54,9 +56,10 @@ func newSite(st store.Store, fragments *template.Template) *site {
 	return &site{
 		st:         st,
 		fragments:  fragments,
-		tools:      newMemo[string](16<<20, toolsSize),
+		tools:      newMemo[toolPageKey](16<<20, toolPageSize),
 		checks:     newMemo[int64](16<<20, checksSize),
-		toolsHTML:  newMemo[string](48<<20, htmlSize),
+		toolBuilds: newToolBuilder(),
+		toolsHTML:  newMemo[toolPageKey](48<<20, htmlSize),
 		checksHTML: newMemo[int64](48<<20, htmlSize),
 		supplyHTML: newMemo[int64](32<<20, htmlSize),
 		uptimeHTML: newMemo[string](8<<20, htmlSize),
@@ -403,8 +406,9 @@ type entryView struct {
 	Round         *roundView
 	Checks        []checkView
 	Supply        *supplyView
-	Tools         []toolView
-	ToolsFrom     string // the round id of the surface the tools come from
+	Tools         []toolView // ToolsPage's tools
+	ToolsPage     toolPage   // the page of the tools shown (entry; entryPage leaves both empty)
+	ToolsFrom     string     // the round id of the surface the tools come from
 	Uptime        uptimeView
 	History       []changeView // the newest jsonChanges visible changes (entryPage: markdownChanges)
 	Recent        []changeView // the newest markdownChanges of them
@@ -493,18 +497,19 @@ var observeText = map[string]string{
 }
 
 // entry builds the view of slug for its JSON and Markdown: with Checks, Supply and
-// Tools.
-func (s *site) entry(ctx context.Context, slug string) (*entryView, error) {
-	return s.entryOf(ctx, slug, false)
+// page toolsPage of its Tools (errNotFound past the last page).
+func (s *site) entry(ctx context.Context, slug string, toolsPage int) (*entryView, error) {
+	return s.entryOf(ctx, slug, toolsPage, false)
 }
 
 // entryPage builds the view of slug for its HTML page: with ChecksHTML, SupplyHTML and
-// ToolsHTML, each rendered once per round, supply run and surface.
-func (s *site) entryPage(ctx context.Context, slug string) (*entryView, error) {
-	return s.entryOf(ctx, slug, true)
+// page toolsPage of its tools as ToolsHTML, each rendered once per round, supply run
+// and surface page.
+func (s *site) entryPage(ctx context.Context, slug string, toolsPage int) (*entryView, error) {
+	return s.entryOf(ctx, slug, toolsPage, true)
 }
 
-func (s *site) entryOf(ctx context.Context, slug string, html bool) (*entryView, error) {
+func (s *site) entryOf(ctx context.Context, slug string, toolsPage int, html bool) (*entryView, error) {
 	to := s.now().UTC()
 	d, err := s.st.EntryDigest(ctx, slug, store.EntryQuery{
 		Changes:    pageSize,
@@ -570,32 +575,34 @@ func (s *site) entryOf(ctx context.Context, slug string, html bool) (*entryView,
 			return nil, err
 		}
 	}
-	// The tools: the newest surface (the last round that read a whole list). A surface
-	// that is not stored shows as no list.
-	tools := func() ([]toolView, error) {
-		doc, err := s.st.Surface(ctx, e.LastSurface)
+	// The tools: a page of the newest surface (the last round that read a whole list).
+	// A surface that is not stored shows as no list.
+	if html {
+		v.ToolsHTML, err = s.toolsPageHTML(ctx, e.LastSurface, toolsPage)
+		if errors.Is(err, store.ErrNotFound) && e.LastSurface != "" {
+			v.ToolsHTML, err = s.toolsPageHTML(ctx, "", toolsPage)
+		}
 		if err != nil {
 			return nil, err
 		}
-		tv, err := toolViews(doc)
-		if err != nil {
-			return nil, fmt.Errorf("surface of %s: %w", e.Slug, err)
+	} else {
+		surface := e.LastSurface
+		if surface != "" {
+			v.ToolsPage, err = s.toolsPage(ctx, surface, toolsPage)
+			if errors.Is(err, store.ErrNotFound) {
+				surface, err = "", nil
+			}
+			if err != nil {
+				return nil, err
+			}
 		}
-		return tv, nil
-	}
-	switch {
-	case e.LastSurface != "" && html:
-		v.ToolsHTML, err = section(s, s.toolsHTML, e.LastSurface, "tools", tools)
-	case e.LastSurface != "":
-		v.Tools, err = s.tools.get(e.LastSurface, tools)
-	}
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, err
-	}
-	if html && v.ToolsHTML == "" {
-		if v.ToolsHTML, err = s.fragment("tools", []toolView(nil)); err != nil {
-			return nil, err
+		if surface == "" {
+			if toolsPage != 1 {
+				return nil, errNotFound
+			}
+			v.ToolsPage = toolPage{Page: 1, Pages: 1}
 		}
+		v.Tools = v.ToolsPage.Tools
 	}
 	if e.LastSurface != "" {
 		v.LastToolsRead = d.ToolsReadAt
@@ -747,35 +754,6 @@ func httpsLink(u string) string {
 		return ""
 	}
 	return u
-}
-
-// maxTools bounds the tools listed on a page.
-const maxTools = 1000
-
-func toolViews(doc []byte) ([]toolView, error) {
-	var tools []struct {
-		Name        json.RawMessage `json:"name"`
-		Title       json.RawMessage `json:"title"`
-		Description json.RawMessage `json:"description"`
-		Annotations struct {
-			Title json.RawMessage `json:"title"`
-		} `json:"annotations"`
-	}
-	if err := json.Unmarshal(doc, &tools); err != nil {
-		return nil, err
-	}
-	out := make([]toolView, 0, min(len(tools), maxTools))
-	for i, t := range tools {
-		if i == maxTools {
-			break
-		}
-		title := jsonText(t.Title)
-		if title == "" {
-			title = jsonText(t.Annotations.Title)
-		}
-		out = append(out, toolView{Name: visibleLine(jsonText(t.Name)), Title: visibleLine(title), Description: visible(jsonText(t.Description))})
-	}
-	return out, nil
 }
 
 // jsonText is a JSON value as text: a string as it is, null or absent as "", anything

@@ -69,6 +69,8 @@ func visibleLine(s string) string {
 // hides reports whether r is shown as an escape by visible.
 func hides(r rune) bool {
 	switch {
+	case r < utf8.RuneSelf: // ASCII: only the controls but tab, line feed and CR
+		return (r < ' ' || r == 0x7F) && r != '\t' && r != '\n' && r != '\r'
 	case r == '\t' || r == '\n' || r == '\r':
 		return false
 	case r == ' ':
