@@ -262,6 +262,7 @@ var catalog = buildCatalog([]Check{
 			risk("model_directed_text", "{findings} passages of text aimed at the model (override phrases, pseudo-system tags, concealment from the user, sensitive paths to read or send) were found in {tools} tools (server instructions affected: {instructions}).", ip("tools"), ip("findings"), bp("instructions")),
 			risk("invisible_and_model_directed", "Both invisible characters and text aimed at the model were found: {findings} findings in {tools} tools (server instructions affected: {instructions}).", ip("tools"), ip("findings"), bp("instructions")),
 			unv("partial_list", "Nothing was found in the {tools} tools read, but the tool list was not read completely.", ip("tools")),
+			unv("duplicate_member", "Nothing was found, but the handshake's answer repeats the member name {member}, so other clients may read other instructions than the ones scanned.", tp("member")),
 			unv("scan_incomplete", "Nothing was found, but the {tools} tools and instructions hold more text than one round scans for model-directed text (64 MiB of candidate text).", ip("tools")),
 			unv("no_text_observed", "No tool and no server instructions were observed, so there was no text to scan."),
 		},

@@ -282,6 +282,8 @@ var hiddenCases = []checkCase{
 	{"nothing", "hidden_instructions", with(func(o *Observation) { o.Tools = ToolsList{}; o.Handshake.Instructions = nil }), U, "no_text_observed", m{}},
 	{"empty list", "hidden_instructions", with(func(o *Observation) { o.Tools.Tools = nil; o.Handshake.Instructions = strp("") }), U, "no_text_observed", m{}},
 	{"401", "hidden_instructions", with(func(o *Observation) { o.Tools = ToolsList{Attempted: true, Unauthorized: true} }), U, "credential_required", m{}},
+	// Clean as read, but the handshake repeats a member: other parsers read other text.
+	{"clean, handshake repeats instructions", "hidden_instructions", with(func(o *Observation) { o.Handshake.DuplicateMember = "instructions" }), U, "duplicate_member", m{"member": "instructions"}},
 }
 
 var destructiveCases = []checkCase{

@@ -145,6 +145,9 @@ func checkHiddenInstructions(in *input) Result {
 		return unverified("scan_incomplete", params("tools", len(t.Tools)))
 	case !t.Complete:
 		return unverified("partial_list", params("tools", len(t.Tools)))
+	case o.Handshake.DuplicateMember != "":
+		// The instructions scanned are one parser's reading of the handshake.
+		return unverified("duplicate_member", params("member", memberToken(o.Handshake.DuplicateMember)))
 	}
 	return verified("none_found", params("tools", len(t.Tools)))
 }

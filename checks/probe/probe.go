@@ -334,6 +334,11 @@ func (r *round) handshake(ctx context.Context) *mcp.ClientSession {
 	cs, err = client.Connect(ctx, sse, &mcp.ClientSessionOptions{ProtocolVersion: InitializeVersion})
 	r.readHandshake()
 	if err != nil {
+		// The endpoint event shows legacy SSE even when the session's POSTs are then
+		// refused, with a 401 or otherwise.
+		if r.sseEndpointShown() {
+			r.obs.Transport = checks.TransportSSE
+		}
 		return nil
 	}
 	h.Error = ""
@@ -387,6 +392,9 @@ func (r *round) readHandshake() {
 		hr, ok := parseHandshake(resp.Result)
 		if !ok {
 			continue
+		}
+		if h.DuplicateMember == "" {
+			h.DuplicateMember = duplicateMember(resp.Raw, handshakeKind)
 		}
 		if ex.Method == "server/discover" {
 			if !slices.Contains(hr.SupportedVersions, DiscoverVersion) {
@@ -497,6 +505,11 @@ func (r *round) listTools(ctx context.Context, cs *mcp.ClientSession) {
 				t.Partial = checks.PartialError
 			}
 			r.p.cfg.Logger.Debug("tools/list page unreadable", "url", r.endpoint, "page", t.Pages, "sdk_error", errString(sdkErr))
+			return
+		}
+		if m := duplicateMember(resp.Raw, toolsListKind); m != "" {
+			// Parsers disagree on what this page lists: it is read by none.
+			t.Partial, t.DuplicateMember = checks.PartialDuplicate, m
 			return
 		}
 		t.Pages++

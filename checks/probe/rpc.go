@@ -18,6 +18,8 @@ type rpcResponse struct {
 	ID     json.RawMessage
 	Result json.RawMessage
 	Error  *rpcError
+	// Raw is the whole message as received, for duplicateMember.
+	Raw []byte
 }
 
 type rpcError struct {
@@ -40,7 +42,7 @@ func decodeResponse(raw []byte) (rpcResponse, bool) {
 	if m == nil {
 		return rpcResponse{}, false
 	}
-	r := rpcResponse{ID: m["id"], Result: m["result"]}
+	r := rpcResponse{ID: m["id"], Result: m["result"], Raw: raw}
 	if bytes.Equal(bytes.TrimSpace(r.Result), []byte("null")) {
 		r.Result = nil
 	}
