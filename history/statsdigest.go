@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,23 +23,38 @@ var seedMembers = [...]string{"description", "inputSchema", "name"}
 // nor any other member changes it.
 func seedSurface(tools []json.RawMessage) (diff.Surface, string, error) {
 	reduced := make([]json.RawMessage, len(tools))
+	var b bytes.Buffer
 	for i, raw := range tools {
-		var members map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &members); err != nil {
+		var vals [len(seedMembers)][]byte
+		err := eachMember(raw, func(key, v []byte) {
+			k := string(key)
+			if bytes.IndexByte(key, '\\') >= 0 {
+				if json.Unmarshal(key, &k) != nil {
+					return
+				}
+			} else {
+				k = k[1 : len(k)-1]
+			}
+			for j, m := range seedMembers {
+				if k == m {
+					vals[j] = v
+				}
+			}
+		})
+		if err != nil {
 			return diff.Surface{}, "", fmt.Errorf("tools[%d]: %w", i, err)
 		}
-		var b bytes.Buffer
+		b.Reset()
 		b.WriteByte('{')
-		for _, m := range seedMembers {
-			v, ok := members[m]
-			if !ok {
+		for j, m := range seedMembers {
+			if vals[j] == nil {
 				continue
 			}
 			if b.Len() > 1 {
 				b.WriteByte(',')
 			}
-			fmt.Fprintf(&b, "%q:", m)
-			b.Write(v)
+			b.WriteString(`"` + m + `":`)
+			b.Write(vals[j])
 		}
 		b.WriteByte('}')
 		canon, err := attest.Canonicalize(b.Bytes())
@@ -55,6 +71,95 @@ func seedSurface(tools []json.RawMessage) (diff.Surface, string, error) {
 	doc := append([]byte{'['}, bytes.Join(sorted, []byte{','})...)
 	doc = append(doc, ']')
 	return diff.Surface{Tools: reduced}, attest.Digest(doc), nil
+}
+
+// eachMember calls f with the key (with its quotes) and value of every member of the
+// JSON object obj, in order, or fails when obj is not an object. obj has passed
+// attest.CheckJSON (diff.Parse checks every surface), so the scan only finds the
+// boundaries of values; it still never reads past obj.
+func eachMember(obj []byte, f func(key, value []byte)) error {
+	bad := errors.New("tool is not a well-formed JSON object")
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return bad
+	}
+	i = skipSpace(obj, i+1)
+	for i < len(obj) && obj[i] != '}' {
+		if obj[i] != '"' {
+			return bad
+		}
+		kEnd := skipString(obj, i)
+		j := skipSpace(obj, kEnd)
+		if j >= len(obj) || obj[j] != ':' {
+			return bad
+		}
+		vStart := skipSpace(obj, j+1)
+		vEnd := skipValue(obj, vStart)
+		if vEnd <= vStart || vEnd > len(obj) {
+			return bad
+		}
+		f(obj[i:kEnd], obj[vStart:vEnd])
+		i = skipSpace(obj, vEnd)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	if i >= len(obj) {
+		return bad
+	}
+	return nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string that starts at b[i] ('"').
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b) + 1
+}
+
+// skipValue returns the index after the value that starts at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return len(b) + 1
+	}
+	for i < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[i])) {
+		i++
+	}
+	return i
 }
 
 // toolCounts returns the per-tool counts of a change between two seed surfaces.

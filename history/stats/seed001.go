@@ -52,8 +52,9 @@ func newDailyTally(now time.Time) dailyTally {
 
 // add counts an eligible server's reads (none after the cut-off).
 func (d *dailyTally) add(reads []Read) {
+	first := d.first.Unix() // days by Unix seconds: cheaper than time.Time.Sub per read
 	for i := firstAfter(reads, d.first.Add(-time.Nanosecond)); i < len(reads); i++ {
-		k := int(reads[i].At.Sub(d.first) / day)
+		k := int((reads[i].At.Unix() - first) / 86400)
 		if k >= dailyDays {
 			break
 		}
