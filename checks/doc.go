@@ -12,4 +12,29 @@
 // Signed reasons carry only numbers, booleans and constant tokens of this suite, never
 // server-supplied text. What a check found in server text goes into its Evidence,
 // escaped and bounded, which is stored but never signed.
+//
+// # Judging like the spec
+//
+// Each check's function comment holds its rules; these are the ones an observer of the
+// wire most often gets wrong (suite 2026.12):
+//
+//   - error_taxonomy (checkErrorTaxonomy) has three tiers: a JSON-RPC error is
+//     VERIFIED, a result with isError true (the official TypeScript SDK's answer to an
+//     unknown tool) OBSERVED_RISK result_is_error, any other result FAILED.
+//   - transport (checkTransport) is signed only from an exchange that determines it,
+//     also in an auth_required round: a handshake POSTed and answered with its JSON-RPC
+//     response (Streamable HTTP), or a GET whose event stream began with the endpoint
+//     event (legacy SSE). A 401 to the handshake's POST shows no transport: UNVERIFIED
+//     challenged_before_transport.
+//   - redirect_policy (checkRedirects) is VERIFIED same_host only for chains that stay
+//     on the host over https and end; loops are FAILED, plain-http hops OBSERVED_RISK,
+//     chains cut at the hop limit UNVERIFIED.
+//   - A tools/list page or handshake answer that repeats a JSON member name in one
+//     object is never VERIFIED: tools_list and discovery_handshake are FAILED
+//     duplicate_member (the member named by a token of DuplicateMembers),
+//     hidden_instructions cannot be none_found, and the round is not signed.
+//   - destructive_annotations says no_contradictory_hints, with the number of tools,
+//     when no tool is named like a destructive operation, instead of "every one of the
+//     0 tools … declares destructiveHint".
+//   - tools_list's malformed_page names the page that failed (page = pages read + 1).
 package checks

@@ -11,6 +11,60 @@
 // than its budget: a total time, a byte cap per response and one for all responses
 // together, a request count besides the tools/list pages, and page and tool caps for the
 // list. It stops on 429 and on 503 with Retry-After.
+//
+// # What a probe sends
+//
+// A probe looks like an anonymous MCP client without any optional feature, so it sees
+// the tool list every such client sees. Exactly this goes out:
+//
+//   - server/discover (a POST of the endpoint URL) with params._meta
+//     io.modelcontextprotocol/protocolVersion "2026-07-28",
+//     io.modelcontextprotocol/clientInfo {"name":"probity","version":Config.Version} and
+//     io.modelcontextprotocol/clientCapabilities {}; then, unless it succeeds,
+//     initialize with protocolVersion "2025-11-25", clientInfo as above and
+//     capabilities {}, followed by notifications/initialized. Never roots, sampling,
+//     elicitation or any experimental capability: servers such as the official
+//     TypeScript reference server list more tools to a client that declares them (the
+//     go-sdk client declares roots unless told otherwise).
+//   - every page of tools/list (params {} or {"cursor":…}), and one tools/call of
+//     ReservedToolName with arguments {} unless the list names it.
+//   - on a legacy SSE endpoint (the POST answered 400, 404 or 405), one GET of the
+//     endpoint for its event stream and the same requests POSTed to the message endpoint
+//     it names, on the endpoint's origin only.
+//   - on a 401, one GET of the RFC 9728 metadata URL (Accept: application/json).
+//
+// Every request carries User-Agent "probity/<Config.Version> (+<Config.DirectoryURL>/probe)"
+// and Accept-Encoding: gzip; the JSON-RPC POSTs carry Content-Type: application/json
+// and Accept: application/json, text/event-stream, server/discover Mcp-Method:
+// server/discover and Mcp-Protocol-Version: 2026-07-28, the requests after a
+// handshake its Mcp-Protocol-Version and the Mcp-Session-Id the server assigned.
+// Authorization, Cookie and Proxy-Authorization are stripped from every request; a
+// probe never sends credentials.
+//
+// A server-to-client request (roots/list, sampling/createMessage, elicitation/create,
+// anything but ping) that reaches the probe's MCP session is answered with the JSON-RPC
+// error -32601 "Method not found", as JSON-RPC 2.0 answers a method the receiver does
+// not offer; MCP has parties use only negotiated capabilities, and an answer lets a
+// server that waits on it go on. The input requests of a multi-round-trip result
+// (2026-07-28) are never fulfilled. On a Streamable HTTP session negotiated with
+// initialize the probe POSTs tools/list and tools/call itself and reads only the
+// response to its own request: a request the server puts on that stream is not answered
+// at all.
+//
+// # Reading what was answered
+//
+// A JSON-RPC message of a tools/list page or a handshake answer in which one object
+// repeats a member name (compared after Unicode NFC, as attest's canonical form compares
+// them) is read by no parser the same way: encoding/json keeps the last value, others
+// the first, strict ones reject it. The probe reads no tools from such a page
+// (ToolsList.Partial duplicate_member) and marks such a handshake
+// (Handshake.DuplicateMember), naming the member by a constant token
+// (checks.DuplicateMembers), never by its server-chosen name.
+//
+// The transport is recorded only from an exchange that determines it (see the
+// transport check): a handshake POSTed to the endpoint and answered with its JSON-RPC
+// response shows Streamable HTTP, a GET whose event stream begins with the endpoint
+// event shows legacy SSE, whatever later requests are answered with, a 401 included.
 package probe
 
 import (
