@@ -25,8 +25,10 @@ type StatsStore interface {
 }
 
 // LoadStats builds the statistics' input from the store: every remote entry with its
-// successful reads (signed full rounds), each read that changed the surface classified
-// by the diff, its newest round, and its uptime days in opt's window. Reads are the
+// successful reads (signed full rounds), each read that changed the seeds' digest of its
+// surface (each tool's name, description and input schema; statsdigest.go) classified
+// by the diff of the reduced surfaces, its newest round, and its uptime days in opt's
+// window. Reads are the
 // rounds themselves, as in the seed studies: the confirmation rules decide what the
 // history records, not what the statistics count. A hidden tools change appears in no
 // statistic: from the read that brought its new surface on, until the surface changes
