@@ -104,7 +104,9 @@ func TestServerRequestsRefused(t *testing.T) {
 			if method == "tools/list" {
 				ss := req.GetSession().(*mcp.ServerSession)
 				ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				//lint:ignore SA1019 deprecated features are still served, and the probe must refuse them
 				_, errRoots := ss.ListRoots(ctx, nil)
+				//lint:ignore SA1019 deprecated features are still served, and the probe must refuse them
 				_, errSampling := ss.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 1, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
 				_, errElicit := ss.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?", RequestedSchema: map[string]any{"type": "object"}})
 				cancel()
