@@ -246,6 +246,9 @@ func (p *Prober) Probe(ctx context.Context, rawURL string) (*checks.Observation,
 	defer cancel()
 
 	transport := p.guard.Transport()
+	// The recorder asks for gzip and decompresses within the caps; the transport must
+	// never decompress on its own, where no cap counts the decompressed bytes.
+	transport.DisableCompression = true
 	if p.cfg.RootCAs != nil {
 		transport.TLSClientConfig.RootCAs = p.cfg.RootCAs
 	}
@@ -286,7 +289,7 @@ func (p *Prober) Probe(ctx context.Context, rawURL string) (*checks.Observation,
 	p.cfg.Logger.Info("probe", "url", endpoint, "reach", string(obs.Reach.Failure), "transport", string(obs.Transport),
 		"protocol", obs.Handshake.ProtocolVersion, "tools", len(obs.Tools.Tools), "pages", obs.Tools.Pages,
 		"complete", obs.Tools.Complete, "stop", string(obs.Stop), "handshake_ms", obs.Timings.HandshakeMs,
-		"tools_list_ms", obs.Timings.ToolsListMs, "total_ms", obs.Timings.TotalMs, "requests", len(obs.Exchanges))
+		"tools_list_ms", obs.Timings.ToolsListMs, "total_ms", obs.Timings.TotalMs, "requests", len(obs.Exchanges), "bytes_read", rec.read())
 	return obs, nil
 }
 
@@ -730,7 +733,8 @@ func (r *round) auth(ctx context.Context) {
 		return
 	}
 	// The metadata may live on another origin; its redirects are not the endpoint's.
-	mctx := context.WithValue(ctx, metadataRequest{}, true)
+	mf := &metadataFetch{}
+	mctx := context.WithValue(ctx, metadataRequest{}, mf)
 	req, err := http.NewRequestWithContext(mctx, http.MethodGet, a.MetadataURL, nil)
 	if err != nil {
 		a.MetadataError = "metadata URL invalid"
@@ -745,11 +749,13 @@ func (r *round) auth(ctx context.Context) {
 	}
 	defer resp.Body.Close()
 	a.MetadataStatus = resp.StatusCode
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
+	// The recorder keeps what is read, held to the per-response cap: drain the body and
+	// parse the recorded bytes rather than holding a second copy.
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 		a.MetadataError = clip(err.Error(), 200)
 		return
 	}
+	body := r.rec.metadataBody(mf)
 	// An HTTP answer arrived: the check judges its status and, for 200, its body.
 	a.MetadataFetched = true
 	if resp.StatusCode != http.StatusOK {

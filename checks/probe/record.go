@@ -60,7 +60,8 @@ var errStopped = errors.New("probe: stopped: the server asked us to back off")
 //   - a response is at most maxBody bytes, an event stream answering a POST too;
 //   - the legacy SSE session stream (a GET answered with text/event-stream) may carry
 //     every response of the session: each of its events is held to maxBody and the
-//     stream to maxTotal;
+//     stream to maxTotal, but what it carries besides responses (comments,
+//     notifications, requests) to maxBody;
 //   - every byte read, of every response, counts against maxTotal;
 //   - the probe asks for gzip (Accept-Encoding: gzip, as common HTTP clients do) and
 //     decompresses it itself: the decompressed bytes count against the caps, and so do
@@ -378,6 +379,10 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 	left := min(b.max-b.n, r.totalLeft())
 	if b.events != nil {
 		left = min(left, r.maxBody-b.events.eventBytes())
+		if b.events.dropped >= r.maxBody {
+			// What the stream carries besides responses is held to the per-response cap.
+			left = 0
+		}
 	}
 	if left <= 0 {
 		b.cut()
@@ -401,7 +406,7 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 	r.mu.Lock()
 	r.total += int64(n)
 	if b.events != nil {
-		b.ex.body = b.events.write(b.ex.body, p[:n], r.maxTotal)
+		b.ex.body = b.events.write(b.ex.body, p[:n], r.maxBody, b.max)
 	} else {
 		b.ex.body = appendCapped(b.ex.body, p[:n], b.hint, b.max)
 	}
@@ -492,48 +497,45 @@ func (w *wireLimit) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// eventFilter splits a server-sent event stream into events as it is read and keeps
-// those that can answer a request: events with data that is not a JSON-RPC request or
-// notification (responses, the legacy endpoint event, and anything unparseable, which
-// the probe must see as the server sent it). Comments, empty events, requests and
-// notifications are dropped.
+// eventFilter splits a server-sent event stream into events as it is read, the way
+// sseData and the SDK split it (lines end at LF, a CR before it dropped; a blank line
+// ends an event), and keeps those that can answer a request: events with data that is
+// not a JSON-RPC request or notification (responses, the legacy endpoint event, and
+// anything unparseable, which the probe must see as the server sent it). Comments,
+// events without data, requests and notifications are dropped.
 type eventFilter struct {
 	pending   []byte // the event being read
 	lineStart int    // offset in pending where the current line starts
-	prevCR    bool   // the last byte was a CR (a following LF belongs to it)
+	dropped   int64  // the bytes of the events dropped so far
 }
 
 // eventBytes is the size of the event being read.
 func (f *eventFilter) eventBytes() int64 { return int64(len(f.pending)) }
 
 // write feeds p to the filter and returns body with every event p completed and the
-// filter keeps appended (the body grows by doubling up to limit).
-func (f *eventFilter) write(body, p []byte, limit int64) []byte {
+// filter keeps appended. The event being read grows by doubling up to eventLimit, the
+// body up to bodyLimit.
+func (f *eventFilter) write(body, p []byte, eventLimit, bodyLimit int64) []byte {
 	for len(p) > 0 {
-		i := bytes.IndexAny(p, "\r\n")
+		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			f.pending = appendCapped(f.pending, p, 0, limit)
+			f.pending = appendCapped(f.pending, p, 0, eventLimit)
 			return body
 		}
-		c := p[i]
-		f.pending = appendCapped(f.pending, p[:i+1], 0, limit)
+		f.pending = appendCapped(f.pending, p[:i+1], 0, eventLimit)
 		p = p[i+1:]
-		if c == '\n' && f.prevCR && len(f.pending)-1 == f.lineStart {
-			// The LF of a CRLF: the CR already ended the line.
-			f.prevCR = false
-			f.lineStart = len(f.pending)
-			continue
-		}
-		f.prevCR = c == '\r'
 		line := f.pending[f.lineStart : len(f.pending)-1]
 		f.lineStart = len(f.pending)
-		if len(line) == 0 {
-			// A blank line ends the event.
-			if keepEvent(f.pending) {
-				body = appendCapped(body, f.pending, 0, limit)
-			}
-			f.pending, f.lineStart = f.pending[:0], 0
+		if len(bytes.TrimSuffix(line, []byte("\r"))) > 0 {
+			continue
 		}
+		// A blank line ends the event.
+		if keepEvent(f.pending) {
+			body = appendCapped(body, f.pending, 0, bodyLimit)
+		} else {
+			f.dropped += int64(len(f.pending))
+		}
+		f.pending, f.lineStart = f.pending[:0], 0
 	}
 	return body
 }

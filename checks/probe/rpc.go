@@ -1,11 +1,9 @@
 package probe
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"mime"
-	"strings"
 
 	"github.com/probity-dev/probity/checks"
 )
@@ -26,12 +24,17 @@ type rpcError struct {
 	Code int
 }
 
-// object decodes a JSON object into its members by exact name; nil if raw is not an
-// object.
+// object decodes a JSON object into its members by exact name, the last of duplicates
+// winning as with encoding/json; nil if raw is not an object. The values are views of
+// raw (see members), not copies.
 func object(raw []byte) map[string]json.RawMessage {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
+	ms, ok := members(raw)
+	if !ok {
 		return nil
+	}
+	m := make(map[string]json.RawMessage, len(ms))
+	for _, x := range ms {
+		m[x.name] = x.value
 	}
 	return m
 }
@@ -71,8 +74,8 @@ func responseFor(ex checks.Exchange, id string) (rpcResponse, bool) {
 		c = bytes.TrimSpace(c)
 		var msgs []rpcResponse
 		if len(c) > 0 && c[0] == '[' {
-			var batch []json.RawMessage
-			if json.Unmarshal(c, &batch) != nil {
+			batch, ok := elements(c)
+			if !ok {
 				continue
 			}
 			for _, el := range batch {
@@ -92,28 +95,45 @@ func responseFor(ex checks.Exchange, id string) (rpcResponse, bool) {
 	return rpcResponse{}, false
 }
 
-// sseData returns the data of each event in a server-sent event stream.
+// sseData returns the data of each event in a server-sent event stream (lines end in
+// LF, a CR before it dropped). The data of an event of one data line, the usual case,
+// is a view of body rather than a copy.
 func sseData(body []byte) [][]byte {
 	var events [][]byte
-	var cur bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 0, min(len(body)+1, 64<<10)), len(body)+1)
+	var cur []byte   // the data of the current event, when it has several data lines
+	var first []byte // its first data line, a view of body
+	lines := 0
 	flush := func() {
-		if cur.Len() > 0 {
-			events = append(events, bytes.Clone(cur.Bytes()))
-			cur.Reset()
-		}
-	}
-	for sc.Scan() {
-		line := sc.Text()
 		switch {
-		case line == "":
+		case lines == 1 && len(first) > 0:
+			events = append(events, first[:len(first):len(first)])
+		case lines > 1 && len(cur) > 0:
+			events = append(events, cur)
+		}
+		cur, first, lines = nil, nil, 0
+	}
+	for len(body) > 0 {
+		line := body
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			line, body = body[:i], body[i+1:]
+		} else {
+			body = nil
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		switch {
+		case len(line) == 0:
 			flush()
-		case strings.HasPrefix(line, "data:"):
-			if cur.Len() > 0 {
-				cur.WriteByte('\n')
+		case bytes.HasPrefix(line, []byte("data:")):
+			data := bytes.TrimPrefix(line[len("data:"):], []byte(" "))
+			lines++
+			switch lines {
+			case 1:
+				first = data
+			case 2:
+				cur = append(append(append(cur, first...), '\n'), data...)
+			default:
+				cur = append(append(cur, '\n'), data...)
 			}
-			cur.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
 		}
 	}
 	flush()
@@ -137,8 +157,8 @@ type toolsPage struct {
 // are kept as the server sent them, malformed ones included.
 func parseToolsPage(result json.RawMessage) (toolsPage, bool) {
 	m := object(result)
-	var tools []json.RawMessage
-	if m == nil || json.Unmarshal(m["tools"], &tools) != nil || tools == nil {
+	tools, ok := elements(m["tools"])
+	if m == nil || !ok {
 		return toolsPage{}, false
 	}
 	p := toolsPage{Tools: tools}
