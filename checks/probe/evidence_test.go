@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -57,4 +59,36 @@ func TestFirstEventName(t *testing.T) {
 			t.Errorf("firstEventName(%q) = %q; want %q", body, got, want)
 		}
 	}
+}
+
+// BenchmarkDuplicateMember measures the repeated-name check on a clean page of 2,000
+// tools (about 1 MiB), next to reading the page, which every page costs anyway.
+func BenchmarkDuplicateMember(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"jsonrpc":"2.0","id":1,"result":{"tools":[`)
+	for i := range 2000 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"name":"tool_%04d","description":"%s","inputSchema":{"type":"object","properties":{"path":{"type":"string","description":"A path."}},"required":["path"]}}`, i, strings.Repeat("Reads a file. ", 30))
+	}
+	sb.WriteString(`]}}`)
+	msg := []byte(sb.String())
+	b.Run("duplicateMember", func(b *testing.B) {
+		b.SetBytes(int64(len(msg)))
+		for b.Loop() {
+			if duplicateMember(msg, toolsListKind) != "" {
+				b.Fatal("a clean page has a repeated member")
+			}
+		}
+	})
+	b.Run("parseToolsPage", func(b *testing.B) {
+		b.SetBytes(int64(len(msg)))
+		for b.Loop() {
+			resp, _ := decodeResponse(msg)
+			if _, ok := parseToolsPage(resp.Result); !ok {
+				b.Fatal("page not parsed")
+			}
+		}
+	})
 }
