@@ -1,9 +1,7 @@
 package web
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"strconv"
@@ -130,28 +128,9 @@ func (s *site) toolsPageHTML(ctx context.Context, surface string, page int) (tem
 	})
 }
 
-// surfaceTool is what the pages show of a tool in a stored surface.
-type surfaceTool struct {
-	Name        json.RawMessage `json:"name"`
-	Title       json.RawMessage `json:"title"`
-	Description json.RawMessage `json:"description"`
-	Annotations struct {
-		Title json.RawMessage `json:"title"`
-	} `json:"annotations"`
-}
-
-// text is the tool's name, title and description as text (jsonText).
-func (t *surfaceTool) text() (name, title, description string) {
-	title = jsonText(t.Title)
-	if title == "" {
-		title = jsonText(t.Annotations.Title)
-	}
-	return jsonText(t.Name), title, jsonText(t.Description)
-}
-
 // toolViewOf is the view of a tool's text.
-func toolViewOf(name, title, description string) toolView {
-	return toolView{Name: visibleLine(name), Title: visibleLine(title), Description: visible(description)}
+func toolViewOf(name, title, description []byte) toolView {
+	return toolView{Name: visibleLine(string(name)), Title: visibleLine(string(title)), Description: visible(string(description))}
 }
 
 // readToolPages reads the surface, splits its tools into pages and returns page want,
@@ -163,21 +142,12 @@ func (s *site) readToolPages(ctx context.Context, surface string, want int) (too
 	if err != nil {
 		return toolPage{}, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return toolPage{}, fmt.Errorf("surface %s is not a JSON array", surface)
-	}
 	keep := func(page int) bool { return page == 1 || (page >= want && page < want+toolPagesKept) }
 	var kept []toolPage
 	cur := toolPage{Page: 1, First: 1}
 	cost, n, total := 0, 0, 0
-	for dec.More() {
-		var t surfaceTool
-		if err := dec.Decode(&t); err != nil {
-			return toolPage{}, fmt.Errorf("tool %d of surface %s: %w", total+1, surface, err)
-		}
-		name, title, desc := t.text()
-		c := toolCost(name, title, desc)
+	err = scanSurface(doc, func(t *scannedTool) {
+		c := t.cost()
 		if n > 0 && (n == toolsPerPage || cost+c > toolsPageCost) {
 			if keep(cur.Page) {
 				kept = append(kept, cur)
@@ -186,13 +156,13 @@ func (s *site) readToolPages(ctx context.Context, surface string, want int) (too
 			cost, n = 0, 0
 		}
 		if keep(cur.Page) {
-			cur.Tools = append(cur.Tools, toolViewOf(name, title, desc))
+			cur.Tools = append(cur.Tools, toolViewOf(t.texts()))
 		}
 		cost += c
 		n++
 		total++
-	}
-	if _, err := dec.Token(); err != nil {
+	})
+	if err != nil {
 		return toolPage{}, fmt.Errorf("surface %s: %w", surface, err)
 	}
 	if keep(cur.Page) {
@@ -223,7 +193,7 @@ func (s *site) readToolPages(ctx context.Context, surface string, want int) (too
 // backslash before punctuation), after visible cut it and wrote hidden characters as
 // escapes, plus its markup. It is computed from the text as stored, without making
 // the view, so the pages of a surface are found by reading it once, cheaply.
-func toolCost(name, title, description string) int {
+func toolCost(name, title, description []byte) int {
 	return 96 + textCost(name) + textCost(title) + textCost(description)
 }
 
@@ -248,7 +218,7 @@ var asciiCost = func() (c [utf8.RuneSelf]int) {
 	return c
 }()
 
-func textCost(s string) int {
+func textCost(s []byte) int {
 	cut := len(s) > maxShown
 	if cut {
 		s = s[:maxShown]
@@ -260,7 +230,7 @@ func textCost(s string) int {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := utf8.DecodeRune(s[i:])
 		if (r == utf8.RuneError && size == 1) || hides(r) {
 			n += 11 // \U000e0041 and the backslash's escape
 		} else {

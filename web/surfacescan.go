@@ -1,0 +1,508 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// scanSurface calls fn for each tool of a stored surface document (a JSON array of tool
+// objects; rounds stores it in canonical form). The tool's name, title (else
+// annotations.title) and description are read as jsonText would give them (a string
+// decoded, null or absent empty, any other value as its JSON) by its texts method, and
+// their cost (toolCost) by its cost method without decoding them. The tool is valid
+// only during the call.
+//
+// It is one pass over the bytes, several times faster than encoding/json on the
+// megabytes a surface of thousands of tools takes, which is what the first view of
+// such an entry's tools costs. Member names are matched exactly, as in canonical JSON
+// and as attest reads them, and a member named twice keeps its last value, as attest
+// and a Go map do. Malformed JSON is an error, never a panic.
+func scanSurface(doc []byte, fn func(t *scannedTool)) error {
+	s := &surfaceScanner{b: doc}
+	s.ws()
+	if !s.eat('[') {
+		return errors.New("not a JSON array")
+	}
+	s.ws()
+	if s.eat(']') {
+		return s.end()
+	}
+	for i := 0; ; i++ {
+		if err := s.tool(); err != nil {
+			return fmt.Errorf("tool %d: %w", i+1, err)
+		}
+		fn(&s.t)
+		s.ws()
+		if s.eat(']') {
+			return s.end()
+		}
+		if !s.eat(',') {
+			return fmt.Errorf("after tool %d: %w", i+1, errSyntax)
+		}
+		s.ws()
+	}
+}
+
+var errSyntax = errors.New("malformed JSON")
+
+// surfaceScanner reads one document; t is the current tool.
+type surfaceScanner struct {
+	b []byte
+	i int
+	t scannedTool
+}
+
+// scannedTool is one tool of a surface as read: its texts as they are in the document.
+type scannedTool struct {
+	name, title, annTitle, desc field
+	bufs                        [3][]byte // unescaped strings, reused
+}
+
+// field is a text as it is in the document: a string's content still escaped
+// (escaped set when it has an escape or bytes that are not ASCII), or a value's JSON.
+type field struct {
+	raw     []byte
+	escaped bool
+}
+
+// text is f unescaped, into *buf when it must be decoded.
+func (f field) text(buf *[]byte) []byte {
+	if !f.escaped {
+		return f.raw
+	}
+	out, err := unescape((*buf)[:0], f.raw, buf)
+	if err != nil { // str checked the escapes
+		return nil
+	}
+	return out
+}
+
+// texts returns the tool's name, title (else annotations.title) and description.
+func (t *scannedTool) texts() (name, title, description []byte) {
+	tf := t.title
+	if len(tf.raw) == 0 {
+		tf = t.annTitle
+	}
+	return t.name.text(&t.bufs[0]), tf.text(&t.bufs[1]), t.desc.text(&t.bufs[2])
+}
+
+// cost is toolCost of the tool's texts, computed on them as they are in the document.
+func (t *scannedTool) cost() int {
+	tf := t.title
+	if len(tf.raw) == 0 {
+		tf = t.annTitle
+	}
+	return 96 + t.name.cost() + tf.cost() + t.desc.cost()
+}
+
+// cost is textCost of f's text, from its escaped form: each escape costs what the
+// character it stands for does.
+func (f field) cost() int {
+	if !f.escaped {
+		return textCost(f.raw)
+	}
+	n, shown := 0, 0
+	raw := f.raw
+	for i := 0; i < len(raw) && shown < maxShown; {
+		c := raw[i]
+		switch {
+		case c == '\\' && i+1 < len(raw) && raw[i+1] == 'u':
+			r, _ := hex4(raw[i+2:])
+			i += 6
+			if utf16.IsSurrogate(r) && i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+				r2, _ := hex4(raw[i+2:])
+				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+					r = d
+					i += 6
+				}
+			}
+			n += runeCost(r)
+			shown += max(1, utf8.RuneLen(r))
+		case c == '\\' && i+1 < len(raw):
+			e := raw[i+1]
+			switch e {
+			case 'b':
+				e = '\b'
+			case 'f':
+				e = '\f'
+			case 'n':
+				e = '\n'
+			case 'r':
+				e = '\r'
+			case 't':
+				e = '\t'
+			}
+			n += asciiCost[e&0x7F]
+			shown++
+			i += 2
+		case c < utf8.RuneSelf:
+			n += asciiCost[c]
+			shown++
+			i++
+		default:
+			r, size := utf8.DecodeRune(raw[i:])
+			if r == utf8.RuneError && size == 1 {
+				n += 11
+			} else {
+				n += runeCost(r)
+			}
+			shown += size
+			i += size
+		}
+	}
+	if shown >= maxShown {
+		n += len("…")
+	}
+	return n
+}
+
+func (s *surfaceScanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *surfaceScanner) eat(c byte) bool {
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+func (s *surfaceScanner) end() error {
+	s.ws()
+	if s.i != len(s.b) {
+		return errors.New("data after the array")
+	}
+	return nil
+}
+
+// tool reads one tool object.
+func (s *surfaceScanner) tool() error {
+	t := &s.t
+	t.name, t.title, t.annTitle, t.desc = field{}, field{}, field{}, field{}
+	return s.object(func(key []byte) error {
+		switch string(key) {
+		case "name":
+			return s.text(&t.name)
+		case "title":
+			return s.text(&t.title)
+		case "description":
+			return s.text(&t.desc)
+		case "annotations":
+			t.annTitle = field{} // a member named twice keeps its last value whole
+			if s.i < len(s.b) && s.b[s.i] == '{' {
+				return s.object(func(key []byte) error {
+					if string(key) == "title" {
+						return s.text(&t.annTitle)
+					}
+					return s.skip(0)
+				})
+			}
+		}
+		return s.skip(0)
+	})
+}
+
+// object reads an object, calling member with each key (unescaped) at its value,
+// which member must read.
+func (s *surfaceScanner) object(member func(key []byte) error) error {
+	if !s.eat('{') {
+		return errors.New("not a JSON object")
+	}
+	s.ws()
+	if s.eat('}') {
+		return nil
+	}
+	var keyBuf []byte
+	for {
+		if s.i >= len(s.b) || s.b[s.i] != '"' {
+			return errSyntax
+		}
+		key, err := s.str(&keyBuf)
+		if err != nil {
+			return err
+		}
+		s.ws()
+		if !s.eat(':') {
+			return errSyntax
+		}
+		s.ws()
+		if err := member(key); err != nil {
+			return err
+		}
+		s.ws()
+		if s.eat('}') {
+			return nil
+		}
+		if !s.eat(',') {
+			return errSyntax
+		}
+		s.ws()
+	}
+}
+
+// text reads a value as jsonText will show it: a string's content (still escaped),
+// null as nothing, anything else as its JSON.
+func (s *surfaceScanner) text(dst *field) error {
+	if s.i >= len(s.b) {
+		return errSyntax
+	}
+	switch s.b[s.i] {
+	case '"':
+		raw, escaped, err := s.rawStr()
+		*dst = field{raw, escaped}
+		return err
+	case 'n':
+		if err := s.skip(0); err != nil {
+			return err
+		}
+		*dst = field{}
+		return nil
+	}
+	start := s.i
+	if err := s.skip(0); err != nil {
+		return err
+	}
+	*dst = field{raw: s.b[start:s.i]}
+	return nil
+}
+
+// maxDepth bounds the nesting skip follows (encoding/json's bound).
+const maxDepth = 10000
+
+// skip reads any value.
+func (s *surfaceScanner) skip(depth int) error {
+	if depth > maxDepth {
+		return errors.New("nested too deeply")
+	}
+	if s.i >= len(s.b) {
+		return errSyntax
+	}
+	switch c := s.b[s.i]; {
+	case c == '"':
+		_, _, err := s.rawStr()
+		return err
+	case c == '{':
+		return s.object(func([]byte) error { return s.skip(depth + 1) })
+	case c == '[':
+		s.i++
+		s.ws()
+		if s.eat(']') {
+			return nil
+		}
+		for {
+			if err := s.skip(depth + 1); err != nil {
+				return err
+			}
+			s.ws()
+			if s.eat(']') {
+				return nil
+			}
+			if !s.eat(',') {
+				return errSyntax
+			}
+			s.ws()
+		}
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	case c == '-' || ('0' <= c && c <= '9'):
+		start := s.i
+		for s.i < len(s.b) {
+			switch c := s.b[s.i]; {
+			case '0' <= c && c <= '9', c == '-', c == '+', c == '.', c == 'e', c == 'E':
+				s.i++
+				continue
+			}
+			break
+		}
+		if s.i == start || (s.i == start+1 && s.b[start] == '-') {
+			return errSyntax
+		}
+		return nil
+	}
+	return errSyntax
+}
+
+func (s *surfaceScanner) literal(lit string) error {
+	if len(s.b)-s.i < len(lit) || string(s.b[s.i:s.i+len(lit)]) != lit {
+		return errSyntax
+	}
+	s.i += len(lit)
+	return nil
+}
+
+// rawStr reads a string at s.i and returns its content as it is, and whether it has
+// an escape or bytes that are not ASCII (which unescape turns into valid UTF-8). Its
+// escapes are checked.
+func (s *surfaceScanner) rawStr() ([]byte, bool, error) {
+	s.i++ // the opening quote
+	start := s.i
+	escaped, hasBackslash := false, false
+	for {
+		if s.i >= len(s.b) {
+			return nil, false, errors.New("unterminated string")
+		}
+		c := s.b[s.i]
+		if c == '"' {
+			break
+		}
+		if c < ' ' {
+			return nil, false, errors.New("control character in a string")
+		}
+		if c == '\\' {
+			escaped, hasBackslash = true, true
+			s.i += 2
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			escaped = true
+		}
+		s.i++
+	}
+	raw := s.b[start:s.i]
+	s.i++ // the closing quote
+	if hasBackslash && !validEscapes(raw) {
+		return nil, false, errors.New("malformed escape in a string")
+	}
+	return raw, escaped, nil
+}
+
+// str reads a string at s.i and returns its content unescaped: a slice of the
+// document when it needs no decoding, else written into *buf.
+func (s *surfaceScanner) str(buf *[]byte) ([]byte, error) {
+	raw, escaped, err := s.rawStr()
+	if err != nil || !escaped {
+		return raw, err
+	}
+	return field{raw, true}.text(buf), nil
+}
+
+// validEscapes reports whether every escape in raw is well-formed.
+func validEscapes(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if i+1 >= len(raw) {
+			return false
+		}
+		switch raw[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i++
+		case 'u':
+			if _, ok := hex4(raw[i+2:]); !ok {
+				return false
+			}
+			i += 5
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// runeCost is textCost of one character.
+func runeCost(r rune) int {
+	switch {
+	case r < utf8.RuneSelf && r >= 0:
+		return asciiCost[r]
+	case hides(r), utf16.IsSurrogate(r):
+		return 11 // \U000e0041 and the backslash's escape
+	}
+	return utf8.RuneLen(r)
+}
+
+// unescape appends raw's content unescaped to out and keeps it in *keep when not nil.
+func unescape(out, raw []byte, keep *[]byte) ([]byte, error) {
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' {
+			if c < utf8.RuneSelf {
+				out = append(out, c)
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRune(raw[i:])
+			out = utf8.AppendRune(out, r) // RuneError for an invalid byte
+			i += size
+			continue
+		}
+		if i+1 >= len(raw) {
+			return nil, errors.New("malformed escape in a string")
+		}
+		switch raw[i+1] {
+		case '"', '\\', '/':
+			out = append(out, raw[i+1])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(raw[i+2:])
+			if !ok {
+				return nil, errors.New("malformed \\u escape in a string")
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+					r2, _ := hex4(raw[i+2:]) // not hex: 0, not a low surrogate
+					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+						out = utf8.AppendRune(out, d)
+						i += 6
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default:
+			return nil, errors.New("malformed escape in a string")
+		}
+		i += 2
+	}
+	if keep != nil {
+		*keep = out
+	}
+	return out, nil
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
