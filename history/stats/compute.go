@@ -400,6 +400,8 @@ func (c *computer) latest(s *Server) {
 		}
 		row.Answered++
 		switch {
+		case l.ProposedVersion == "":
+			// Stored before the path was recorded: nothing to compare the answer with.
 		case v == l.ProposedVersion:
 			row.Same++
 		case !isDate(v):

@@ -98,7 +98,7 @@
 //     proposed on it: answered with the proposed version, an older one, a newer one, or
 //     one that is not a YYYY-MM-DD date (dates compare as strings). A round stored
 //     before the method was recorded (migration 0005) is counted on a path of its own,
-//     NotRecordedPath.
+//     NotRecordedPath, as answered only: there is no proposed version to compare with.
 //   - Login: Dataset entries whose latest round answered a request with HTTP 401, by
 //     where the first 401 came (Latest.Login): at the handshake or tools/list (by the
 //     round's category: signed auth_required, unsigned for want of a tool list,

@@ -2,7 +2,7 @@ package stats
 
 // NotRecordedPath labels the handshake-path row of rounds stored before Probity
 // recorded the handshake method (migration 0005): they answered with a version, but on
-// which path is unknown.
+// which path, proposing which version, is unknown, so they count as answered only.
 const NotRecordedPath = "Path not recorded (rounds stored before migration 0005)"
 
 // PathLabel names a handshake path as the report shows it: "<method>, proposing

@@ -95,3 +95,27 @@ func TestPathLabel(t *testing.T) {
 		t.Errorf("PathLabel of a path not recorded = %q", got)
 	}
 }
+
+// TestHandshakePathNotRecorded: a latest round that answered a version but was stored
+// before the handshake method was recorded is counted on a path of its own, labelled as
+// such, after the known paths, and counts answers only (there is no proposed version to
+// compare with); a round stored before login facts is only "not recorded".
+func TestHandshakePathNotRecorded(t *testing.T) {
+	old := &Latest{At: fixNow, Category: SignedFull, ProtocolVersion: "2025-06-18"}
+	cur := &Latest{At: fixNow, Category: SignedFull, ProtocolVersion: "2025-11-25", HandshakeMethod: MethodInitialize,
+		ProposedVersion: "2025-11-25", Login: &LoginFacts{}}
+	r := Compute([]Server{{ID: 1, Latest: old}, {ID: 2, Latest: cur}}, fixOpts)
+	want := []PathRow{
+		{Method: MethodInitialize, Proposed: "2025-11-25", Answered: 1, Same: 1},
+		{Answered: 1}, // no proposed version to compare 2025-06-18 with
+	}
+	if len(r.HandshakePaths.Paths) != 2 || r.HandshakePaths.Paths[0] != want[0] || r.HandshakePaths.Paths[1] != want[1] {
+		t.Errorf("paths = %+v, want %+v", r.HandshakePaths.Paths, want)
+	}
+	if r.Login.NotRecorded != 1 || r.Login.Unauthorized != 0 {
+		t.Errorf("login = %+v, want 1 not recorded", r.Login)
+	}
+	if md := r.Markdown(); !strings.Contains(md, "| "+NotRecordedPath+" | 1 | 0 | 0 | 0 | 0 |\n") {
+		t.Errorf("Markdown lacks the path not recorded")
+	}
+}
