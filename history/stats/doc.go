@@ -1,8 +1,9 @@
 // Package stats computes Probity's published statistics from plain data: how often
-// toolsets change (seed 001) and the dataset, drift, protocol-version and uptime tables
-// of the monthly report (seed 003). It does no I/O: the caller loads each entry's history
-// into a [Server], calls [Compute] once, and renders the [Report] as Markdown
-// ([Report.Markdown]) or encodes it as JSON (every field has a camelCase tag).
+// toolsets change (seed 001) and the dataset, drift, protocol-version, handshake-path,
+// login and uptime tables of the monthly report (seed 003). It does no I/O: the caller
+// loads each entry's history into a [Server], calls [Compute] once, and renders the
+// [Report] as Markdown ([Report.Markdown]) or encodes it as JSON (every field has a
+// camelCase tag).
 //
 // # Common rules
 //
