@@ -17,7 +17,11 @@
 //     unsigned with the reason: no_handshake, no_tools or blocked.
 //  4. store.SaveRound writes the observation, its tool surface (content-addressed by
 //     the surface fingerprint), the envelope, the results, the day's uptime and the
-//     entry's next due times in one transaction.
+//     entry's next due times in one transaction. The observation keeps, besides the
+//     results, the facts seed 003's tables count: the handshake path (the method that
+//     completed the handshake and the version proposed on it) and the login facts
+//     (checks.Observation.Login: where the first 401 came and what its challenges
+//     held; the auth_metadata check's reason key).
 //
 // A crash before step 4 commits leaves only the attempt record; the restarted worker
 // probes again (attempt 2) and stores one round. A crash after it leaves a stored round
