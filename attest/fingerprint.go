@@ -345,8 +345,15 @@ func (p *projected) appendSurface(b []byte) []byte {
 	return append(b, '}')
 }
 
-// arrays recycles the buffers the fingerprinted arrays are assembled in.
-var arrays = sync.Pool{New: func() any { return new([]byte) }}
+// surfaceSize bounds the length of p.appendSurface(nil) plus a separating comma.
+func (p *projected) surfaceSize() int {
+	// The six member names with their quotes, colons and commas, and the braces, are
+	// under 96 bytes.
+	return 96 + len(p.annots) + len(p.desc) + len(p.input) + len(p.nameJSON) + len(p.output) + len(p.title)
+}
+
+// elements recycles the buffers the elements of a fingerprinted array are written from.
+var elements = sync.Pool{New: func() any { return new([]byte) }}
 
 // ComputeFingerprints returns the four fingerprints of a tool list and the server's
 // instructions (nil when the server sent none), exactly as this package's doc defines
@@ -376,19 +383,24 @@ func fingerprints(ps []projected, instructions *string) (Fingerprints, error) {
 	for i := range ps {
 		order[i] = &ps[i]
 	}
-	bufp := arrays.Get().(*[]byte)
-	defer arrays.Put(bufp)
+	bufp := elements.Get().(*[]byte)
+	defer elements.Put(bufp)
+	// The array is hashed as it is written, one element at a time: a list of 10,000
+	// tools is tens of MB, which assembling would hold (and grow) for each digest.
 	digest := func(el func(*projected, []byte) []byte) string {
-		b := append((*bufp)[:0], '[')
+		h := sha256.New()
+		h.Write([]byte{'['})
 		for i, p := range order {
+			b := (*bufp)[:0]
 			if i > 0 {
 				b = append(b, ',')
 			}
 			b = el(p, b)
+			h.Write(b)
+			*bufp = b
 		}
-		b = append(b, ']')
-		*bufp = b
-		return Digest(b)
+		h.Write([]byte{']'})
+		return "sha256:" + hex.EncodeToString(h.Sum(nil))
 	}
 	var fp Fingerprints
 
@@ -451,7 +463,13 @@ func SurfaceDocument(tools []json.RawMessage) ([]byte, error) {
 		order[i] = &ps[i]
 	}
 	sortSurface(order)
-	b := []byte{'['}
+	// Sized once: the document is tens of MB for a list of 10,000 tools.
+	size := 2
+	for _, p := range order {
+		size += p.surfaceSize()
+	}
+	b := make([]byte, 1, size)
+	b[0] = '['
 	for i, p := range order {
 		if i > 0 {
 			b = append(b, ',')
