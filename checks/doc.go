@@ -31,7 +31,7 @@
 //     chains cut at the hop limit UNVERIFIED.
 //   - A tools/list page or handshake answer that repeats a JSON member name in one
 //     object is never VERIFIED: tools_list and discovery_handshake are FAILED
-//     duplicate_member (the member named by a token of DuplicateMembers),
+//     duplicate_member (the member named by a token, see IsMemberToken),
 //     hidden_instructions cannot be none_found, and the round is not signed.
 //   - destructive_annotations says no_contradictory_hints, with the number of tools,
 //     when no tool is named like a destructive operation, instead of "every one of the

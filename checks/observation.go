@@ -110,8 +110,8 @@ type Handshake struct {
 	Instructions    *string
 	// Unauthorized is set when the handshake was answered with 401.
 	Unauthorized bool
-	// DuplicateMember names (as a token of this suite, see checks/probe) the first member
-	// name that repeats in one object of the handshake's JSON-RPC response: parsers that
+	// DuplicateMember names (as a token of this suite, see IsMemberToken) the first
+	// member name that repeats in one object of the handshake's JSON-RPC response: parsers that
 	// keep the first value, keep the last or reject the document read different
 	// results. "" when none repeats.
 	DuplicateMember string
@@ -136,8 +136,8 @@ type ToolsList struct {
 	Partial PartialReason
 	// Unauthorized is set when tools/list was answered with 401.
 	Unauthorized bool
-	// DuplicateMember names (as a token of this suite, see checks/probe) the first member
-	// name that repeats in one object of the page that ended the list with
+	// DuplicateMember names (as a token of this suite, see IsMemberToken) the first
+	// member name that repeats in one object of the page that ended the list with
 	// PartialDuplicate.
 	DuplicateMember string
 }

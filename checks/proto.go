@@ -183,23 +183,28 @@ func checkErrorTaxonomy(in *input) Result {
 	return failed("non_jsonrpc_answer", params("status", e.HTTPStatus))
 }
 
-// DuplicateMembers are the tokens the probe names a repeated JSON member name with, in
-// Handshake.DuplicateMember and ToolsList.DuplicateMember. Member names are server text,
-// so a member outside this list is signed as its group: "result.member" (another member
-// of the result object), "tool.member" (another member of a tool), "serverInfo.member",
-// or "message" (the JSON-RPC message around the result).
-var DuplicateMembers = []string{
+// duplicateMembers are the tokens a repeated JSON member name is signed as, in the
+// duplicate_member reasons (Handshake.DuplicateMember and ToolsList.DuplicateMember):
+// the members of a result object, of a tool and of serverInfo that MCP defines, by
+// name. Member names are server text, so any other member is signed as its group:
+// "result.member" (another member of the result object, or a member nested in one),
+// "tool.member" (another member of a tool), "serverInfo.member", "result" (the result
+// itself repeated) or "message" (another member of the JSON-RPC message).
+var duplicateMembers = []string{
 	"message", "result", "result.member",
-	"tools", "nextCursor", "tool.member", "tool.name", "tool.title", "tool.description",
-	"tool.inputSchema", "tool.outputSchema", "tool.annotations", "tool._meta", "tool.icons",
-	"protocolVersion", "supportedVersions", "capabilities", "instructions", "_meta",
+	"tools", "nextCursor", "protocolVersion", "supportedVersions", "capabilities", "instructions", "serverInfo", "_meta",
+	"tool.member", "tool.name", "tool.title", "tool.description", "tool.inputSchema", "tool.outputSchema",
+	"tool.annotations", "tool._meta", "tool.icons",
 	"serverInfo.member", "serverInfo.name", "serverInfo.version", "serverInfo.title",
 }
 
-// memberToken is m when it is one of DuplicateMembers, else "unknown": only constant
-// tokens of this suite are signed.
+// IsMemberToken reports whether token is one a repeated member name is signed as.
+func IsMemberToken(token string) bool { return slices.Contains(duplicateMembers, token) }
+
+// memberToken is m when IsMemberToken(m), else "unknown": only constant tokens of this
+// suite are signed.
 func memberToken(m string) string {
-	if slices.Contains(DuplicateMembers, m) {
+	if IsMemberToken(m) {
 		return m
 	}
 	return "unknown"

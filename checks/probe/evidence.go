@@ -14,32 +14,17 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/checks"
 )
 
-// The results whose repeated member names the probe names, for memberOf.
-type resultKind int
-
-const (
-	toolsListKind resultKind = iota
-	handshakeKind
-)
-
-// toolMembers and handshakeMembers are the member names memberOf signs by name; any
-// other repeated member is signed as its group (checks.DuplicateMembers).
-var (
-	toolMembers       = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta", "icons"}
-	handshakeMembers  = []string{"protocolVersion", "supportedVersions", "capabilities", "instructions", "_meta", "serverInfo"}
-	serverInfoMembers = []string{"name", "version", "title"}
-)
-
-// duplicateMember returns the token (one of checks.DuplicateMembers) of the first
-// member name that repeats within one object of the JSON-RPC message msg, anywhere in
-// it, or "" when no name repeats. Names are compared after Unicode NFC, as attest's
+// duplicateMember returns the token (see checks.IsMemberToken) of the first member name
+// that repeats within one object of the JSON-RPC message msg, a tools/list page or a
+// handshake answer, anywhere in it, or "" when no name repeats. Names are compared after Unicode NFC, as attest's
 // canonical form compares them. encoding/json, like most parsers, keeps the last of
 // repeated members; others keep the first or reject the document, so a message with a
 // repeated name means different things to different clients and Probity must not sign
 // what it read of it.
-func duplicateMember(msg []byte, kind resultKind) string {
+func duplicateMember(msg []byte) string {
 	// The strict scanner accepts the document only when no name repeats (after NFC); it
 	// is fast, and the walk below, which says where, runs only when it refuses.
 	if len(msg) == 0 || attest.CheckJSON(msg) == nil {
@@ -49,7 +34,7 @@ func duplicateMember(msg []byte, kind resultKind) string {
 	if !found {
 		return "" // refused for another reason (a lone surrogate, a huge number, depth)
 	}
-	return memberOf(path, kind)
+	return memberOf(path)
 }
 
 // repeatedPath walks doc and returns the path (member names, "[]" for array elements)
@@ -102,8 +87,10 @@ func repeatedPath(doc []byte) ([]string, bool) {
 
 var errFound = errors.New("found")
 
-// memberOf names a repeated member by the path repeatedPath found in a JSON-RPC message.
-func memberOf(path []string, kind resultKind) string {
+// memberOf names a repeated member by the path repeatedPath found in a JSON-RPC message:
+// by the member's own name where checks signs it (a member of the result, of a tool or
+// of serverInfo, the handshake's serverInfo in _meta included), else by its group.
+func memberOf(path []string) string {
 	if len(path) == 0 || path[0] != "result" {
 		return "message"
 	}
@@ -111,37 +98,27 @@ func memberOf(path []string, kind resultKind) string {
 		return "result"
 	}
 	sub := path[1:]
-	switch kind {
-	case toolsListKind:
-		switch {
-		case len(sub) == 1 && (sub[0] == "tools" || sub[0] == "nextCursor"):
-			return sub[0]
-		case sub[0] == "tools" && len(sub) >= 3:
-			if slices.Contains(toolMembers, sub[2]) {
-				return "tool." + sub[2]
-			}
-			return "tool.member"
-		}
-	case handshakeKind:
-		switch {
-		case len(sub) == 1 && slices.Contains(handshakeMembers, sub[0]):
-			return sub[0]
-		case sub[0] == "serverInfo":
-			return serverInfoMember(sub[1:])
-		case sub[0] == "_meta" && len(sub) >= 3 && sub[1] == "io.modelcontextprotocol/serverInfo":
-			return serverInfoMember(sub[2:])
-		case sub[0] == "_meta" || sub[0] == "capabilities":
-			return sub[0]
-		}
+	switch {
+	case len(sub) == 1:
+		return named("", sub[0], "result.member")
+	case sub[0] == "tools" && sub[1] == "[]" && len(sub) >= 3:
+		return named("tool.", sub[2], "tool.member")
+	case sub[0] == "serverInfo":
+		return named("serverInfo.", sub[1], "serverInfo.member")
+	case sub[0] == "_meta" && sub[1] == "io.modelcontextprotocol/serverInfo" && len(sub) >= 3:
+		return named("serverInfo.", sub[2], "serverInfo.member")
 	}
-	return "result.member"
+	// Deeper in a member of the result (capabilities, a tool's schema's parent list, _meta).
+	return named("", sub[0], "result.member")
 }
 
-func serverInfoMember(sub []string) string {
-	if len(sub) > 0 && slices.Contains(serverInfoMembers, sub[0]) {
-		return "serverInfo." + sub[0]
+// named is scope+member when that is a token checks signs and member is one name (no
+// dot that could make it another scope's), else group.
+func named(scope, member, group string) string {
+	if tok := scope + member; !strings.Contains(member, ".") && checks.IsMemberToken(tok) {
+		return tok
 	}
-	return "serverInfo.member"
+	return group
 }
 
 // sseEndpointShown reports whether a GET of the endpoint was answered with an event

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/probity-dev/probity/checks"
 )
 
 func TestDuplicateMember(t *testing.T) {
@@ -11,37 +13,47 @@ func TestDuplicateMember(t *testing.T) {
 	tests := []struct {
 		name string
 		doc  []byte
-		kind resultKind
 		want string
 	}{
-		{"clean list", msg(`{"tools":[{"name":"a"},{"name":"b"}],"nextCursor":"x"}`), toolsListKind, ""},
-		{"same name in two tools", msg(`{"tools":[{"name":"a"},{"name":"a"}]}`), toolsListKind, ""},
-		{"tools twice", msg(`{"tools":[],"tools":[{"name":"a"}]}`), toolsListKind, "tools"},
-		{"nextCursor twice", msg(`{"tools":[],"nextCursor":"a","nextCursor":"b"}`), toolsListKind, "nextCursor"},
-		{"a tool's name twice", msg(`{"tools":[{"name":"a"},{"name":"b","name":"c"}]}`), toolsListKind, "tool.name"},
-		{"a tool's description twice", msg(`{"tools":[{"name":"a","description":"x","description":"y"}]}`), toolsListKind, "tool.description"},
-		{"deep in a schema", msg(`{"tools":[{"name":"a","inputSchema":{"properties":{"p":{"type":"string","type":"number"}}}}]}`), toolsListKind, "tool.inputSchema"},
-		{"an unknown tool member", msg(`{"tools":[{"name":"a","x-evil":1,"x-evil":2}]}`), toolsListKind, "tool.member"},
-		{"an unknown result member", msg(`{"tools":[],"z":1,"z":2}`), toolsListKind, "result.member"},
-		{"result twice", []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[]},"result":{"tools":[{"name":"a"}]}}`), toolsListKind, "result"},
-		{"id twice", []byte(`{"jsonrpc":"2.0","id":1,"id":2,"result":{"tools":[]}}`), toolsListKind, "message"},
-		{"names equal after NFC", msg("{\"tools\":[{\"name\":\"a\",\"caf\u00e9\":1,\"cafe\u0301\":2}]}"), toolsListKind, "tool.member"},
-		{"escaped spelling of the same name", msg(`{"tools":[{"name":"a","n\u0061me":"b"}]}`), toolsListKind, "tool.name"},
-		{"instructions twice", msg(`{"protocolVersion":"2025-11-25","instructions":"a","instructions":"b"}`), handshakeKind, "instructions"},
-		{"protocolVersion twice", msg(`{"protocolVersion":"2025-11-25","protocolVersion":"2024-11-05"}`), handshakeKind, "protocolVersion"},
-		{"serverInfo.name twice", msg(`{"serverInfo":{"name":"a","name":"b"}}`), handshakeKind, "serverInfo.name"},
-		{"serverInfo other member", msg(`{"serverInfo":{"name":"a","x":1,"x":2}}`), handshakeKind, "serverInfo.member"},
-		{"discover serverInfo name twice", msg(`{"supportedVersions":["2026-07-28"],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"a","name":"b"}}}`), handshakeKind, "serverInfo.name"},
-		{"capabilities nested", msg(`{"capabilities":{"tools":{"listChanged":true,"listChanged":false}}}`), handshakeKind, "capabilities"},
-		{"a lone surrogate is not a duplicate", msg(`{"tools":[{"name":"\ud800"}]}`), toolsListKind, ""},
-		{"not JSON", []byte(`{"tools":`), toolsListKind, ""},
+		{"clean list", msg(`{"tools":[{"name":"a"},{"name":"b"}],"nextCursor":"x"}`), ""},
+		{"same name in two tools", msg(`{"tools":[{"name":"a"},{"name":"a"}]}`), ""},
+		{"tools twice", msg(`{"tools":[],"tools":[{"name":"a"}]}`), "tools"},
+		{"nextCursor twice", msg(`{"tools":[],"nextCursor":"a","nextCursor":"b"}`), "nextCursor"},
+		{"a tool's name twice", msg(`{"tools":[{"name":"a"},{"name":"b","name":"c"}]}`), "tool.name"},
+		{"a tool's description twice", msg(`{"tools":[{"name":"a","description":"x","description":"y"}]}`), "tool.description"},
+		{"deep in a schema", msg(`{"tools":[{"name":"a","inputSchema":{"properties":{"p":{"type":"string","type":"number"}}}}]}`), "tool.inputSchema"},
+		{"an unknown tool member", msg(`{"tools":[{"name":"a","x-evil":1,"x-evil":2}]}`), "tool.member"},
+		{"an unknown result member", msg(`{"tools":[],"z":1,"z":2}`), "result.member"},
+		{"result twice", []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[]},"result":{"tools":[{"name":"a"}]}}`), "result"},
+		{"id twice", []byte(`{"jsonrpc":"2.0","id":1,"id":2,"result":{"tools":[]}}`), "message"},
+		{"names equal after NFC", msg("{\"tools\":[{\"name\":\"a\",\"caf\u00e9\":1,\"cafe\u0301\":2}]}"), "tool.member"},
+		{"escaped spelling of the same name", msg(`{"tools":[{"name":"a","n\u0061me":"b"}]}`), "tool.name"},
+		{"instructions twice", msg(`{"protocolVersion":"2025-11-25","instructions":"a","instructions":"b"}`), "instructions"},
+		{"protocolVersion twice", msg(`{"protocolVersion":"2025-11-25","protocolVersion":"2024-11-05"}`), "protocolVersion"},
+		{"serverInfo.name twice", msg(`{"serverInfo":{"name":"a","name":"b"}}`), "serverInfo.name"},
+		{"serverInfo other member", msg(`{"serverInfo":{"name":"a","x":1,"x":2}}`), "serverInfo.member"},
+		{"discover serverInfo name twice", msg(`{"supportedVersions":["2026-07-28"],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"a","name":"b"}}}`), "serverInfo.name"},
+		{"capabilities nested", msg(`{"capabilities":{"tools":{"listChanged":true,"listChanged":false}}}`), "capabilities"},
+		{"a lone surrogate is not a duplicate", msg(`{"tools":[{"name":"\ud800"}]}`), ""},
+		{"not JSON", []byte(`{"tools":`), ""},
+		{"a dotted name is no scope", msg(`{"tools":[],"tool.name":1,"tool.name":2}`), "result.member"},
+		{"serverInfo twice", msg(`{"serverInfo":{"name":"a"},"serverInfo":{"name":"b"}}`), "serverInfo"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := duplicateMember(tt.doc, tt.kind); got != tt.want {
+			if got := duplicateMember(tt.doc); got != tt.want {
 				t.Errorf("duplicateMember(%s) = %q; want %q", tt.doc, got, tt.want)
 			}
 		})
+	}
+}
+
+// Every group a repeated member can be named by is a token checks signs.
+func TestMemberGroupsSigned(t *testing.T) {
+	for _, g := range []string{"message", "result", "result.member", "tool.member", "serverInfo.member"} {
+		if !checks.IsMemberToken(g) {
+			t.Errorf("%s is not a token checks signs", g)
+		}
 	}
 }
 
@@ -77,7 +89,7 @@ func BenchmarkDuplicateMember(b *testing.B) {
 	b.Run("duplicateMember", func(b *testing.B) {
 		b.SetBytes(int64(len(msg)))
 		for b.Loop() {
-			if duplicateMember(msg, toolsListKind) != "" {
+			if duplicateMember(msg) != "" {
 				b.Fatal("a clean page has a repeated member")
 			}
 		}

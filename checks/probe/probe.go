@@ -451,7 +451,7 @@ func (r *round) readHandshake() {
 			continue
 		}
 		if h.DuplicateMember == "" {
-			h.DuplicateMember = duplicateMember(resp.Raw, handshakeKind)
+			h.DuplicateMember = duplicateMember(resp.Raw)
 		}
 		if ex.Method == "server/discover" {
 			if !slices.Contains(hr.SupportedVersions, DiscoverVersion) {
@@ -564,7 +564,7 @@ func (r *round) listTools(ctx context.Context, cs *mcp.ClientSession) {
 			r.p.cfg.Logger.Debug("tools/list page unreadable", "url", r.endpoint, "page", t.Pages, "sdk_error", errString(sdkErr))
 			return
 		}
-		if m := duplicateMember(resp.Raw, toolsListKind); m != "" {
+		if m := duplicateMember(resp.Raw); m != "" {
 			// Parsers disagree on what this page lists: it is read by none.
 			t.Partial, t.DuplicateMember = checks.PartialDuplicate, m
 			return
