@@ -119,6 +119,12 @@ func (s *site) fragment(name string, data any) (template.HTML, error) {
 
 const (
 	pageSize        = 100 // directory rows and history changes per page
+	// maxNames bounds the tools a change lists on the history page (each of added,
+	// removed and changed, and the names of an older change); the rest are counted.
+	maxNames = 50
+	// historyDetailsCost bounds the details one history page shows (fitDetails): the
+	// newest changes show theirs until it is spent, cut to what fits.
+	historyDetailsCost = 512 << 10
 	detailedChanges = 10  // the newest changes of the history shown with details
 	recentChanges   = 50  // /changes
 	jsonChanges     = 30  // the history object of an entry's JSON
@@ -780,16 +786,19 @@ type changeView struct {
 	Kind     string
 	Summary  string
 	Badges   []string
-	Names    []string // the tools concerned (older changes show these)
+	Names    []string // the tools concerned (older changes show these), at most maxNames
+	More     int      // the tools concerned beyond Names
 	Slug     string
 	Details  *detailView
 	Detailed bool
 }
 
 type detailView struct {
-	ToolCount                   *int
-	Added, Removed              []toolRefView
-	Changed                     []toolChangeView
+	ToolCount      *int
+	Added, Removed []toolRefView    // at most maxNames each
+	Changed        []toolChangeView // at most maxNames
+	// MoreAdded, MoreRemoved and MoreChanged count the tools beyond those lists.
+	MoreAdded, MoreRemoved, MoreChanged int
 	InstructionsChanged         bool
 	InstructionsBefore          string
 	InstructionsAfter           string
@@ -875,17 +884,36 @@ func (s *site) changeView(c *store.ChangeRecord, detailed bool) changeView {
 			dv.EditBefore, dv.EditAfter = visible(deref(d.Before)), visible(deref(d.After))
 		}
 	}
+	name := func(n string) {
+		if len(cv.Names) < maxNames {
+			cv.Names = append(cv.Names, visibleLine(n))
+		} else {
+			cv.More++
+		}
+	}
 	if c := d.Diff; c != nil {
-		for _, t := range c.Added {
-			cv.Names = append(cv.Names, visibleLine(t.Name))
+		for i, t := range c.Added {
+			name(t.Name)
+			if i >= maxNames {
+				dv.MoreAdded++
+				continue
+			}
 			dv.Added = append(dv.Added, toolRefView{visibleLine(t.Name), visibleLine(t.Title)})
 		}
-		for _, t := range c.Removed {
-			cv.Names = append(cv.Names, visibleLine(t.Name))
+		for i, t := range c.Removed {
+			name(t.Name)
+			if i >= maxNames {
+				dv.MoreRemoved++
+				continue
+			}
 			dv.Removed = append(dv.Removed, toolRefView{visibleLine(t.Name), visibleLine(t.Title)})
 		}
-		for _, t := range c.Changed {
-			cv.Names = append(cv.Names, visibleLine(t.Name))
+		for i, t := range c.Changed {
+			name(t.Name)
+			if i >= maxNames {
+				dv.MoreChanged++
+				continue
+			}
 			tv := toolChangeView{
 				Name: visibleLine(t.Name), TitleChanged: t.TitleChanged, DescriptionChanged: t.DescriptionChanged,
 				TitleBefore: visibleLine(t.TitleBefore), TitleAfter: visibleLine(t.TitleAfter),
@@ -914,6 +942,53 @@ func (s *site) changeView(c *store.ChangeRecord, detailed bool) changeView {
 		cv.Details = dv
 	}
 	return cv
+}
+
+// fitDetails cuts d to budget bytes of text on the page, every character escaped at
+// worst (&#34; and the like): the tools added, removed and changed are kept in order
+// while they fit, the rest counted in MoreAdded, MoreRemoved and MoreChanged. It
+// returns the cost of what is kept, and false when not even the change's own text
+// (instructions, version, edit, breaking findings) fits.
+func fitDetails(d *detailView, budget int) (int, bool) {
+	cost := func(ss ...string) int {
+		n := 0
+		for _, s := range ss {
+			n += 64 + 6*len(s)
+		}
+		return n
+	}
+	n := cost(d.InstructionsBefore, d.InstructionsAfter, d.VersionBefore, d.VersionAfter, d.EditField, d.EditBefore, d.EditAfter) + cost(d.Breaking...)
+	if n > budget {
+		return 0, false
+	}
+	keep := func(count int, itemCost func(int) int) int {
+		for i := range count {
+			c := itemCost(i)
+			if n+c > budget {
+				return i
+			}
+			n += c
+		}
+		return count
+	}
+	k := keep(len(d.Added), func(i int) int { return cost(d.Added[i].Name, d.Added[i].Title) })
+	d.MoreAdded += len(d.Added) - k
+	d.Added = d.Added[:k]
+	k = keep(len(d.Removed), func(i int) int { return cost(d.Removed[i].Name, d.Removed[i].Title) })
+	d.MoreRemoved += len(d.Removed) - k
+	d.Removed = d.Removed[:k]
+	k = keep(len(d.Changed), func(i int) int {
+		t := &d.Changed[i]
+		c := cost(t.Name, t.TitleBefore, t.TitleAfter, t.DescriptionBefore, t.DescriptionAfter) +
+			cost(t.ParamsAdded...) + cost(t.ParamsRemoved...) + cost(t.ParamsNewlyRequired...) + cost(t.ParamDescriptionsChanged...)
+		for _, h := range t.Hints {
+			c += cost(h.Hint)
+		}
+		return c
+	})
+	d.MoreChanged += len(d.Changed) - k
+	d.Changed = d.Changed[:k]
+	return n, true
 }
 
 func visibleAll(ss []string) []string {
@@ -972,12 +1047,21 @@ func (s *site) history(ctx context.Context, slug string, page int) (*historyView
 	if start >= len(cs) && page > 1 {
 		return nil, errNotFound
 	}
+	budget := historyDetailsCost
 	for i := start; i < len(cs); i++ {
 		if cs[i].Hidden {
 			continue // Changes leaves them out; this is belt and braces
 		}
 		cs[i].EntrySlug = e.Slug
-		v.Changes = append(v.Changes, s.changeView(&cs[i], i < detailedChanges))
+		cv := s.changeView(&cs[i], i < detailedChanges && budget > 0)
+		if cv.Details != nil {
+			if cost, ok := fitDetails(cv.Details, budget); ok {
+				budget -= cost
+			} else {
+				cv.Details, cv.Detailed = nil, false
+			}
+		}
+		v.Changes = append(v.Changes, cv)
 	}
 	return v, nil
 }

@@ -28,8 +28,10 @@ var bigDescription = func() string {
 // bigEntry is a store holding the entry "big" whose newest round listed n tools with
 // 3 KB descriptions, and a site over it.
 type bigEntry struct {
-	st  store.Store
-	new func() http.Handler // a site with fresh memos
+	st    store.Store
+	entry store.Entry
+	obs   int64               // the round's observation
+	new   func() http.Handler // a site with fresh memos
 }
 
 func newBigEntry(tb testing.TB, n int) *bigEntry {
@@ -74,7 +76,7 @@ func newBigEntry(tb testing.TB, n int) *bigEntry {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := st.SaveRound(ctx, &store.Round{
+	obs, err := st.SaveRound(ctx, &store.Round{
 		EntryID: e.ID, DueAt: start, Reason: store.ReasonCadence, RoundID: "r-big",
 		StartedAt: start, FinishedAt: start.Add(time.Second),
 		Coverage: "full", HTTPStatus: 200, Uptime: store.UptimeAnswered,
@@ -86,10 +88,11 @@ func newBigEntry(tb testing.TB, n int) *bigEntry {
 		Surface: surface, Results: []byte(`[]`), Timings: []byte(`{}`),
 		Envelope: []byte(`{"payloadType":"application/vnd.in-toto+json","payload":"eyJhIjoxfQ==","signatures":[{"keyid":"a050837d85070582","sig":"c2ln"}]}`),
 		KeyID:    "a050837d85070582", PayloadDigest: strings.Repeat("ab", 32),
-	}); err != nil {
+	})
+	if err != nil {
 		tb.Fatal(err)
 	}
-	return &bigEntry{st: st, new: func() http.Handler {
+	return &bigEntry{st: st, entry: e, obs: obs, new: func() http.Handler {
 		h, err := web.New(web.Config{Store: st, Keys: doc, BaseURL: "https://probity.test", Now: func() time.Time { return start.Add(time.Hour) },
 			Logger: slog.New(slog.DiscardHandler), RateLimit: web.RateLimit{PerSecond: 1e9, Burst: 1 << 30}})
 		if err != nil {

@@ -3,6 +3,10 @@ package web_test
 import (
 	"encoding/json"
 	"fmt"
+	"time"
+
+	"github.com/probity-dev/probity/history/diff"
+	"github.com/probity-dev/probity/store"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -121,6 +125,50 @@ func TestHugeEntryPageBounded(t *testing.T) {
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 		if rec.Code != http.StatusOK || rec.Body.Len() > maxAnswer {
 			t.Errorf("GET %s: %d, %d bytes; want 200 and at most %d", path, rec.Code, rec.Body.Len(), maxAnswer)
+		}
+	}
+}
+
+// The history of an entry whose changes add and change thousands of tools stays under
+// 1 MB a page: a change lists at most 50 tools of each kind and counts the rest, and
+// details stop when the page's budget is spent.
+func TestHistoryPageBounded(t *testing.T) {
+	be := newBigEntry(t, 10)
+	var added []diff.ToolRef
+	var changed []diff.ToolChange
+	for i := range 7000 {
+		added = append(added, diff.ToolRef{Name: fmt.Sprintf("tool_%05d", i), Title: bigDescription[:100]})
+		if i >= 200 {
+			continue // the page decodes at most 4 MB of details a change
+		}
+		changed = append(changed, diff.ToolChange{Name: fmt.Sprintf("tool_%05d", i), DescriptionChanged: true,
+			DescriptionBefore: bigDescription, DescriptionAfter: bigDescription + "!"})
+	}
+	var cs []store.ChangeRecord
+	for n := int64(1); n <= 12; n++ {
+		c := diff.Change{Added: added}
+		if n%2 == 0 {
+			c = diff.Change{Changed: changed}
+		}
+		details, err := json.Marshal(map[string]any{"diff": c, "toolCount": 7000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, store.ChangeRecord{EntryID: be.entry.ID, Number: n, RecordedAt: time.Date(2026, 12, 1, 6, int(n), 0, 0, time.UTC),
+			Origin: "automatic", Kind: "tools", Summary: c.Summary(), Details: details, AfterObservation: be.obs})
+	}
+	if err := be.st.SaveHistory(t.Context(), store.HistoryUpdate{EntryID: be.entry.ID, Processed: be.obs, State: []byte(`{}`), Changes: cs}); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	be.new().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/s/big/history", nil))
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK || rec.Body.Len() > maxAnswer {
+		t.Fatalf("GET /s/big/history: %d, %d bytes; want 200 and at most %d", rec.Code, rec.Body.Len(), maxAnswer)
+	}
+	for _, want := range []string{"more tools added, not listed here.</p>", "more tools changed, not listed here.</p>", "and 6950 more</p>", "and 150 more</p>", `id="ch-1"`, `id="ch-12"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the history lacks %q: %d bytes\n%.3000s", want, len(body), body[strings.Index(body, `<ol class="history">`):])
 		}
 	}
 }

@@ -6,9 +6,9 @@
 // /metrics.
 //
 //	GET /                               directory (?q= ?kind= ?verified=1 ?changed=7d ?offline=1 ?page=)
-//	GET /s/{slug}                       entry page
+//	GET /s/{slug}                       entry page (?tools=N: the page of its tools)
 //	GET /s/{slug}/history               history (?page=), each change at #ch-N
-//	GET /s/{slug}.json, /s/{slug}.md    entry as JSON (with "history") and Markdown (last 5 changes)
+//	GET /s/{slug}.json, /s/{slug}.md    entry as JSON (with "history", "toolsPage") and Markdown (last 5 changes), ?tools=N
 //	GET /s/{slug}/history.xml           entry's Atom feed
 //	GET /s/{slug}/envelopes.jsonl       entry's round, visible change and supply envelopes
 //	GET /s/{slug}/r/{roundId}.json      one round's envelope
@@ -42,8 +42,15 @@
 // Every request reads the store; nothing caches a page. What is remembered is derived
 // from immutable data only (memo.go), bounded by bytes and reported on /metrics: the
 // entry page's checks, supply and tools sections, rendered once per stored round, supply
-// run and tool surface (about 65 MB for 6,000 entries), and the last directory feed,
-// served again while its changes are still the newest. An entry page reads its store
+// run and page of a tool surface (about 65 MB for 6,000 entries), and the last directory
+// feed, served again while its changes are still the newest.
+//
+// Every answer is bounded whatever a listed server publishes. An entry's tools come a
+// page at a time (toolpages.go: at most 100 tools and 256 KiB of escaped text a page,
+// the same pages in HTML, JSON and Markdown), so the page of an entry with 7,000 tools
+// of 3 KB is about 200 KB; a stored surface is read in one pass (scanSurface), by one
+// request per surface and page and at most two at once. The history shows at most
+// maxNames tools per change. An entry page reads its store
 // data in one call (store.EntryDigest), on PostgreSQL in one round trip.
 //
 // gin stays inside this package: handlers decode and bound the request, call one
