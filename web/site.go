@@ -118,19 +118,13 @@ func (s *site) fragment(name string, data any) (template.HTML, error) {
 }
 
 const (
-	pageSize = 100 // directory rows and history changes per page
-	// maxNames bounds the tools a change lists on the history page (each of added,
-	// removed and changed, and the names of an older change); the rest are counted.
-	maxNames = 50
-	// historyDetailsCost bounds the details one history page shows (fitDetails): the
-	// newest changes show theirs until it is spent, cut to what fits.
-	historyDetailsCost = 512 << 10
-	detailedChanges    = 10 // the newest changes of the history shown with details
-	recentChanges      = 50 // /changes
-	jsonChanges        = 30 // the history object of an entry's JSON
-	markdownChanges    = 5  // the changes in an entry's Markdown
-	uptimeDays         = 30 // the recent days shown
-	recentWindow       = 7 * 24 * time.Hour
+	pageSize        = 100 // directory rows and history changes per page
+	detailedChanges = 10  // the newest changes of the history shown with details
+	recentChanges   = 50  // /changes
+	jsonChanges     = 30  // the history object of an entry's JSON
+	markdownChanges = 5   // the changes in an entry's Markdown
+	uptimeDays      = 30  // the recent days shown
+	recentWindow    = 7 * 24 * time.Hour
 	// maxScan bounds the entries one directory request reads when it filters: the store
 	// has no search, so filters page through Entries (see directory).
 	maxScan = 50000
@@ -138,6 +132,16 @@ const (
 	maxFilterSet = 100000
 	// maxDetails bounds a change's details JSON that is decoded for display.
 	maxDetails = 4 << 20
+)
+
+// Bounds of the history page.
+const (
+	// maxNames bounds the tools a change lists on the history page (each of added,
+	// removed and changed, and the names of an older change); the rest are counted.
+	maxNames = 50
+	// historyDetailsCost bounds the details one history page shows (fitDetails): the
+	// newest changes show theirs until it is spent, cut to what fits.
+	historyDetailsCost = 512 << 10
 )
 
 // Badge states, as the directory and the entry page show them.
