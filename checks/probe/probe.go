@@ -65,6 +65,21 @@
 // transport check): a handshake POSTed to the endpoint and answered with its JSON-RPC
 // response shows Streamable HTTP, a GET whose event stream begins with the endpoint
 // event shows legacy SSE, whatever later requests are answered with, a 401 included.
+//
+// # Memory
+//
+// Every body the probe reads goes through one reader that holds it to the caps of
+// Budget (see the recorder in record.go): each response, the metadata fetch and every
+// redirect hop included, to MaxResponseBytes; the legacy SSE session stream, which
+// carries every response of the session, to MaxResponseBytes per event and for all it
+// carries besides responses, and to MaxTotalBytes in all; every byte read counts against
+// MaxTotalBytes. The probe asks for gzip and decompresses it itself, so the decompressed
+// bytes count against the caps (and the compressed ones too). What was read is kept
+// once: the tool list is a set of views of the recorded pages, snapshots share the
+// bodies, a body cut at a cap keeps only a 64 KiB prefix, and event streams keep only
+// the events that can answer a request. A probe's heap thus stays near what its caps
+// let it read (the hostile corpus of checks/fixtures measures it; see
+// BenchmarkHostileProbeMemory).
 package probe
 
 import (
