@@ -223,7 +223,11 @@ func BenchmarkHostileRound32(b *testing.B) {
 	}
 	b.ReportMetric(benchMedian(peaks)/(1<<20), "peak_MiB/probe")
 	b.ReportMetric(benchMedian(reads)/(1<<20), "read_MiB/probe")
-	b.ReportMetric(benchMedian(ratios), "x_read")
+	x := benchMedian(ratios)
+	b.ReportMetric(x, "x_read")
+	if x > 2 {
+		b.Errorf("the peak heap per probe in flight is %.2f times what each read; the bound is 2", x)
+	}
 }
 
 // TestHostileProbeRetention probes every fixture of the hostile corpus and checks what
