@@ -61,10 +61,12 @@ type scannedTool struct {
 }
 
 // field is a text as it is in the document: a string's content still escaped
-// (escaped set when it has an escape or bytes that are not ASCII), or a value's JSON.
+// (escaped set when it has an escape or bytes that are not ASCII), or a value's JSON;
+// cost is textCost of the text it stands for.
 type field struct {
 	raw     []byte
 	escaped bool
+	cost    int
 }
 
 // text is f unescaped, into *buf when it must be decoded.
@@ -88,74 +90,13 @@ func (t *scannedTool) texts() (name, title, description []byte) {
 	return t.name.text(&t.bufs[0]), tf.text(&t.bufs[1]), t.desc.text(&t.bufs[2])
 }
 
-// cost is toolCost of the tool's texts, computed on them as they are in the document.
+// cost is toolCost of the tool's texts, computed as they were read.
 func (t *scannedTool) cost() int {
 	tf := t.title
 	if len(tf.raw) == 0 {
 		tf = t.annTitle
 	}
-	return 96 + t.name.cost() + tf.cost() + t.desc.cost()
-}
-
-// cost is textCost of f's text, from its escaped form: each escape costs what the
-// character it stands for does.
-func (f field) cost() int {
-	if !f.escaped {
-		return textCost(f.raw)
-	}
-	n, shown := 0, 0
-	raw := f.raw
-	for i := 0; i < len(raw) && shown < maxShown; {
-		c := raw[i]
-		switch {
-		case c == '\\' && i+1 < len(raw) && raw[i+1] == 'u':
-			r, _ := hex4(raw[i+2:])
-			i += 6
-			if utf16.IsSurrogate(r) && i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-				r2, _ := hex4(raw[i+2:])
-				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-					r = d
-					i += 6
-				}
-			}
-			n += runeCost(r)
-			shown += max(1, utf8.RuneLen(r))
-		case c == '\\' && i+1 < len(raw):
-			e := raw[i+1]
-			switch e {
-			case 'b':
-				e = '\b'
-			case 'f':
-				e = '\f'
-			case 'n':
-				e = '\n'
-			case 'r':
-				e = '\r'
-			case 't':
-				e = '\t'
-			}
-			n += asciiCost[e&0x7F]
-			shown++
-			i += 2
-		case c < utf8.RuneSelf:
-			n += asciiCost[c]
-			shown++
-			i++
-		default:
-			r, size := utf8.DecodeRune(raw[i:])
-			if r == utf8.RuneError && size == 1 {
-				n += 11
-			} else {
-				n += runeCost(r)
-			}
-			shown += size
-			i += size
-		}
-	}
-	if shown >= maxShown {
-		n += len("…")
-	}
-	return n
+	return toolCost(t.name.cost, tf.cost, t.desc.cost)
 }
 
 func (s *surfaceScanner) ws() {
@@ -258,8 +199,8 @@ func (s *surfaceScanner) text(dst *field) error {
 	}
 	switch s.b[s.i] {
 	case '"':
-		raw, escaped, err := s.rawStr()
-		*dst = field{raw, escaped}
+		raw, escaped, cost, err := s.rawStr(true)
+		*dst = field{raw, escaped, cost}
 		return err
 	case 'n':
 		if err := s.skip(0); err != nil {
@@ -272,7 +213,7 @@ func (s *surfaceScanner) text(dst *field) error {
 	if err := s.skip(0); err != nil {
 		return err
 	}
-	*dst = field{raw: s.b[start:s.i]}
+	*dst = field{raw: s.b[start:s.i], cost: textCost(s.b[start:s.i])}
 	return nil
 }
 
@@ -289,7 +230,7 @@ func (s *surfaceScanner) skip(depth int) error {
 	}
 	switch c := s.b[s.i]; {
 	case c == '"':
-		_, _, err := s.rawStr()
+		_, _, _, err := s.rawStr(false)
 		return err
 	case c == '{':
 		return s.object(func([]byte) error { return s.skip(depth + 1) })
@@ -344,74 +285,113 @@ func (s *surfaceScanner) literal(lit string) error {
 	return nil
 }
 
-// rawStr reads a string at s.i and returns its content as it is, and whether it has
-// an escape or bytes that are not ASCII (which unescape turns into valid UTF-8). Its
-// escapes are checked.
-func (s *surfaceScanner) rawStr() ([]byte, bool, error) {
+// strSpecial marks the bytes rawStr stops at: the quote, the backslash, controls and
+// bytes that are not ASCII.
+var strSpecial = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c == '"' || c == '\\' || c < ' ' || c >= utf8.RuneSelf
+	}
+	return t
+}()
+
+// rawStr reads a string at s.i and returns its content as it is, whether it has an
+// escape or bytes that are not ASCII (which unescape turns into valid UTF-8), and, with
+// withCost, textCost of its content unescaped (each escape costs what the character
+// it stands for does), all in one pass. Its escapes are checked.
+func (s *surfaceScanner) rawStr(withCost bool) (raw []byte, escaped bool, cost int, err error) {
+	b := s.b
 	s.i++ // the opening quote
 	start := s.i
-	escaped, hasBackslash := false, false
+	shown := 0 // bytes of the unescaped content so far
 	for {
-		if s.i >= len(s.b) {
-			return nil, false, errors.New("unterminated string")
+		if withCost {
+			for s.i < len(b) && !strSpecial[b[s.i]] { // the common case: printable ASCII
+				if shown < maxShown {
+					cost += asciiCost[b[s.i]]
+				}
+				shown++
+				s.i++
+			}
+		} else {
+			for s.i < len(b) && !strSpecial[b[s.i]] {
+				s.i++
+			}
 		}
-		c := s.b[s.i]
-		if c == '"' {
-			break
+		if s.i >= len(b) {
+			return nil, false, 0, errors.New("unterminated string")
 		}
-		if c < ' ' {
-			return nil, false, errors.New("control character in a string")
-		}
-		if c == '\\' {
-			escaped, hasBackslash = true, true
-			s.i += 2
-			continue
-		}
-		if c >= utf8.RuneSelf {
+		var r rune
+		var size int // of the character in the unescaped content
+		switch c := b[s.i]; {
+		case c == '"':
+			raw = b[start:s.i]
+			s.i++
+			if shown > maxShown {
+				cost += len("…")
+			}
+			return raw, escaped, cost, nil
+		case c < ' ':
+			return nil, false, 0, errors.New("control character in a string")
+		case c == '\\':
 			escaped = true
+			if s.i+1 >= len(b) {
+				return nil, false, 0, errors.New("unterminated string")
+			}
+			switch e := b[s.i+1]; e {
+			case '"', '\\', '/':
+				r = rune(e)
+			case 'b':
+				r = '\b'
+			case 'f':
+				r = '\f'
+			case 'n':
+				r = '\n'
+			case 'r':
+				r = '\r'
+			case 't':
+				r = '\t'
+			case 'u':
+				var ok bool
+				if r, ok = hex4(b[s.i+2:]); !ok {
+					return nil, false, 0, errors.New("malformed \\u escape in a string")
+				}
+				if utf16.IsSurrogate(r) && s.i+12 <= len(b) && b[s.i+6] == '\\' && b[s.i+7] == 'u' {
+					if r2, ok := hex4(b[s.i+8:]); ok {
+						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+							r = d
+							s.i += 6
+						}
+					}
+				}
+				s.i += 4
+			default:
+				return nil, false, 0, errors.New("malformed escape in a string")
+			}
+			s.i += 2
+			size = max(1, utf8.RuneLen(r))
+		default: // not ASCII
+			escaped = true
+			r, size = utf8.DecodeRune(b[s.i:])
+			if r == utf8.RuneError && size == 1 {
+				r = 0xDC00 // costs as a hidden character: visible writes it as \x..
+			}
+			s.i += size
 		}
-		s.i++
+		if withCost && shown < maxShown {
+			cost += runeCost(r)
+		}
+		shown += size
 	}
-	raw := s.b[start:s.i]
-	s.i++ // the closing quote
-	if hasBackslash && !validEscapes(raw) {
-		return nil, false, errors.New("malformed escape in a string")
-	}
-	return raw, escaped, nil
 }
 
 // str reads a string at s.i and returns its content unescaped: a slice of the
 // document when it needs no decoding, else written into *buf.
 func (s *surfaceScanner) str(buf *[]byte) ([]byte, error) {
-	raw, escaped, err := s.rawStr()
+	raw, escaped, _, err := s.rawStr(false)
 	if err != nil || !escaped {
 		return raw, err
 	}
-	return field{raw, true}.text(buf), nil
-}
-
-// validEscapes reports whether every escape in raw is well-formed.
-func validEscapes(raw []byte) bool {
-	for i := 0; i < len(raw); i++ {
-		if raw[i] != '\\' {
-			continue
-		}
-		if i+1 >= len(raw) {
-			return false
-		}
-		switch raw[i+1] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			i++
-		case 'u':
-			if _, ok := hex4(raw[i+2:]); !ok {
-				return false
-			}
-			i += 5
-		default:
-			return false
-		}
-	}
-	return true
+	return field{raw: raw, escaped: true}.text(buf), nil
 }
 
 // runeCost is textCost of one character.

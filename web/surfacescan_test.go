@@ -137,7 +137,7 @@ func TestScanSurfaceMatchesEncodingJSON(t *testing.T) {
 			if enc := encodedSize(t, v); costs[i] < enc {
 				t.Errorf("%s: tool %d costs %d, but takes %d bytes encoded", name, i, costs[i], enc)
 			}
-			if c := toolCost([]byte(want[i][0]), []byte(want[i][1]), []byte(want[i][2])); c != costs[i] && !strings.ContainsAny(string(doc), `\`) {
+			if c := toolCost(textCost([]byte(want[i][0])), textCost([]byte(want[i][1])), textCost([]byte(want[i][2]))); c != costs[i] && !strings.ContainsAny(string(doc), `\`) {
 				t.Errorf("%s: tool %d: cost from the document %d, from its text %d", name, i, costs[i], c)
 			}
 		}

@@ -188,13 +188,14 @@ func (s *site) readToolPages(ctx context.Context, surface string, want int) (too
 	return out, nil
 }
 
-// toolCost bounds the bytes a tool's text takes in the costliest of the page (HTML
+// toolCost bounds the bytes a tool takes on a page: the textCost of its name, title
+// and description, each the most its text takes in the costliest of the page (HTML
 // escapes < > & ' "), the JSON (\u003c for < > &, \" \\ and \n) and the Markdown (a
-// backslash before punctuation), after visible cut it and wrote hidden characters as
-// escapes, plus its markup. It is computed from the text as stored, without making
-// the view, so the pages of a surface are found by reading it once, cheaply.
-func toolCost(name, title, description []byte) int {
-	return 96 + textCost(name) + textCost(title) + textCost(description)
+// backslash before punctuation) after visible cut it and wrote hidden characters as
+// escapes, plus its markup. scanSurface computes the text costs from the stored
+// document, without making the view, so a surface's pages are found in one pass.
+func toolCost(name, title, description int) int {
+	return 96 + name + title + description
 }
 
 // asciiCost is the cost of each ASCII byte: 6 for \u003c and the like, 5 for &#39;, 2
