@@ -72,6 +72,7 @@ func guard(lim *limiter, refused *refusals.Log, log *slog.Logger, next http.Hand
 		}
 		cw := &capWriter{ResponseWriter: w, limit: MaxResponse, id: requestID(body)}
 		next.ServeHTTP(cw, r)
+		cw.start() // a status without a body (202 to a notification) goes out now
 		if cw.over {
 			refused.Refused(r.Context(), client, reasonResponseTooLarge, slog.Int("limit", MaxResponse))
 		}
@@ -93,11 +94,8 @@ func isBatch(body []byte) bool {
 	return len(b) > 0 && b[0] == '['
 }
 
-// JSON-RPC 2.0 error codes used here.
-const (
-	codeInvalidRequest = -32600
-	codeInternalError  = -32603
-)
+// codeInternalError is JSON-RPC 2.0's -32603 Internal error.
+const codeInternalError = -32603
 
 // batchRefusal is the answer to a batch, fixed. JSON-RPC 2.0 answers a request that is
 // not a valid Request object with -32600 Invalid Request and id null; MCP 2025-06-18
@@ -133,8 +131,9 @@ var errResponseTooLarge = errors.New("mcp: response larger than the limit")
 // write, so an answer that is too large in its first write (the SDK writes a JSON
 // answer in one) is replaced by a JSON-RPC error response to the request (its id;
 // -32603 Internal error, naming the limit) with HTTP 200 like any answer, so the
-// client's call fails with that message instead of a broken transport. A stream (an event stream) whose later
-// writes pass the limit cannot be replaced any more: those writes fail, which ends it.
+// client's call fails with that message instead of a broken transport. A stream (an
+// event stream) whose later writes pass the limit cannot be replaced any more: those
+// writes fail, which ends it.
 type capWriter struct {
 	http.ResponseWriter
 	limit   int

@@ -72,10 +72,14 @@ func TestBatchRefused(t *testing.T) {
 	if got := h.Refusals()["batch"]; got != uint64(n) {
 		t.Errorf("Refusals()[batch] = %d, want %d", got, n)
 	}
-	// One message is answered.
+	// One message is answered, a notification with 202 and no body.
 	w := post(h, "203.0.113.7:4000", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), nil)
 	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"get_history"`) {
 		t.Errorf("tools/list = %d %.200s, want 200 with the tools", w.Code, w.Body)
+	}
+	w = post(h, "203.0.113.7:4000", strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+	if w.Code != http.StatusAccepted || w.Body.Len() != 0 {
+		t.Errorf("a notification = %d %q, want 202 without a body", w.Code, w.Body)
 	}
 }
 
