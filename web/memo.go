@@ -81,6 +81,14 @@ func (c *memo[K, V]) put(k K, v V) V {
 	return v
 }
 
+// peek returns the value remembered for k, if any, without counting a lookup.
+func (c *memo[K, V]) peek(k K) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[k]
+	return e.v, ok
+}
+
 // memoStats is what a memo reports on /metrics.
 type memoStats struct {
 	Hits, Misses   uint64

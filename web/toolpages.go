@@ -105,6 +105,10 @@ func (s *site) toolsPage(ctx context.Context, surface string, page int) (toolPag
 				return toolPage{}, err
 			}
 			defer s.toolBuilds.slots.Release(1)
+			// A read that ran while this one waited may have remembered the page.
+			if p, ok := s.tools.peek(toolPageKey{surface, page}); ok {
+				return p, nil
+			}
 			return s.readToolPages(ctx, surface, page)
 		})
 		if err != nil {

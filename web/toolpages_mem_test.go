@@ -21,7 +21,14 @@ func TestMeasureParallelViews(t *testing.T) {
 		t.Skip("set PROBITY_MEASURE=1 to measure")
 	}
 	be := newBigEntry(t, 7000)
-	h := be.new()
+	for _, same := range []bool{false, true} {
+		measureViews(t, be.new(), same)
+	}
+}
+
+// measureViews measures 8 parallel first views on h: of one page when same, else of
+// the page, JSON and Markdown with different pages of the tools.
+func measureViews(t *testing.T, h http.Handler, same bool) {
 	debug.FreeOSMemory()
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		t.Skipf("cannot reset the peak RSS: %v", err)
@@ -32,6 +39,9 @@ func TestMeasureParallelViews(t *testing.T) {
 	total := 0
 	for i := range 8 {
 		path := []string{"/s/big", "/s/big.json", "/s/big.md"}[i%3] + fmt.Sprintf("?tools=%d", i+1)
+		if same {
+			path = "/s/big"
+		}
 		wg.Go(func() {
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
@@ -42,7 +52,11 @@ func TestMeasureParallelViews(t *testing.T) {
 	}
 	wg.Wait()
 	after := procStatus(t, "VmHWM")
-	fmt.Printf("8 parallel first views: peak RSS %d kB -> %d kB (+%d MB), %d bytes answered\n", before, after, (after-before)/1024, total)
+	what := "different pages"
+	if same {
+		what = "/s/big"
+	}
+	fmt.Printf("8 parallel first views (%s): peak RSS %d kB -> %d kB (+%d MB), %d bytes answered\n", what, before, after, (after-before)/1024, total)
 }
 
 func procStatus(t *testing.T, key string) int {
