@@ -221,9 +221,9 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
 	case "gzip", "x-gzip":
-		// The compressed bytes are held to the per-response cap as well: a stream of
-		// empty gzip members decompresses to nothing.
-		b.wire = &wireLimit{r: resp.Body, left: r.maxBody}
+		// The compressed bytes are held to the response's cap as well: a stream of empty
+		// gzip members decompresses to nothing.
+		b.wire = &wireLimit{r: resp.Body, left: b.max}
 		resp.Header.Del("Content-Encoding")
 		resp.Header.Del("Content-Length")
 		resp.ContentLength = -1
