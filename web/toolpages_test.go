@@ -166,6 +166,7 @@ func TestHistoryPageBounded(t *testing.T) {
 	if rec.Code != http.StatusOK || rec.Body.Len() > maxAnswer {
 		t.Fatalf("GET /s/big/history: %d, %d bytes; want 200 and at most %d", rec.Code, rec.Body.Len(), maxAnswer)
 	}
+	t.Logf("history page: %d bytes", rec.Body.Len())
 	for _, want := range []string{"more tools added, not listed here.</p>", "more tools changed, not listed here.</p>", "and 6950 more</p>", "and 150 more</p>", `id="ch-1"`, `id="ch-12"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the history lacks %q: %d bytes\n%.3000s", want, len(body), body[strings.Index(body, `<ol class="history">`):])
