@@ -211,6 +211,7 @@ func TestHistoryBounded(t *testing.T) {
 		if w.Code != http.StatusOK {
 			t.Fatalf("page %d: %d %.300s", page, w.Code, w.Body)
 		}
+		t.Logf("page %d: %d bytes", page, w.Body.Len())
 		if w.Body.Len() > 2<<20 {
 			t.Errorf("page %d: %d bytes of answer, want at most 2 MiB", page, w.Body.Len())
 		}
