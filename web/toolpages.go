@@ -53,7 +53,7 @@ type toolPage struct {
 // Last is the position of the page's last tool.
 func (p toolPage) Last() int { return p.First + len(p.Tools) - 1 }
 
-// Prev and Next are the neighbouring page numbers, 0 when there is none.
+// Prev is the previous page's number, 0 on the first page.
 func (p toolPage) Prev() int {
 	if p.Page > 1 {
 		return p.Page - 1
