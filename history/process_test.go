@@ -23,6 +23,7 @@ import (
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/verifier"
+	"github.com/probity-dev/probity/verifier/cli"
 )
 
 // scripted is a Prober that answers with a real observation of a fleet server, its tools
@@ -214,7 +215,7 @@ func TestHistoryFromRounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := verifier.VerifyPaths(ctx, []string{out}, verifier.StreamConfig{Keys: doc, Policy: verifier.DefaultPolicy()})
+	sum, err := cli.VerifyPaths(ctx, []string{out}, cli.StreamConfig{Keys: doc, Policy: verifier.DefaultPolicy()})
 	if err != nil || sum.Failed != 0 || sum.Verified != counts.Rounds+counts.Changes || counts.Changes != 4 {
 		t.Fatalf("export %+v verified %+v (%v)", counts, sum, err)
 	}
@@ -310,7 +311,7 @@ func TestManifestToolsFeedTheHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := verifier.VerifyPaths(ctx, []string{out}, verifier.StreamConfig{Keys: doc, Policy: verifier.DefaultPolicy()})
+	sum, err := cli.VerifyPaths(ctx, []string{out}, cli.StreamConfig{Keys: doc, Policy: verifier.DefaultPolicy()})
 	if err != nil || sum.Failed != 0 || counts.Changes != 2 || sum.Verified != 2 {
 		t.Fatalf("export %+v verified %+v (%v)", counts, sum, err)
 	}

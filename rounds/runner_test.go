@@ -20,6 +20,7 @@ import (
 	"github.com/probity-dev/probity/keys"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/verifier"
+	"github.com/probity-dev/probity/verifier/cli"
 )
 
 // testEnv is a store, a key directory and a runner for service-level tests.
@@ -74,7 +75,7 @@ func (env *testEnv) add(t *testing.T, kind, locator string) store.Entry {
 
 // verifyExport exports every envelope of the store and verifies them offline; every
 // signed observation must verify, and nothing else may be there.
-func (env *testEnv) verifyExport(t *testing.T) verifier.Summary {
+func (env *testEnv) verifyExport(t *testing.T) cli.Summary {
 	t.Helper()
 	ctx := context.Background()
 	out := t.TempDir()
@@ -94,7 +95,7 @@ func (env *testEnv) verifyExport(t *testing.T) verifier.Summary {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := verifier.VerifyPaths(ctx, []string{out}, verifier.StreamConfig{Keys: doc, Policy: verifier.DefaultPolicy()})
+	sum, err := cli.VerifyPaths(ctx, []string{out}, cli.StreamConfig{Keys: doc, Policy: verifier.DefaultPolicy()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,10 @@
 // Package verifier checks Probity's DSSE envelopes offline, against a key document and a
-// policy, and returns a typed result that records what was verified. It imports no
-// network, storage or web package: an auditor builds it from the standard library,
-// golang.org/x, jcs and go-securesystemslib alone.
+// policy, and returns a typed result that records what was verified. It is verification
+// only: envelope bytes and a key document in, a Result out. It reads no file, directory
+// or stream (that is verifier/cli's, which walks paths and streams JSONL exports through
+// Verify) and imports no network, storage or web package: an auditor reads it beside
+// attest and keys, and builds it from the standard library, golang.org/x, jcs and
+// go-securesystemslib alone.
 //
 // An envelope verifies when all of these hold, checked in this order:
 //
@@ -130,7 +133,8 @@ func DefaultPolicy() Policy { return Policy{Threshold: 1} }
 // ErrPolicy is returned, wrapped, when a Policy is empty or contradictory.
 var ErrPolicy = errors.New("verifier: invalid policy")
 
-func (p Policy) check() error {
+// Validate reports an empty or contradictory policy, wrapping ErrPolicy.
+func (p Policy) Validate() error {
 	if p.Threshold < 1 || p.Threshold > attest.MaxSignatures {
 		return fmt.Errorf("%w: threshold %d is not between 1 and %d", ErrPolicy, p.Threshold, attest.MaxSignatures)
 	}
@@ -146,7 +150,7 @@ func (p Policy) check() error {
 // keys.Parse) and a policy. It returns a Result in every case but an invalid policy or
 // a nil document; the error is a *Failure when the envelope does not verify.
 func Verify(envelope []byte, doc *keys.Document, policy Policy) (*Result, error) {
-	if err := policy.check(); err != nil {
+	if err := policy.Validate(); err != nil {
 		return nil, err
 	}
 	if doc == nil || len(doc.Keys) == 0 {

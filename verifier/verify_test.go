@@ -145,32 +145,65 @@ func TestResultRecordsWhatWasVerified(t *testing.T) {
 }
 
 // TestVerifierDependencies holds the auditor's binary to its promise: nothing from
-// storage, web, scheduling or MCP.
+// storage, web, scheduling or MCP, and of this module only the format (attest), the public
+// key document (keys, not the private-key side keys/signing) and the verifier itself.
 func TestVerifierDependencies(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "github.com/probity-dev/probity/cmd/probity-verify").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
+	const module = "github.com/probity-dev/probity/"
 	for _, dep := range strings.Fields(string(out)) {
 		if !strings.Contains(strings.Split(dep, "/")[0], ".") {
 			continue // standard library
 		}
 		ok := false
-		for _, allowed := range []string{
-			"github.com/probity-dev/probity/attest",
-			"github.com/probity-dev/probity/keys",
-			"github.com/probity-dev/probity/verifier",
-			"github.com/probity-dev/probity/cmd/probity-verify",
-			"golang.org/x/",
-			"github.com/gowebpki/jcs",
-			"github.com/secure-systems-lab/go-securesystemslib/",
-		} {
-			if strings.HasPrefix(dep, allowed) {
+		if name, own := strings.CutPrefix(dep, module); own {
+			switch name {
+			case "attest", "keys", "verifier", "verifier/cli", "cmd/probity-verify":
 				ok = true
+			}
+		} else {
+			for _, allowed := range []string{
+				"golang.org/x/",
+				"github.com/gowebpki/jcs",
+				"github.com/secure-systems-lab/go-securesystemslib/",
+			} {
+				if strings.HasPrefix(dep, allowed) {
+					ok = true
+				}
 			}
 		}
 		if !ok {
 			t.Errorf("cmd/probity-verify depends on %s", dep)
 		}
+	}
+}
+
+// TestVerifierDoesNoIO keeps package verifier pure verification: bytes and a key
+// document in, a typed result out. Reading files, directories and streams is
+// verifier/cli's.
+func TestVerifierDoesNoIO(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, "github.com/probity-dev/probity/verifier").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, imp := range strings.Fields(string(out)) {
+		switch {
+		case imp == "os", imp == "io", imp == "bufio", imp == "path/filepath", imp == "runtime", imp == "sync",
+			strings.HasPrefix(imp, "io/"), strings.HasPrefix(imp, "os/"), strings.HasPrefix(imp, "net"),
+			strings.HasPrefix(imp, "golang.org/x/sync"):
+			t.Errorf("package verifier imports %s", imp)
+		}
+	}
+}
+
+// A hand-built, unvalidated key document with a broken key is a usage error, not a panic.
+func TestVerifyUnvalidatedDocument(t *testing.T) {
+	doc := loadVectorKeys(t)
+	k := doc.Keys[1]
+	bad := &keys.Document{FormatVersion: 1, Issuer: "x", Keys: []keys.Key{{KeyID: k.KeyID, Algorithm: "Ed25519", SPKI: "garbage", ValidFrom: k.ValidFrom}}}
+	if _, err := verifier.Verify(readVector(t, "good_full.json"), bad, verifier.DefaultPolicy()); !errors.Is(err, verifier.ErrPolicy) {
+		t.Errorf("want ErrPolicy, got %v", err)
 	}
 }

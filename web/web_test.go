@@ -24,6 +24,7 @@ import (
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/verifier"
+	"github.com/probity-dev/probity/verifier/cli"
 	"github.com/probity-dev/probity/web"
 )
 
@@ -439,9 +440,9 @@ func TestEnvelopesVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	var types []string
-	sum, err := verifier.VerifyPaths(context.Background(), []string{envPath}, verifier.StreamConfig{
+	sum, err := cli.VerifyPaths(context.Background(), []string{envPath}, cli.StreamConfig{
 		Keys: doc, Policy: verifier.DefaultPolicy(),
-		Emit: func(it verifier.Item) {
+		Emit: func(it cli.Item) {
 			if it.Err != nil {
 				t.Errorf("%s: %v", it.Source, it.Err)
 				return

@@ -1,5 +1,9 @@
 // Package cli is the verify command shared by "probity verify" and the standalone
-// auditor's binary probity-verify.
+// auditor's binary probity-verify: flags, the key document or --pubkey, the reports, and
+// the input side (VerifyPaths walks files and directories, reads single envelopes and
+// JSONL exports from them or standard input in bounded memory, and hands each envelope
+// to verifier.Verify on every core, emitting results in input order). Package verifier
+// itself does no I/O.
 package cli
 
 import (
@@ -114,11 +118,11 @@ func Main(name string, args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	lastProgress := start
 	n := 0
-	sum, err := verifier.VerifyPaths(context.Background(), paths, verifier.StreamConfig{
+	sum, err := VerifyPaths(context.Background(), paths, StreamConfig{
 		Keys:    doc,
 		Policy:  policy,
 		Workers: *workers,
-		Emit: func(it verifier.Item) {
+		Emit: func(it Item) {
 			rep.item(it)
 			n++
 			if n%1024 == 0 {
@@ -200,8 +204,8 @@ func pubkeyDocument(arg string) (*keys.Document, error) {
 
 type reporter interface {
 	start()
-	item(verifier.Item)
-	finish(verifier.Summary, time.Duration)
+	item(Item)
+	finish(Summary, time.Duration)
 }
 
 type tableReporter struct {
@@ -211,7 +215,7 @@ type tableReporter struct {
 
 func (t *tableReporter) start() {}
 
-func (t *tableReporter) item(it verifier.Item) {
+func (t *tableReporter) item(it Item) {
 	if it.Err == nil {
 		if t.quiet {
 			return
@@ -242,7 +246,7 @@ func (t *tableReporter) item(it verifier.Item) {
 	fmt.Fprintf(t.w, "FAIL  %s  %s\n", it.Source, it.Err)
 }
 
-func (t *tableReporter) finish(s verifier.Summary, d time.Duration) {
+func (t *tableReporter) finish(s Summary, d time.Duration) {
 	fmt.Fprintf(t.w, "%d envelopes: %d verified, %d failed (%.1fs)\n", s.Total, s.Verified, s.Failed, d.Seconds())
 }
 
@@ -260,7 +264,7 @@ type jsonItem struct {
 	Error  string           `json:"error,omitempty"`
 }
 
-func (j *jsonReporter) item(it verifier.Item) {
+func (j *jsonReporter) item(it Item) {
 	if j.n > 0 {
 		j.w.WriteString(",\n")
 	}
@@ -279,7 +283,7 @@ func (j *jsonReporter) item(it verifier.Item) {
 	j.w.Write(b)
 }
 
-func (j *jsonReporter) finish(s verifier.Summary, d time.Duration) {
+func (j *jsonReporter) finish(s Summary, d time.Duration) {
 	b, _ := json.Marshal(s)
 	if j.n > 0 {
 		j.w.WriteByte('\n')

@@ -1,4 +1,4 @@
-package verifier
+package cli
 
 import (
 	"bufio"
@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"golang.org/x/sync/semaphore"
 	"io"
 	"io/fs"
 	"os"
@@ -15,7 +14,10 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/verifier"
 )
 
 // maxBytesInFlight bounds the envelope data read but not yet verified and reported.
@@ -32,7 +34,7 @@ const MaxLineSize = 4 << 20
 type Item struct {
 	// Source is "path" for a single-envelope file and "path:line" for a JSONL line.
 	Source string
-	Result *Result
+	Result *verifier.Result
 	Err    error
 }
 
@@ -46,7 +48,7 @@ type Summary struct {
 // StreamConfig configures VerifyPaths.
 type StreamConfig struct {
 	Keys   *keys.Document
-	Policy Policy
+	Policy verifier.Policy
 	// Workers verify in parallel; 0 means GOMAXPROCS.
 	Workers int
 	// Emit receives every item in input order, from one goroutine.
@@ -66,7 +68,7 @@ func (e *IOError) Unwrap() error { return e.Err }
 // cfg.Workers goroutines; memory stays bounded whatever the input size. It returns an
 // *IOError when input cannot be read; envelopes that fail are counted, not errors.
 func VerifyPaths(ctx context.Context, paths []string, cfg StreamConfig) (Summary, error) {
-	if err := cfg.Policy.check(); err != nil {
+	if err := cfg.Policy.Validate(); err != nil {
 		return Summary{}, err
 	}
 	workers := cfg.Workers
@@ -81,7 +83,7 @@ func VerifyPaths(ctx context.Context, paths []string, cfg StreamConfig) (Summary
 		source string
 		data   []byte
 		err    error
-		res    *Result
+		res    *verifier.Result
 		done   chan struct{}
 		weight int64 // what the job holds of the byte budget
 	}
@@ -100,7 +102,7 @@ func VerifyPaths(ctx context.Context, paths []string, cfg StreamConfig) (Summary
 			defer wg.Done()
 			for j := range work {
 				if j.err == nil {
-					j.res, j.err = Verify(j.data, cfg.Keys, cfg.Policy)
+					j.res, j.err = verifier.Verify(j.data, cfg.Keys, cfg.Policy)
 				}
 				j.data = nil
 				close(j.done)
@@ -158,7 +160,7 @@ func VerifyPaths(ctx context.Context, paths []string, cfg StreamConfig) (Summary
 	return sum, ctx.Err()
 }
 
-// walkEnvelopes calls fn with each envelope's bytes, or with a *Failure for an entry that
+// walkEnvelopes calls fn with each envelope's bytes, or with a *verifier.Failure for an entry that
 // cannot be an envelope (an over-long line). It stops when fn returns false.
 func walkEnvelopes(ctx context.Context, paths []string, fn func(source string, data []byte, err error) bool) error {
 	for _, p := range paths {
@@ -182,7 +184,7 @@ func walkEnvelopes(ctx context.Context, paths []string, fn func(source string, d
 			if err != nil {
 				return fmt.Errorf("couldn't read %q: %w", path, err)
 			}
-			if d.IsDir() || d.Name() == "keys.json" {
+			if d.IsDir() || d.Name() == keys.DocumentFile {
 				return nil
 			}
 			if !d.Type().IsRegular() {
@@ -244,7 +246,7 @@ func readEnvelopes(ctx context.Context, name string, r io.Reader, fn func(string
 				pending = nil
 			}
 			if tooLong {
-				if !fn(fmt.Sprintf("%s:%d", name, lineNo), nil, &Failure{Reason: ReasonMalformedEnvelope, Detail: fmt.Sprintf("line longer than %d bytes", MaxLineSize)}) {
+				if !fn(fmt.Sprintf("%s:%d", name, lineNo), nil, &verifier.Failure{Reason: verifier.ReasonMalformedEnvelope, Detail: fmt.Sprintf("line longer than %d bytes", MaxLineSize)}) {
 					return nil
 				}
 			} else if len(trimmed) > 0 {
@@ -257,7 +259,7 @@ func readEnvelopes(ctx context.Context, name string, r io.Reader, fn func(string
 		case !sawFirst && tooLong:
 			// Too long to be an envelope: report it and read the rest line by line.
 			sawFirst, jsonl = true, true
-			if !fn(fmt.Sprintf("%s:%d", name, lineNo), nil, &Failure{Reason: ReasonMalformedEnvelope, Detail: fmt.Sprintf("line longer than %d bytes", MaxLineSize)}) {
+			if !fn(fmt.Sprintf("%s:%d", name, lineNo), nil, &verifier.Failure{Reason: verifier.ReasonMalformedEnvelope, Detail: fmt.Sprintf("line longer than %d bytes", MaxLineSize)}) {
 				return nil
 			}
 		case !sawFirst:
@@ -271,7 +273,7 @@ func readEnvelopes(ctx context.Context, name string, r io.Reader, fn func(string
 			}
 		default:
 			if single.Len()+len(line) > MaxLineSize || tooLong {
-				fn(name, nil, &Failure{Reason: ReasonMalformedEnvelope, Detail: fmt.Sprintf("envelope larger than %d bytes", MaxLineSize)})
+				fn(name, nil, &verifier.Failure{Reason: verifier.ReasonMalformedEnvelope, Detail: fmt.Sprintf("envelope larger than %d bytes", MaxLineSize)})
 				return nil
 			}
 			single.Write(line)

@@ -1,9 +1,8 @@
-package verifier_test
+package cli
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,15 +13,25 @@ import (
 	"github.com/probity-dev/probity/verifier"
 )
 
-func verifyFile(t *testing.T, content []byte) (verifier.Summary, []verifier.Item) {
+// loadVectorKeys loads the key document of the known-answer vectors.
+func loadVectorKeys(t testing.TB) *keys.Document {
+	t.Helper()
+	doc, err := keys.Load(vectors + keys.DocumentFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func verifyFile(t *testing.T, content []byte) (Summary, []Item) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "in.jsonl")
 	if err := os.WriteFile(path, content, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var items []verifier.Item
-	sum, err := verifier.VerifyPaths(context.Background(), []string{path}, verifier.StreamConfig{
-		Keys: loadVectorKeys(t), Policy: verifier.DefaultPolicy(), Emit: func(it verifier.Item) { items = append(items, it) },
+	var items []Item
+	sum, err := VerifyPaths(context.Background(), []string{path}, StreamConfig{
+		Keys: loadVectorKeys(t), Policy: verifier.DefaultPolicy(), Emit: func(it Item) { items = append(items, it) },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -33,10 +42,10 @@ func verifyFile(t *testing.T, content []byte) (verifier.Summary, []verifier.Item
 // An over-long first line is reported, not skipped: junk ahead of a good envelope must
 // not let the file pass.
 func TestStreamOverlongFirstLine(t *testing.T) {
-	good := readVector(t, "good_full.json")
+	good := vector(t, "good_full.json")
 	for _, content := range [][]byte{
-		append([]byte(strings.Repeat("x", verifier.MaxLineSize+10)+"\n"), good...),
-		append([]byte(strings.Repeat("x", verifier.MaxLineSize+10)+"\n"), readVector(t, "good_pretty_printed.json")...),
+		append([]byte(strings.Repeat("x", MaxLineSize+10)+"\n"), good...),
+		append([]byte(strings.Repeat("x", MaxLineSize+10)+"\n"), vector(t, "good_pretty_printed.json")...),
 	} {
 		sum, _ := verifyFile(t, content)
 		if sum.Failed == 0 {
@@ -47,7 +56,7 @@ func TestStreamOverlongFirstLine(t *testing.T) {
 
 // Cancelling from Emit ends VerifyPaths instead of hanging it.
 func TestStreamCancelDoesNotHang(t *testing.T) {
-	line := readVector(t, "good_full.json")
+	line := vector(t, "good_full.json")
 	path := filepath.Join(t.TempDir(), "many.jsonl")
 	os.WriteFile(path, bytes.Repeat(line, 3000), 0o644)
 	for range 10 {
@@ -56,8 +65,8 @@ func TestStreamCancelDoesNotHang(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			verifier.VerifyPaths(ctx, []string{path}, verifier.StreamConfig{Keys: loadVectorKeys(t), Policy: verifier.DefaultPolicy(), Workers: 1,
-				Emit: func(verifier.Item) {
+			VerifyPaths(ctx, []string{path}, StreamConfig{Keys: loadVectorKeys(t), Policy: verifier.DefaultPolicy(), Workers: 1,
+				Emit: func(Item) {
 					if n++; n == 3 {
 						cancel()
 					}
@@ -75,22 +84,12 @@ func TestStreamCancelDoesNotHang(t *testing.T) {
 // Directory walks read regular files only: a symlink to /dev/zero must not hang them.
 func TestStreamSkipsNonRegularFiles(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "a.json"), readVector(t, "good_full.json"), 0o644)
+	os.WriteFile(filepath.Join(dir, "a.json"), vector(t, "good_full.json"), 0o644)
 	if err := os.Symlink("/dev/zero", filepath.Join(dir, "z.json")); err != nil {
 		t.Skip("no symlinks here")
 	}
-	sum, err := verifier.VerifyPaths(context.Background(), []string{dir}, verifier.StreamConfig{Keys: loadVectorKeys(t), Policy: verifier.DefaultPolicy()})
+	sum, err := VerifyPaths(context.Background(), []string{dir}, StreamConfig{Keys: loadVectorKeys(t), Policy: verifier.DefaultPolicy()})
 	if err != nil || sum.Total != 1 || sum.Verified != 1 {
 		t.Errorf("%+v %v", sum, err)
-	}
-}
-
-// A hand-built, unvalidated key document with a broken key is a usage error, not a panic.
-func TestVerifyUnvalidatedDocument(t *testing.T) {
-	doc := loadVectorKeys(t)
-	k := doc.Keys[1]
-	bad := &keys.Document{FormatVersion: 1, Issuer: "x", Keys: []keys.Key{{KeyID: k.KeyID, Algorithm: "Ed25519", SPKI: "garbage", ValidFrom: k.ValidFrom}}}
-	if _, err := verifier.Verify(readVector(t, "good_full.json"), bad, verifier.DefaultPolicy()); !errors.Is(err, verifier.ErrPolicy) {
-		t.Errorf("want ErrPolicy, got %v", err)
 	}
 }
