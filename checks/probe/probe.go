@@ -59,7 +59,7 @@
 // the first, strict ones reject it. The probe reads no tools from such a page
 // (ToolsList.Partial duplicate_member) and marks such a handshake
 // (Handshake.DuplicateMember), naming the member by a constant token
-// (checks.DuplicateMembers), never by its server-chosen name.
+// (see checks.IsMemberToken), never by its server-chosen name.
 //
 // The transport is recorded only from an exchange that determines it (see the
 // transport check): a handshake POSTed to the endpoint and answered with its JSON-RPC
@@ -72,9 +72,11 @@
 // Budget (see the recorder in record.go): each response, the metadata fetch and every
 // redirect hop included, to MaxResponseBytes; the legacy SSE session stream, which
 // carries every response of the session, to MaxResponseBytes per event and for all it
-// carries besides responses, and to MaxTotalBytes in all; every byte read counts against
-// MaxTotalBytes. The probe asks for gzip and decompresses it itself, so the decompressed
-// bytes count against the caps (and the compressed ones too). What was read is kept
+// carries besides responses, and to MaxTotalBytes in all; every byte read, decompressed,
+// counts against MaxTotalBytes. The probe asks for gzip and decompresses it itself, so
+// the decompressed bytes count against the caps; the compressed bytes of a response are
+// held to that response's cap as well (read, never kept), but are not added to
+// MaxTotalBytes. What was read is kept
 // once: the tool list is a set of views of the recorded pages, snapshots share the
 // bodies, a body cut at a cap keeps only a 64 KiB prefix, and event streams keep only
 // the events that can answer a request. A probe's heap thus stays near what its caps

@@ -64,9 +64,9 @@ var errStopped = errors.New("probe: stopped: the server asked us to back off")
 //     notifications, requests) to maxBody;
 //   - every byte read, of every response, counts against maxTotal;
 //   - the probe asks for gzip (Accept-Encoding: gzip, as common HTTP clients do) and
-//     decompresses it itself: the decompressed bytes count against the caps, and so do
-//     the compressed ones, so neither a gzip bomb nor a stream of empty gzip members
-//     reads past a cap. Other encodings are recorded as sent (no client the probe
+//     decompresses it itself: the decompressed bytes count against the caps, and the
+//     compressed ones are held to the response's own cap (not added to maxTotal), so
+//     neither a gzip bomb nor a stream of empty gzip members reads past a cap. Other encodings are recorded as sent (no client the probe
 //     stands for asked for them).
 //
 // The recorder keeps one copy of what it read, which the probe parses in place:
