@@ -42,7 +42,7 @@ type Envelope = dsse.Envelope
 // Signature is one DSSE signature.
 type Signature = dsse.Signature
 
-// Signer signs the PAE bytes of a payload and names its key id; keys.Signer is the
+// Signer signs the PAE bytes of a payload and names its key id; keys/signing.Signer is the
 // Ed25519 implementation.
 type Signer = dsse.Signer
 

@@ -11,7 +11,7 @@ import (
 )
 
 // testSigner is an Ed25519 dsse.Signer with Probity's key id, for tests of this package
-// only; the service uses keys.Signer.
+// only; the service uses signing.Signer.
 type testSigner struct {
 	priv ed25519.PrivateKey
 	id   string

@@ -26,7 +26,7 @@ type Store interface {
 	SaveHistory(ctx context.Context, u store.HistoryUpdate) error
 }
 
-// Signer signs change statements; *keys.Signer is one.
+// Signer signs change statements; *signing.Signer is one.
 type Signer interface {
 	attest.Signer
 	KeyID() (string, error)

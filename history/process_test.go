@@ -20,6 +20,7 @@ import (
 	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/history/stats"
 	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/verifier"
@@ -64,10 +65,10 @@ func TestHistoryFromRounds(t *testing.T) {
 	}
 	now := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
 	keyDir := filepath.Join(dir, "keys")
-	if _, err := keys.GenerateDir(keyDir, "https://probity.test", now.Add(-time.Hour), nil); err != nil {
+	if _, err := signing.GenerateDir(keyDir, "https://probity.test", now.Add(-time.Hour), nil); err != nil {
 		t.Fatal(err)
 	}
-	doc, signer, err := keys.OpenDir(keyDir, now)
+	doc, signer, err := signing.OpenDir(keyDir, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,10 +332,10 @@ func newHistoryEnv(t *testing.T, now time.Time) (store.Store, *keys.Document, *h
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := keys.GenerateDir(filepath.Join(dir, "keys"), "https://probity.test", now.Add(-time.Hour), nil); err != nil {
+	if _, err := signing.GenerateDir(filepath.Join(dir, "keys"), "https://probity.test", now.Add(-time.Hour), nil); err != nil {
 		t.Fatal(err)
 	}
-	doc, signer, err := keys.OpenDir(filepath.Join(dir, "keys"), now)
+	doc, signer, err := signing.OpenDir(filepath.Join(dir, "keys"), now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/probity-dev/probity/checks/probe"
 	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/history/stats"
-	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 )
@@ -116,10 +116,10 @@ func TestHandshakeLoginFromStore(t *testing.T) {
 		ctx := t.Context()
 		now := time.Now().UTC()
 		keyDir := filepath.Join(t.TempDir(), "keys")
-		if _, err := keys.GenerateDir(keyDir, "https://probity.test", now.Add(-time.Hour), nil); err != nil {
+		if _, err := signing.GenerateDir(keyDir, "https://probity.test", now.Add(-time.Hour), nil); err != nil {
 			t.Fatal(err)
 		}
-		_, signer, err := keys.OpenDir(keyDir, now)
+		_, signer, err := signing.OpenDir(keyDir, now)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,7 +22,7 @@ import (
 	"github.com/probity-dev/probity/checks/probe"
 	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/history/stats"
-	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 )
@@ -158,10 +158,10 @@ type statsRig struct {
 func newStatsRig(t *testing.T, st store.Store) *statsRig {
 	keyDir := filepath.Join(t.TempDir(), "keys")
 	since := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if _, err := keys.GenerateDir(keyDir, "https://probity.test", since, nil); err != nil {
+	if _, err := signing.GenerateDir(keyDir, "https://probity.test", since, nil); err != nil {
 		t.Fatal(err)
 	}
-	_, signer, err := keys.OpenDir(keyDir, since.Add(time.Hour))
+	_, signer, err := signing.OpenDir(keyDir, since.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,11 @@
-// Package keys manages Probity's Ed25519 signing keys and the key document that
-// publishes their public halves.
+// Package keys is the public half of Probity's keys: the key document that publishes
+// the public Ed25519 keys an issuer signs with, their validity windows and revocations,
+// and its strict parser (Parse, Load), validation and encoding (MarshalDocument). It is
+// what an auditor needs to verify, and all package verifier imports of keys; it holds
+// no private key.
+//
+// Private keys live in package keys/signing: generating keys, PKCS#8 files, the key
+// directory with its crash-safe creation, rotation and revocation, and the Signer.
 //
 // # Key document
 //
@@ -69,10 +75,6 @@
 //
 // # Key directory
 //
-// A key directory holds the signing key, signing-key.pem (PKCS#8 "PRIVATE KEY" PEM,
-// mode 0600), and the key document, keys.json (mode 0644). GenerateDir creates both,
-// RotateDir replaces the signing key while keeping every earlier public key listed, and
-// RevokeDir marks a key revoked. Every file is written atomically: a temporary file in the
-// same directory, fsync, rename, fsync of the directory. The order of writes ensures that
-// a crash never leaves a signing-key.pem whose key is not listed in keys.json.
+// A key directory holds the key document as DocumentFile (keys.json, mode 0644) beside the
+// signing key; package keys/signing writes and reads it.
 package keys

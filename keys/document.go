@@ -41,6 +41,10 @@ const (
 	ed25519SPKILen = 44
 )
 
+// DocumentFile is the key document's file name in a key directory and beside an export;
+// publish it at /.well-known/probity-keys.json.
+const DocumentFile = "keys.json"
+
 // Document is a key document: the public keys an issuer signs with, each with its
 // validity window and revocation state. See the package documentation for the format.
 type Document struct {
@@ -276,6 +280,15 @@ func (k *Key) validate(i int) error {
 		}
 	}
 	k.pub = pub
+	return nil
+}
+
+// CheckRevocationReason reports what is wrong with reason as a revocation_reason: empty,
+// longer than MaxReasonLen bytes, invalid UTF-8 or holding a control character.
+func CheckRevocationReason(reason string) error {
+	if msg := checkText(reason, MaxReasonLen); msg != "" {
+		return fmt.Errorf("revocation reason %s", msg)
+	}
 	return nil
 }
 

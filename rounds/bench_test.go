@@ -15,7 +15,7 @@ import (
 
 	"github.com/probity-dev/probity/checks/fixtures"
 	"github.com/probity-dev/probity/checks/probe"
-	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/store"
 )
 
@@ -62,10 +62,10 @@ func benchRound(b *testing.B, fleet *fixtures.Fleet, cfg store.Config) {
 		b.Fatal(err)
 	}
 	keyDir := filepath.Join(b.TempDir(), "keys")
-	if _, err := keys.GenerateDir(keyDir, "https://probity.test", time.Now().Add(-time.Minute), nil); err != nil {
+	if _, err := signing.GenerateDir(keyDir, "https://probity.test", time.Now().Add(-time.Minute), nil); err != nil {
 		b.Fatal(err)
 	}
-	_, signer, err := keys.OpenDir(keyDir, time.Now())
+	_, signer, err := signing.OpenDir(keyDir, time.Now())
 	if err != nil {
 		b.Fatal(err)
 	}

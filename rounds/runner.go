@@ -20,7 +20,7 @@ type Prober interface {
 	Probe(ctx context.Context, url string) (*checks.Observation, error)
 }
 
-// Signer signs DSSE payloads and names its key; *keys.Signer is one.
+// Signer signs DSSE payloads and names its key; *signing.Signer is one.
 type Signer interface {
 	attest.Signer
 	KeyID() (string, error)

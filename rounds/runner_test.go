@@ -18,6 +18,7 @@ import (
 	"github.com/probity-dev/probity/checks/probe"
 	"github.com/probity-dev/probity/export"
 	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/verifier"
 	"github.com/probity-dev/probity/verifier/cli"
@@ -43,10 +44,10 @@ func newTestEnv(t *testing.T, p Prober, policy Policy) *testEnv {
 		t.Fatal(err)
 	}
 	keyDir := filepath.Join(dir, "keys")
-	if _, err := keys.GenerateDir(keyDir, "https://probity.test", time.Now().Add(-time.Minute), nil); err != nil {
+	if _, err := signing.GenerateDir(keyDir, "https://probity.test", time.Now().Add(-time.Minute), nil); err != nil {
 		t.Fatal(err)
 	}
-	doc, signer, err := keys.OpenDir(keyDir, time.Now())
+	doc, signer, err := signing.OpenDir(keyDir, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/probity-dev/probity/attest"
 	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/verifier"
 )
 
@@ -45,19 +46,19 @@ func mustTime(s string) time.Time {
 }
 
 type vectorKeys struct {
-	active, retired, revoked, second, unlisted *keys.Signer
+	active, retired, revoked, second, unlisted *signing.Signer
 	doc                                        *keys.Document
 }
 
 func newVectorKeys() *vectorKeys {
 	vk := &vectorKeys{
-		active:   keys.NewSigner(seedKey("active")),
-		retired:  keys.NewSigner(seedKey("retired")),
-		revoked:  keys.NewSigner(seedKey("revoked")),
-		second:   keys.NewSigner(seedKey("second")),
-		unlisted: keys.NewSigner(seedKey("unlisted")),
+		active:   signing.NewSigner(seedKey("active")),
+		retired:  signing.NewSigner(seedKey("retired")),
+		revoked:  signing.NewSigner(seedKey("revoked")),
+		second:   signing.NewSigner(seedKey("second")),
+		unlisted: signing.NewSigner(seedKey("unlisted")),
 	}
-	mk := func(s *keys.Signer, from string) keys.Key {
+	mk := func(s *signing.Signer, from string) keys.Key {
 		k, err := keys.NewKey(s.Public().(ed25519.PublicKey), mustTime(from))
 		if err != nil {
 			panic(err)
@@ -177,14 +178,14 @@ func mustEnvelope(env *attest.Envelope, err error) []byte {
 	return b
 }
 
-func sign(st *attest.Statement, signers ...*keys.Signer) []byte {
+func sign(st *attest.Statement, signers ...*signing.Signer) []byte {
 	env, _, err := attest.Sign(context.Background(), st, toDSSE(signers)...)
 	return mustEnvelope(env, err)
 }
 
 // signRaw signs payload bytes as given, bypassing Sign's own checks, to make envelopes
 // that must fail for what they carry rather than for their signature.
-func signRaw(payload []byte, signers ...*keys.Signer) []byte {
+func signRaw(payload []byte, signers ...*signing.Signer) []byte {
 	return mustEnvelope(attest.SignPayload(context.Background(), payload, toDSSE(signers)...))
 }
 
@@ -354,7 +355,7 @@ func generateExamples(vectors map[string][]byte) map[string][]byte {
 
 const exampleToolsList = `{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"search","title":"Search","description":"Search the catalog.","inputSchema":{"type":"object","properties":{"q":{"type":"string","description":"Query text"}},"required":["q"]},"annotations":{"readOnlyHint":true}},{"name":"get_item","description":"Fetch one item by id.","inputSchema":{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}}]}}`
 
-func toDSSE(signers []*keys.Signer) []attest.Signer {
+func toDSSE(signers []*signing.Signer) []attest.Signer {
 	out := make([]attest.Signer, len(signers))
 	for i, s := range signers {
 		out[i] = s

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web"
 	"github.com/probity-dev/probity/web/mcpserver"
@@ -47,10 +47,10 @@ func floodSite(t *testing.T, clk *fakeClock, logs *strings.Builder) http.Handler
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := keys.GenerateDir(filepath.Join(dir, "keys"), "https://probity.test", clk.now().Add(-time.Hour), nil); err != nil {
+	if _, err := signing.GenerateDir(filepath.Join(dir, "keys"), "https://probity.test", clk.now().Add(-time.Hour), nil); err != nil {
 		t.Fatal(err)
 	}
-	doc, _, err := keys.OpenDir(filepath.Join(dir, "keys"), clk.now())
+	doc, _, err := signing.OpenDir(filepath.Join(dir, "keys"), clk.now())
 	if err != nil {
 		t.Fatal(err)
 	}

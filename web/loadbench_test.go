@@ -34,6 +34,7 @@ import (
 	"github.com/probity-dev/probity/checks/supply/sourcefixtures"
 	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/targets"
@@ -276,7 +277,7 @@ func execAdmin(ctx context.Context, base string, stmts ...string) error {
 // that found due times would have added) and only envelopes signed by the key in
 // keyDir.
 func loadComplete(ctx context.Context, dsn, keyDir string) (*keys.Document, bool, string) {
-	doc, signer, err := keys.OpenDir(keyDir, time.Now())
+	doc, signer, err := signing.OpenDir(keyDir, time.Now())
 	if err != nil {
 		return nil, false, fmt.Sprintf("no usable key in %s (%v)", keyDir, err)
 	}
@@ -309,13 +310,13 @@ func loadComplete(ctx context.Context, dsn, keyDir string) (*keys.Document, bool
 
 // loadKeys opens the key directory, creating it with a key valid from before the
 // first simulated round.
-func loadKeys(dir string) (*keys.Document, *keys.Signer, error) {
+func loadKeys(dir string) (*keys.Document, *signing.Signer, error) {
 	if _, err := os.Stat(filepath.Join(dir, keys.DocumentFile)); errors.Is(err, fs.ErrNotExist) {
-		if _, err := keys.GenerateDir(dir, "https://probity.dev", loadEnd.Add(-loadHeavySpan-24*time.Hour), nil); err != nil {
+		if _, err := signing.GenerateDir(dir, "https://probity.dev", loadEnd.Add(-loadHeavySpan-24*time.Hour), nil); err != nil {
 			return nil, nil, fmt.Errorf("couldn't create the load key: %w", err)
 		}
 	}
-	return keys.OpenDir(dir, time.Now())
+	return signing.OpenDir(dir, time.Now())
 }
 
 // loadPlan is what one entry is and how it behaves, derived from its index alone.
@@ -885,7 +886,7 @@ func sameDay(a, b time.Time) bool {
 }
 
 // buildLoad fills the (new, empty) database.
-func buildLoad(b *testing.B, dsn string, signer *keys.Signer) error {
+func buildLoad(b *testing.B, dsn string, signer *signing.Signer) error {
 	ctx := context.Background()
 	// Commits need not wait for the disk while building: a crash means a rebuild.
 	st, err := store.Open(ctx, store.Config{DatabaseURL: dsn + "&synchronous_commit=off", MaxConns: 16})

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/probity-dev/probity/attest"
-	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web"
 )
@@ -47,10 +47,10 @@ func newBigEntry(tb testing.TB, n int) *bigEntry {
 		tb.Fatal(err)
 	}
 	start := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
-	if _, err := keys.GenerateDir(filepath.Join(dir, "keys"), "https://probity.test", start.Add(-time.Hour), nil); err != nil {
+	if _, err := signing.GenerateDir(filepath.Join(dir, "keys"), "https://probity.test", start.Add(-time.Hour), nil); err != nil {
 		tb.Fatal(err)
 	}
-	doc, _, err := keys.OpenDir(filepath.Join(dir, "keys"), start)
+	doc, _, err := signing.OpenDir(filepath.Join(dir, "keys"), start)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/probity-dev/probity/checks/supply"
 	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/verifier"
@@ -104,10 +105,10 @@ func setupWith(t *testing.T, rl web.RateLimit, desc string) *fixture {
 	start := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
 	now := start
 	keyDir := filepath.Join(dir, "keys")
-	if _, err := keys.GenerateDir(keyDir, "https://probity.test", start.Add(-time.Hour), nil); err != nil {
+	if _, err := signing.GenerateDir(keyDir, "https://probity.test", start.Add(-time.Hour), nil); err != nil {
 		t.Fatal(err)
 	}
-	doc, signer, err := keys.OpenDir(keyDir, start)
+	doc, signer, err := signing.OpenDir(keyDir, start)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"crypto/x509"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,6 +15,7 @@ import (
 	"github.com/probity-dev/probity/checks/supply"
 	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 )
@@ -114,34 +113,20 @@ func (f *envFlags) openStore(ctx context.Context, logger *slog.Logger) (store.St
 }
 
 // openSigner loads the signing key, creating a key directory with a notice on first
-// start.
-func (f *envFlags) openSigner(stderr io.Writer) (*keys.Document, *keys.Signer, error) {
+// start (signing.EnsureDir: crash-safe, and safe against a second process starting at
+// the same moment).
+func (f *envFlags) openSigner(stderr io.Writer) (*keys.Document, *signing.Signer, error) {
 	dir := f.keyDirectory()
 	now := time.Now()
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		// Generate into a fresh sibling directory and rename it into place, so that a
-		// crash or a second process starting at the same moment can never leave a
-		// half-made key directory: the first rename wins, the others use its key.
-		if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
-			return nil, nil, err
-		}
-		tmp, err := os.MkdirTemp(filepath.Dir(dir), ".keys-new-")
-		if err != nil {
-			return nil, nil, fmt.Errorf("couldn't create a signing key: %w", err)
-		}
-		defer os.RemoveAll(tmp)
-		doc, err := keys.GenerateDir(tmp, "https://probity.dev", now, nil)
-		if err != nil {
-			return nil, nil, fmt.Errorf("couldn't create a signing key: %w", err)
-		}
-		if err := os.Rename(tmp, dir); err == nil {
-			fmt.Fprintf(stderr, "notice: created a new signing key %s in %s; publish %s and back up the directory\n",
-				doc.Keys[0].KeyID, dir, filepath.Join(dir, keys.DocumentFile))
-		} else if _, serr := os.Stat(dir); serr != nil {
-			return nil, nil, fmt.Errorf("couldn't create the key directory %s: %w", dir, err)
-		}
+	created, err := signing.EnsureDir(dir, "https://probity.dev", now, nil)
+	if err != nil {
+		return nil, nil, err
 	}
-	doc, signer, err := keys.OpenDir(dir, now)
+	if created != nil {
+		fmt.Fprintf(stderr, "notice: created a new signing key %s in %s; publish %s and back up the directory\n",
+			created.Keys[0].KeyID, dir, filepath.Join(dir, keys.DocumentFile))
+	}
+	doc, signer, err := signing.OpenDir(dir, now)
 	if err != nil {
 		return nil, nil, fmt.Errorf("couldn't load the signing key: %w", err)
 	}
@@ -166,7 +151,7 @@ func (f *envFlags) prober(logger *slog.Logger) (*probe.Prober, error) {
 }
 
 // runner builds a Runner on an open store.
-func (f *envFlags) runner(st store.Store, signer *keys.Signer, policy rounds.Policy, logger *slog.Logger) (*rounds.Runner, error) {
+func (f *envFlags) runner(st store.Store, signer *signing.Signer, policy rounds.Policy, logger *slog.Logger) (*rounds.Runner, error) {
 	p, err := f.prober(logger)
 	if err != nil {
 		return nil, err

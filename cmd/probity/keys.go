@@ -14,6 +14,7 @@ import (
 
 	"github.com/probity-dev/probity/attest"
 	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/keys/signing"
 )
 
 const keysUsage = `Usage: probity keys <subcommand> [flags]
@@ -163,7 +164,7 @@ func (c *keysCLI) generate(args []string) int {
 	if *dir == "" {
 		return c.usageError("generate", "--dir is required")
 	}
-	d, err := keys.GenerateDir(*dir, *issuer, c.now(), c.rand)
+	d, err := signing.GenerateDir(*dir, *issuer, c.now(), c.rand)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return c.fail(err, "to replace the signing key, run: probity keys rotate --dir "+shellQuote(*dir))
@@ -172,7 +173,7 @@ func (c *keysCLI) generate(args []string) int {
 	}
 	k := d.Keys[0]
 	fmt.Fprintf(c.stdout, "generated signing key %s, valid from %s\n", k.KeyID, attest.FormatTime(k.ValidFrom))
-	fmt.Fprintf(c.stdout, "  private key:  %s (mode 0600; keep it secret)\n", filepath.Join(*dir, keys.PrivateKeyFile))
+	fmt.Fprintf(c.stdout, "  private key:  %s (mode 0600; keep it secret)\n", filepath.Join(*dir, signing.PrivateKeyFile))
 	fmt.Fprintf(c.stdout, "  key document: %s (publish it at %s)\n", filepath.Join(*dir, keys.DocumentFile), publishURL(d.Issuer))
 	return 0
 }
@@ -187,7 +188,7 @@ func (c *keysCLI) rotate(args []string) int {
 		return c.usageError("rotate", "--dir is required")
 	}
 	oldID := signingKeyID(*dir) // "" if unreadable; RotateDir reports why
-	d, nk, err := keys.RotateDir(*dir, c.now(), c.rand)
+	d, nk, err := signing.RotateDir(*dir, c.now(), c.rand)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -216,7 +217,7 @@ func (c *keysCLI) revoke(args []string) int {
 	case *reason == "":
 		return c.usageError("revoke", "--reason is required")
 	}
-	d, err := keys.RevokeDir(*dir, *keyID, *reason, c.now())
+	d, err := signing.RevokeDir(*dir, *keyID, *reason, c.now())
 	if err != nil {
 		return c.fail(err)
 	}
@@ -290,12 +291,12 @@ func keyStatus(k *keys.Key, now time.Time) string {
 
 // signingKeyID returns the key_id of DIR/signing-key.pem, or "" if it cannot be loaded.
 func signingKeyID(dir string) string {
-	priv, err := keys.LoadPrivateKey(filepath.Join(dir, keys.PrivateKeyFile))
+	priv, err := signing.LoadPrivateKey(filepath.Join(dir, signing.PrivateKeyFile))
 	if err != nil {
 		return ""
 	}
 	defer clear(priv)
-	return keys.NewSigner(priv).ID()
+	return signing.NewSigner(priv).ID()
 }
 
 // publishURL is where the key document of issuer belongs.

@@ -1,4 +1,4 @@
-package keys
+package signing
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/probity-dev/probity/keys"
 )
 
 // seedReader returns a deterministic "random" source yielding seed byte n repeatedly.
@@ -48,20 +50,20 @@ func TestGenerateDir(t *testing.T) {
 	if got := fileMode(t, filepath.Join(dir, PrivateKeyFile)); got != 0o600 {
 		t.Errorf("%s mode %04o, want 0600", PrivateKeyFile, got)
 	}
-	if got := fileMode(t, filepath.Join(dir, DocumentFile)); got != 0o644 {
-		t.Errorf("%s mode %04o, want 0644", DocumentFile, got)
+	if got := fileMode(t, filepath.Join(dir, keys.DocumentFile)); got != 0o644 {
+		t.Errorf("%s mode %04o, want 0644", keys.DocumentFile, got)
 	}
 	assertNoTempFiles(t, dir)
 
-	data, err := os.ReadFile(filepath.Join(dir, DocumentFile))
+	data, err := os.ReadFile(filepath.Join(dir, keys.DocumentFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	parsed, err := Parse(data)
+	parsed, err := keys.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want, _ := MarshalDocument(d); !bytes.Equal(data, want) {
+	if want, _ := keys.MarshalDocument(d); !bytes.Equal(data, want) {
 		t.Errorf("written document differs from the returned one")
 	}
 	if parsed.Issuer != "https://example.test" || len(parsed.Keys) != 1 {
@@ -139,14 +141,14 @@ func TestRotateDir(t *testing.T) {
 	if id := signingKeyID(t, dir); id != nk.KeyID {
 		t.Errorf("signing key is %s, want the new key %s", id, nk.KeyID)
 	}
-	onDisk, err := Load(filepath.Join(dir, DocumentFile))
+	onDisk, err := keys.Load(filepath.Join(dir, keys.DocumentFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(onDisk.Keys) != 2 || !onDisk.Keys[0].ValidUntil.Equal(t1) {
 		t.Fatalf("keys.json after rotate: %+v", onDisk.Keys)
 	}
-	if fileMode(t, filepath.Join(dir, PrivateKeyFile)) != 0o600 || fileMode(t, filepath.Join(dir, DocumentFile)) != 0o644 {
+	if fileMode(t, filepath.Join(dir, PrivateKeyFile)) != 0o600 || fileMode(t, filepath.Join(dir, keys.DocumentFile)) != 0o644 {
 		t.Error("modes changed by rotate")
 	}
 	assertNoTempFiles(t, dir)
@@ -202,11 +204,11 @@ func TestRotateDirRecovery(t *testing.T) {
 		nk := testKey(t, 2, t1)
 		d.Keys[0].ValidUntil = ptr(t1)
 		d.Keys = append(d.Keys, nk)
-		data, err := MarshalDocument(d)
+		data, err := keys.MarshalDocument(d)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := writeFileAtomic(filepath.Join(dir, DocumentFile), data, 0o644, true); err != nil {
+		if err := writeFileAtomic(filepath.Join(dir, keys.DocumentFile), data, 0o644, true); err != nil {
 			t.Fatal(err)
 		}
 		if err := WritePrivateKey(filepath.Join(dir, pendingKeyFile), seedKey(2)); err != nil {
@@ -273,7 +275,7 @@ func TestRevokeDir(t *testing.T) {
 	if !k.Revoked() || !k.RevokedAt.Equal(t1) || *k.RevocationReason != "key leaked" {
 		t.Fatalf("revoked key %+v", k)
 	}
-	onDisk, err := Load(filepath.Join(dir, DocumentFile))
+	onDisk, err := keys.Load(filepath.Join(dir, keys.DocumentFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +285,7 @@ func TestRevokeDir(t *testing.T) {
 	if _, ok := onDisk.Current(t1); ok {
 		t.Fatal("revoked key is current")
 	}
-	if fileMode(t, filepath.Join(dir, DocumentFile)) != 0o644 {
+	if fileMode(t, filepath.Join(dir, keys.DocumentFile)) != 0o644 {
 		t.Error("keys.json mode changed")
 	}
 	if _, err := RevokeDir(dir, id, "again", t1); err == nil || !strings.Contains(err.Error(), "already revoked at 2026-11-01T12:00:00.000Z") {

@@ -1,4 +1,4 @@
-package keys
+package signing
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"crypto/ed25519"
 	"crypto/x509"
 	"errors"
+
+	"github.com/probity-dev/probity/keys"
 )
 
 // Signer signs and verifies DSSE pre-authentication encodings with an Ed25519 key. It
@@ -32,7 +34,7 @@ func NewSigner(priv ed25519.PrivateKey) *Signer {
 	if err != nil {
 		return &Signer{err: err}
 	}
-	return &Signer{priv: priv, pub: pub, id: KeyID(der)}
+	return &Signer{priv: priv, pub: pub, id: keys.KeyID(der)}
 }
 
 // Sign returns the Ed25519 signature of data.
@@ -54,7 +56,7 @@ func (s *Signer) Verify(_ context.Context, data, sig []byte) error {
 	return nil
 }
 
-// KeyID returns the signer's key_id (see the package-level KeyID).
+// KeyID returns the signer's key_id (see keys.KeyID).
 func (s *Signer) KeyID() (string, error) {
 	if s.err != nil {
 		return "", s.err

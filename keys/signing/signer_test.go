@@ -1,4 +1,4 @@
-package keys
+package signing
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
+
+	"github.com/probity-dev/probity/keys"
 )
 
 var _ dsse.SignerVerifier = (*Signer)(nil)
@@ -24,8 +26,8 @@ func TestSignerKeyID(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := testKey(t, 5, t0)
-	if id != KeyID(der) || s.ID() != id || k.KeyID != id {
-		t.Fatalf("KeyID() = %s, ID() = %s, KeyID(spki) = %s, NewKey = %s", id, s.ID(), KeyID(der), k.KeyID)
+	if id != keys.KeyID(der) || s.ID() != id || k.KeyID != id {
+		t.Fatalf("KeyID() = %s, ID() = %s, KeyID(spki) = %s, NewKey = %s", id, s.ID(), keys.KeyID(der), k.KeyID)
 	}
 	if pub, ok := s.Public().(ed25519.PublicKey); !ok || !pub.Equal(priv.Public()) {
 		t.Fatalf("Public() = %#v", s.Public())

@@ -1,4 +1,4 @@
-package keys
+package signing
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -105,7 +106,12 @@ func LoadPrivateKey(path string) (ed25519.PrivateKey, error) {
 	if fi.Size() > MaxPrivateKeyFileSize {
 		return nil, fmt.Errorf("key file %q is larger than %d bytes", path, MaxPrivateKeyFileSize)
 	}
-	data, err := readLimited(f, MaxPrivateKeyFileSize)
+	// The size checked above may grow before the read: read one byte more than allowed.
+	data, err := io.ReadAll(io.LimitReader(f, MaxPrivateKeyFileSize+1))
+	if err == nil && len(data) > MaxPrivateKeyFileSize {
+		clear(data)
+		err = fmt.Errorf("file is larger than %d bytes", MaxPrivateKeyFileSize)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("couldn't load private key %q: %w", path, err)
 	}

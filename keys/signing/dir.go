@@ -1,4 +1,4 @@
-package keys
+package signing
 
 import (
 	"crypto/ed25519"
@@ -12,15 +12,13 @@ import (
 	"time"
 
 	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/keys"
 )
 
-// File names inside a key directory.
+// File names inside a key directory, beside keys.DocumentFile.
 const (
 	// PrivateKeyFile holds the current signing key as PKCS#8 PEM, mode 0600.
 	PrivateKeyFile = "signing-key.pem"
-	// DocumentFile holds the key document, mode 0644; publish it at
-	// /.well-known/probity-keys.json.
-	DocumentFile = "keys.json"
 	// pendingKeyFile holds a new signing key while a rotation is in progress.
 	pendingKeyFile = PrivateKeyFile + ".new"
 )
@@ -33,8 +31,8 @@ const (
 //
 // keys.json is written before signing-key.pem, so a crash in between leaves at most a
 // listed public key without a private key, never an unlisted signing key.
-func GenerateDir(dir, issuer string, now time.Time, rand io.Reader) (*Document, error) {
-	keyPath, docPath := filepath.Join(dir, PrivateKeyFile), filepath.Join(dir, DocumentFile)
+func GenerateDir(dir, issuer string, now time.Time, rand io.Reader) (*keys.Document, error) {
+	keyPath, docPath := filepath.Join(dir, PrivateKeyFile), filepath.Join(dir, keys.DocumentFile)
 	for _, p := range []string{keyPath, docPath} {
 		if _, err := os.Lstat(p); err == nil {
 			return nil, fmt.Errorf("%s already exists; refusing to replace it: %w", p, fs.ErrExist)
@@ -46,12 +44,12 @@ func GenerateDir(dir, issuer string, now time.Time, rand io.Reader) (*Document, 
 	if err != nil {
 		return nil, err
 	}
-	k, err := NewKey(priv.Public().(ed25519.PublicKey), now)
+	k, err := keys.NewKey(priv.Public().(ed25519.PublicKey), now)
 	if err != nil {
 		return nil, err
 	}
-	d := &Document{FormatVersion: FormatVersion, Issuer: issuer, Keys: []Key{k}}
-	docData, err := MarshalDocument(d)
+	d := &keys.Document{FormatVersion: keys.FormatVersion, Issuer: issuer, Keys: []keys.Key{k}}
+	docData, err := keys.MarshalDocument(d)
 	if err != nil {
 		return nil, err
 	}
@@ -91,47 +89,47 @@ func GenerateDir(dir, issuer string, now time.Time, rand io.Reader) (*Document, 
 // signing-key.pem.new is left from a rotation interrupted earlier and is deleted.
 //
 // RotateDir must not run concurrently with other changes to the same directory.
-func RotateDir(dir string, now time.Time, rand io.Reader) (*Document, Key, error) {
-	keyPath, docPath := filepath.Join(dir, PrivateKeyFile), filepath.Join(dir, DocumentFile)
+func RotateDir(dir string, now time.Time, rand io.Reader) (*keys.Document, keys.Key, error) {
+	keyPath, docPath := filepath.Join(dir, PrivateKeyFile), filepath.Join(dir, keys.DocumentFile)
 	pendingPath := filepath.Join(dir, pendingKeyFile)
-	d, err := Load(docPath)
+	d, err := keys.Load(docPath)
 	if err != nil {
-		return nil, Key{}, err
+		return nil, keys.Key{}, err
 	}
 	if _, err := os.Lstat(pendingPath); err == nil {
 		pending, err := LoadPrivateKey(pendingPath)
 		if err != nil {
-			return nil, Key{}, fmt.Errorf("found %s from an interrupted rotation: %w", pendingPath, err)
+			return nil, keys.Key{}, fmt.Errorf("found %s from an interrupted rotation: %w", pendingPath, err)
 		}
 		if k, ok := d.Lookup(NewSigner(pending).ID()); ok {
 			if err := os.Rename(pendingPath, keyPath); err != nil {
-				return nil, Key{}, err
+				return nil, keys.Key{}, err
 			}
 			if err := syncDir(dir); err != nil {
-				return nil, Key{}, err
+				return nil, keys.Key{}, err
 			}
 			return d, *k, nil
 		}
 		if err := os.Remove(pendingPath); err != nil {
-			return nil, Key{}, err
+			return nil, keys.Key{}, err
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, Key{}, err
+		return nil, keys.Key{}, err
 	}
 
 	priv, err := LoadPrivateKey(keyPath)
 	if err != nil {
-		return nil, Key{}, err
+		return nil, keys.Key{}, err
 	}
 	oldID := NewSigner(priv).ID()
 	clear(priv)
 	cur, ok := d.Lookup(oldID)
 	if !ok {
-		return nil, Key{}, fmt.Errorf("the signing key in %s (key_id %s) is not listed in %s", keyPath, oldID, docPath)
+		return nil, keys.Key{}, fmt.Errorf("the signing key in %s (key_id %s) is not listed in %s", keyPath, oldID, docPath)
 	}
 	now = now.UTC().Truncate(time.Millisecond)
 	if !now.After(cur.ValidFrom) {
-		return nil, Key{}, fmt.Errorf("cannot rotate at %s: the signing key %s is valid only from %s", attest.FormatTime(now), oldID, attest.FormatTime(cur.ValidFrom))
+		return nil, keys.Key{}, fmt.Errorf("cannot rotate at %s: the signing key %s is valid only from %s", attest.FormatTime(now), oldID, attest.FormatTime(cur.ValidFrom))
 	}
 	if cur.ValidUntil == nil || cur.ValidUntil.After(now) {
 		until := now
@@ -140,54 +138,54 @@ func RotateDir(dir string, now time.Time, rand io.Reader) (*Document, Key, error
 
 	newPriv, err := generateKey(rand)
 	if err != nil {
-		return nil, Key{}, err
+		return nil, keys.Key{}, err
 	}
-	nk, err := NewKey(newPriv.Public().(ed25519.PublicKey), now)
+	nk, err := keys.NewKey(newPriv.Public().(ed25519.PublicKey), now)
 	if err != nil {
-		return nil, Key{}, err
+		return nil, keys.Key{}, err
 	}
 	d.Keys = append(d.Keys, nk)
-	docData, err := MarshalDocument(d)
+	docData, err := keys.MarshalDocument(d)
 	if err != nil {
-		return nil, Key{}, err
+		return nil, keys.Key{}, err
 	}
 	keyData, err := MarshalPrivateKey(newPriv)
 	if err != nil {
-		return nil, Key{}, err
+		return nil, keys.Key{}, err
 	}
 	defer clear(keyData)
 
 	// 1. The new private key, not yet in use.
 	if err := writeFileAtomic(pendingPath, keyData, 0o600, false); err != nil {
-		return nil, Key{}, err
+		return nil, keys.Key{}, err
 	}
 	// 2. The document listing both keys.
 	if err := writeFileAtomic(docPath, docData, 0o644, true); err != nil {
 		os.Remove(pendingPath)
-		return nil, Key{}, err
+		return nil, keys.Key{}, err
 	}
 	// 3. The new key takes the old one's place; the old private key is gone.
 	if err := os.Rename(pendingPath, keyPath); err != nil {
-		return nil, Key{}, fmt.Errorf("%s lists the new key but it is still in %s (run rotate again to finish): %w", docPath, pendingPath, err)
+		return nil, keys.Key{}, fmt.Errorf("%s lists the new key but it is still in %s (run rotate again to finish): %w", docPath, pendingPath, err)
 	}
 	if err := syncDir(dir); err != nil {
-		return nil, Key{}, err
+		return nil, keys.Key{}, err
 	}
 	return d, d.Keys[len(d.Keys)-1], nil
 }
 
 // RevokeDir marks the key keyID in dir/keys.json revoked at now (UTC, truncated to the
 // millisecond) for reason, and returns the updated document. It fails if the key is not
-// listed or already revoked, or if reason is empty or longer than MaxReasonLen bytes. It
-// does not touch signing-key.pem: if the revoked key is the signing key, rotate next.
+// listed or already revoked, or if reason is empty or longer than keys.MaxReasonLen bytes.
+// It does not touch signing-key.pem: if the revoked key is the signing key, rotate next.
 //
 // RevokeDir must not run concurrently with other changes to the same directory.
-func RevokeDir(dir, keyID, reason string, now time.Time) (*Document, error) {
-	if msg := checkText(reason, MaxReasonLen); msg != "" {
-		return nil, fmt.Errorf("revocation reason %s", msg)
+func RevokeDir(dir, keyID, reason string, now time.Time) (*keys.Document, error) {
+	if err := keys.CheckRevocationReason(reason); err != nil {
+		return nil, err
 	}
-	docPath := filepath.Join(dir, DocumentFile)
-	d, err := Load(docPath)
+	docPath := filepath.Join(dir, keys.DocumentFile)
+	d, err := keys.Load(docPath)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +198,7 @@ func RevokeDir(dir, keyID, reason string, now time.Time) (*Document, error) {
 	}
 	at := now.UTC().Truncate(time.Millisecond)
 	k.RevokedAt, k.RevocationReason = &at, &reason
-	docData, err := MarshalDocument(d)
+	docData, err := keys.MarshalDocument(d)
 	if err != nil {
 		return nil, err
 	}
@@ -228,8 +226,8 @@ func generateKey(rand io.Reader) (ed25519.PrivateKey, error) {
 // signing key in it. It refuses a signing key the document does not list, or lists as
 // revoked or not valid at now, so that nothing is ever signed that the published key
 // document cannot verify.
-func OpenDir(dir string, now time.Time) (*Document, *Signer, error) {
-	doc, err := Load(filepath.Join(dir, DocumentFile))
+func OpenDir(dir string, now time.Time) (*keys.Document, *Signer, error) {
+	doc, err := keys.Load(filepath.Join(dir, keys.DocumentFile))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -245,7 +243,7 @@ func OpenDir(dir string, now time.Time) (*Document, *Signer, error) {
 	k, ok := doc.Lookup(id)
 	switch {
 	case !ok:
-		return nil, nil, fmt.Errorf("the signing key %s in %s is not listed in %s", id, dir, DocumentFile)
+		return nil, nil, fmt.Errorf("the signing key %s in %s is not listed in %s", id, dir, keys.DocumentFile)
 	case k.Revoked():
 		return nil, nil, fmt.Errorf("the signing key %s in %s is revoked; rotate it with \"probity keys rotate\"", id, dir)
 	case !k.ValidAt(now):
