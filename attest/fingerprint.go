@@ -362,23 +362,52 @@ func ComputeFingerprints(tools []json.RawMessage, instructions *string) (Fingerp
 	return computeFingerprints(tools, instructions, false)
 }
 
+// ComputeSurface returns what ComputeFingerprints and SurfaceDocument return for the
+// same tools, canonicalizing every tool once for both: the fingerprints and the surface
+// document, whose digest is the surface fingerprint. A round that stores the surface
+// uses it, so a list of tens of MB is put in canonical form once, not twice.
+func ComputeSurface(tools []json.RawMessage, instructions *string) (Fingerprints, []byte, error) {
+	ps, err := projectAll(tools, false)
+	if err != nil {
+		return Fingerprints{}, nil, err
+	}
+	return fingerprintsAndSurface(ps, instructions, true)
+}
+
 // computeFingerprints is ComputeFingerprints; canonical says the tools are in canonical
 // form already (taken from a canonicalized document).
 func computeFingerprints(tools []json.RawMessage, instructions *string, canonical bool) (Fingerprints, error) {
-	if len(tools) > MaxTools {
-		return Fingerprints{}, fmt.Errorf("%d tools exceed the cap of %d", len(tools), MaxTools)
-	}
-	ps := make([]projected, len(tools))
-	for i, raw := range tools {
-		if err := project(&ps[i], raw, canonical); err != nil {
-			return Fingerprints{}, fmt.Errorf("tools[%d]: %w", i, err)
-		}
+	ps, err := projectAll(tools, canonical)
+	if err != nil {
+		return Fingerprints{}, err
 	}
 	return fingerprints(ps, instructions)
 }
 
+// projectAll projects every tool of a list of at most MaxTools.
+func projectAll(tools []json.RawMessage, canonical bool) ([]projected, error) {
+	if len(tools) > MaxTools {
+		return nil, fmt.Errorf("%d tools exceed the cap of %d", len(tools), MaxTools)
+	}
+	ps := make([]projected, len(tools))
+	for i, raw := range tools {
+		if err := project(&ps[i], raw, canonical); err != nil {
+			return nil, fmt.Errorf("tools[%d]: %w", i, err)
+		}
+	}
+	return ps, nil
+}
+
 // fingerprints computes the four fingerprints of projected tools.
 func fingerprints(ps []projected, instructions *string) (Fingerprints, error) {
+	fp, _, err := fingerprintsAndSurface(ps, instructions, false)
+	return fp, err
+}
+
+// fingerprintsAndSurface computes the four fingerprints of projected tools and, with
+// withSurface, the surface document: then the surface fingerprint is the digest of that
+// document, the very bytes the streamed digest would hash.
+func fingerprintsAndSurface(ps []projected, instructions *string, withSurface bool) (Fingerprints, []byte, error) {
 	order := make([]*projected, len(ps))
 	for i := range ps {
 		order[i] = &ps[i]
@@ -418,21 +447,27 @@ func fingerprints(ps []projected, instructions *string) (Fingerprints, error) {
 	fp.Schema = digest((*projected).appendSchema)
 
 	sortSurface(order)
-	fp.Surface = digest((*projected).appendSurface)
+	var doc []byte
+	if withSurface {
+		doc = surfaceDocument(order)
+		fp.Surface = Digest(doc)
+	} else {
+		fp.Surface = digest((*projected).appendSurface)
+	}
 
 	ins := ""
 	if instructions != nil {
 		ins = *instructions
 	}
 	if !utf8.ValidString(ins) {
-		return Fingerprints{}, errors.New("instructions: invalid UTF-8")
+		return Fingerprints{}, nil, errors.New("instructions: invalid UTF-8")
 	}
 	canon, err := Canonicalize(appendString(nil, ins))
 	if err != nil {
-		return Fingerprints{}, fmt.Errorf("instructions: %w", err)
+		return Fingerprints{}, nil, fmt.Errorf("instructions: %w", err)
 	}
 	fp.Instructions = Digest(canon)
-	return fp, nil
+	return fp, doc, nil
 }
 
 // sortSurface puts tools in surface order: by name, ties broken by the whole canonical
@@ -451,18 +486,20 @@ func sortSurface(order []*projected) {
 // store keeps a tool surface content-addressed: Digest(doc) equals
 // ComputeFingerprints(tools, …).Surface, which anyone can recheck.
 func SurfaceDocument(tools []json.RawMessage) ([]byte, error) {
-	if len(tools) > MaxTools {
-		return nil, fmt.Errorf("%d tools exceed the cap of %d", len(tools), MaxTools)
+	ps, err := projectAll(tools, false)
+	if err != nil {
+		return nil, err
 	}
-	ps := make([]projected, len(tools))
-	order := make([]*projected, len(tools))
-	for i, raw := range tools {
-		if err := project(&ps[i], raw, false); err != nil {
-			return nil, fmt.Errorf("tools[%d]: %w", i, err)
-		}
+	order := make([]*projected, len(ps))
+	for i := range ps {
 		order[i] = &ps[i]
 	}
 	sortSurface(order)
+	return surfaceDocument(order), nil
+}
+
+// surfaceDocument writes the surface elements of tools in surface order into one array.
+func surfaceDocument(order []*projected) []byte {
 	// Sized once: the document is tens of MB for a list of 10,000 tools.
 	size := 2
 	for _, p := range order {
@@ -476,7 +513,7 @@ func SurfaceDocument(tools []json.RawMessage) ([]byte, error) {
 		}
 		b = p.appendSurface(b)
 	}
-	return append(b, ']'), nil
+	return append(b, ']')
 }
 
 func project(p *projected, raw json.RawMessage, canonical bool) error {

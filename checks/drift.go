@@ -20,6 +20,19 @@ func Fingerprints(obs *Observation) (*attest.Fingerprints, error) {
 	return &fp, nil
 }
 
+// fingerprintsAndSurface is Fingerprints(obs) with the surface document of the same
+// tools (attest.ComputeSurface), nil when there are no fingerprints.
+func fingerprintsAndSurface(obs *Observation) (*attest.Fingerprints, []byte, error) {
+	if obs == nil || !obs.Tools.Complete || obs.Tools.Unauthorized {
+		return nil, nil, nil
+	}
+	fp, doc, err := attest.ComputeSurface(obs.Tools.Tools, obs.Handshake.Instructions)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &fp, doc, nil
+}
+
 // fingerprintCheck serves toolset_fingerprint, schema_fingerprint and
 // surface_fingerprint: the three are computed together and stand or fall together. It
 // relies on Tools (Unauthorized, Attempted, Complete, Tools) and Handshake.Instructions.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/probity-dev/probity/internal/rawjson"
 )
 
 // hidden_instructions scans the text an agent's model reads: each tool's name, title,
@@ -94,6 +96,8 @@ type hiddenScan struct {
 	// maxRegexBytes the rest is not scanned for them and incomplete is set.
 	regexBytes int
 	incomplete bool
+	// lower is the lower-cased text being scanned, a buffer reused from text to text.
+	lower []byte
 }
 
 func (s *hiddenScan) add(tool int, kind findingKind, ev Evidence) {
@@ -169,7 +173,7 @@ func (s *hiddenScan) scanTool(idx int, raw []byte) {
 		switch {
 		case len(path) == 1 && path[0] == "name":
 			if !hasName {
-				name, hasName = v, true
+				name, hasName = strings.Clone(v), true // v is read in place
 			}
 			s.scanText(idx, "name", v, true)
 		case len(path) == 1 && (path[0] == "title" || path[0] == "description"):
@@ -225,7 +229,20 @@ func plainName(s string) bool {
 // walkJSON calls visit for every string of a JSON document (member names with isKey),
 // with the path of member names and "[i]" indexes leading to it. It stops at the first
 // syntax error and skips what is nested deeper than maxWalkDepth. It never panics.
+//
+// A valid document (every tool a probe splits from a page is one) is walked in place by
+// rawjson.Walk, which allocates nothing per string: path and v are valid only during the
+// call. Only a malformed document goes through a json.Decoder, token by token, so that
+// it is scanned as far as it parses.
 func walkJSON(doc []byte, visit func(path []string, v string, isKey bool)) {
+	if rawjson.Walk(doc, maxWalkDepth, visit) {
+		return
+	}
+	walkTokens(doc, visit)
+}
+
+// walkTokens is walkJSON over a json.Decoder's tokens, up to the first syntax error.
+func walkTokens(doc []byte, visit func(path []string, v string, isKey bool)) {
 	type frame struct {
 		obj       bool
 		expectKey bool
@@ -316,14 +333,13 @@ func (s *hiddenScan) scanText(tool int, field, text string, directed bool) {
 	if !directed {
 		return
 	}
-	var lower string
+	// The prefilters read strings.ToLower(text), written into a buffer the scan reuses:
+	// a list of 10,000 tools is tens of MB of descriptions.
+	s.lower = appendLower(s.lower[:0], text)
 	pairs := map[*regexp.Regexp]bool{}
 	for i := range directedPatterns {
 		p := &directedPatterns[i]
-		if lower == "" {
-			lower = strings.ToLower(text)
-		}
-		if !p.mayMatch(lower) {
+		if !p.mayMatch(s.lower) {
 			continue
 		}
 		if s.regexBytes+len(text) > maxRegexBytes {
@@ -352,6 +368,24 @@ func (s *hiddenScan) scanText(tool int, field, text string, directed bool) {
 			s.add(tool, kindDirected, Evidence{Field: field, Offset: start, Sample: sampleAt(text, start), Note: p.note})
 		}
 	}
+}
+
+// appendLower appends strings.ToLower(text) to b, without an allocation of its own
+// when text is ASCII.
+func appendLower(b []byte, text string) []byte {
+	for i := 0; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			return append(b, strings.ToLower(text)...)
+		}
+	}
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return b
 }
 
 // sampleAt returns an escaped excerpt of text around offset: up to 24 bytes before it
@@ -403,9 +437,9 @@ type directedPattern struct {
 	pair  *regexp.Regexp
 }
 
-func (p *directedPattern) mayMatch(lower string) bool {
+func (p *directedPattern) mayMatch(lower []byte) bool {
 	for _, group := range p.need {
-		if !slices.ContainsFunc(group, func(w string) bool { return strings.Contains(lower, w) }) {
+		if !slices.ContainsFunc(group, func(w string) bool { return bytes.Contains(lower, []byte(w)) }) {
 			return false
 		}
 	}

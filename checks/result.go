@@ -70,7 +70,10 @@ func (r Result) Signed() attest.CheckResult {
 //
 // A nil obs is treated as an empty Observation.
 func Evaluate(obs *Observation) (results []Result, coverage attest.Coverage, signed bool) {
-	in := newInput(obs)
+	return evaluate(newInput(obs))
+}
+
+func evaluate(in *input) (results []Result, coverage attest.Coverage, signed bool) {
 	coverage = in.coverage()
 	results = make([]Result, len(catalog))
 	for i, c := range catalog {
@@ -90,9 +93,13 @@ func Evaluate(obs *Observation) (results []Result, coverage attest.Coverage, sig
 type input struct {
 	obs *Observation
 
-	fpDone bool
-	fp     *attest.Fingerprints
-	fpErr  error
+	// withSurface also builds the surface document when the fingerprints are computed
+	// (EvaluateRound), from the same canonical form of the tools.
+	withSurface bool
+	fpDone      bool
+	fp          *attest.Fingerprints
+	fpErr       error
+	surface     []byte
 }
 
 func newInput(obs *Observation) *input {
@@ -105,7 +112,11 @@ func newInput(obs *Observation) *input {
 // fingerprints is Fingerprints(in.obs), computed once.
 func (in *input) fingerprints() (*attest.Fingerprints, error) {
 	if !in.fpDone {
-		in.fp, in.fpErr = Fingerprints(in.obs)
+		if in.withSurface {
+			in.fp, in.surface, in.fpErr = fingerprintsAndSurface(in.obs)
+		} else {
+			in.fp, in.fpErr = Fingerprints(in.obs)
+		}
 		in.fpDone = true
 	}
 	return in.fp, in.fpErr

@@ -41,6 +41,12 @@ func Statement(obs *Observation, results []Result, coverage attest.Coverage, pro
 	if obs == nil {
 		return nil, errors.New("checks: statement: no observation")
 	}
+	return statement(newInput(obs), results, coverage, probe, roundID)
+}
+
+// statement is Statement over in, whose fingerprints may have been computed already.
+func statement(in *input, results []Result, coverage attest.Coverage, probe attest.ProbeInfo, roundID string) (*attest.Statement, error) {
+	obs := in.obs
 	if len(results) != len(catalog) {
 		return nil, fmt.Errorf("checks: statement: %d results for %d checks", len(results), len(catalog))
 	}
@@ -58,7 +64,7 @@ func Statement(obs *Observation, results []Result, coverage attest.Coverage, pro
 	if probe.SuiteVersion != SuiteVersion || probe.SuiteDigest != SuiteDigest() {
 		return nil, fmt.Errorf("checks: statement: probe names suite %s %s, this is %s %s", probe.SuiteVersion, probe.SuiteDigest, SuiteVersion, SuiteDigest())
 	}
-	if got := newInput(obs).coverage(); got != coverage {
+	if got := in.coverage(); got != coverage {
 		return nil, fmt.Errorf("checks: statement: coverage %q, but the observation supports %q", coverage, got)
 	}
 	pred := &attest.ProbePredicate{
@@ -80,7 +86,7 @@ func Statement(obs *Observation, results []Result, coverage attest.Coverage, pro
 	var digest string
 	switch coverage {
 	case attest.CoverageFull:
-		fp, err := Fingerprints(obs)
+		fp, err := in.fingerprints()
 		if err != nil || fp == nil {
 			return nil, fmt.Errorf("checks: statement: no fingerprints for a full round: %v", err)
 		}

@@ -221,7 +221,10 @@ func historyOf(rounds []store.RoundSummary) history {
 // build turns an observation into the round to store: results, statement, envelope,
 // surface, uptime and due times. It does no I/O.
 func (r *Runner) build(ctx context.Context, e store.Entry, due store.Due, runID string, obs *checks.Observation, h history) (*store.Round, error) {
-	results, coverage, signed := checks.Evaluate(obs)
+	// The fingerprints and the surface document are computed once, for the checks, the
+	// statement and the store: a list of 10,000 tools is tens of MB in canonical form.
+	ev := checks.EvaluateRound(obs)
+	results, coverage, signed := ev.Results, ev.Coverage, ev.Signed
 	round := &store.Round{
 		EntryID:    e.ID,
 		DueAt:      due.At,
@@ -247,16 +250,12 @@ func (r *Runner) build(ctx context.Context, e store.Entry, due store.Due, runID 
 		round.ServerName = obs.Handshake.ServerName
 		round.ServerVersion = obs.Handshake.ServerVersion
 	}
-	fp, err := checks.Fingerprints(obs)
+	fp, err := ev.Fingerprints()
 	if err != nil {
 		fp = nil // an unfingerprintable list: the checks say so, the round is unsigned
 	}
 	if fp != nil {
-		doc, err := attest.SurfaceDocument(obs.Tools.Tools)
-		if err != nil {
-			return nil, fmt.Errorf("couldn't build the tool surface of %s: %w", e.Slug, err)
-		}
-		round.Fingerprints, round.Surface = fp, doc
+		round.Fingerprints, round.Surface = fp, ev.Surface()
 		// The instructions as a canonical JSON string: the bytes their fingerprint
 		// digests ("" when the server sent none), kept for the history's before/after.
 		ins := ""
@@ -282,7 +281,7 @@ func (r *Runner) build(ctx context.Context, e store.Entry, due store.Due, runID 
 		return nil, fmt.Errorf("couldn't encode the timings of %s: %w", e.Slug, err)
 	}
 	if signed {
-		st, err := checks.Statement(obs, results, coverage, attest.ProbeInfo{ToolVersion: r.cfg.ToolVersion}, round.RoundID)
+		st, err := ev.Statement(attest.ProbeInfo{ToolVersion: r.cfg.ToolVersion}, round.RoundID)
 		if err != nil {
 			return nil, fmt.Errorf("couldn't build the statement of %s: %w", e.Slug, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/probity-dev/probity/checks"
+	"github.com/probity-dev/probity/internal/rawjson"
 )
 
 // A response whose declared length is over the cap is cut at the cap, and a body held
@@ -99,7 +100,7 @@ func TestEventFilter(t *testing.T) {
 	}
 }
 
-// members and elements split JSON into views that decode exactly as encoding/json
+// rawjson.Members (through object) and rawjson.Elements split JSON into views that decode exactly as encoding/json
 // decodes the same input into map[string]json.RawMessage and []json.RawMessage.
 func TestRawJSONMatchesEncodingJSON(t *testing.T) {
 	objects := []string{
@@ -124,7 +125,7 @@ func TestRawJSONMatchesEncodingJSON(t *testing.T) {
 	for _, in := range arrays {
 		var want []json.RawMessage
 		wantOK := json.Unmarshal([]byte(in), &want) == nil && want != nil
-		got, ok := elements([]byte(in))
+		got, ok := rawjson.Elements([]byte(in))
 		if ok != wantOK {
 			t.Errorf("elements(%q): ok %v, encoding/json ok %v", in, ok, wantOK)
 			continue

@@ -6,6 +6,7 @@ import (
 	"mime"
 
 	"github.com/probity-dev/probity/checks"
+	"github.com/probity-dev/probity/internal/rawjson"
 )
 
 // rpcResponse is a JSON-RPC response as Probity reads it from raw bytes, independent of
@@ -26,15 +27,15 @@ type rpcError struct {
 
 // object decodes a JSON object into its members by exact name, the last of duplicates
 // winning as with encoding/json; nil if raw is not an object. The values are views of
-// raw (see members), not copies.
+// raw (see rawjson.Members), not copies.
 func object(raw []byte) map[string]json.RawMessage {
-	ms, ok := members(raw)
+	ms, ok := rawjson.Members(raw)
 	if !ok {
 		return nil
 	}
 	m := make(map[string]json.RawMessage, len(ms))
 	for _, x := range ms {
-		m[x.name] = x.value
+		m[x.Name] = x.Value
 	}
 	return m
 }
@@ -74,7 +75,7 @@ func responseFor(ex checks.Exchange, id string) (rpcResponse, bool) {
 		c = bytes.TrimSpace(c)
 		var msgs []rpcResponse
 		if len(c) > 0 && c[0] == '[' {
-			batch, ok := elements(c)
+			batch, ok := rawjson.Elements(c)
 			if !ok {
 				continue
 			}
@@ -157,7 +158,7 @@ type toolsPage struct {
 // are kept as the server sent them, malformed ones included.
 func parseToolsPage(result json.RawMessage) (toolsPage, bool) {
 	m := object(result)
-	tools, ok := elements(m["tools"])
+	tools, ok := rawjson.Elements(m["tools"])
 	if m == nil || !ok {
 		return toolsPage{}, false
 	}

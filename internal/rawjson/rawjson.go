@@ -1,0 +1,189 @@
+// Package rawjson splits and walks JSON without copying it: the values it returns are
+// views of the input, and strings that need no unescaping are read in place.
+//
+// The probe reads tool lists of up to 32 MiB from the recorded bodies, and the checks
+// walk every tool of them. Decoding them into json.RawMessage values copies every byte
+// once per level (the response, its result, its tools array, each tool), and a
+// json.Decoder allocates a value for every token; these helpers do neither. Each view
+// returned has its capacity cut to its length, so appending to it can never write into
+// the input.
+//
+// Members and Elements check the input with json.Valid first. The Skip functions and
+// Walk's scanner assume JSON that json.Valid accepted and never read past the input.
+package rawjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Member is one member of a JSON object: its name, unescaped as encoding/json unescapes
+// it, and its value as a view of the input.
+type Member struct {
+	Name  string
+	Value json.RawMessage
+}
+
+// Members returns the members of the JSON object raw in their order, duplicates
+// included; ok is false when raw is not one valid JSON object.
+func Members(raw []byte) (out []Member, ok bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
+		return nil, false
+	}
+	i := SkipSpace(raw, 1)
+	if raw[i] == '}' {
+		return []Member{}, true
+	}
+	for {
+		end := SkipString(raw, i)
+		name := raw[i:end]
+		i = SkipSpace(raw, end)
+		i = SkipSpace(raw, i+1) // the colon
+		vend := SkipValue(raw, i)
+		out = append(out, Member{Name: Unquote(name), Value: view(raw, i, vend)})
+		i = SkipSpace(raw, vend)
+		if raw[i] == '}' {
+			return out, true
+		}
+		i = SkipSpace(raw, i+1) // the comma
+	}
+}
+
+// Elements returns the elements of the JSON array raw as views of raw; ok is false when
+// raw is not one valid JSON array.
+func Elements(raw []byte) (out []json.RawMessage, ok bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '[' || !json.Valid(raw) {
+		return nil, false
+	}
+	i := SkipSpace(raw, 1)
+	out = []json.RawMessage{}
+	if raw[i] == ']' {
+		return out, true
+	}
+	for {
+		end := SkipValue(raw, i)
+		out = append(out, view(raw, i, end))
+		i = SkipSpace(raw, end)
+		if raw[i] == ']' {
+			return out, true
+		}
+		i = SkipSpace(raw, i+1)
+	}
+}
+
+// view is raw[i:j] with its capacity cut to its length.
+func view(raw []byte, i, j int) json.RawMessage { return raw[i:j:j] }
+
+// Unquote returns the value of a quoted JSON string, unescaped as encoding/json does
+// (invalid UTF-8 and lone surrogates become U+FFFD), copying it only when it needs
+// unescaping.
+func Unquote(quoted []byte) string {
+	if plain(quoted) {
+		return string(quoted[1 : len(quoted)-1])
+	}
+	return unescape(quoted)
+}
+
+// UnquoteView is Unquote without the copy: a string that needs no unescaping shares the
+// bytes of quoted, so it is valid only as long as they do not change. It is for reading
+// text in place, not for keeping it.
+func UnquoteView(quoted []byte) string {
+	if plain(quoted) {
+		if len(quoted) == 2 {
+			return ""
+		}
+		return unsafe.String(&quoted[1], len(quoted)-2)
+	}
+	return unescape(quoted)
+}
+
+// plain reports whether the quoted string reads as its own bytes: no escapes, valid
+// UTF-8 (the rule of encoding/json's unquote).
+func plain(quoted []byte) bool {
+	s := quoted[1 : len(quoted)-1]
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\' || c == '"' || c < ' ':
+			return false
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				return false
+			}
+			i += size
+		}
+	}
+	return true
+}
+
+func unescape(quoted []byte) string {
+	var s string
+	_ = json.Unmarshal(quoted, &s) // valid: the whole document was validated
+	return s
+}
+
+// SkipSpace returns the index of the first byte at or after i that is not JSON space.
+func SkipSpace(raw []byte, i int) int {
+	for i < len(raw) {
+		switch raw[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// SkipString returns the index after the string that starts at raw[i] == '"'.
+func SkipString(raw []byte, i int) int {
+	for i++; i < len(raw); i++ {
+		switch raw[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+// SkipValue returns the index after the value that starts at raw[i].
+func SkipValue(raw []byte, i int) int {
+	switch raw[i] {
+	case '"':
+		return SkipString(raw, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(raw); i++ {
+			switch raw[i] {
+			case '"':
+				i = SkipString(raw, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return i
+	}
+	// A number or a literal: up to the next delimiter.
+	for i < len(raw) {
+		switch raw[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
