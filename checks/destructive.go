@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode"
+
+	"github.com/probity-dev/probity/internal/rawjson"
 )
 
 // toolMeta is what destructive_annotations reads of one raw tool.
@@ -15,21 +17,35 @@ type toolMeta struct {
 	readOnly, destructive *bool
 }
 
+// parseToolMeta reads a tool's name and hints as json.Unmarshal into a
+// map[string]json.RawMessage would (the last of repeated members wins), from views of
+// raw rather than copies of every member.
 func parseToolMeta(raw json.RawMessage) toolMeta {
-	var m map[string]json.RawMessage
 	var tm toolMeta
-	if json.Unmarshal(raw, &m) != nil {
+	ms, ok := rawjson.Members(raw)
+	if !ok {
 		return tm
 	}
-	if n, ok := m["name"]; ok && json.Unmarshal(n, &tm.name) == nil && bytes.HasPrefix(bytes.TrimSpace(n), []byte(`"`)) {
+	if n := lastMember(ms, "name"); n != nil && json.Unmarshal(n, &tm.name) == nil && bytes.HasPrefix(bytes.TrimSpace(n), []byte(`"`)) {
 		tm.hasName = true
 	}
-	var ann map[string]json.RawMessage
-	if a, ok := m["annotations"]; ok && json.Unmarshal(a, &ann) == nil {
-		tm.readOnly = jsonBool(ann["readOnlyHint"])
-		tm.destructive = jsonBool(ann["destructiveHint"])
+	if a := lastMember(ms, "annotations"); a != nil {
+		if ann, ok := rawjson.Members(a); ok {
+			tm.readOnly = jsonBool(lastMember(ann, "readOnlyHint"))
+			tm.destructive = jsonBool(lastMember(ann, "destructiveHint"))
+		}
 	}
 	return tm
+}
+
+// lastMember is the value of the last member named name, nil when there is none.
+func lastMember(ms []rawjson.Member, name string) json.RawMessage {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].Name == name {
+			return ms[i].Value
+		}
+	}
+	return nil
 }
 
 func jsonBool(raw json.RawMessage) *bool {

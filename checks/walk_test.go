@@ -109,3 +109,34 @@ func TestAppendLowerIsToLower(t *testing.T) {
 		}
 	}
 }
+
+// parseToolMeta reads views of the tool; what it reads is what decoding the tool into
+// maps of json.RawMessage, as it did before, reads.
+func TestParseToolMetaMatchesMapDecoding(t *testing.T) {
+	byMaps := func(raw json.RawMessage) toolMeta {
+		var m map[string]json.RawMessage
+		var tm toolMeta
+		if json.Unmarshal(raw, &m) != nil {
+			return tm
+		}
+		if n, ok := m["name"]; ok && json.Unmarshal(n, &tm.name) == nil && strings.HasPrefix(strings.TrimSpace(string(n)), `"`) {
+			tm.hasName = true
+		}
+		var ann map[string]json.RawMessage
+		if a, ok := m["annotations"]; ok && json.Unmarshal(a, &ann) == nil {
+			tm.readOnly = jsonBool(ann["readOnlyHint"])
+			tm.destructive = jsonBool(ann["destructiveHint"])
+		}
+		return tm
+	}
+	docs := append(walkCorpus(),
+		[]byte(`{"name":"delete_x","annotations":{"destructiveHint":true,"destructiveHint":false,"readOnlyHint":true}}`),
+		[]byte(`{"name":null,"annotations":null}`), []byte(`{"name":1,"annotations":[]}`), []byte(`null`),
+		[]byte(` {"na\u006de":"drop_all","name":"rm_x","annotations":{"destructiveHint": true }} `),
+		[]byte(`{"name":"a","annotations":{"destructiveHint":"true"}}`), []byte(`{"name":"a"`))
+	for _, doc := range docs {
+		if got, want := parseToolMeta(doc), byMaps(doc); !reflect.DeepEqual(got, want) {
+			t.Errorf("parseToolMeta(%.80q) = %+v, want %+v", doc, got, want)
+		}
+	}
+}
