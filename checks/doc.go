@@ -32,7 +32,11 @@
 //   - A tools/list page or handshake answer that repeats a JSON member name in one
 //     object is never VERIFIED: tools_list and discovery_handshake are FAILED
 //     duplicate_member (the member named by a token, see IsMemberToken),
-//     hidden_instructions cannot be none_found, and the round is not signed.
+//     hidden_instructions cannot be none_found, and the round gets no full coverage.
+//     An auth_required round (tools/list answered 401 after such a handshake) is still
+//     signed: its statement carries nothing of the handshake's answer, and
+//     discovery_handshake is UNVERIFIED credential_required there like every check
+//     outside attest.AuthRequiredChecks.
 //   - destructive_annotations says no_contradictory_hints, with the number of tools,
 //     when no tool is named like a destructive operation, instead of "every one of the
 //     0 tools … declares destructiveHint".
