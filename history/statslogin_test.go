@@ -16,6 +16,7 @@ import (
 	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/history/stats"
 	"github.com/probity-dev/probity/keys/signing"
+	"github.com/probity-dev/probity/locator"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 )
@@ -98,7 +99,7 @@ func TestHandshakeLoginFromStore(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		t.Cleanup(inst.Close)
-		u, err := probe.NormalizeURL(inst.URL)
+		u, err := locator.NormalizeURL(inst.URL)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/probity-dev/probity/export"
 	"github.com/probity-dev/probity/keys"
 	"github.com/probity-dev/probity/keys/signing"
+	"github.com/probity-dev/probity/locator"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/verifier"
 	"github.com/probity-dev/probity/verifier/cli"
@@ -131,7 +132,7 @@ func TestRunAll(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer inst.Close()
-		url, err := probe.NormalizeURL(inst.URL)
+		url, err := locator.NormalizeURL(inst.URL)
 		if err != nil {
 			t.Fatal(err)
 		}

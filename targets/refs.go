@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/probity-dev/probity/checks/probe"
+	"github.com/probity-dev/probity/locator"
 )
 
 // ref is a parsed reference: what a Target is made of besides where it was read.
@@ -170,7 +170,7 @@ func pypiRef(s string) (ref, error) {
 	if err != nil {
 		return ref{}, err
 	}
-	return ref{kind: kindPyPI, locator: "pkg:pypi/" + pep503(name), name: name}, nil
+	return ref{kind: kindPyPI, locator: "pkg:pypi/" + locator.PEP503(name), name: name}, nil
 }
 
 // pypiName validates a PEP 508 project name:
@@ -194,28 +194,6 @@ func pypiName(s string) (string, error) {
 		return "", fmt.Errorf("%w: a PyPI project name (PEP 508) has letters, digits and inner '-', '_' or '.', not %s", errBadName, quoteByte(c))
 	}
 	return s, nil
-}
-
-// pep503 normalizes a valid project name: lower case, runs of -_. become one '-'.
-func pep503(name string) string {
-	var b strings.Builder
-	sep := false
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c == '-' || c == '_' || c == '.' {
-			sep = true
-			continue
-		}
-		if sep {
-			b.WriteByte('-')
-			sep = false
-		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
 }
 
 // githubReserved are first path segments of github.com that are not owners.
@@ -390,15 +368,15 @@ func remoteURL(u *url.URL, raw string) (ref, error) {
 		host += ":" + port
 	}
 	u.Host = host
-	locator, err := probe.NormalizeURL(u.String())
+	loc, err := locator.NormalizeURL(u.String())
 	if err != nil {
 		return ref{}, fmt.Errorf("%w: %v", errBadURL, err)
 	}
-	n, err := url.Parse(locator)
+	n, err := url.Parse(loc)
 	if err != nil {
 		return ref{}, fmt.Errorf("%w: %v", errBadURL, err)
 	}
-	return ref{kind: kindRemote, locator: locator, name: n.Host + strings.TrimSuffix(n.EscapedPath(), "/")}, nil
+	return ref{kind: kindRemote, locator: loc, name: n.Host + strings.TrimSuffix(n.EscapedPath(), "/")}, nil
 }
 
 // credentialParam returns the name of the first query parameter whose name says it

@@ -38,9 +38,9 @@
 //
 // # Output
 //
-// Locators are canonical (see store.Entry.Locator): probe.NormalizeURL of a remote URL
+// Locators are canonical (see store.Entry.Locator): locator.NormalizeURL of a remote URL
 // whose host name is in its ASCII (punycode) form, pkg:npm/name or pkg:npm/%40scope/name,
-// pkg:pypi/name with the PEP 503 normalized name, and https://github.com/owner/repo in
+// pkg:pypi/name with the PEP 503 normalized name (locator.PEP503), and https://github.com/owner/repo in
 // lower case. Targets with the same kind and locator are returned once, the first one
 // read. Slug gives each target a slug base derived from its locator alone.
 //

@@ -54,7 +54,7 @@ func TestAcceptedReferences(t *testing.T) {
 		in   string
 		want want
 	}{
-		// Remote endpoints: probe.NormalizeURL, with host names in ASCII.
+		// Remote endpoints: locator.NormalizeURL, with host names in ASCII.
 		{"https://mcp.example.com/v1/mcp", remote("https://mcp.example.com/v1/mcp", "mcp.example.com/v1/mcp")},
 		{"HTTPS://MCP.Example.COM:443/v1/mcp", remote("https://mcp.example.com/v1/mcp", "mcp.example.com/v1/mcp")},
 		{"https://mcp.example.com", remote("https://mcp.example.com/", "mcp.example.com")},

@@ -106,6 +106,7 @@ import (
 	"github.com/probity-dev/probity/attest"
 	"github.com/probity-dev/probity/checks"
 	"github.com/probity-dev/probity/checks/probe/egress"
+	"github.com/probity-dev/probity/locator"
 )
 
 // The protocol versions the probe proposes.
@@ -201,49 +202,12 @@ func (p *Prober) UserAgent() string {
 	return fmt.Sprintf("probity/%s (+%s/probe)", p.cfg.Version, strings.TrimSuffix(p.cfg.DirectoryURL, "/"))
 }
 
-// NormalizeURL returns the canonical spelling of an endpoint URL: scheme and host in
-// lower case, default port dropped, an empty path as "/", no fragment. It refuses
-// anything but http and https, user information, and a missing host.
-func NormalizeURL(raw string) (string, error) {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil {
-		return "", fmt.Errorf("invalid URL: %v", err)
-	}
-	u.Scheme = strings.ToLower(u.Scheme)
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("invalid URL: scheme %q is not http or https", clip(u.Scheme, 16))
-	}
-	if u.User != nil {
-		return "", errors.New("invalid URL: user information is not allowed")
-	}
-	if u.Host == "" {
-		return "", errors.New("invalid URL: no host")
-	}
-	host := strings.ToLower(u.Hostname())
-	port := u.Port()
-	if (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80") {
-		port = ""
-	}
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	u.Host = host
-	if port != "" {
-		u.Host += ":" + port
-	}
-	if u.Path == "" {
-		u.Path = "/"
-	}
-	u.Fragment, u.RawFragment = "", ""
-	return u.String(), nil
-}
-
 // Probe runs one round against the endpoint at rawURL and returns what it observed.
 // The error is non-nil only for a URL that cannot be probed at all (not http(s), user
 // information, a guard-refused literal address); everything that happens on the wire is
 // recorded in the Observation.
 func (p *Prober) Probe(ctx context.Context, rawURL string) (*checks.Observation, error) {
-	endpoint, err := NormalizeURL(rawURL)
+	endpoint, err := locator.NormalizeURL(rawURL)
 	if err != nil {
 		return nil, err
 	}

@@ -314,25 +314,6 @@ func TestProbeSizeCap(t *testing.T) {
 	}
 }
 
-func TestNormalizeURL(t *testing.T) {
-	for in, want := range map[string]string{
-		"HTTPS://Example.COM":            "https://example.com/",
-		"https://example.com:443/mcp":    "https://example.com/mcp",
-		"http://example.com:80/a#frag":   "http://example.com/a",
-		"https://example.com:8443/mcp?x": "https://example.com:8443/mcp?x",
-		"https://[::1]:443/":             "https://[::1]/",
-	} {
-		if got, err := NormalizeURL(in); err != nil || got != want {
-			t.Errorf("NormalizeURL(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"ftp://example.com", "https://user@example.com", "https://u:p@example.com", "mailto:x@example.com", "//example.com", "https://"} {
-		if _, err := NormalizeURL(bad); err == nil {
-			t.Errorf("NormalizeURL(%q) succeeded", bad)
-		}
-	}
-}
-
 // TestNoGoroutineOutlivesAProbe runs probes of every kind and waits for the goroutine
 // count to come back down.
 func TestNoGoroutineOutlivesAProbe(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/probity-dev/probity/locator"
 )
 
 // ProvenanceVerifier verifies the attestations of a package version offline, against
@@ -232,7 +234,7 @@ func (c *Collector) collectPyPI(ctx context.Context, f *Facts, name string, t *t
 	})
 	wg.Go(func() {
 		defer t.track("advisories")()
-		f.Advisories = c.advisories(ctx, PackageVersion{System: "pypi", Name: PEP503(name), Version: latest})
+		f.Advisories = c.advisories(ctx, PackageVersion{System: "pypi", Name: locator.PEP503(name), Version: latest})
 	})
 	wg.Wait()
 }

@@ -27,6 +27,8 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/probity-dev/probity/locator"
 )
 
 var _ ProvenanceVerifier = (*Verifier)(nil)
@@ -643,28 +645,7 @@ func pypiFileOfProject(filename, project string) bool {
 	if project == "" {
 		return false
 	}
-	return strings.HasPrefix(pep503Normalize(filename), pep503Normalize(project)+"-")
-}
-
-// pep503Normalize lowercases s and turns every run of "-", "_" and "." into one "-".
-func pep503Normalize(s string) string {
-	var b strings.Builder
-	sep := false
-	for _, r := range strings.ToLower(s) {
-		if r == '-' || r == '_' || r == '.' {
-			sep = true
-			continue
-		}
-		if sep {
-			b.WriteByte('-')
-			sep = false
-		}
-		b.WriteRune(r)
-	}
-	if sep {
-		b.WriteByte('-')
-	}
-	return b.String()
+	return strings.HasPrefix(locator.PEP503(filename), locator.PEP503(project)+"-")
 }
 
 // verifyPEP740 verifies provenance[i] for files[i].

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/probity-dev/probity/locator"
 )
 
 // DefaultPyPIURL is the Python Package Index.
@@ -88,32 +90,9 @@ type pypiProjectJSON struct {
 	URLs     []pypiFileJSON            `json:"urls"`
 }
 
-// PEP503 normalizes a project name: lower case, runs of '-', '_' and '.' become one
-// '-'.
-func PEP503(name string) string {
-	var b strings.Builder
-	sep := false
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c == '-' || c == '_' || c == '.' {
-			sep = true
-			continue
-		}
-		if sep && b.Len() > 0 {
-			b.WriteByte('-')
-		}
-		sep = false
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
-
 // Project reads project from the JSON API. A 404 is NoData.
 func (p *PyPI) Project(ctx context.Context, project string) PyPIProject {
-	u := joinURL(p.base, "/pypi/"+url.PathEscape(PEP503(project))+"/json")
+	u := joinURL(p.base, "/pypi/"+url.PathEscape(locator.PEP503(project))+"/json")
 	resp, err := p.client.do(ctx, request{service: "PyPI", url: u, accept: "application/json", maxBody: p.maxBody})
 	out := PyPIProject{Facts: PackageFacts{Ecosystem: "pypi", Name: project}}
 	out.Facts.Source = fetchSource("PyPI", u, resp, err, p.client.now())
@@ -180,7 +159,7 @@ func (p *PyPI) Provenance(ctx context.Context, project, version string, files []
 	var wg sync.WaitGroup
 	for i, fl := range files {
 		wg.Go(func() {
-			u := joinURL(p.base, "/integrity/"+url.PathEscape(PEP503(project))+"/"+url.PathEscape(version)+"/"+url.PathEscape(fl.Filename)+"/provenance")
+			u := joinURL(p.base, "/integrity/"+url.PathEscape(locator.PEP503(project))+"/"+url.PathEscape(version)+"/"+url.PathEscape(fl.Filename)+"/provenance")
 			resp, err := p.client.do(ctx, request{service: "PyPI", url: u, accept: "application/vnd.pypi.integrity.v1+json", maxBody: p.maxBody})
 			s := fetchSource("PyPI", u, resp, err, p.client.now())
 			if s.Outcome == OK {

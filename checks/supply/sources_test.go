@@ -158,9 +158,6 @@ func TestPyPIRepository(t *testing.T) {
 			t.Errorf("pypiRepository(%v, %q) = %q, want %q", tt.urls, tt.home, got, tt.want)
 		}
 	}
-	if PEP503("Probity_Fixture..Classic") != "probity-fixture-classic" {
-		t.Error(PEP503("Probity_Fixture..Classic"))
-	}
 }
 
 func TestGitHubRepository(t *testing.T) {

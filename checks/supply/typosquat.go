@@ -11,6 +11,8 @@ import (
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/probity-dev/probity/locator"
 )
 
 // The package_name check (typosquatting) compares a package's name with a list of popular
@@ -446,7 +448,7 @@ func (dl *damerau) distance(a, b []rune) int {
 // "_" and "." replaced by one "-").
 func canonicalName(ecosystem, name string) string {
 	if ecosystem == "pypi" {
-		return PEP503(name)
+		return locator.PEP503(name)
 	}
 	return strings.ToLower(name)
 }
