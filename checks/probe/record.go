@@ -410,6 +410,9 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 	} else {
 		b.ex.body = appendCapped(b.ex.body, p[:n], b.hint, b.max)
 	}
+	if err != nil {
+		b.settle()
+	}
 	r.mu.Unlock()
 	if err != nil && err != io.EOF {
 		err = b.fail(err)
@@ -445,6 +448,22 @@ func (b *cappedBody) cut() {
 	}
 }
 
+// settle ends the recording of a body that ended, with an error, at its end or by being
+// closed: a body allocated for a declared length it never reached (a server that
+// declares 4 MiB, sends a few bytes and closes or stalls) is copied to its size, so
+// what the observation holds is bounded by what was read, not by what was declared.
+// Bodies grown by doubling, at most about twice their size, are kept as they are.
+// Called with the recorder's mu held.
+func (b *cappedBody) settle() {
+	e := b.ex
+	if c := cap(e.body); c > minGrowth && c > 2*len(e.body) {
+		e.body = bytes.Clone(e.body)
+	}
+}
+
+// minGrowth is the capacity a body without a declared length starts with.
+const minGrowth = 16 << 10
+
 // appendCapped appends p to buf, growing buf by doubling from hint (a declared length)
 // or 16 KiB, never past limit unless p needs it: no body is held at more than about
 // twice its size, and one that declares its length is allocated once.
@@ -453,7 +472,7 @@ func appendCapped(buf, p []byte, hint, limit int64) []byte {
 	if need <= int64(cap(buf)) {
 		return append(buf, p...)
 	}
-	size := max(2*int64(cap(buf)), 16<<10)
+	size := max(2*int64(cap(buf)), minGrowth)
 	if cap(buf) == 0 && hint > 0 {
 		size = hint
 	}
@@ -472,6 +491,9 @@ func (r *recorder) totalLeft() int64 {
 }
 
 func (b *cappedBody) Close() error {
+	b.rec.mu.Lock()
+	b.settle()
+	b.rec.mu.Unlock()
 	err := b.raw.Close()
 	if b.release != nil {
 		b.release()
