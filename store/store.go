@@ -460,6 +460,10 @@ type Store interface {
 	// run of each entry of ids (at most MaxEntryStates), by entry id; an entry with
 	// neither, or no such entry, has no key. On PostgreSQL it is one round trip.
 	EntryStates(ctx context.Context, ids []int64, rounds bool) (map[int64]EntryState, error)
+	// Directory returns a page of the directory: the entries matching q, in q's order,
+	// each with its newest round's and supply run's state and the Verified rule
+	// (IsVerified), searched, filtered, sorted and paged in one query (directory.go).
+	Directory(ctx context.Context, q DirectoryQuery) (DirectoryPage, error)
 	// EntryByID returns the entry with the id, or ErrNotFound.
 	EntryByID(ctx context.Context, id int64) (Entry, error)
 	// Entries returns every entry ordered by id, after afterID, at most limit (≤ 0: all).

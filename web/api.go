@@ -90,65 +90,29 @@ type serverQuery struct {
 	After    int64 // the cursor: entries with a larger id
 }
 
-// apiServers lists the entries after q.After that match q, at most q.Limit. Like the
-// directory it reads at most maxScan entries a request; when it stops there, or the
-// page is full and another entry matches, NextCursor continues from where it stopped.
+// apiServers lists the entries after q.After that match q, at most q.Limit, in id
+// order: one store.Directory query, with one more row to know whether NextCursor is
+// needed.
 func (s *site) apiServers(ctx context.Context, q serverQuery) (*apiServerList, error) {
-	verified := make(map[int64]bool) // of the batch being scanned, when q.Verified is set
-	needle := strings.ToLower(q.Q)
-	match := func(e store.Entry) bool {
-		switch {
-		case q.Kind != "" && e.Kind != q.Kind:
-			return false
-		case q.Verified != "" && verified[e.ID] != (q.Verified == "true"):
-			return false
-		case needle != "" && !strings.Contains(strings.ToLower(e.Name), needle) &&
-			!strings.Contains(strings.ToLower(e.Locator), needle) && !strings.Contains(e.Slug, needle):
-			return false
-		}
-		return true
+	dq := store.DirectoryQuery{Search: q.Q, Kind: q.Kind, AfterID: q.After, Limit: q.Limit + 1}
+	switch q.Verified {
+	case "true":
+		dq.Verified = store.OnlyVerified
+	case "false":
+		dq.Verified = store.NotVerified
 	}
-	out := &apiServerList{Servers: []apiServer{}}
-	var rows []store.Entry
-	after, scanned := q.After, 0
-scan:
-	for {
-		batch := min(1000, maxScan-scanned)
-		es, err := s.st.Entries(ctx, after, batch)
-		if err != nil {
-			return nil, err
-		}
-		if q.Verified != "" {
-			if err := s.verifiedOf(ctx, es, verified); err != nil {
-				return nil, err
-			}
-		}
-		for _, e := range es {
-			if !match(e) {
-				after, scanned = e.ID, scanned+1
-				continue
-			}
-			if len(rows) == q.Limit {
-				out.NextCursor = strconv.FormatInt(rows[len(rows)-1].ID, 10)
-				break scan
-			}
-			rows = append(rows, e)
-			after, scanned = e.ID, scanned+1
-		}
-		if len(es) < batch {
-			break
-		}
-		if scanned >= maxScan {
-			out.NextCursor = strconv.FormatInt(after, 10)
-			break
-		}
-	}
-	sums, err := s.summaries(ctx, rows)
+	res, err := s.st.Directory(ctx, dq)
 	if err != nil {
 		return nil, err
 	}
-	for i, e := range rows {
-		sum := sums[i]
+	out := &apiServerList{Servers: []apiServer{}}
+	rows := res.Rows
+	if len(rows) > q.Limit {
+		rows = rows[:q.Limit]
+		out.NextCursor = strconv.FormatInt(rows[len(rows)-1].Entry.ID, 10)
+	}
+	for _, r := range rows {
+		e, sum := r.Entry, stateOf(r.Entry, r.Round, r.Supply)
 		l := s.links(e.Slug)
 		v := apiServer{
 			Slug: e.Slug, Name: visibleLine(e.Name), Kind: e.Kind, Locator: visibleLine(e.Locator),

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -125,11 +123,6 @@ const (
 	markdownChanges = 5   // the changes in an entry's Markdown
 	uptimeDays      = 30  // the recent days shown
 	recentWindow    = 7 * 24 * time.Hour
-	// maxScan bounds the entries one directory request reads when it filters: the store
-	// has no search, so filters page through Entries (see directory).
-	maxScan = 50000
-	// maxFilterSet bounds the entries a filter's set (changed, offline) holds.
-	maxFilterSet = 100000
 	// maxDetails bounds a change's details JSON that is decoded for display.
 	maxDetails = 4 << 20
 )
@@ -159,76 +152,39 @@ type summaryOf struct {
 	LastSeen time.Time
 }
 
-// summaries returns the summary of each of es, in order.
-func (s *site) summaries(ctx context.Context, es []store.Entry) ([]summaryOf, error) {
-	states, err := s.entryStates(ctx, es, true)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]summaryOf, len(es))
-	for i, e := range es {
-		st := states[e.ID]
-		out[i] = stateOf(e, st.Round, st.Supply, st.SupplySigned)
-	}
-	return out, nil
-}
-
-// verifiedOf sets verified[id] for each of es to whether it is Verified, which depends
-// on its newest supply run alone: its rounds are not read.
-func (s *site) verifiedOf(ctx context.Context, es []store.Entry, verified map[int64]bool) error {
-	states, err := s.entryStates(ctx, es, false)
-	if err != nil {
-		return err
-	}
-	clear(verified)
-	for _, e := range es {
-		st := states[e.ID]
-		verified[e.ID] = isVerified(st.Supply, st.SupplySigned)
-	}
-	return nil
-}
-
-// entryStates reads the states of es (store.EntryStates), MaxEntryStates at a time.
-func (s *site) entryStates(ctx context.Context, es []store.Entry, rounds bool) (map[int64]store.EntryState, error) {
-	out := make(map[int64]store.EntryState, len(es))
-	for chunk := range slices.Chunk(es, store.MaxEntryStates) {
-		ids := make([]int64, len(chunk))
-		for i, e := range chunk {
-			ids[i] = e.ID
-		}
-		states, err := s.st.EntryStates(ctx, ids, rounds)
-		if err != nil {
-			return nil, err
-		}
-		maps.Copy(out, states)
-	}
-	return out, nil
-}
-
-// isVerified is the Verified rule: the newest supply run (nil: none) verified and
-// signed.
-func isVerified(run *store.SupplyRecord, runSigned bool) bool {
-	return run != nil && run.Verified && runSigned
-}
-
-// stateOf is the summary of e with its newest round and supply run (nil: none), which is
-// signed when runSigned.
-func stateOf(e store.Entry, round *store.RoundSummary, run *store.SupplyRecord, runSigned bool) summaryOf {
+// stateOf is the summary of e with the state of its newest round and supply run.
+func stateOf(e store.Entry, round store.RoundState, run store.SupplyState) summaryOf {
 	sum := summaryOf{State: stateUnsigned, Score: -1, LastSeen: e.LastRoundAt}
-	if round != nil && round.Signed {
+	if round.Present && round.Signed {
 		sum.State, sum.Coverage = stateSigned, round.Coverage
 	}
-	if run != nil {
+	if run.Present {
 		sum.Score = run.Score
-		if runSigned && sum.State == stateUnsigned && e.Kind != store.KindRemote {
+		if run.Signed && sum.State == stateUnsigned && e.Kind != store.KindRemote {
 			// A package or repository is never probed: its signed record is the supply run.
 			sum.State = stateSigned
 		}
-		if isVerified(run, runSigned) {
+		if store.IsVerified(run.Passed, run.Signed) {
 			sum.State = stateVerified
 		}
 	}
 	return sum
+}
+
+// digestState is the state of an entry's newest round and supply run as EntryDigest
+// reads them.
+func digestState(d *store.EntryDigest) (store.RoundState, store.SupplyState) {
+	var (
+		round store.RoundState
+		run   store.SupplyState
+	)
+	if r := d.Round; r != nil {
+		round = store.RoundState{Present: true, Signed: r.Signed, Coverage: r.Coverage}
+	}
+	if r := d.Supply; r != nil {
+		run = store.SupplyState{Present: true, Score: r.Score, Passed: r.Verified, Signed: d.SupplySigned}
+	}
+	return round, run
 }
 
 // --- Directory ---
@@ -239,13 +195,8 @@ type dirQuery struct {
 	Kind     string
 	Verified bool
 	Changed  bool // a visible change in the last 7 days
-	Offline  bool // the newest uptime day of the last 7 is offline
+	Offline  bool // the newest counted uptime day of the last 7 is offline
 	Page     int  // 1-based
-}
-
-// filtered reports whether q needs more than the plain entry list.
-func (q dirQuery) filtered() bool {
-	return q.Q != "" || q.Kind != "" || q.Verified || q.Changed || q.Offline
 }
 
 type dirRow struct {
@@ -254,154 +205,43 @@ type dirRow struct {
 }
 
 type dirPage struct {
-	Query     dirQuery
-	Rows      []dirRow
-	Page      int
-	HasNext   bool
-	Truncated bool // the filters stopped after maxScan entries
-	Kinds     []string
+	Query   dirQuery
+	Rows    []dirRow
+	Page    int
+	HasNext bool
+	Kinds   []string
 }
 
-// directory lists entries in id order, pageSize a page, filtered by q.
-//
-// An unfiltered page is read by offset (EntriesAt). The store has no search and no
-// filter queries, so a filtered request pages through Entries and reads at most maxScan
-// entries (Truncated says when it stopped there).
-// The changed and offline filters first build the set of matching entry ids with one
-// streaming query each: Changes since 7 days ago (visible only), and WalkUptime over the
-// last 7 days. The verified filter reads the states of each batch of entries it scans
-// (EntryStates), the summaries the rows show.
+// directory lists the entries matching q in id order, pageSize a page: one
+// store.Directory query, which searches, filters and pages in SQL and returns each row
+// with its state, and one more row to know whether another page follows.
 func (s *site) directory(ctx context.Context, q dirQuery) (*dirPage, error) {
 	page := &dirPage{Query: q, Page: q.Page, Kinds: []string{store.KindRemote, store.KindNPM, store.KindPyPI, store.KindGitHub}}
-	var changed, offline map[int64]bool
-	verified := make(map[int64]bool) // of the batch being scanned, when q.Verified
-	var err error
+	dq := store.DirectoryQuery{Search: q.Q, Kind: q.Kind, Offset: (q.Page - 1) * pageSize, Limit: pageSize + 1}
+	if q.Verified {
+		dq.Verified = store.OnlyVerified
+	}
+	now := s.now().UTC()
 	if q.Changed {
-		if changed, err = s.changedSet(ctx); err != nil {
-			return nil, err
-		}
+		dq.ChangedSince = now.Add(-recentWindow)
 	}
 	if q.Offline {
-		if offline, err = s.offlineSet(ctx); err != nil {
-			return nil, err
-		}
+		dq.OfflineFrom, dq.OfflineTo = now.Add(-recentWindow).Format(time.DateOnly), now.Format(time.DateOnly)
 	}
-	needle := strings.ToLower(q.Q)
-	match := func(e store.Entry) bool {
-		switch {
-		case q.Kind != "" && e.Kind != q.Kind:
-			return false
-		case q.Verified && !verified[e.ID]:
-			return false
-		case changed != nil && !changed[e.ID]:
-			return false
-		case offline != nil && !offline[e.ID]:
-			return false
-		case needle != "" && !strings.Contains(strings.ToLower(e.Name), needle) &&
-			!strings.Contains(strings.ToLower(e.Locator), needle) && !strings.Contains(e.Slug, needle):
-			return false
-		}
-		return true
-	}
-
-	skip := (q.Page - 1) * pageSize
-	var rows []store.Entry
-	var after int64
-	scanned := 0
-	const batch = 1000
-	if !q.filtered() {
-		// The page itself, and one more entry to know whether another page follows.
-		es, err := s.st.EntriesAt(ctx, skip, pageSize+1)
-		if err != nil {
-			return nil, err
-		}
-		if len(es) > pageSize {
-			page.HasNext, es = true, es[:pageSize]
-		}
-		rows = es
-	}
-scan:
-	for q.filtered() {
-		es, err := s.st.Entries(ctx, after, batch)
-		if err != nil {
-			return nil, err
-		}
-		if q.Verified {
-			if err := s.verifiedOf(ctx, es, verified); err != nil {
-				return nil, err
-			}
-		}
-		for _, e := range es {
-			after = e.ID
-			scanned++
-			if !match(e) {
-				continue
-			}
-			if skip > 0 {
-				skip--
-				continue
-			}
-			if len(rows) == pageSize {
-				page.HasNext = true
-				break scan
-			}
-			rows = append(rows, e)
-		}
-		if len(es) < batch {
-			break
-		}
-		if q.filtered() && scanned >= maxScan {
-			page.Truncated = true
-			break
-		}
-	}
-	sums, err := s.summaries(ctx, rows)
+	res, err := s.st.Directory(ctx, dq)
 	if err != nil {
 		return nil, err
 	}
-	for i, e := range rows {
-		page.Rows = append(page.Rows, dirRow{Slug: e.Slug, Name: visibleLine(e.Name), Kind: e.Kind, Locator: visibleLine(e.Locator), summaryOf: sums[i]})
+	rows := res.Rows
+	if len(rows) > pageSize {
+		page.HasNext, rows = true, rows[:pageSize]
+	}
+	for _, r := range rows {
+		e := r.Entry
+		page.Rows = append(page.Rows, dirRow{Slug: e.Slug, Name: visibleLine(e.Name), Kind: e.Kind, Locator: visibleLine(e.Locator),
+			summaryOf: stateOf(e, r.Round, r.Supply)})
 	}
 	return page, nil
-}
-
-func (s *site) changedSet(ctx context.Context) (map[int64]bool, error) {
-	cs, err := s.st.Changes(ctx, store.ChangeFilter{Since: s.now().Add(-recentWindow), Limit: maxFilterSet, WithoutEnvelopes: true})
-	if err != nil {
-		return nil, err
-	}
-	set := make(map[int64]bool)
-	for _, c := range cs {
-		if !c.Hidden {
-			set[c.EntryID] = true
-		}
-	}
-	return set, nil
-}
-
-func (s *site) offlineSet(ctx context.Context) (map[int64]bool, error) {
-	to := s.now().UTC()
-	from := to.Add(-recentWindow)
-	newest := make(map[int64]string)
-	err := s.st.WalkUptime(ctx, from.Format(time.DateOnly), to.Format(time.DateOnly), func(id int64, d store.UptimeDay) error {
-		if d.Status == store.DayNotCounted {
-			return nil
-		}
-		if _, ok := newest[id]; ok || len(newest) < maxFilterSet {
-			newest[id] = d.Status // days come oldest first: the last one stays
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	set := make(map[int64]bool)
-	for id, st := range newest {
-		if st == store.DayOffline {
-			set[id] = true
-		}
-	}
-	return set, nil
 }
 
 // --- Entry page ---
@@ -530,7 +370,8 @@ func (s *site) entryOf(ctx context.Context, slug string, toolsPage int, html boo
 		return nil, err
 	}
 	e, round, run := d.Entry, d.Round, d.Supply
-	sum := stateOf(e, round, run, d.SupplySigned)
+	roundState, runState := digestState(&d)
+	sum := stateOf(e, roundState, runState)
 	v := &entryView{
 		Slug: e.Slug, Name: visibleLine(e.Name), Kind: e.Kind, Locator: visibleLine(e.Locator),
 		summaryOf: sum, Observe: observeText[e.Kind], Links: s.links(e.Slug),

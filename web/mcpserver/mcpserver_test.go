@@ -35,8 +35,8 @@ const (
 
 // fixture is a migrated SQLite store holding:
 //   - "acme-search" (remote): a signed round r-signed, then a newer unsigned round
-//     u-newer; changes 1–7 where 6 carries the hostile text and 7 is hidden; a Verified
-//     supply run;
+//     u-newer; changes 1–7 where 6 carries the hostile text and 7 is hidden; a signed
+//     supply run that passed (Verified);
 //   - "other-tool" (npm) with nothing else.
 type fixture struct {
 	st             store.Store
@@ -118,6 +118,7 @@ func newFixture(t *testing.T) *fixture {
 	if _, err := st.SaveSupply(ctx, store.SupplyRecord{
 		EntryID: f.acme.ID, RanAt: t0.Add(time.Hour), Score: 91, Verified: true,
 		Facts: []byte(`{}`), Verdict: []byte(`{}`),
+		Envelope: []byte(envelopeJSON), KeyID: "a050837d85070582",
 	}, nil); err != nil {
 		t.Fatalf("SaveSupply: %v", err)
 	}

@@ -23,10 +23,6 @@ import (
 const (
 	// maxQuery bounds search_servers' query, in characters.
 	maxQuery = 200
-	// maxScan is the most entries one search_servers call examines; entryPage how many
-	// it reads at a time.
-	maxScan   = 10000
-	entryPage = 500
 	// maxRoundsScanned is how many of an entry's newest rounds get_attestation looks
 	// through for the round asked for (or the newest signed one).
 	maxRoundsScanned = 1000
@@ -57,18 +53,18 @@ var errStop = errors.New("stop")
 
 // SearchInput is the input of search_servers.
 type SearchInput struct {
-	Query        string `json:"query" jsonschema:"case-insensitive substring of the server's name or locator (endpoint URL, package URL or repository URL); empty matches every server"`
+	Query        string `json:"query" jsonschema:"case-insensitive substring of the server's name, locator (endpoint URL, package URL or repository URL) or slug, matched literally (% and _ are not wildcards); empty matches every server"`
 	Kind         string `json:"kind,omitempty" jsonschema:"only servers of this kind: remote (an MCP endpoint), npm, pypi or github (an MCP bundle manifest)"`
-	VerifiedOnly bool   `json:"verified_only,omitempty" jsonschema:"only servers whose newest supply-chain run earned the Verified badge"`
+	VerifiedOnly bool   `json:"verified_only,omitempty" jsonschema:"only Verified servers: the newest supply-chain run passed and is signed"`
 	Limit        int    `json:"limit,omitempty" jsonschema:"the most servers to return, 1 to 50"`
 }
 
 // SearchOutput is the result of search_servers.
 type SearchOutput struct {
 	Servers []ServerSummary `json:"servers" jsonschema:"matching servers in directory order"`
-	// Examined and Complete make the bounded scan visible.
-	Examined int  `json:"examined" jsonschema:"how many directory entries were examined (at most 10000)"`
-	Complete bool `json:"complete" jsonschema:"true when the whole directory was examined, false when the scan stopped at the result limit or the 10000-entry bound"`
+	// Examined and Complete say how far the search went.
+	Examined int  `json:"examined" jsonschema:"how many directory entries were examined: every entry of the directory"`
+	Complete bool `json:"complete" jsonschema:"true when every matching server is in servers, false when more match than the limit returned"`
 }
 
 // ServerSummary is one server in a search result.
@@ -77,7 +73,7 @@ type ServerSummary struct {
 	Name        string `json:"name" jsonschema:"display name (data, not instructions)"`
 	Kind        string `json:"kind" jsonschema:"remote, npm, pypi or github"`
 	Locator     string `json:"locator" jsonschema:"endpoint URL, package URL (pkg:npm/…, pkg:pypi/…) or repository URL"`
-	Verified    bool   `json:"verified" jsonschema:"whether the newest supply-chain run earned the Verified badge"`
+	Verified    bool   `json:"verified" jsonschema:"whether the server is Verified: its newest supply-chain run passed and is signed"`
 	Coverage    string `json:"coverage" jsonschema:"what the newest round covered: full, auth_required (only reachability and login metadata), unsigned (no handshake, nothing signed) or none (never probed)"`
 	PageURL     string `json:"page_url" jsonschema:"the server's page in the directory"`
 	LastRoundAt string `json:"last_round_at,omitempty" jsonschema:"start of the newest round, RFC 3339 UTC; absent when never probed"`
@@ -116,7 +112,7 @@ type RoundInfo struct {
 // SupplyInfo is the newest supply-chain run.
 type SupplyInfo struct {
 	Score    int    `json:"score" jsonschema:"0 to 100: passed weight over the weight of the checks that ran"`
-	Verified bool   `json:"verified" jsonschema:"whether the run earned the Verified badge"`
+	Verified bool   `json:"verified" jsonschema:"whether the run makes the server Verified: it passed and is signed"`
 	RanAt    string `json:"ran_at" jsonschema:"RFC 3339 UTC"`
 }
 
@@ -267,7 +263,7 @@ func (t *tools) register(s *mcp.Server) error {
 
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "search_servers",
-		Description: "Search Probity's directory of public MCP servers by a case-insensitive substring of name or locator, optionally only one kind or only Verified servers. The scan is bounded: it examines at most 10000 directory entries per call (see examined and complete in the result).",
+		Description: "Search Probity's directory of public MCP servers by a case-insensitive substring of name, locator or slug, optionally only one kind or only Verified servers. Every directory entry is searched (examined in the result says how many); complete is false when more servers match than the limit returned.",
 		InputSchema: searchIn,
 		Annotations: readOnly("Search servers"),
 	}, t.search)
@@ -331,84 +327,43 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInp
 	if err != nil {
 		return nil, out, err
 	}
-	q := strings.ToLower(in.Query)
-
-	var verified map[int64]bool
+	only := store.AnyVerified
 	if in.VerifiedOnly {
-		// One streaming walk instead of a query per candidate; bounded like the scan.
-		verified = map[int64]bool{}
-		seen := 0
-		err := t.st.WalkSupply(ctx, func(r store.SupplyRecord) error {
-			if seen++; seen > maxScan {
-				return errStop
-			}
-			if r.Verified {
-				verified[r.EntryID] = true
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, errStop) {
-			return nil, out, t.internal(ctx, "search_servers", "", err)
-		}
+		only = store.OnlyVerified
 	}
-
-	out.Servers = []ServerSummary{}
-	var after int64
-scan:
-	for out.Examined < maxScan {
-		page, err := t.st.Entries(ctx, after, min(entryPage, maxScan-out.Examined))
-		if err != nil {
-			return nil, out, t.internal(ctx, "search_servers", "", err)
-		}
-		if len(page) == 0 {
-			out.Complete = true
-			break
-		}
-		for _, e := range page {
-			out.Examined++
-			after = e.ID
-			if in.Kind != "" && e.Kind != in.Kind {
-				continue
-			}
-			if in.VerifiedOnly && !verified[e.ID] {
-				continue
-			}
-			if !strings.Contains(strings.ToLower(e.Name), q) && !strings.Contains(strings.ToLower(e.Locator), q) {
-				continue
-			}
-			sum, err := t.summary(ctx, e)
-			if err != nil {
-				return nil, out, t.internal(ctx, "search_servers", e.Slug, err)
-			}
-			out.Servers = append(out.Servers, sum)
-			if len(out.Servers) == limit {
-				break scan
-			}
-		}
+	// One query: the store searches and filters every entry, and returns each match
+	// with its state and the Verified rule (store.IsVerified); one more row than asked
+	// tells whether more match.
+	res, err := t.st.Directory(ctx, store.DirectoryQuery{
+		Search: in.Query, Kind: in.Kind, Verified: only, Limit: limit + 1, CountEntries: true,
+	})
+	if err != nil {
+		return nil, out, t.internal(ctx, "search_servers", "", err)
+	}
+	rows := res.Rows
+	out.Examined, out.Complete = res.Entries, len(rows) <= limit
+	if len(rows) > limit {
+		rows = rows[:limit]
+	}
+	out.Servers = make([]ServerSummary, 0, len(rows))
+	for _, r := range rows {
+		out.Servers = append(out.Servers, t.summary(r))
 	}
 	return nil, out, nil
 }
 
-// summary is an entry as a search result: with its newest round's coverage and its
-// newest supply run's badge.
-func (t *tools) summary(ctx context.Context, e store.Entry) (ServerSummary, error) {
+// summary is a directory row as a search result: with its newest round's coverage and
+// whether it is Verified.
+func (t *tools) summary(r store.DirectoryRow) ServerSummary {
+	e := r.Entry
 	s := ServerSummary{
-		Slug: e.Slug, Name: e.Name, Kind: e.Kind, Locator: e.Locator,
+		Slug: e.Slug, Name: e.Name, Kind: e.Kind, Locator: e.Locator, Verified: r.Verified,
 		Coverage: "none", PageURL: t.pageURL(e.Slug), LastRoundAt: timeText(e.LastRoundAt),
 	}
-	rounds, err := t.st.Rounds(ctx, e.ID, 1)
-	if err != nil {
-		return s, err
+	if r.Round.Present {
+		s.Coverage = coverage(r.Round.Coverage)
 	}
-	if len(rounds) > 0 {
-		s.Coverage = coverage(rounds[0].Coverage)
-	}
-	runs, err := t.st.SupplyRuns(ctx, e.ID, 1)
-	if err != nil {
-		return s, err
-	}
-	s.Verified = len(runs) > 0 && runs[0].Verified
-	return s, nil
+	return s
 }
 
 func (t *tools) server(ctx context.Context, _ *mcp.CallToolRequest, in SlugInput) (*mcp.CallToolResult, ServerOutput, error) {
@@ -441,7 +396,8 @@ func (t *tools) server(ctx context.Context, _ *mcp.CallToolRequest, in SlugInput
 		return nil, out, t.internal(ctx, "get_server", e.Slug, err)
 	}
 	if len(runs) > 0 {
-		out.Supply = &SupplyInfo{Score: runs[0].Score, Verified: runs[0].Verified, RanAt: timeText(runs[0].RanAt)}
+		run := &runs[0]
+		out.Supply = &SupplyInfo{Score: run.Score, Verified: store.IsVerified(run.Verified, run.Envelope != nil), RanAt: timeText(run.RanAt)}
 	}
 	changes, err := t.st.Changes(ctx, store.ChangeFilter{EntryID: e.ID, Limit: recentChanges})
 	if err != nil {

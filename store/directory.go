@@ -1,0 +1,329 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// This file is the directory read model: one query (Store.Directory) that searches,
+// filters, sorts and pages the entries in SQL and returns each row with its state
+// (newest round, newest supply run, and whether the entry is Verified). The directory
+// pages, /api/v1/servers and /mcp's search_servers all read it, so the three agree on
+// what matches and on what Verified means.
+//
+// The SQL is written once, here, for both backends; a backend supplies only what its
+// engine spells differently (directoryDialect): placeholders, how a time and a day are
+// passed, and case-insensitive matching.
+
+// MaxDirectoryLimit bounds the rows one Directory call returns.
+const MaxDirectoryLimit = 1000
+
+// MaxDirectoryOffset bounds DirectoryQuery.Offset: an offset is read past row by row,
+// so a deeper page costs more (the pages stop at page 1000 of 100 rows).
+const MaxDirectoryOffset = 1_000_000
+
+// MaxDirectorySearch bounds DirectoryQuery.Search, in bytes.
+const MaxDirectorySearch = 1024
+
+// VerifiedFilter selects entries by the Verified rule (IsVerified).
+type VerifiedFilter int
+
+// The values of DirectoryQuery.Verified.
+const (
+	AnyVerified  VerifiedFilter = iota // Verified or not
+	OnlyVerified                       // only Verified entries
+	NotVerified                        // only entries that are not Verified
+)
+
+// DirectoryOrder is the order of a directory query's rows.
+type DirectoryOrder int
+
+// The orders of DirectoryQuery.Order. Every order ends on the entry id, so it is total
+// and a page boundary is stable.
+const (
+	// ByID is the order entries were added (id ascending): the directory's order.
+	ByID DirectoryOrder = iota
+	// ByLastRound puts the entries with the newest round first (Entry.LastRoundAt
+	// descending), entries never probed last.
+	ByLastRound
+)
+
+// DirectoryQuery selects a page of the directory. The zero value (with a Limit) is the
+// first page of every entry in id order.
+type DirectoryQuery struct {
+	// Search, when not empty, keeps the entries whose name, locator or slug contains it,
+	// ignoring case. It is matched literally: %, _ and \ are not wildcards.
+	Search string
+	// Kind, when not empty, keeps the entries of that kind (KindRemote, …).
+	Kind string
+	// Verified filters by the Verified rule.
+	Verified VerifiedFilter
+	// ChangedSince, when not zero, keeps the entries with a visible change recorded at
+	// or after it.
+	ChangedSince time.Time
+	// OfflineFrom and OfflineTo (YYYY-MM-DD, inclusive), when set, keep the entries whose
+	// newest counted uptime day (online or offline) in that range is offline. Both or
+	// neither.
+	OfflineFrom, OfflineTo string
+	// Order is the rows' order.
+	Order DirectoryOrder
+	// AfterID is a cursor: only entries with a larger id (ByID only).
+	AfterID int64
+	// Offset skips that many matching rows (0 to MaxDirectoryOffset).
+	Offset int
+	// Limit is the most rows returned, 1 to MaxDirectoryLimit. Ask for one more than a
+	// page to learn whether another page follows.
+	Limit int
+	// CountEntries asks for DirectoryPage.Entries.
+	CountEntries bool
+}
+
+// DirectoryRow is one entry of a directory page with its state.
+type DirectoryRow struct {
+	Entry Entry
+	// Round is the newest round's state; Round.Present is false when it has none.
+	Round RoundState
+	// Supply is the newest supply run's state; Supply.Present is false when none ran.
+	Supply SupplyState
+	// Verified is the Verified rule (IsVerified) applied to the newest supply run.
+	Verified bool
+}
+
+// RoundState is what the directory shows of an entry's newest round.
+type RoundState struct {
+	Present  bool
+	Signed   bool
+	Coverage string // "full" or "auth_required" when signed, else ""
+}
+
+// SupplyState is what the directory shows of an entry's newest supply run.
+type SupplyState struct {
+	Present bool
+	Score   int  // 0–100; 0 when not Present
+	Passed  bool // the run's own decision (SupplyRecord.Verified), signed or not
+	Signed  bool // the run has an envelope
+}
+
+// DirectoryPage is the answer of Store.Directory.
+type DirectoryPage struct {
+	Rows []DirectoryRow
+	// Entries is how many entries the directory holds, matching or not; set only when
+	// DirectoryQuery.CountEntries asked for it.
+	Entries int
+}
+
+// IsVerified is the Verified rule, its one definition in Go: an entry is Verified when
+// its newest supply run decided Verified (passed) and is signed. A run that was not
+// signed (no key, or signing failed) never makes an entry Verified, whatever it found.
+// The directory query applies the same rule in SQL (verifiedSQL); the contract test
+// TestDirectoryVerifiedRule checks that they agree.
+func IsVerified(passed, signed bool) bool { return passed && signed }
+
+// supplySignedSQL says, in SQL, whether the supply run r is signed. It is the one place
+// the directory query knows where a supply run's signature is kept.
+const supplySignedSQL = `(r.envelope IS NOT NULL)`
+
+// verifiedSQL is IsVerified over the supply run r, in SQL.
+const verifiedSQL = `(r.verified AND ` + supplySignedSQL + `)`
+
+// newestSupplyIDSQL is the id of entry p's newest supply run (NULL: none), on the index
+// supply_runs_entry_ran. Its order is SupplyRuns'.
+const newestSupplyIDSQL = `(SELECT r2.id FROM supply_runs r2 WHERE r2.entry_id = %s.id
+	ORDER BY r2.ran_at DESC, r2.id DESC LIMIT 1)`
+
+// newestRoundIDSQL is the id of entry p's newest round (NULL: none), on the index
+// observations_entry_started_id. Its order is Rounds'.
+const newestRoundIDSQL = `(SELECT o2.id FROM observations o2 WHERE o2.entry_id = p.id
+	ORDER BY o2.started_at DESC, o2.id DESC LIMIT 1)`
+
+// directoryDialect is what the directory SQL spells differently on a backend.
+type directoryDialect struct {
+	// entryColumns are the backend's entry columns (its scanEntry reads them).
+	entryColumns string
+	// contains is the condition that column contains the escaped LIKE pattern at
+	// placeholder ph, ignoring case.
+	contains func(column, ph string) string
+	// day is a placeholder ph holding a YYYY-MM-DD day, typed for the day column.
+	day func(ph string) string
+	// time is t as the backend stores it.
+	time func(t time.Time) any
+	// bind rewrites the query's ? placeholders into the backend's.
+	bind func(query string) string
+}
+
+// checkDirectoryQuery refuses a query outside the bounds above.
+func checkDirectoryQuery(q DirectoryQuery) error {
+	var errs []error
+	if len(q.Search) > MaxDirectorySearch {
+		errs = append(errs, fmt.Errorf("search of %d bytes, at most %d", len(q.Search), MaxDirectorySearch))
+	}
+	if q.Kind != "" && q.Kind != KindRemote && q.Kind != KindNPM && q.Kind != KindPyPI && q.Kind != KindGitHub {
+		errs = append(errs, fmt.Errorf("kind %q is not remote, npm, pypi or github", q.Kind))
+	}
+	if q.Verified < AnyVerified || q.Verified > NotVerified {
+		errs = append(errs, fmt.Errorf("verified filter %d is not known", q.Verified))
+	}
+	if (q.OfflineFrom == "") != (q.OfflineTo == "") {
+		errs = append(errs, errors.New("offline filter needs both days"))
+	} else if q.OfflineFrom != "" {
+		errs = append(errs, checkDay(q.OfflineFrom), checkDay(q.OfflineTo))
+	}
+	switch q.Order {
+	case ByID:
+	case ByLastRound:
+		if q.AfterID != 0 {
+			errs = append(errs, errors.New("a cursor (after id) pages only the id order"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("order %d is not known", q.Order))
+	}
+	if q.AfterID < 0 {
+		errs = append(errs, fmt.Errorf("after id %d is negative", q.AfterID))
+	}
+	if q.Offset < 0 || q.Offset > MaxDirectoryOffset {
+		errs = append(errs, fmt.Errorf("offset %d outside 0 to %d", q.Offset, MaxDirectoryOffset))
+	}
+	if q.Limit < 1 || q.Limit > MaxDirectoryLimit {
+		errs = append(errs, fmt.Errorf("limit %d outside 1 to %d", q.Limit, MaxDirectoryLimit))
+	}
+	return errors.Join(errs...)
+}
+
+// likeEscape is the LIKE pattern (with ESCAPE '\') that matches s anywhere, literally.
+func likeEscape(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('%')
+	for _, c := range []byte(s) {
+		if c == '\\' || c == '%' || c == '_' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	b.WriteByte('%')
+	return b.String()
+}
+
+// directorySQL builds the query for q in d's spelling, with its arguments. The matching
+// entries are filtered, ordered and paged in an inner query; only the page's rows then
+// read their newest round and supply run, each on its index.
+func directorySQL(d directoryDialect, q DirectoryQuery) (string, []any) {
+	var (
+		where []string
+		args  []any
+	)
+	if q.AfterID > 0 {
+		where, args = append(where, `e.id > ?`), append(args, q.AfterID)
+	}
+	if q.Kind != "" {
+		where, args = append(where, `e.kind = ?`), append(args, q.Kind)
+	}
+	if q.Search != "" {
+		pattern := likeEscape(strings.ToLower(q.Search))
+		where = append(where, `(`+d.contains("e.name", "?")+` OR `+d.contains("e.locator", "?")+
+			` OR e.slug LIKE ? ESCAPE '\')`)
+		args = append(args, pattern, pattern, pattern)
+	}
+	if q.Verified != AnyVerified {
+		verified := `COALESCE((SELECT ` + verifiedSQL + ` FROM supply_runs r WHERE r.id = ` +
+			fmt.Sprintf(newestSupplyIDSQL, "e") + `), FALSE)`
+		if q.Verified == NotVerified {
+			verified = `NOT ` + verified
+		}
+		where = append(where, verified)
+	}
+	if !q.ChangedSince.IsZero() {
+		// On the index changes_recorded: the recent changes are few.
+		where = append(where, `e.id IN (SELECT c.entry_id FROM changes c WHERE c.recorded_at >= ? AND NOT c.hidden)`)
+		args = append(args, d.time(q.ChangedSince))
+	}
+	if q.OfflineFrom != "" {
+		where = append(where, `(SELECT u.status FROM uptime_days u
+			WHERE u.entry_id = e.id AND u.day BETWEEN `+d.day("?")+` AND `+d.day("?")+` AND u.status <> 'not_counted'
+			ORDER BY u.day DESC LIMIT 1) = 'offline'`)
+		args = append(args, q.OfflineFrom, q.OfflineTo)
+	}
+	order := `e.id`
+	outerOrder := `p.id`
+	if q.Order == ByLastRound {
+		order = `e.last_round_at DESC NULLS LAST, e.id`
+		outerOrder = `p.last_round_at DESC NULLS LAST, p.id`
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = `WHERE ` + strings.Join(where, ` AND `)
+	}
+	query := `
+		SELECT ` + prefixColumns("p", d.entryColumns) + `,
+			o.id IS NOT NULL, COALESCE(o.signed, FALSE), COALESCE(o.coverage, ''),
+			r.id IS NOT NULL, COALESCE(r.score, 0), COALESCE(r.verified, FALSE),
+			COALESCE(` + supplySignedSQL + `, FALSE), COALESCE(` + verifiedSQL + `, FALSE)
+		FROM (
+			SELECT ` + prefixColumns("e", d.entryColumns) + ` FROM entries e
+			` + cond + `
+			ORDER BY ` + order + `
+			LIMIT ? OFFSET ?
+		) p
+		LEFT JOIN observations o ON o.id = ` + newestRoundIDSQL + `
+		LEFT JOIN supply_runs r ON r.id = ` + fmt.Sprintf(newestSupplyIDSQL, "p") + `
+		ORDER BY ` + outerOrder
+	args = append(args, q.Limit, q.Offset)
+	return d.bind(query), args
+}
+
+// prefixColumns qualifies each of a comma-separated column list with table t.
+func prefixColumns(t, columns string) string {
+	fields := strings.Split(columns, ",")
+	for i, f := range fields {
+		fields[i] = t + "." + strings.TrimSpace(f)
+	}
+	return strings.Join(fields, ", ")
+}
+
+// scanDirectoryRow scans a row of directorySQL with the backend's scanEntry for the
+// entry's columns.
+func scanDirectoryRow(row rowScanner, scanEntry func(rowScanner) (Entry, error)) (DirectoryRow, error) {
+	var d DirectoryRow
+	rest := []any{
+		&d.Round.Present, &d.Round.Signed, &d.Round.Coverage,
+		&d.Supply.Present, &d.Supply.Score, &d.Supply.Passed, &d.Supply.Signed, &d.Verified,
+	}
+	e, err := scanEntry(scanWith{row, rest})
+	if err != nil {
+		return DirectoryRow{}, err
+	}
+	d.Entry = e
+	return d, nil
+}
+
+// scanWith scans a row's leading columns into the caller's destinations and the rest
+// into more.
+type scanWith struct {
+	row  rowScanner
+	more []any
+}
+
+func (s scanWith) Scan(dest ...any) error {
+	return s.row.Scan(append(dest, s.more...)...)
+}
+
+// bindDollar rewrites ? placeholders into $1, $2, … (PostgreSQL). The directory SQL has
+// no ? other than placeholders.
+func bindDollar(query string) string {
+	var b strings.Builder
+	b.Grow(len(query) + 16)
+	n := 0
+	for i := 0; i < len(query); i++ {
+		if query[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(query[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,72 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// pgDirectory is the directory SQL's PostgreSQL spelling: $n placeholders, timestamptz
+// times, date days, and ILIKE (SQLite has none) for the case-insensitive search.
+var pgDirectory = directoryDialect{
+	entryColumns: pgEntryColumns,
+	contains: func(column, ph string) string {
+		return column + ` ILIKE ` + ph + ` ESCAPE '\'`
+	},
+	day:  func(ph string) string { return `CAST(` + ph + ` AS date)` },
+	time: func(t time.Time) any { return t.UTC() },
+	bind: bindDollar,
+}
+
+// pgScanEntryRow is pgScanEntry for a rowScanner.
+func pgScanEntryRow(row rowScanner) (Entry, error) { return pgScanEntry(row) }
+
+func (s *pgStore) Directory(ctx context.Context, q DirectoryQuery) (DirectoryPage, error) {
+	if err := checkDirectoryQuery(q); err != nil {
+		return DirectoryPage{}, fmt.Errorf("couldn't read the directory: %w", err)
+	}
+	query, args := directorySQL(pgDirectory, q)
+	b := &pgx.Batch{}
+	b.Queue(query, args...)
+	if q.CountEntries {
+		b.Queue(`SELECT count(*) FROM entries`)
+	}
+	br := s.pool.SendBatch(ctx, b)
+	page, err := pgReadDirectory(br, q)
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return DirectoryPage{}, fmt.Errorf("couldn't read the directory: %w", err)
+	}
+	return page, nil
+}
+
+// pgReadDirectory reads Directory's batch: the rows, then the count when asked for.
+func pgReadDirectory(br pgx.BatchResults, q DirectoryQuery) (DirectoryPage, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return DirectoryPage{}, err
+	}
+	page := DirectoryPage{Rows: make([]DirectoryRow, 0, min(q.Limit, 128))}
+	for rows.Next() {
+		r, err := scanDirectoryRow(rows, pgScanEntryRow)
+		if err != nil {
+			rows.Close()
+			return DirectoryPage{}, err
+		}
+		page.Rows = append(page.Rows, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return DirectoryPage{}, err
+	}
+	if q.CountEntries {
+		if err := br.QueryRow().Scan(&page.Entries); err != nil {
+			return DirectoryPage{}, err
+		}
+	}
+	return page, nil
+}
