@@ -12,16 +12,18 @@ import (
 
 // Result is one check's outcome in one round. Reason is always set by Evaluate, for
 // VERIFIED too. Evidence is for people and storage only: it never enters the signed
-// statement (Signed drops it).
+// statement (Signed drops it). Its JSON form is the stored one (EncodeResults).
 type Result struct {
-	ID       string
-	Status   attest.Status
-	Reason   *attest.Reason
-	Evidence []Evidence
+	ID       string         `json:"id"`
+	Status   attest.Status  `json:"status"`
+	Reason   *attest.Reason `json:"reason,omitempty"`
+	Evidence []Evidence     `json:"evidence,omitempty"`
 }
 
 // Evidence points at what a result is based on. Every string in it may derive from
-// server-supplied text and is therefore escaped; none of it is ever signed.
+// server-supplied text and is therefore escaped; none of it is ever signed. It is
+// stored with its Go field names as JSON member names ("Tool", "Field", ...), as it
+// always has been.
 type Evidence struct {
 	// Tool is the name of the tool concerned, escaped ("" for server-level evidence such
 	// as the instructions, "tools[i]" for a tool without a string name).

@@ -96,11 +96,9 @@ func (p *Processor) processBatch(ctx context.Context, entryID int64) (int, bool,
 	if err != nil {
 		return 0, false, err
 	}
-	var st State
-	if raw != nil {
-		if err := json.Unmarshal(raw, &st); err != nil {
-			return 0, false, fmt.Errorf("couldn't read the history state of %s: %w", e.Slug, err)
-		}
+	st, err := DecodeState(raw)
+	if err != nil {
+		return 0, false, fmt.Errorf("couldn't read the history state of %s: %w", e.Slug, err)
 	}
 	rounds, err := p.cfg.Store.RoundsAfter(ctx, entryID, processed, maxBatch)
 	if err != nil || len(rounds) == 0 {
@@ -127,7 +125,7 @@ func (p *Processor) processBatch(ctx context.Context, entryID int64) (int, bool,
 			changes = append(changes, c)
 		}
 	}
-	state, err := json.Marshal(st)
+	state, err := EncodeState(st)
 	if err != nil {
 		return 0, false, err
 	}
@@ -182,14 +180,6 @@ func readOf(r *store.RoundSummary) Read {
 	return read
 }
 
-// details is the stored JSON of a change.
-type details struct {
-	ToolCount     *int         `json:"toolCount,omitempty"`
-	Diff          *diff.Change `json:"diff,omitempty"`
-	VersionBefore string       `json:"versionBefore,omitempty"`
-	VersionAfter  string       `json:"versionAfter,omitempty"`
-}
-
 func state(r *Read) *attest.ChangeState {
 	if r == nil {
 		return nil
@@ -214,7 +204,7 @@ func (p *Processor) change(ctx context.Context, e store.Entry, ev Event, compare
 		Badges:      []string{},
 		ToolVersion: p.cfg.ToolVersion,
 	}
-	var d details
+	var d ChangeDetails
 	switch ev.Kind {
 	case EventBaseline:
 		n := ev.After.ToolCount
@@ -250,7 +240,7 @@ func (p *Processor) change(ctx context.Context, e store.Entry, ev Event, compare
 	}
 	pred.Summary, pred.Badges = rec.Summary, rec.Badges
 	var err error
-	if rec.Details, err = json.Marshal(d); err != nil {
+	if rec.Details, err = EncodeChangeDetails(&d); err != nil {
 		return rec, err
 	}
 	st, err := attest.NewChangeStatement(pred)
@@ -274,9 +264,6 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
-
-// Operator edit fields whose text is not recorded, only that they changed.
-var editWithoutText = map[string]bool{"setup_notes": true}
 
 // RecordOperatorEdit records an edit the server's operator saved on the entry: the field
 // with its text before and after (for setup notes only that they changed), numbered
@@ -303,26 +290,19 @@ func (p *Processor) recordEdit(ctx context.Context, entryID int64, field, before
 	if err != nil {
 		return store.ChangeRecord{}, err
 	}
-	var st State
-	if raw != nil {
-		if err := json.Unmarshal(raw, &st); err != nil {
-			return store.ChangeRecord{}, err
-		}
+	st, err := DecodeState(raw)
+	if err != nil {
+		return store.ChangeRecord{}, fmt.Errorf("couldn't read the history state of %s: %w", e.Slug, err)
 	}
 	if st.NextNumber < 1 {
 		st.NextNumber = 1
 	}
 	number := st.number()
-	type edit struct {
-		Field  string  `json:"field"`
-		Before *string `json:"before,omitempty"`
-		After  *string `json:"after,omitempty"`
-	}
-	d := edit{Field: field}
-	if !editWithoutText[field] {
+	d := ChangeDetails{Field: field}
+	if RecordsEditText(field) {
 		d.Before, d.After = &before, &after
 	}
-	details, err := json.Marshal(d)
+	details, err := EncodeChangeDetails(&d)
 	if err != nil {
 		return store.ChangeRecord{}, err
 	}
@@ -348,7 +328,7 @@ func (p *Processor) recordEdit(ctx context.Context, entryID int64, field, before
 		return rec, err
 	}
 	rec.KeyID = p.keyID
-	state, err := json.Marshal(st)
+	state, err := EncodeState(st)
 	if err != nil {
 		return rec, err
 	}
@@ -377,11 +357,9 @@ func (p *Processor) recordPackageVersion(ctx context.Context, entryID int64, ver
 	if err != nil {
 		return false, err
 	}
-	var st State
-	if raw != nil {
-		if err := json.Unmarshal(raw, &st); err != nil {
-			return false, err
-		}
+	st, err := DecodeState(raw)
+	if err != nil {
+		return false, fmt.Errorf("couldn't read the history state of %s: %w", e.Slug, err)
 	}
 	before := st.Version
 	st, events := p.cfg.Policy.ApplyPackageVersion(st, version, at)
@@ -396,7 +374,7 @@ func (p *Processor) recordPackageVersion(ctx context.Context, entryID int64, ver
 		}
 		changes = append(changes, c)
 	}
-	state, err := json.Marshal(st)
+	state, err := EncodeState(st)
 	if err != nil {
 		return false, err
 	}
@@ -442,11 +420,9 @@ func (p *Processor) recordManifest(ctx context.Context, entryID int64, read Read
 	if err != nil {
 		return 0, err
 	}
-	var st State
-	if raw != nil {
-		if err := json.Unmarshal(raw, &st); err != nil {
-			return 0, err
-		}
+	st, err := DecodeState(raw)
+	if err != nil {
+		return 0, fmt.Errorf("couldn't read the history state of %s: %w", e.Slug, err)
 	}
 	d := p.newDiffer(ctx)
 	compare := d.compare
@@ -464,7 +440,7 @@ func (p *Processor) recordManifest(ctx context.Context, entryID int64, read Read
 		}
 		changes = append(changes, c)
 	}
-	state, err := json.Marshal(st)
+	state, err := EncodeState(st)
 	if err != nil {
 		return 0, err
 	}

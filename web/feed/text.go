@@ -1,13 +1,14 @@
 package feed
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/history/diff"
 	"github.com/probity-dev/probity/store"
 )
@@ -154,37 +155,15 @@ var breakingLabels = map[string]string{
 	diff.BreakingParamNewlyRequired: "parameter newly required",
 }
 
-// Change kinds and origins, as attest's Change* and Origin* constants.
-const (
-	kindBaseline    = "baseline"
-	originAutomatic = "automatic"
-	originOperator  = "operator"
-)
-
-// fieldsWithoutText are the operator edit fields whose text is never shown, only that
-// they changed (history's editWithoutText), even when the details hold it.
-var fieldsWithoutText = map[string]bool{"setup_notes": true}
-
-// details is the union of the Details JSON of every kind of change.
-type details struct {
-	ToolCount     *int         `json:"toolCount"`
-	Diff          *diff.Change `json:"diff"`
-	VersionBefore *string      `json:"versionBefore"`
-	VersionAfter  *string      `json:"versionAfter"`
-	Field         *string      `json:"field"`
-	Before        *string      `json:"before"`
-	After         *string      `json:"after"`
-}
-
 // content renders change c of the entry slug as the plain text of its feed entry.
 func content(s site, slug string, c *store.ChangeRecord) string {
 	w := &textWriter{limit: MaxContentBytes}
 	w.put("Change " + strconv.FormatInt(c.Number, 10) + " of " + slug + ", recorded " +
 		c.RecordedAt.UTC().Format("2006-01-02 15:04:05") + " UTC by ")
 	switch c.Origin {
-	case originAutomatic:
+	case attest.OriginAutomatic:
 		w.put("an automatic check")
-	case originOperator:
+	case attest.OriginOperator:
 		w.put("the server's operator")
 	default:
 		w.put("origin ")
@@ -222,19 +201,20 @@ func content(s site, slug string, c *store.ChangeRecord) string {
 	return out
 }
 
-// details writes the details of a change of kind, from its Details JSON.
+// details writes the details of a change of kind, from its Details JSON
+// (history.ChangeDetails).
 func (w *textWriter) details(kind string, raw []byte) {
 	if len(raw) > MaxDetailsBytes {
 		w.put("The details are too large for the feed; the page shows them.\n")
 		return
 	}
-	var d details
-	if len(raw) == 0 || json.Unmarshal(raw, &d) != nil {
+	d, err := history.DecodeChangeDetails(raw)
+	if err != nil {
 		w.put("The details are not available in the feed; the page shows them.\n")
 		return
 	}
 	shown := false
-	if kind == kindBaseline {
+	if kind == attest.ChangeBaseline {
 		shown = true
 		w.put("Observation began")
 		if d.ToolCount != nil {
@@ -246,24 +226,17 @@ func (w *textWriter) details(kind string, raw []byte) {
 		shown = true
 		w.change(d.Diff)
 	}
-	if d.VersionBefore != nil || d.VersionAfter != nil {
+	if d.VersionBefore != "" || d.VersionAfter != "" {
 		shown = true
-		w.version(deref(d.VersionBefore), deref(d.VersionAfter))
+		w.version(d.VersionBefore, d.VersionAfter)
 	}
-	if d.Field != nil {
+	if d.Field != "" {
 		shown = true
-		w.edit(*d.Field, d.Before, d.After)
+		w.edit(d.Field, d.Before, d.After)
 	}
 	if !shown {
 		w.put("The details are not available in the feed; the page shows them.\n")
 	}
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 func plural(n int, one, many string) string {
@@ -441,7 +414,7 @@ func (w *textWriter) edit(field string, before, after *string) {
 	w.put("The server's operator edited the entry's ")
 	w.write(label, modeLine, "")
 	w.put(".\n")
-	if fieldsWithoutText[field] {
+	if !history.RecordsEditText(field) {
 		w.put("Only that it changed is recorded, not its text.\n")
 		return
 	}
