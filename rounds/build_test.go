@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"encoding/json"
 	"reflect"
 	"runtime"
 	"testing"
@@ -97,11 +96,10 @@ func TestBuildEqualsSeparateComputations(t *testing.T) {
 				t.Fatal(err)
 			}
 			results, coverage, signed := checks.Evaluate(obs)
-			stored := make([]storedResult, len(results))
-			for i, res := range results {
-				stored[i] = storedResult{ID: res.ID, Status: res.Status, Reason: res.Reason, Evidence: res.Evidence}
+			want, err := checks.EncodeResults(results)
+			if err != nil {
+				t.Fatal(err)
 			}
-			want, _ := json.Marshal(stored)
 			if !bytes.Equal(round.Results, want) {
 				t.Errorf("results:\n got %s\nwant %s", round.Results, want)
 			}

@@ -2,7 +2,6 @@ package rounds
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -190,8 +189,8 @@ func TestRunAll(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var stored []storedResult
-		if err := json.Unmarshal(res, &stored); err != nil || len(stored) != len(checks.CheckIDs()) {
+		stored, err := checks.DecodeResults(res)
+		if err != nil || len(stored) != len(checks.CheckIDs()) {
 			t.Errorf("%s: %d stored results (%v)", e.Slug, len(stored), err)
 		}
 		dues, _ := env.st.DueTimes(ctx, e.ID)

@@ -86,7 +86,7 @@ func (r *Runner) RunSupply(ctx context.Context, e store.Entry, onlyIfChanged boo
 	if err != nil {
 		return out, fmt.Errorf("couldn't canonicalize the facts of %s: %w", e.Slug, err)
 	}
-	verdictJSON, err := json.Marshal(verdict)
+	verdictJSON, err := supply.EncodeVerdict(verdict)
 	if err != nil {
 		return out, err
 	}

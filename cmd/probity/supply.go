@@ -73,8 +73,8 @@ func runSupply(args []string, stdout, stderr io.Writer) int {
 		return printJSON(stdout, map[string]any{"entry": e.Slug, "ranAt": run.RanAt, "score": run.Score, "verified": run.Verified,
 			"verdict": json.RawMessage(run.Verdict), "facts": json.RawMessage(run.Facts)})
 	}
-	var v supply.Verdict
-	if err := json.Unmarshal(run.Verdict, &v); err != nil {
+	v, err := supply.DecodeVerdict(run.Verdict)
+	if err != nil {
 		fmt.Fprintf(stderr, "error: stored verdict: %v\n", err)
 		return 2
 	}
