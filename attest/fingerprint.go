@@ -366,12 +366,108 @@ func ComputeFingerprints(tools []json.RawMessage, instructions *string) (Fingerp
 // same tools, canonicalizing every tool once for both: the fingerprints and the surface
 // document, whose digest is the surface fingerprint. A round that stores the surface
 // uses it, so a list of tens of MB is put in canonical form once, not twice.
+//
+// It holds no canonical copy of the whole list beside the document: a first pass puts
+// each tool in canonical form only to read its name (and the size of its surface
+// element); a second pass, in fingerprint order, puts each tool in canonical form again
+// and writes its schema element into the schema digest and its surface element into
+// the document. Only tools that share their name with another are kept in canonical
+// form, to order them by their elements.
 func ComputeSurface(tools []json.RawMessage, instructions *string) (Fingerprints, []byte, error) {
-	ps, err := projectAll(tools, false)
-	if err != nil {
+	if len(tools) > MaxTools {
+		return Fingerprints{}, nil, fmt.Errorf("%d tools exceed the cap of %d", len(tools), MaxTools)
+	}
+	type named struct {
+		name     string
+		nameJSON []byte
+		index    int
+	}
+	ns := make([]named, len(tools))
+	size := 2
+	for i, raw := range tools {
+		var p projected
+		if err := project(&p, raw, false); err != nil {
+			return Fingerprints{}, nil, fmt.Errorf("tools[%d]: %w", i, err)
+		}
+		ns[i] = named{name: p.name, nameJSON: bytes.Clone(p.nameJSON), index: i}
+		size += p.surfaceSize()
+	}
+	slices.SortStableFunc(ns, func(a, b named) int { return compareUTF16(a.name, b.name) })
+
+	var fp Fingerprints
+	h := sha256.New()
+	h.Write([]byte{'['})
+	for i, n := range ns {
+		if i > 0 {
+			h.Write([]byte{','})
+		}
+		h.Write(n.nameJSON)
+	}
+	h.Write([]byte{']'})
+	fp.Toolset = "sha256:" + hex.EncodeToString(h.Sum(nil))
+
+	bufp := elements.Get().(*[]byte)
+	defer elements.Put(bufp)
+	schema := sha256.New()
+	schema.Write([]byte{'['})
+	doc := make([]byte, 1, size)
+	doc[0] = '['
+	first := true
+	// emit writes one tool's schema and surface elements.
+	emit := func(schemaOf, surfaceOf *projected) {
+		b := (*bufp)[:0]
+		if !first {
+			b = append(b, ',')
+			doc = append(doc, ',')
+		}
+		first = false
+		b = schemaOf.appendSchema(b)
+		schema.Write(b)
+		*bufp = b
+		doc = surfaceOf.appendSurface(doc)
+	}
+	for lo := 0; lo < len(ns); {
+		hi := lo + 1
+		for hi < len(ns) && ns[hi].name == ns[lo].name {
+			hi++
+		}
+		if hi-lo == 1 {
+			var p projected
+			if err := project(&p, tools[ns[lo].index], false); err != nil {
+				return Fingerprints{}, nil, fmt.Errorf("tools[%d]: %w", ns[lo].index, err)
+			}
+			emit(&p, &p)
+			lo = hi
+			continue
+		}
+		// Tools of one name, in list order (the sort is stable): the schema orders them
+		// by inputSchema, the surface by their whole elements.
+		group := make([]projected, hi-lo)
+		bySchema := make([]*projected, hi-lo)
+		for k := range group {
+			if err := project(&group[k], tools[ns[lo+k].index], false); err != nil {
+				return Fingerprints{}, nil, fmt.Errorf("tools[%d]: %w", ns[lo+k].index, err)
+			}
+			bySchema[k] = &group[k]
+		}
+		bySurface := slices.Clone(bySchema)
+		slices.SortStableFunc(bySchema, func(a, b *projected) int { return bytes.Compare(a.input, b.input) })
+		sortSurface(bySurface)
+		for k := range group {
+			emit(bySchema[k], bySurface[k])
+		}
+		lo = hi
+	}
+	schema.Write([]byte{']'})
+	fp.Schema = "sha256:" + hex.EncodeToString(schema.Sum(nil))
+	doc = append(doc, ']')
+	fp.Surface = Digest(doc)
+
+	var err error
+	if fp.Instructions, err = instructionsDigest(instructions); err != nil {
 		return Fingerprints{}, nil, err
 	}
-	return fingerprintsAndSurface(ps, instructions, true)
+	return fp, doc, nil
 }
 
 // computeFingerprints is ComputeFingerprints; canonical says the tools are in canonical
@@ -400,14 +496,6 @@ func projectAll(tools []json.RawMessage, canonical bool) ([]projected, error) {
 
 // fingerprints computes the four fingerprints of projected tools.
 func fingerprints(ps []projected, instructions *string) (Fingerprints, error) {
-	fp, _, err := fingerprintsAndSurface(ps, instructions, false)
-	return fp, err
-}
-
-// fingerprintsAndSurface computes the four fingerprints of projected tools and, with
-// withSurface, the surface document: then the surface fingerprint is the digest of that
-// document, the very bytes the streamed digest would hash.
-func fingerprintsAndSurface(ps []projected, instructions *string, withSurface bool) (Fingerprints, []byte, error) {
 	order := make([]*projected, len(ps))
 	for i := range ps {
 		order[i] = &ps[i]
@@ -447,27 +535,30 @@ func fingerprintsAndSurface(ps []projected, instructions *string, withSurface bo
 	fp.Schema = digest((*projected).appendSchema)
 
 	sortSurface(order)
-	var doc []byte
-	if withSurface {
-		doc = surfaceDocument(order)
-		fp.Surface = Digest(doc)
-	} else {
-		fp.Surface = digest((*projected).appendSurface)
-	}
+	fp.Surface = digest((*projected).appendSurface)
 
+	var err error
+	if fp.Instructions, err = instructionsDigest(instructions); err != nil {
+		return Fingerprints{}, err
+	}
+	return fp, nil
+}
+
+// instructionsDigest is the instructions fingerprint: the digest of the canonical JSON
+// string of the instructions, "" when the server sent none.
+func instructionsDigest(instructions *string) (string, error) {
 	ins := ""
 	if instructions != nil {
 		ins = *instructions
 	}
 	if !utf8.ValidString(ins) {
-		return Fingerprints{}, nil, errors.New("instructions: invalid UTF-8")
+		return "", errors.New("instructions: invalid UTF-8")
 	}
 	canon, err := Canonicalize(appendString(nil, ins))
 	if err != nil {
-		return Fingerprints{}, nil, fmt.Errorf("instructions: %w", err)
+		return "", fmt.Errorf("instructions: %w", err)
 	}
-	fp.Instructions = Digest(canon)
-	return fp, doc, nil
+	return Digest(canon), nil
 }
 
 // sortSurface puts tools in surface order: by name, ties broken by the whole canonical

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
 	"reflect"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -181,4 +185,74 @@ func BenchmarkBuild9000Tools(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(before.HeapAlloc)-float64(after.HeapAlloc), "retained-B")
+}
+
+// listProber answers every probe with a complete list of tools of toolBytes bytes each.
+type listProber struct {
+	tools, toolBytes int
+}
+
+func (p listProber) Probe(_ context.Context, url string) (*checks.Observation, error) {
+	obs := &checks.Observation{URL: url, StartedAt: time.Now()}
+	for i := range p.tools {
+		head := fmt.Sprintf(`{"name":"t%05d","description":"`, i)
+		tool := head + strings.Repeat("x", max(0, p.toolBytes-len(head)-2)) + `"}`
+		obs.Tools.Tools = append(obs.Tools.Tools, json.RawMessage(tool))
+	}
+	return obs, nil
+}
+
+// countingStore counts the rounds being saved at once.
+type countingStore struct {
+	store.Store
+	mu            sync.Mutex
+	inFlight, max int
+}
+
+func (s *countingStore) SaveRound(ctx context.Context, r *store.Round) (int64, error) {
+	s.mu.Lock()
+	s.inFlight++
+	s.max = max(s.max, s.inFlight)
+	s.mu.Unlock()
+	time.Sleep(30 * time.Millisecond) // a store busy with a large document
+	defer func() {
+		s.mu.Lock()
+		s.inFlight--
+		s.mu.Unlock()
+	}()
+	return s.Store.SaveRound(ctx, r)
+}
+
+// Rounds of large lists are built and stored at most Config.ListBytes of lists at a
+// time, however many are probed at once; a list larger than the bound still proceeds.
+func TestRegressionListBytesBoundsBuildAndStore(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		listBytes        int64
+		tools, toolBytes int
+		want             int
+	}{
+		{"two lists at a time", 2500, 10, 100, 2},
+		{"a list larger than the bound", 500, 10, 100, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := newTestEnv(t, nil, Policy{})
+			cs := &countingStore{Store: env.st}
+			r, err := NewRunner(Config{Store: cs, Prober: listProber{c.tools, c.toolBytes}, Signer: newFixedSigner(), ToolVersion: "test",
+				ListBytes: c.listBytes, Logger: testLogger()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 8 {
+				env.add(t, store.KindRemote, fmt.Sprintf("https://list%d.example/mcp", i))
+			}
+			sum, err := r.RunAll(context.Background(), RunOptions{Concurrency: 8})
+			if err != nil || sum.Probed != 8 {
+				t.Fatalf("run: %+v, %v", sum, err)
+			}
+			if cs.max != c.want {
+				t.Errorf("%d rounds were built and stored at once, want %d", cs.max, c.want)
+			}
+		})
+	}
 }

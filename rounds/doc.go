@@ -11,10 +11,13 @@
 //     is skipped: nothing is probed or signed twice for one due time.
 //  2. The probe (checks/probe, through the egress guard) gathers an Observation. No
 //     transaction is open and the signing key is not in use.
-//  3. The checks run (checks.Evaluate), and a round that may be signed is turned into
-//     an in-toto statement, canonicalized and signed with the Ed25519 key (full or
+//  3. The checks run (checks.EvaluateRound), and a round that may be signed is turned
+//     into an in-toto statement, canonicalized and signed with the Ed25519 key (full or
 //     auth_required coverage). Rounds the checks do not allow to sign are stored
-//     unsigned with the reason: no_handshake, no_tools or blocked.
+//     unsigned with the reason: no_handshake, no_tools or blocked. The tool list is put
+//     in canonical form once per round: the fingerprints the checks compute are the
+//     ones the statement and the store get, with the surface document built in the
+//     same pass.
 //  4. store.SaveRound writes the observation, its tool surface (content-addressed by
 //     the surface fingerprint), the envelope, the results, the day's uptime and the
 //     entry's next due times in one transaction. The observation keeps, besides the
@@ -22,6 +25,12 @@
 //     completed the handshake and the version proposed on it) and the login facts
 //     (checks.Observation.Login: where the first 401 came and what its challenges
 //     held; the auth_metadata check's reason key).
+//
+// Steps 3 and 4 of a list of tens of MB take a few times its size, so the rounds in
+// them hold at most Config.ListBytes (64 MiB) of tool lists at once; the rounds of
+// other lists wait after their probe (one list, however large, always proceeds). A
+// round of 32 hostile entries, four of them with 9,000 tools (27 MB), so stays far
+// under 512 MiB.
 //
 // A crash before step 4 commits leaves only the attempt record; the restarted worker
 // probes again (attempt 2) and stores one round. A crash after it leaves a stored round

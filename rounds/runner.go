@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/probity-dev/probity/attest"
 	"github.com/probity-dev/probity/checks"
 	"github.com/probity-dev/probity/store"
@@ -48,14 +50,26 @@ type Config struct {
 	// SaveTimeout bounds storing one round; default 30 s. A round that was probed is
 	// stored even when the context is cancelled meanwhile (e.g. on Ctrl-C).
 	SaveTimeout time.Duration
-	Now         func() time.Time
-	Logger      *slog.Logger
+	// ListBytes bounds the bytes of tool lists whose rounds are being built and stored
+	// at once; default 64 MiB (DefaultListBytes). Building the round of a list of tens of
+	// MB (checks, fingerprints, surface document, statement) and storing its surface
+	// document take a few times the list's size, and a round of many large lists would
+	// otherwise do all of it at once; one list, however large, always proceeds.
+	ListBytes int64
+	Now       func() time.Time
+	Logger    *slog.Logger
 }
+
+// DefaultListBytes is Config.ListBytes's default: twice the 32 MiB a probe may read.
+const DefaultListBytes = 64 << 20
 
 // Runner runs rounds. It is safe for concurrent use.
 type Runner struct {
 	cfg   Config
 	keyID string
+	// lists holds Config.ListBytes: each round holds the bytes of its tool list from
+	// building to storing.
+	lists *semaphore.Weighted
 }
 
 // NewRunner returns a Runner. It fails when the configuration is incomplete.
@@ -76,8 +90,21 @@ func NewRunner(cfg Config) (*Runner, error) {
 	if cfg.SaveTimeout <= 0 {
 		cfg.SaveTimeout = 30 * time.Second
 	}
+	if cfg.ListBytes <= 0 {
+		cfg.ListBytes = DefaultListBytes
+	}
 	cfg.Policy = cfg.Policy.withDefaults()
-	return &Runner{cfg: cfg, keyID: keyID}, nil
+	return &Runner{cfg: cfg, keyID: keyID, lists: semaphore.NewWeighted(cfg.ListBytes)}, nil
+}
+
+// listWeight is what a round of obs holds of Config.ListBytes: the bytes of its tool
+// list, at most all of it.
+func (r *Runner) listWeight(obs *checks.Observation) int64 {
+	var n int64
+	for _, t := range obs.Tools.Tools {
+		n += int64(len(t))
+	}
+	return min(n, r.cfg.ListBytes)
 }
 
 // Status is what became of one entry's round.
@@ -148,10 +175,21 @@ func (r *Runner) RunEntry(ctx context.Context, e store.Entry, due store.Due, run
 	}
 	probed := r.cfg.Now()
 
+	// Building and storing the round of a large list take a few times its size, so the
+	// lists in those steps together stay under Config.ListBytes. A probed round waits
+	// for its turn even when ctx is cancelled: it is stored all the same.
+	weight := r.listWeight(obs)
+	if err := r.lists.Acquire(context.WithoutCancel(ctx), weight); err != nil {
+		return out, err
+	}
+	defer r.lists.Release(weight)
 	round, err := r.build(ctx, e, due, runID, obs, historyOf(prev))
 	if err != nil {
 		return out, err
 	}
+	// obs is not used past here: the round holds what is stored (its surface document
+	// is the one large part), so the recorded pages are garbage while it waits for the
+	// store.
 	built := r.cfg.Now()
 
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.SaveTimeout)
