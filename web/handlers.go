@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/probity-dev/probity/web/badge"
+	"github.com/probity-dev/probity/web/ratelimit"
 	"github.com/probity-dev/probity/web/refusals"
 )
 
@@ -31,16 +32,8 @@ type handlers struct {
 	log     *slog.Logger
 	pages   map[string]*template.Template
 	metrics *metrics
-	limiter *limiter
+	limiter *ratelimit.Limiter
 	refused *refusals.Log
-	// mcp counts /mcp's refusals; nil without /mcp.
-	mcp refusalCounter
-}
-
-// refusalCounter is the /mcp handler's count of refused requests by reason
-// (mcpserver.Handler).
-type refusalCounter interface {
-	Refusals() map[string]uint64
 }
 
 var funcs = template.FuncMap{
@@ -334,16 +327,7 @@ func (h *handlers) healthz(c *gin.Context) {
 }
 
 func (h *handlers) metricsText(c *gin.Context) {
-	var buf bytes.Buffer
-	var mcp map[string]uint64
-	if h.mcp != nil {
-		mcp = h.mcp.Refusals()
-	}
-	if err := h.metrics.write(&buf, h.site.memoStats(), h.refused.Counts(), mcp); err != nil {
-		h.fail(c, err)
-		return
-	}
-	c.Data(http.StatusOK, "text/plain; version=0.0.4; charset=utf-8", buf.Bytes())
+	h.metrics.ServeHTTP(c.Writer, c.Request)
 }
 
 func (h *handlers) entryFeed(c *gin.Context) {

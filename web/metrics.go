@@ -2,161 +2,131 @@ package web
 
 import (
 	"fmt"
-	"io"
+	"log/slog"
 	"maps"
+	"net/http"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // durationBuckets are the upper bounds (seconds) of the request duration histogram.
 var durationBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
-// metrics counts requests by route and status and their durations by route. Routes
-// are gin's patterns, a bounded set. The refusals are counted by refusals.Log (the
-// site's and /mcp's) and written with them.
+// metrics is the site's /metrics, on prometheus/client_golang with a registry of its
+// own (no global state: every site New builds has its own). It holds the requests by
+// route and status and their durations by route (routes are gin's patterns, a bounded
+// set), the Go runtime's and the process's collectors, and, read at each scrape, the
+// counts kept elsewhere (metricsSources). The names and labels are the ones the
+// hand-written exposition before it used; TestMetricNamesKept lists them.
 type metrics struct {
-	mu       sync.Mutex
-	requests map[routeStatus]uint64
-	hist     map[string]*histogram
+	requests  *prometheus.CounterVec
+	durations *prometheus.HistogramVec
+	handler   http.Handler
 }
 
-type routeStatus struct {
-	route  string
-	status int
+// metricsSources are the counts /metrics reads at each scrape.
+type metricsSources struct {
+	// memos are the statistics of the site's page memos by name.
+	memos func() map[string]memoStats
+	// refused are the site's refusals by reason (refusals.Log.Counts).
+	refused func() map[string]uint64
+	// mcp are /mcp's refusals by reason; nil without /mcp.
+	mcp func() map[string]uint64
 }
 
-type histogram struct {
-	counts []uint64 // per bucket, not cumulative
-	count  uint64
-	sum    float64
+// refusalCounter is the /mcp handler's count of refused requests by reason
+// (mcpserver.Handler).
+type refusalCounter interface {
+	Refusals() map[string]uint64
 }
 
-func newMetrics() *metrics {
-	return &metrics{requests: make(map[routeStatus]uint64), hist: make(map[string]*histogram)}
-}
-
-func (m *metrics) observe(route string, status int, d time.Duration) {
-	sec := d.Seconds()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.requests[routeStatus{route, status}]++
-	h := m.hist[route]
-	if h == nil {
-		h = &histogram{counts: make([]uint64, len(durationBuckets))}
-		m.hist[route] = h
+func newMetrics(src metricsSources, log *slog.Logger) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "probity_http_requests_total",
+			Help: "HTTP requests by route and status.",
+		}, []string{"route", "status"}),
+		durations: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "probity_http_request_duration_seconds",
+			Help:    "HTTP request durations by route.",
+			Buckets: durationBuckets,
+		}, []string{"route"}),
 	}
-	if i, _ := slices.BinarySearch(durationBuckets, sec); i < len(durationBuckets) {
-		h.counts[i]++
-	}
-	h.count++
-	h.sum += sec
-}
-
-// write writes the metrics in the Prometheus text exposition format (version 0.0.4),
-// with the statistics of the site's memos, the site's refusals by reason and, when
-// mcp is not nil, /mcp's.
-func (m *metrics) write(w io.Writer, memos map[string]memoStats, refused, mcp map[string]uint64) error {
-	m.mu.Lock()
-	keys := make([]routeStatus, 0, len(m.requests))
-	for k := range m.requests {
-		keys = append(keys, k)
-	}
-	reqs := make(map[routeStatus]uint64, len(m.requests))
-	for k, v := range m.requests {
-		reqs[k] = v
-	}
-	routes := make([]string, 0, len(m.hist))
-	hists := make(map[string]histogram, len(m.hist))
-	for r, h := range m.hist {
-		routes = append(routes, r)
-		hists[r] = histogram{counts: slices.Clone(h.counts), count: h.count, sum: h.sum}
-	}
-	m.mu.Unlock()
-
-	slices.SortFunc(keys, func(a, b routeStatus) int {
-		if a.route != b.route {
-			if a.route < b.route {
-				return -1
-			}
-			return 1
-		}
-		return a.status - b.status
+	reg := prometheus.NewRegistry()
+	// The collectors are fixed and their names distinct: registering them cannot fail
+	// (TestMetricNamesKept scrapes every one).
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.requests, m.durations, src,
+	)
+	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		ErrorLog:      promLogger{log},
+		ErrorHandling: promhttp.ContinueOnError, // a collector's error costs its metric, not the page
 	})
-	slices.Sort(routes)
-
-	var err error
-	p := func(format string, args ...any) {
-		if err == nil {
-			_, err = fmt.Fprintf(w, format, args...)
-		}
-	}
-	p("# HELP probity_http_requests_total HTTP requests by route and status.\n")
-	p("# TYPE probity_http_requests_total counter\n")
-	for _, k := range keys {
-		p("probity_http_requests_total{route=%s,status=\"%d\"} %d\n", label(k.route), k.status, reqs[k])
-	}
-	p("# HELP probity_http_request_duration_seconds HTTP request durations by route.\n")
-	p("# TYPE probity_http_request_duration_seconds histogram\n")
-	for _, r := range routes {
-		h := hists[r]
-		var cum uint64
-		for i, le := range durationBuckets {
-			cum += h.counts[i]
-			p("probity_http_request_duration_seconds_bucket{route=%s,le=\"%s\"} %d\n", label(r), strconv.FormatFloat(le, 'g', -1, 64), cum)
-		}
-		p("probity_http_request_duration_seconds_bucket{route=%s,le=\"+Inf\"} %d\n", label(r), h.count)
-		p("probity_http_request_duration_seconds_sum{route=%s} %s\n", label(r), strconv.FormatFloat(h.sum, 'g', -1, 64))
-		p("probity_http_request_duration_seconds_count{route=%s} %d\n", label(r), h.count)
-	}
-	p("# HELP probity_http_rate_limited_total Requests refused by the per-client rate limit.\n")
-	p("# TYPE probity_http_rate_limited_total counter\n")
-	p("probity_http_rate_limited_total %d\n", refused[reasonRateLimited])
-	if mcp != nil {
-		p("# HELP probity_mcp_refused_total Requests to /mcp refused, by reason (rate_limited, body_too_large, batch, response_too_large).\n")
-		p("# TYPE probity_mcp_refused_total counter\n")
-		for _, r := range slices.Sorted(maps.Keys(mcp)) {
-			p("probity_mcp_refused_total{reason=%s} %d\n", label(r), mcp[r])
-		}
-	}
-
-	names := slices.Sorted(maps.Keys(memos))
-	p("# HELP probity_web_memo_lookups_total Lookups of the page memos (views and sections of immutable data), by result.\n")
-	p("# TYPE probity_web_memo_lookups_total counter\n")
-	for _, n := range names {
-		p("probity_web_memo_lookups_total{memo=%s,result=\"hit\"} %d\n", label(n), memos[n].Hits)
-		p("probity_web_memo_lookups_total{memo=%s,result=\"miss\"} %d\n", label(n), memos[n].Misses)
-	}
-	p("# HELP probity_web_memo_bytes Approximate bytes the page memos hold.\n")
-	p("# TYPE probity_web_memo_bytes gauge\n")
-	for _, n := range names {
-		p("probity_web_memo_bytes{memo=%s} %d\n", label(n), memos[n].Bytes)
-	}
-	p("# HELP probity_web_memo_entries Values the page memos hold.\n")
-	p("# TYPE probity_web_memo_entries gauge\n")
-	for _, n := range names {
-		p("probity_web_memo_entries{memo=%s} %d\n", label(n), memos[n].Entries)
-	}
-	return err
+	return m
 }
 
-// label quotes a label value as the exposition format wants: backslash, double quote
-// and line feed escaped.
-func label(v string) string {
-	b := make([]byte, 0, len(v)+2)
-	b = append(b, '"')
-	for i := 0; i < len(v); i++ {
-		switch v[i] {
-		case '\\':
-			b = append(b, `\\`...)
-		case '"':
-			b = append(b, `\"`...)
-		case '\n':
-			b = append(b, `\n`...)
-		default:
-			b = append(b, v[i])
+// observe counts one request to route answered with status after d.
+func (m *metrics) observe(route string, status int, d time.Duration) {
+	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	m.durations.WithLabelValues(route).Observe(d.Seconds())
+}
+
+// ServeHTTP writes the metrics in the format the request negotiates (the Prometheus
+// text format 0.0.4 when it asks for none).
+func (m *metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) { m.handler.ServeHTTP(w, r) }
+
+var (
+	rateLimitedDesc = prometheus.NewDesc("probity_http_rate_limited_total",
+		"Requests refused by the per-client rate limit.", nil, nil)
+	mcpRefusedDesc = prometheus.NewDesc("probity_mcp_refused_total",
+		"Requests to /mcp refused, by reason (rate_limited, body_too_large, batch, response_too_large).", []string{"reason"}, nil)
+	memoLookupsDesc = prometheus.NewDesc("probity_web_memo_lookups_total",
+		"Lookups of the page memos (views and sections of immutable data), by result.", []string{"memo", "result"}, nil)
+	memoBytesDesc = prometheus.NewDesc("probity_web_memo_bytes",
+		"Approximate bytes the page memos hold.", []string{"memo"}, nil)
+	memoEntriesDesc = prometheus.NewDesc("probity_web_memo_entries",
+		"Values the page memos hold.", []string{"memo"}, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (s metricsSources) Describe(ch chan<- *prometheus.Desc) {
+	ch <- rateLimitedDesc
+	if s.mcp != nil {
+		ch <- mcpRefusedDesc
+	}
+	ch <- memoLookupsDesc
+	ch <- memoBytesDesc
+	ch <- memoEntriesDesc
+}
+
+// Collect implements prometheus.Collector: the counts as they are now.
+func (s metricsSources) Collect(ch chan<- prometheus.Metric) {
+	// The label counts match the descriptions above: MustNewConstMetric cannot panic.
+	ch <- prometheus.MustNewConstMetric(rateLimitedDesc, prometheus.CounterValue, float64(s.refused()[reasonRateLimited]))
+	if s.mcp != nil {
+		for reason, n := range s.mcp() {
+			ch <- prometheus.MustNewConstMetric(mcpRefusedDesc, prometheus.CounterValue, float64(n), reason)
 		}
 	}
-	return string(append(b, '"'))
+	memos := s.memos()
+	for _, name := range slices.Sorted(maps.Keys(memos)) {
+		st := memos[name]
+		ch <- prometheus.MustNewConstMetric(memoLookupsDesc, prometheus.CounterValue, float64(st.Hits), name, "hit")
+		ch <- prometheus.MustNewConstMetric(memoLookupsDesc, prometheus.CounterValue, float64(st.Misses), name, "miss")
+		ch <- prometheus.MustNewConstMetric(memoBytesDesc, prometheus.GaugeValue, float64(st.Bytes), name)
+		ch <- prometheus.MustNewConstMetric(memoEntriesDesc, prometheus.GaugeValue, float64(st.Entries), name)
+	}
 }
+
+// promLogger sends promhttp's errors (a collector that failed, a client gone while
+// the page was written) to the site's log.
+type promLogger struct{ log *slog.Logger }
+
+func (l promLogger) Println(v ...any) { l.log.Error("metrics: " + fmt.Sprint(v...)) }

@@ -3,7 +3,6 @@ package web
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestVisible(t *testing.T) {
@@ -44,28 +43,5 @@ func TestMarkdown(t *testing.T) {
 		if got := markdown(in); got != want {
 			t.Errorf("markdown(%q) = %q, want %q", in, got, want)
 		}
-	}
-}
-
-func TestLimiterBounded(t *testing.T) {
-	now := time.Unix(0, 0)
-	l := newLimiter(RateLimit{PerSecond: 1, Burst: 2, MaxClients: 100}, func() time.Time { return now })
-	for i := range 1000 {
-		if ok, _ := l.allow(strings.Repeat("x", i%7) + string(rune('a'+i%26)) + time.Duration(i).String()); !ok {
-			t.Fatalf("a new client was refused")
-		}
-		if len(l.buckets) > 100 {
-			t.Fatalf("%d buckets", len(l.buckets))
-		}
-	}
-	// A client's bucket empties and refills.
-	l.allow("c")
-	l.allow("c")
-	if ok, wait := l.allow("c"); ok || wait != time.Second {
-		t.Fatalf("third: %v %v", ok, wait)
-	}
-	now = now.Add(time.Second)
-	if ok, _ := l.allow("c"); !ok {
-		t.Fatal("not refilled")
 	}
 }

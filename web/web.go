@@ -3,7 +3,7 @@
 // JSON and Markdown, its signed envelopes as JSONL for `probity verify`, single round
 // envelopes, the key document at /.well-known/probity-keys.json, the recent changes,
 // the Atom feeds (package feed), the badges (package badge), /healthz and Prometheus
-// /metrics.
+// /metrics (prometheus/client_golang, with the Go runtime's and the process's metrics).
 //
 //	GET /                               directory (?q= ?kind= ?verified=1 ?changed=7d ?offline=1 ?page=)
 //	GET /s/{slug}                       entry page (?tools=N: the page of its tools)
@@ -30,13 +30,12 @@
 // Only GET and HEAD are served; other methods get 405. Every response carries a strict
 // Content-Security-Policy (no scripts at all, styles from the site only), nosniff, a
 // Referrer-Policy and frame-ancestors 'none'. Each client (remote IP, or the address
-// trusted proxies forward) has a token bucket; an empty bucket gets 429 with
-// Retry-After. Every request gets one log line, except refused ones: those are counted
-// on /metrics (probity_http_rate_limited_total, and probity_mcp_refused_total by reason
-// for /mcp) and logged at most once per client per minute (web/refusals), so a flood of
-// 429s writes a line a minute, not a line a request. Errors are mapped to a status in
-// one place (fail): store.ErrNotFound
-// becomes 404, a request whose client left first is logged as 499, anything else 500
+// trusted proxies forward) has a token bucket (web/ratelimit); an empty bucket gets 429
+// with Retry-After. Every request gets one log line, except refused ones: those are
+// counted on /metrics (probity_http_rate_limited_total, and probity_mcp_refused_total
+// by reason for /mcp) and logged at most once per client per minute (web/refusals), so
+// a flood of 429s writes a line a minute, not a line a request. Errors are mapped to a
+// status in one place (fail): store.ErrNotFound becomes 404, a request whose client left first is logged as 499, anything else 500
 // with a generic message, its detail logged.
 //
 // Every request reads the store; nothing caches a page. What is remembered is derived
@@ -70,6 +69,7 @@ import (
 	"github.com/probity-dev/probity/keys"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web/feed"
+	"github.com/probity-dev/probity/web/ratelimit"
 	"github.com/probity-dev/probity/web/refusals"
 )
 
@@ -166,16 +166,22 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	s := newSite(cfg.Store, pages["entry"])
 	s.keysJSON, s.base, s.feed, s.now = keysJSON, base, feedCfg, cfg.Now
+	lim, err := ratelimit.New(ratelimit.Config{PerSecond: cfg.RateLimit.PerSecond, Burst: cfg.RateLimit.Burst, MaxClients: cfg.RateLimit.MaxClients, Now: cfg.Now})
+	if err != nil {
+		return nil, fmt.Errorf("web: %w", err)
+	}
+	refused := refusals.New(cfg.Logger, cfg.Now)
+	src := metricsSources{memos: s.memoStats, refused: refused.Counts}
+	if rc, ok := cfg.MCP.(refusalCounter); ok {
+		src.mcp = rc.Refusals
+	}
 	h := &handlers{
 		site:    s,
 		log:     cfg.Logger,
 		pages:   pages,
-		metrics: newMetrics(),
-		limiter: newLimiter(cfg.RateLimit, cfg.Now),
-		refused: refusals.New(cfg.Logger, cfg.Now),
-	}
-	if rc, ok := cfg.MCP.(refusalCounter); ok {
-		h.mcp = rc
+		metrics: newMetrics(src, cfg.Logger),
+		limiter: lim,
+		refused: refused,
 	}
 	site, err := h.router(cfg.TrustedProxies)
 	if err != nil || cfg.MCP == nil {

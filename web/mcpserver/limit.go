@@ -11,13 +11,13 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
-	"sync"
-	"time"
 
+	"github.com/probity-dev/probity/web/ratelimit"
 	"github.com/probity-dev/probity/web/refusals"
 )
 
-// maxClients bounds the token buckets kept; beyond it idle buckets are evicted.
+// maxClients bounds the token buckets kept (ratelimit.Config.MaxClients); beyond it
+// idle buckets are evicted.
 const maxClients = 10000
 
 // guard puts the rate limit, the body limit, the batch refusal and the response cap in
@@ -32,10 +32,10 @@ const maxClients = 10000
 // 413 whether or not it declared its length (the SDK would read any body whole). A body
 // that is a JSON array, a JSON-RPC batch, gets 400 with a JSON-RPC error (see
 // writeBatchRefusal). The answer is held to MaxResponse bytes (capWriter).
-func guard(lim *limiter, refused *refusals.Log, log *slog.Logger, next http.Handler) http.Handler {
+func guard(lim *ratelimit.Limiter, refused *refusals.Log, log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		client := clientKey(r.RemoteAddr)
-		if ok, wait := lim.allow(client); !ok {
+		if ok, wait := lim.Allow(client); !ok {
 			refused.Refused(r.Context(), client, reasonRateLimited)
 			secs := max(1, int(math.Ceil(wait.Seconds())))
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
@@ -243,74 +243,4 @@ func clientKey(remoteAddr string) string {
 		return p.String()
 	}
 	return a.String()
-}
-
-// limiter keeps a token bucket per client, at most maxClients of them. Safe for
-// concurrent use.
-type limiter struct {
-	rate       float64 // tokens a second
-	burst      float64
-	maxClients int
-	now        func() time.Time
-
-	mu      sync.Mutex
-	buckets map[string]*bucket
-}
-
-type bucket struct {
-	tokens float64
-	last   time.Time
-}
-
-func newLimiter(rate float64, burst, maxClients int, now func() time.Time) *limiter {
-	return &limiter{rate: rate, burst: float64(burst), maxClients: maxClients, now: now, buckets: make(map[string]*bucket)}
-}
-
-// allow takes a token from client's bucket. When there is none it returns false and how
-// long until there is one.
-func (l *limiter) allow(client string) (bool, time.Duration) {
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b, ok := l.buckets[client]
-	if !ok {
-		if len(l.buckets) >= l.maxClients {
-			l.evict(now)
-		}
-		b = &bucket{tokens: l.burst, last: now}
-		l.buckets[client] = b
-	}
-	if elapsed := now.Sub(b.last); elapsed > 0 {
-		b.tokens = min(l.burst, b.tokens+elapsed.Seconds()*l.rate)
-		b.last = now
-	}
-	if b.tokens >= 1 {
-		b.tokens--
-		return true, 0
-	}
-	return false, time.Duration((1 - b.tokens) / l.rate * float64(time.Second))
-}
-
-// evict makes room for a new client: it drops every bucket that has refilled (its
-// client is indistinguishable from a new one) and, when that frees nothing, an
-// arbitrary tenth of the buckets (map order is random), so a flood of addresses costs
-// bounded memory and bounded work per eviction.
-func (l *limiter) evict(now time.Time) {
-	full := time.Duration(l.burst / l.rate * float64(time.Second))
-	for k, b := range l.buckets {
-		if now.Sub(b.last) >= full {
-			delete(l.buckets, k)
-		}
-	}
-	if len(l.buckets) < l.maxClients {
-		return
-	}
-	n := max(1, l.maxClients/10)
-	for k := range l.buckets {
-		if n == 0 {
-			break
-		}
-		delete(l.buckets, k)
-		n--
-	}
 }

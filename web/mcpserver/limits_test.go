@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/probity-dev/probity/store"
+	"github.com/probity-dev/probity/web/ratelimit"
 	"github.com/probity-dev/probity/web/refusals"
 )
 
@@ -108,7 +109,11 @@ func TestBatchRefusedOverHTTP(t *testing.T) {
 func capped(t *testing.T, next http.Handler) (*httptest.ResponseRecorder, *refusals.Log) {
 	t.Helper()
 	ref := refusals.New(nil, nil)
-	g := guard(newLimiter(100, 100, 10, time.Now), ref, slog.New(slog.DiscardHandler), next)
+	lim, err := ratelimit.New(ratelimit.Config{PerSecond: 100, Burst: 100, MaxClients: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := guard(lim, ref, slog.New(slog.DiscardHandler), next)
 	return post(g, "203.0.113.7:4000", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call"}`), nil), ref
 }
 

@@ -9,11 +9,11 @@
 //
 // It is served over Streamable HTTP in stateless mode with JSON responses: every POST is
 // answered on its own, no session is kept, and GET and DELETE get 405. In front of it sit
-// guards (see New): a token bucket per client address, answering 429 with Retry-After
-// when empty; a 1 MiB request body limit, answering 413 beyond it; JSON-RPC batches
-// (a body that is a JSON array) are refused with 400 and the single JSON-RPC error
-// -32600 Invalid Request, id null (MCP 2025-06-18 removed batching, and one POST must
-// not buy thousands of answers); and every answer is held to MaxResponse (4 MiB): a
+// guards (see New): a token bucket per client address (web/ratelimit), answering 429
+// with Retry-After when empty; a 1 MiB request body limit, answering 413 beyond it;
+// JSON-RPC batches (a body that is a JSON array) are refused with 400 and the single
+// JSON-RPC error -32600 Invalid Request, id null (MCP 2025-06-18 removed batching, and
+// one POST must not buy thousands of answers); and every answer is held to MaxResponse (4 MiB): a
 // larger one is replaced by the JSON-RPC error -32603 for the request's id. Each
 // refusal is counted by reason (Handler.Refusals, shown by package web on /metrics as
 // probity_mcp_refused_total) and logged at most once per client per minute
@@ -44,6 +44,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/probity-dev/probity/store"
+	"github.com/probity-dev/probity/web/ratelimit"
 	"github.com/probity-dev/probity/web/refusals"
 )
 
@@ -146,7 +147,10 @@ func New(cfg Config) (*Handler, error) {
 		// every request a reverse proxy on loopback forwards with the public Host.
 		DisableLocalhostProtection: true,
 	})
-	lim := newLimiter(cfg.RateLimit, cfg.Burst, maxClients, cfg.Now)
+	lim, err := ratelimit.New(ratelimit.Config{PerSecond: cfg.RateLimit, Burst: cfg.Burst, MaxClients: maxClients, Now: cfg.Now})
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: %w", err)
+	}
 	refused := refusals.New(cfg.Logger, cfg.Now)
 	return &Handler{h: guard(lim, refused, cfg.Logger, h), refused: refused}, nil
 }

@@ -522,19 +522,6 @@ func TestBodyLimit(t *testing.T) {
 	}
 }
 
-func TestLimiterEvicts(t *testing.T) {
-	clk := &clock{t: t0}
-	l := newLimiter(1, 2, 10, clk.now)
-	for i := range 100 {
-		if ok, _ := l.allow(fmt.Sprintf("10.0.0.%d", i)); !ok {
-			t.Fatalf("new client %d refused", i)
-		}
-		if n := len(l.buckets); n > 10 {
-			t.Fatalf("%d buckets, more than 10", n)
-		}
-	}
-}
-
 func TestClientKey(t *testing.T) {
 	for in, want := range map[string]string{
 		"203.0.113.7:4000":          "203.0.113.7",
