@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -28,6 +29,16 @@ func TestComputeSurfaceEqualsSeparateComputations(t *testing.T) {
 			json.RawMessage(`{"name":"\ud83d\ude00","annotations":{"readOnlyHint":true}}`),
 			json.RawMessage(`{"name":"\uffff","outputSchema":{}}`),
 		}, ins: &ins},
+		"groups whose schema and surface orders differ": {tools: []json.RawMessage{
+			json.RawMessage(`{"name":"z"}`),
+			json.RawMessage(`{"name":"m","description":"b","inputSchema":{"a":1}}`),
+			json.RawMessage(`{"name":"m","description":"a","inputSchema":{"b":1}}`),
+			json.RawMessage(`{"name":"m","description":"c"}`),
+			json.RawMessage(`{"name":"b","title":"t"}`),
+			json.RawMessage(`{"name":"m","description":"a","inputSchema":{"a":1}}`),
+			json.RawMessage(`{"name":"\u006d","annotations":{}}`),
+			json.RawMessage(`{"name":"a\u0301"}`), json.RawMessage(`{"name":"\u00e1"}`),
+		}},
 		"empty":      {tools: []json.RawMessage{}},
 		"500 tools":  {tools: big, ins: &ins},
 		"no name":    {tools: []json.RawMessage{json.RawMessage(`{"title":"x"}`)}},
@@ -50,6 +61,36 @@ func TestComputeSurfaceEqualsSeparateComputations(t *testing.T) {
 		}
 		if fp != wantFP || !bytes.Equal(doc, wantDoc) {
 			t.Errorf("%s: ComputeSurface = %+v %s\nwant %+v %s", name, fp, doc, wantFP, wantDoc)
+		}
+	}
+}
+
+// Random lists with many shared names: ComputeSurface agrees with the separate
+// computations on every one.
+func TestComputeSurfaceRandomLists(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	names := []string{"a", "b", "\\u00e1", "a\\u0301", "\\ud83d\\ude00", "\\uffff", "z"}
+	members := []string{`"description":"d%d"`, `"title":"t%d"`, `"inputSchema":{"p":%d}`, `"outputSchema":{"q":%d}`, `"annotations":{"readOnlyHint":%d}`}
+	for n := range 300 {
+		tools := make([]json.RawMessage, rng.IntN(12))
+		for i := range tools {
+			parts := []string{fmt.Sprintf(`"name":"%s"`, names[rng.IntN(len(names))])}
+			for _, m := range members {
+				if rng.IntN(2) == 0 {
+					parts = append(parts, fmt.Sprintf(m, rng.IntN(3)))
+				}
+			}
+			rng.Shuffle(len(parts), func(i, j int) { parts[i], parts[j] = parts[j], parts[i] })
+			tools[i] = json.RawMessage("{" + strings.Join(parts, ",") + "}")
+		}
+		wantFP, err1 := ComputeFingerprints(tools, nil)
+		wantDoc, err2 := SurfaceDocument(tools)
+		fp, doc, err := ComputeSurface(tools, nil)
+		if err != nil || err1 != nil || err2 != nil {
+			t.Fatalf("list %d: %v %v %v", n, err, err1, err2)
+		}
+		if fp != wantFP || !bytes.Equal(doc, wantDoc) {
+			t.Fatalf("list %d %s:\n got %+v %s\nwant %+v %s", n, tools, fp, doc, wantFP, wantDoc)
 		}
 	}
 }
