@@ -20,11 +20,19 @@ import (
 // dirBenchEntries is how many entries BenchmarkDirectory's SQLite store holds.
 const dirBenchEntries = 3000
 
-// newDirectoryBench returns a site over a SQLite store of n entries: a quarter of each
-// kind; every remote entry with a signed round, and every 10th offline today; every
-// third entry with a supply run, signed and passed for every sixth (Verified) and passed
-// but unsigned for others; every 20th with a change a day ago.
-func newDirectoryBench(tb testing.TB, n int) http.Handler {
+// directorySite is a site over a SQLite store of directory entries.
+type directorySite struct {
+	st store.Store
+	h  http.Handler
+}
+
+// newDirectorySite returns a site over a SQLite store of n entries server-0 … server-(n-1):
+// a quarter of each kind; every remote entry with a round, signed but for every 40th
+// entry's, which found no answer (offline); every third entry with a supply run that
+// passed for even entries and is signed for every ninth (so every 18th entry is
+// Verified, and entries 6, 12, 24, … passed unsigned and are not); every 20th entry with
+// a change a day ago.
+func newDirectorySite(tb testing.TB, n int) *directorySite {
 	tb.Helper()
 	ctx := context.Background()
 	dir := tb.TempDir()
@@ -85,7 +93,7 @@ func newDirectoryBench(tb testing.TB, n int) http.Handler {
 		if i%3 == 0 {
 			run := store.SupplyRecord{EntryID: e.ID, RanAt: now.Add(-time.Hour), Score: 50 + i%50, Verified: i%2 == 0,
 				Facts: []byte(`{}`), Verdict: []byte(`{}`)}
-			if i%6 == 0 {
+			if i%9 == 0 {
 				run.Envelope, run.KeyID = env(fmt.Sprintf("s%d", i)), "a050837d85070582"
 			}
 			if _, err := st.SaveSupply(ctx, run, nil); err != nil {
@@ -106,13 +114,13 @@ func newDirectoryBench(tb testing.TB, n int) http.Handler {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return h
+	return &directorySite{st: st, h: h}
 }
 
 // BenchmarkDirectory serves directory pages and /api/v1/servers over a SQLite store of
 // dirBenchEntries entries: unfiltered pages, a search, and each filter.
 func BenchmarkDirectory(b *testing.B) {
-	h := newDirectoryBench(b, dirBenchEntries)
+	h := newDirectorySite(b, dirBenchEntries).h
 	for _, path := range []string{
 		"/", "/?page=25", "/?q=server-29", "/?q=nothing-matches", "/?kind=npm&page=5",
 		"/?verified=1", "/?changed=7d", "/?offline=1", "/api/v1/servers?verified=true&limit=100",

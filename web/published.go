@@ -31,7 +31,7 @@ func badgeState(round *store.RoundSummary, run *store.SupplyRecord, runSigned bo
 	if run != nil {
 		// An unsigned supply run is not a verdict anyone can check: it does not count.
 		st.HasSupply = runSigned
-		st.Verified, st.Score = run.Verified, run.Score
+		st.Verified, st.Score = store.IsVerified(run.Verified, runSigned), run.Score
 	}
 	return st
 }
