@@ -1,0 +1,69 @@
+package history
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/probity-dev/probity/history/diff"
+)
+
+// Each kind of change writes its own members of ChangeDetails, in the form every
+// change has been stored in, and reads back unchanged; members of no kind are refused.
+func TestChangeDetailsForms(t *testing.T) {
+	n := 3
+	before, after := "", "new"
+	for _, c := range []struct {
+		d    ChangeDetails
+		want string
+	}{
+		{ChangeDetails{ToolCount: &n}, `{"toolCount":3}`},
+		{ChangeDetails{Diff: &diff.Change{Added: []diff.ToolRef{{Name: "a"}}}}, `{"diff":{"Added":[{"Name":"a","Title":""}],"Removed":null,"Changed":null,` +
+			`"InstructionsChanged":false,"InstructionsBefore":null,"InstructionsAfter":null,"VersionChanged":false,"VersionBefore":"","VersionAfter":"","Breaking":null,"Badges":null}}`},
+		{ChangeDetails{VersionAfter: "1.0.0"}, `{"versionAfter":"1.0.0"}`},
+		{ChangeDetails{VersionBefore: "1.0.0", VersionAfter: "1.1.0"}, `{"versionBefore":"1.0.0","versionAfter":"1.1.0"}`},
+		{ChangeDetails{Field: "description", Before: &before, After: &after}, `{"field":"description","before":"","after":"new"}`},
+		{ChangeDetails{Field: "setup_notes"}, `{"field":"setup_notes"}`},
+	} {
+		b, err := EncodeChangeDetails(&c.d)
+		if err != nil || string(b) != c.want {
+			t.Errorf("EncodeChangeDetails = %s, %v; want %s", b, err, c.want)
+			continue
+		}
+		got, err := DecodeChangeDetails(b)
+		if err != nil || !reflect.DeepEqual(*got, c.d) {
+			t.Errorf("DecodeChangeDetails(%s) = %+v, %v", b, got, err)
+		}
+	}
+	for _, bad := range []string{``, `null x`, `[]`, `{"unknown":1}`, `{"diff":"x"}`, `{"diff":{"Added":[{"Name":"a","Extra":1}]}}`, `{"field":3}`} {
+		if d, err := DecodeChangeDetails([]byte(bad)); err == nil {
+			t.Errorf("DecodeChangeDetails(%s) = %+v, want an error", bad, d)
+		}
+	}
+	if RecordsEditText("setup_notes") || !RecordsEditText("description") {
+		t.Error("RecordsEditText: only the setup notes go without their text")
+	}
+}
+
+// A state reads back unchanged; no stored state is the zero State.
+func TestStateForms(t *testing.T) {
+	at := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	st := State{Recorded: &Read{ObservationID: 4, RoundID: "r", At: at, OK: true, Surface: "sha256:aa", ToolCount: 2},
+		ToolChanges: []time.Time{at}, Version: "1.0.0", Versions: []VersionSeen{{Version: "1.0.0", At: at}}, NextNumber: 3}
+	b, err := EncodeState(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeState(b)
+	if err != nil || !reflect.DeepEqual(got, st) {
+		t.Fatalf("DecodeState(%s) = %+v, %v", b, got, err)
+	}
+	if got, err := DecodeState(nil); err != nil || !reflect.DeepEqual(got, State{}) {
+		t.Errorf("DecodeState(nil) = %+v, %v", got, err)
+	}
+	for _, bad := range []string{``, `{"nextNumber":"3"}`, `{"recorded":{"Surface":"x","Extra":1}}`, `{"nextnumber":1,"other":2}`} {
+		if s, err := DecodeState([]byte(bad)); err == nil {
+			t.Errorf("DecodeState(%s) = %+v, want an error", bad, s)
+		}
+	}
+}
