@@ -74,8 +74,24 @@ func newMetrics(src metricsSources, log *slog.Logger) *metrics {
 
 // observe counts one request to route answered with status after d.
 func (m *metrics) observe(route string, status int, d time.Duration) {
-	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	m.requests.WithLabelValues(route, statusLabel(status)).Inc()
 	m.durations.WithLabelValues(route).Observe(d.Seconds())
+}
+
+// statusLabels are the status label values of 100 to 599, spelled once.
+var statusLabels = func() (l [500]string) {
+	for i := range l {
+		l[i] = strconv.Itoa(100 + i)
+	}
+	return l
+}()
+
+// statusLabel is status as a label value without allocating for a valid status.
+func statusLabel(status int) string {
+	if status >= 100 && status < 600 {
+		return statusLabels[status-100]
+	}
+	return strconv.Itoa(status)
 }
 
 // ServeHTTP writes the metrics in the format the request negotiates (the Prometheus
