@@ -12,6 +12,7 @@ import (
 	"github.com/probity-dev/probity/attest"
 	"github.com/probity-dev/probity/checks"
 	"github.com/probity-dev/probity/checks/supply"
+	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/history/diff"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web/feed"
@@ -530,20 +531,13 @@ func uptimeOf(e store.Entry, days []store.UptimeDay) uptimeView {
 	return u
 }
 
-// storedResult is the stored form of a check result (rounds.storedResult).
-type storedResult struct {
-	ID       string            `json:"id"`
-	Status   attest.Status     `json:"status"`
-	Reason   *attest.Reason    `json:"reason,omitempty"`
-	Evidence []checks.Evidence `json:"evidence,omitempty"`
-}
-
 // maxEvidence bounds the evidence shown per check.
 const maxEvidence = 64
 
+// checkViews reads a round's stored results (checks.EncodeResults) into their views.
 func checkViews(raw []byte) ([]checkView, error) {
-	var rs []storedResult
-	if err := json.Unmarshal(raw, &rs); err != nil {
+	rs, err := checks.DecodeResults(raw)
+	if err != nil {
 		return nil, err
 	}
 	titles := make(map[string]string)
@@ -554,7 +548,7 @@ func checkViews(raw []byte) ([]checkView, error) {
 	for _, r := range rs {
 		cv := checkView{
 			ID: visibleLine(r.ID), Title: titles[r.ID], Status: visibleLine(string(r.Status)),
-			Reason: visibleLine(checks.Describe(checks.Result{ID: r.ID, Status: r.Status, Reason: r.Reason})),
+			Reason: visibleLine(checks.Describe(r)),
 		}
 		for i, ev := range r.Evidence {
 			if i == maxEvidence {
@@ -570,9 +564,11 @@ func checkViews(raw []byte) ([]checkView, error) {
 	return out, nil
 }
 
+// supplyViewOf reads a supply run with its stored verdict (supply.EncodeVerdict) into
+// its view.
 func supplyViewOf(run *store.SupplyRecord) (*supplyView, error) {
-	var v supply.Verdict
-	if err := json.Unmarshal(run.Verdict, &v); err != nil {
+	v, err := supply.DecodeVerdict(run.Verdict)
+	if err != nil {
 		return nil, err
 	}
 	titles := make(map[string]string)
@@ -672,18 +668,6 @@ type toolChangeView struct {
 
 type hintView struct{ Hint, Before, After string }
 
-// storedDetails is the union of the shapes of a change's Details (history's details
-// and an operator edit).
-type storedDetails struct {
-	ToolCount     *int         `json:"toolCount"`
-	Diff          *diff.Change `json:"diff"`
-	VersionBefore string       `json:"versionBefore"`
-	VersionAfter  string       `json:"versionAfter"`
-	Field         string       `json:"field"`
-	Before        *string      `json:"before"`
-	After         *string      `json:"after"`
-}
-
 var originLabel = map[string]string{attest.OriginAutomatic: "automatic check", attest.OriginOperator: "server operator"}
 
 var badgeLabel = map[string]string{
@@ -695,8 +679,9 @@ var badgeLabel = map[string]string{
 	diff.BadgeNewInstructions:    "new instructions",
 }
 
-// changeView turns a visible change into its view; with detailed, its details are
-// decoded in full, otherwise only the names of the tools concerned.
+// changeView turns a visible change into its view; with detailed, its details
+// (history.ChangeDetails) are decoded in full, otherwise only the names of the tools
+// concerned.
 func (s *site) changeView(c *store.ChangeRecord, detailed bool) changeView {
 	cv := changeView{
 		Number: c.Number, Anchor: fmt.Sprintf("ch-%d", c.Number), At: c.RecordedAt.UTC(),
@@ -717,8 +702,8 @@ func (s *site) changeView(c *store.ChangeRecord, detailed bool) changeView {
 	if len(c.Details) == 0 || len(c.Details) > maxDetails {
 		return cv
 	}
-	var d storedDetails
-	if err := json.Unmarshal(c.Details, &d); err != nil {
+	d, err := history.DecodeChangeDetails(c.Details)
+	if err != nil {
 		return cv // the summary still stands; the details are not shown
 	}
 	dv := &detailView{ToolCount: d.ToolCount, VersionBefore: visibleLine(d.VersionBefore), VersionAfter: visibleLine(d.VersionAfter)}
