@@ -11,7 +11,9 @@
 //
 // Signed reasons carry only numbers, booleans and constant tokens of this suite, never
 // server-supplied text. What a check found in server text goes into its Evidence,
-// escaped and bounded, which is stored but never signed.
+// escaped and bounded, which is stored but never signed. A round's results are stored as
+// JSON in the form EncodeResults writes, and every reader decodes them with
+// DecodeResults (stored.go).
 //
 // # Judging like the spec
 //

@@ -30,6 +30,13 @@
 //     state follows it silently). The first version seen is the version baseline and is
 //     not a change.
 //   - Operator edits are recorded as they are made (OperatorEdit), outside these limits.
+//
+// # Stored documents
+//
+// The history writes two JSON documents the store keeps as bytes: a change's details
+// (ChangeDetails, one shape for every kind of change) and an entry's State. Each has its
+// Encode and Decode here (documents.go), and every reader (the pages, the feeds) decodes
+// through them, strictly (package internal/document).
 package history
 
 import (
@@ -60,7 +67,8 @@ type VersionSeen struct {
 	At      time.Time `json:"at"`
 }
 
-// State is an entry's history state between reads. It is stored as JSON.
+// State is an entry's history state between reads. It is stored as JSON (EncodeState,
+// DecodeState).
 type State struct {
 	// Recorded is the tool state last recorded (the baseline or the after side of the
 	// newest tools change); nil before the baseline.

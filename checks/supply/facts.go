@@ -16,6 +16,9 @@
 //     sigstore-go against a pinned trusted root;
 //   - the checks (score.go, typosquat.go, license.go) are pure functions of Facts:
 //     Evaluate returns one Result per check, the score and the Verified decision.
+//
+// A run's Verdict is stored as JSON in the form EncodeVerdict writes, and every reader
+// decodes it with DecodeVerdict (stored.go).
 package supply
 
 import (
