@@ -143,9 +143,9 @@ const newestRoundIDSQL = `(SELECT o2.id FROM observations o2 WHERE o2.entry_id =
 type directoryDialect struct {
 	// entryColumns are the backend's entry columns (its scanEntry reads them).
 	entryColumns string
-	// contains is the condition that column contains the escaped LIKE pattern at
-	// placeholder ph, ignoring case.
-	contains func(column, ph string) string
+	// contains is the condition that column contains an escaped LIKE pattern, ignoring
+	// case; the pattern is bound to each of its n placeholders (?).
+	contains func(column string) (cond string, n int)
 	// day is a placeholder ph holding a YYYY-MM-DD day, typed for the day column.
 	day func(ph string) string
 	// time is t as the backend stores it.
@@ -223,9 +223,13 @@ func directorySQL(d directoryDialect, q DirectoryQuery) (string, []any) {
 	}
 	if q.Search != "" {
 		pattern := likeEscape(strings.ToLower(q.Search))
-		where = append(where, `(`+d.contains("e.name", "?")+` OR `+d.contains("e.locator", "?")+
-			` OR e.slug LIKE ? ESCAPE '\')`)
-		args = append(args, pattern, pattern, pattern)
+		name, n1 := d.contains("e.name")
+		locator, n2 := d.contains("e.locator")
+		// Slugs are lowercase ASCII: a plain LIKE.
+		where = append(where, `(`+name+` OR `+locator+` OR e.slug LIKE ? ESCAPE '\')`)
+		for range n1 + n2 + 1 {
+			args = append(args, pattern)
+		}
 	}
 	if q.Verified != AnyVerified {
 		verified := `COALESCE((SELECT ` + verifiedSQL + ` FROM supply_runs r WHERE r.id = ` +

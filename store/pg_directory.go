@@ -12,8 +12,8 @@ import (
 // times, date days, and ILIKE (SQLite has none) for the case-insensitive search.
 var pgDirectory = directoryDialect{
 	entryColumns: pgEntryColumns,
-	contains: func(column, ph string) string {
-		return column + ` ILIKE ` + ph + ` ESCAPE '\'`
+	contains: func(column string) (string, int) {
+		return column + ` ILIKE ? ESCAPE '\'`, 1
 	},
 	day:  func(ph string) string { return `CAST(` + ph + ` AS date)` },
 	time: func(t time.Time) any { return t.UTC() },
