@@ -122,6 +122,8 @@ func TestDirectorySearch(t *testing.T) {
 			{`\%`, []string{}},             // not "a literal %": a backslash then a percent sign
 			{"über", []string{"delta"}},    // case ignored beyond ASCII
 			{"ÜBER", []string{"delta"}},    // … both ways
+			{"ber d", []string{"delta"}},   // ASCII in a name that is not all ASCII
+			{"üBeR dE", []string{"delta"}}, // mixed
 			{"npm/BETA", []string{"beta"}}, // the locator
 			{"epsil", []string{"epsilon"}}, // the slug
 			{"example.com", []string{"alpha", "epsilon", "zeta"}},
