@@ -1,7 +1,10 @@
 package history
 
 import (
+	"encoding/json"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,4 +69,37 @@ func TestStateForms(t *testing.T) {
 			t.Errorf("DecodeState(%s) = %+v, want an error", bad, s)
 		}
 	}
+}
+
+// BenchmarkDecodeChangeDetails decodes the details of a change of 2,000 tools (about
+// 1 MB) strictly, beside json.Unmarshal into the same type (how the pages read them
+// before), so the cost of the strict reading shows side by side.
+func BenchmarkDecodeChangeDetails(b *testing.B) {
+	c := &diff.Change{}
+	for i := range 2000 {
+		name := "tool_" + strconv.Itoa(i)
+		c.Added = append(c.Added, diff.ToolRef{Name: name + "_new", Title: "A tool added in this change."})
+		c.Changed = append(c.Changed, diff.ToolChange{Name: name, DescriptionChanged: true,
+			DescriptionBefore: strings.Repeat("Before. ", 30), DescriptionAfter: strings.Repeat("After. ", 30), ParamsAdded: []string{"q", "limit"}})
+	}
+	raw, err := EncodeChangeDetails(&ChangeDetails{Diff: c})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(raw)))
+	b.Run("strict", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := DecodeChangeDetails(raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("unmarshal", func(b *testing.B) {
+		for b.Loop() {
+			var d ChangeDetails
+			if err := json.Unmarshal(raw, &d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
