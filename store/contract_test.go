@@ -381,7 +381,7 @@ func TestAddEntry(t *testing.T) {
 		if got := slugOf(KindPyPI, "pkg:pypi/acme-3", "acme-3"); got != "acme-3-2" {
 			t.Errorf("second acme-3 = %q, want acme-3-2", got)
 		}
-		if err := s.DeleteEntry(ctx, "acme-2"); err != nil {
+		if err := s.DeleteEntry(ctx, "acme-2", "removed by its operator"); err != nil {
 			t.Fatal(err)
 		}
 		if got := slugOf(KindPyPI, "pkg:pypi/acme", "acme"); got != "acme-2" {
@@ -541,7 +541,7 @@ func TestSaveRound(t *testing.T) {
 			t.Fatalf("Envelopes = %d, %v", len(envs), err)
 		}
 		for i, r := range []*Round{full, auth} {
-			want := EnvelopeRecord{ObservationID: ids[r], EntrySlug: "acme", RoundID: r.RoundID,
+			want := EnvelopeRecord{Seq: int64(i + 1), ObservationID: ids[r], EntrySlug: "acme", RoundID: r.RoundID,
 				StartedAt: ms(r.StartedAt), KeyID: r.KeyID, Envelope: r.Envelope}
 			if !reflect.DeepEqual(envs[i], want) {
 				t.Errorf("envelope %d = %+v, want %+v", i, envs[i], want)
@@ -717,9 +717,12 @@ func TestEnvelopeImmutable(t *testing.T) {
 		mustSave(t, s, fullRound(e.ID, t0, t0, "echo"))
 		before := takeSnapshot(t, s)
 		for _, q := range []string{
-			`UPDATE envelopes SET key_id = 'forged'`,
-			`UPDATE envelopes SET envelope = envelope`,
-			`UPDATE envelopes SET payload_digest = payload_digest`,
+			`UPDATE ledger SET key_id = 'forged'`,
+			`UPDATE ledger SET envelope = envelope`,
+			`UPDATE ledger SET payload_digest = payload_digest`,
+			`UPDATE ledger SET seq = seq`,
+			`UPDATE observations SET ledger_seq = NULL`,
+			`DELETE FROM ledger`,
 		} {
 			if err := x.execForTest(t.Context(), q); err == nil {
 				t.Errorf("%s: accepted", q)
@@ -757,7 +760,7 @@ func TestDeleteEntry(t *testing.T) {
 		mustSave(t, s, keptR)
 		keptBefore := takeSnapshot(t, s)
 
-		if err := s.DeleteEntry(ctx, "gone"); err != nil {
+		if err := s.DeleteEntry(ctx, "gone", "removed by its operator"); err != nil {
 			t.Fatalf("DeleteEntry: %v", err)
 		}
 		if _, err := s.Entry(ctx, "gone"); !errors.Is(err, ErrNotFound) {
@@ -807,7 +810,7 @@ func TestDeleteEntry(t *testing.T) {
 		}
 		checkSignedInvariant(t, s)
 
-		if err := s.DeleteEntry(ctx, "gone"); !errors.Is(err, ErrNotFound) {
+		if err := s.DeleteEntry(ctx, "gone", "removed by its operator"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("second DeleteEntry = %v, want ErrNotFound", err)
 		}
 		again, created, err := s.AddEntry(ctx, newTestEntry("gone"))

@@ -124,7 +124,7 @@ func IsVerified(passed, signed bool) bool { return passed && signed }
 
 // supplySignedSQL says, in SQL, whether the supply run r is signed. It is the one place
 // the directory query knows where a supply run's signature is kept.
-const supplySignedSQL = `(r.envelope IS NOT NULL)`
+const supplySignedSQL = `(r.ledger_seq IS NOT NULL)`
 
 // verifiedSQL is IsVerified over the supply run r, in SQL.
 const verifiedSQL = `(r.verified AND ` + supplySignedSQL + `)`

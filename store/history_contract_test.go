@@ -26,16 +26,19 @@ func testChange(entryID, number int64, at time.Time) ChangeRecord {
 		Summary:    n + " tools added, 1 removed",
 		Details:    []byte(`{"added":["t` + n + `"],"removed":["old"]}`),
 		Badges:     []string{"new_destructive_tool", "new_instructions"},
-		Envelope:   []byte(`{"payloadType":"application/vnd.in-toto+json","change":` + n + `}`),
+		Envelope:   testEnvelope(`{"change":` + n + `}`),
 		KeyID:      "a050837d85070582",
 	}
 }
 
-// stored is c as the store returns it: with its entry's slug and its time in UTC
-// milliseconds.
+// stored is c as the store returns it: with its entry's slug, its time in UTC
+// milliseconds and its payload digest.
 func stored(c ChangeRecord, slug string) ChangeRecord {
 	c.EntrySlug = slug
 	c.RecordedAt = ms(c.RecordedAt)
+	if c.Envelope != nil {
+		c.PayloadDigest = testPayloadDigest(c.Envelope)
+	}
 	return c
 }
 
@@ -461,8 +464,8 @@ func TestChangesImmutable(t *testing.T) {
 		before := takeHistorySnapshot(t, s)
 		for _, q := range []string{
 			`UPDATE changes SET summary = 'forged'`,
-			`UPDATE changes SET envelope = envelope`,
-			`UPDATE changes SET key_id = 'forged'`,
+			`UPDATE changes SET ledger_seq = ledger_seq`,
+			`UPDATE changes SET ledger_seq = NULL`,
 			`UPDATE changes SET number = number + 1`,
 			`UPDATE changes SET recorded_at = recorded_at`,
 			`UPDATE changes SET details = details`,
@@ -510,7 +513,7 @@ func TestDeleteEntryHistory(t *testing.T) {
 		}
 		want := takeHistorySnapshot(t, s)
 
-		if err := s.DeleteEntry(ctx, "gone"); err != nil {
+		if err := s.DeleteEntry(ctx, "gone", "removed by its operator"); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := s.HistoryState(ctx, gone.ID); !errors.Is(err, ErrNotFound) {
@@ -824,31 +827,45 @@ func seedRounds(tb testing.TB, s Store, entries, perEntry, blob int) {
 			// Stored as they would be once large: out of line (uncompressed, as random
 			// bytes would be).
 			`ALTER TABLE observations ALTER COLUMN results SET STORAGE EXTERNAL`,
-			`ALTER TABLE envelopes ALTER COLUMN envelope SET STORAGE EXTERNAL`,
+			`ALTER TABLE ledger ALTER COLUMN envelope SET STORAGE EXTERNAL`,
 			`INSERT INTO surfaces (fingerprint, doc, created_at) VALUES (` + fp + `, '\x5b5d', now())`,
 			`INSERT INTO entries (slug, kind, locator, name, source, claimed, cadence_ms, created_at)
 			 SELECT 'seed-' || g, 'remote', 'https://seed-' || g || '.example.com/mcp', 'Seed ' || g, 'import',
 			        false, 0, now()
 			 FROM generate_series(1, ` + e + `) g`,
+			// The signed rounds' records first, numbered in storing order: a trigger that
+			// fires before the ledger's own guard (triggers fire in name order) takes each
+			// record's number as SaveRound would.
+			`CREATE FUNCTION seed_take() RETURNS trigger LANGUAGE plpgsql AS $$
+			 BEGIN UPDATE ledger_counter SET next = next + 1; RETURN NEW; END $$`,
+			`CREATE TRIGGER a_seed_take BEFORE INSERT ON ledger FOR EACH ROW EXECUTE FUNCTION seed_take()`,
+			`INSERT INTO ledger (seq, kind, entry_id, payload_digest, key_id, envelope, created_at)
+			 SELECT (SELECT next - 1 FROM ledger_counter) + row_number() OVER (ORDER BY n, e.id), 'probe', e.id,
+			        repeat('a', 64), 'seedkey', decode(repeat(md5(e.id || '-' || n), ` + b16 + `), 'hex'), x.t
+			 FROM generate_series(2, ` + p + `, 2) n
+			 CROSS JOIN entries e
+			 CROSS JOIN LATERAL (SELECT to_timestamp(` + start + ` / 1000.0) + n * interval '1 hour') x (t)
+			 WHERE e.slug LIKE 'seed-%'
+			 ORDER BY n, e.id`,
+			`DROP TRIGGER a_seed_take ON ledger`,
+			`DROP FUNCTION seed_take()`,
 			`INSERT INTO observations (entry_id, due_at, reason, round_id, started_at, finished_at, coverage,
 			     signed, unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version,
 			     server_name, server_version, tool_count, pages, fp_surface, fp_toolset, fp_schema,
-			     fp_instructions, results, timings)
+			     fp_instructions, results, timings, ledger_seq)
 			 SELECT e.id, x.t, 'cadence', 'seed-' || e.id || '-' || n, x.t, x.t + interval '1 second',
 			        CASE WHEN n % 2 = 0 THEN 'full' ELSE '' END, n % 2 = 0,
 			        CASE WHEN n % 2 = 0 THEN '' ELSE 'no_handshake' END, '', 200, '', 'answered', 0,
 			        '2025-11-25', 'seed', '1.0.0', 1, 1,
 			        CASE WHEN n % 2 = 0 THEN ` + fp + ` END, CASE WHEN n % 2 = 0 THEN ` + fp + ` END,
 			        CASE WHEN n % 2 = 0 THEN ` + fp + ` END, CASE WHEN n % 2 = 0 THEN ` + fp + ` END,
-			        decode(repeat(md5(e.id || '-' || n), ` + b16 + `), 'hex'), '\x7b7d'
+			        decode(repeat(md5(e.id || '-' || n), ` + b16 + `), 'hex'), '\x7b7d',
+			        CASE WHEN n % 2 = 0 THEN (SELECT l.seq FROM ledger l WHERE l.entry_id = e.id AND l.created_at = x.t) END
 			 FROM generate_series(1, ` + p + `) n
 			 CROSS JOIN entries e
 			 CROSS JOIN LATERAL (SELECT to_timestamp(` + start + ` / 1000.0) + n * interval '1 hour') x (t)
 			 WHERE e.slug LIKE 'seed-%'
 			 ORDER BY n, e.id`,
-			`INSERT INTO envelopes (observation_id, key_id, payload_digest, envelope, created_at)
-			 SELECT id, 'seedkey', repeat('a', 64), decode(repeat(md5(id::text), ` + b16 + `), 'hex'), now()
-			 FROM observations WHERE signed AND round_id LIKE 'seed-%'`,
 			`ANALYZE`,
 		}
 	case "sqlite":
@@ -862,11 +879,23 @@ func seedRounds(tb testing.TB, s Store, entries, perEntry, blob int) {
 			 SELECT 'seed-' || n, 'remote', 'https://seed-' || n || '.example.com/mcp', 'Seed ' || n, 'import',
 			        0, 0, 0
 			 FROM g`,
+			// The signed rounds' records first, as on PostgreSQL; a TEMP trigger fires
+			// before the ledger's own.
+			`CREATE TEMP TRIGGER seed_take BEFORE INSERT ON main.ledger
+			 BEGIN UPDATE ledger_counter SET next = next + 1; END`,
+			series(p) + `
+			 INSERT INTO ledger (seq, kind, entry_id, payload_digest, key_id, envelope, created_at)
+			 SELECT (SELECT next - 1 FROM ledger_counter) + row_number() OVER (ORDER BY n, e.id), 'probe', e.id,
+			        '` + strings.Repeat("a", 64) + `', 'seedkey', randomblob(` + b + `), ` + start + ` + n * 3600000
+			 FROM g CROSS JOIN entries e
+			 WHERE e.slug GLOB 'seed-*' AND n % 2 = 0
+			 ORDER BY n, e.id`,
+			`DROP TRIGGER temp.seed_take`,
 			series(p) + `
 			 INSERT INTO observations (entry_id, due_at, reason, round_id, started_at, finished_at, coverage,
 			     signed, unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version,
 			     server_name, server_version, tool_count, pages, fp_surface, fp_toolset, fp_schema,
-			     fp_instructions, results, timings)
+			     fp_instructions, results, timings, ledger_seq)
 			 SELECT e.id, ` + start + ` + n * 3600000, 'cadence', 'seed-' || e.id || '-' || n,
 			        ` + start + ` + n * 3600000, ` + start + ` + n * 3600000 + 1000,
 			        CASE WHEN n % 2 = 0 THEN 'full' ELSE '' END, n % 2 = 0,
@@ -874,13 +903,12 @@ func seedRounds(tb testing.TB, s Store, entries, perEntry, blob int) {
 			        '2025-11-25', 'seed', '1.0.0', 1, 1,
 			        CASE WHEN n % 2 = 0 THEN ` + fp + ` END, CASE WHEN n % 2 = 0 THEN ` + fp + ` END,
 			        CASE WHEN n % 2 = 0 THEN ` + fp + ` END, CASE WHEN n % 2 = 0 THEN ` + fp + ` END,
-			        randomblob(` + b + `), X'7B7D'
+			        randomblob(` + b + `), X'7B7D',
+			        CASE WHEN n % 2 = 0 THEN (SELECT l.seq FROM ledger l
+			                                  WHERE l.entry_id = e.id AND l.created_at = ` + start + ` + n * 3600000) END
 			 FROM g CROSS JOIN entries e
 			 WHERE e.slug GLOB 'seed-*'
 			 ORDER BY n, e.id`,
-			`INSERT INTO envelopes (observation_id, key_id, payload_digest, envelope, created_at)
-			 SELECT id, 'seedkey', '` + strings.Repeat("a", 64) + `', randomblob(` + b + `), 0
-			 FROM observations WHERE signed = 1 AND round_id GLOB 'seed-*'`,
 		}
 	default:
 		tb.Fatalf("no seed for backend %s", s.Backend())

@@ -280,7 +280,7 @@ func (s *pgStore) Stats(ctx context.Context) (Stats, error) {
 	err := s.pool.QueryRow(ctx, `
 		SELECT (SELECT count(*) FROM entries),
 		       o.total, o.signed,
-		       (SELECT count(*) FROM envelopes),
+		       (SELECT count(*) FROM ledger WHERE kind = 'probe'),
 		       (SELECT count(*) FROM surfaces),
 		       pg_database_size(current_database())
 		FROM (SELECT count(*) AS total, count(*) FILTER (WHERE signed) AS signed FROM observations) o`,

@@ -167,19 +167,6 @@ func (s *pgStore) EntriesAt(ctx context.Context, offset, limit int) ([]Entry, er
 	return es, nil
 }
 
-// DeleteEntry deletes the entry; the schema's ON DELETE CASCADE deletes its history.
-// It waits for a SaveRound of the entry in progress, whose row lock it conflicts with.
-func (s *pgStore) DeleteEntry(ctx context.Context, slug string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM entries WHERE slug = $1`, slug)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = ErrNotFound
-	}
-	if err != nil {
-		return fmt.Errorf("couldn't delete entry %q: %w", slug, err)
-	}
-	return nil
-}
-
 // pgQueueLockEntry queues the statement that locks the entry's row until the
 // transaction ends; its result is ErrNotFound when there is no such entry. FOR NO KEY
 // UPDATE serializes SaveRound and StartAttempt of one entry (and waits for or blocks
@@ -400,7 +387,7 @@ func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (E
 	b.Queue(`SELECT `+pgEntryColumns+` FROM entries WHERE slug = $1`, slug)
 	b.Queue(`
 		SELECT `+pgSummaryColumns+`
-		FROM observations o LEFT JOIN envelopes v ON v.observation_id = o.id
+		FROM observations o LEFT JOIN ledger v ON v.seq = o.ledger_seq
 		WHERE o.entry_id = `+pgEntryOf+`
 		ORDER BY o.started_at DESC, o.id DESC
 		LIMIT 1`, slug)
@@ -423,16 +410,16 @@ func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (E
 			ORDER BY started_at DESC, id DESC
 			LIMIT 1) n`, slug)
 	b.Queue(`
-		SELECT r.id, r.entry_id, r.ran_at, r.score, r.verified, r.latest_version, r.key_id,
-			r.envelope IS NOT NULL
-		FROM supply_runs r
+		SELECT r.id, r.entry_id, r.ran_at, r.score, r.verified, r.latest_version, l.key_id, l.payload_digest,
+			r.ledger_seq IS NOT NULL
+		FROM supply_runs r`+pgSupplyLedger+`
 		WHERE r.entry_id = `+pgEntryOf+`
 		ORDER BY r.ran_at DESC, r.id DESC
 		LIMIT 1`, slug)
 	if q.Changes > 0 {
 		b.Queue(`
 			SELECT `+pgChangeColumnsWithoutEnvelope+`
-			FROM changes c JOIN entries e ON e.id = c.entry_id
+			FROM `+pgChangeFrom+`
 			WHERE c.entry_id = `+pgEntryOf+` AND NOT c.hidden
 			ORDER BY c.number DESC
 			LIMIT $2`, slug, q.Changes)
@@ -526,7 +513,7 @@ func (s *pgStore) EntryStates(ctx context.Context, ids []int64, rounds bool) (ma
 		SELECT l.* FROM unnest($1::bigint[]) AS ids(id)
 		CROSS JOIN LATERAL (
 			SELECT `+pgSummaryColumns+`
-			FROM observations o LEFT JOIN envelopes v ON v.observation_id = o.id
+			FROM observations o LEFT JOIN ledger v ON v.seq = o.ledger_seq
 			WHERE o.entry_id = ids.id
 			ORDER BY o.started_at DESC, o.id DESC
 			LIMIT 1) l`, ids)
@@ -534,9 +521,9 @@ func (s *pgStore) EntryStates(ctx context.Context, ids []int64, rounds bool) (ma
 	b.Queue(`
 		SELECT l.* FROM unnest($1::bigint[]) AS ids(id)
 		CROSS JOIN LATERAL (
-			SELECT r.id, r.entry_id, r.ran_at, r.score, r.verified, r.latest_version, r.key_id,
-				r.envelope IS NOT NULL
-			FROM supply_runs r
+			SELECT r.id, r.entry_id, r.ran_at, r.score, r.verified, r.latest_version, l.key_id, l.payload_digest,
+				r.ledger_seq IS NOT NULL
+			FROM supply_runs r`+pgSupplyLedger+`
 			WHERE r.entry_id = ids.id
 			ORDER BY r.ran_at DESC, r.id DESC
 			LIMIT 1) l`, ids)
@@ -577,19 +564,19 @@ func pgReadStates(br pgx.BatchResults, withRounds bool, out map[int64]EntryState
 }
 
 // pgScanSupplyState scans a supply run's id, entry_id, ran_at, score, verified,
-// latest_version, key_id and envelope IS NOT NULL.
+// latest_version, its record's key_id and whether it has a record.
 func pgScanSupplyState(row pgx.Row) (supplyState, error) {
 	var (
-		st    supplyState
-		keyID *string
+		st            supplyState
+		keyID, digest *string
 	)
 	r := &st.run
-	if err := row.Scan(&r.ID, &r.EntryID, &r.RanAt, &r.Score, &r.Verified, &r.LatestVersion, &keyID, &st.signed); err != nil {
+	if err := row.Scan(&r.ID, &r.EntryID, &r.RanAt, &r.Score, &r.Verified, &r.LatestVersion, &keyID, &digest, &st.signed); err != nil {
 		return supplyState{}, err
 	}
 	r.RanAt = r.RanAt.UTC()
-	if keyID != nil {
-		r.KeyID = *keyID
+	if keyID != nil && digest != nil {
+		r.KeyID, r.PayloadDigest = *keyID, *digest
 	}
 	return st, nil
 }

@@ -13,7 +13,7 @@ import (
 func (s *pgStore) RoundsAfter(ctx context.Context, entryID, afterID int64, limit int) ([]RoundSummary, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT `+pgSummaryColumns+`
-		FROM observations o LEFT JOIN envelopes v ON v.observation_id = o.id
+		FROM observations o LEFT JOIN ledger v ON v.seq = o.ledger_seq
 		WHERE o.entry_id = $1 AND o.id > $2
 		ORDER BY o.id
 		LIMIT $3`, entryID, afterID, pgLimit(limit))
@@ -41,7 +41,7 @@ func (s *pgStore) WalkRounds(ctx context.Context, since time.Time, fn func(Round
 	// Fixed fragments only; values are named parameters.
 	query := `
 		SELECT ` + pgSummaryColumns + `
-		FROM observations o LEFT JOIN envelopes v ON v.observation_id = o.id
+		FROM observations o LEFT JOIN ledger v ON v.seq = o.ledger_seq
 		WHERE (o.entry_id, o.id) > (@entry, @id)`
 	// Entry ids start at 1: the first page starts before every entry.
 	args := pgx.NamedArgs{"entry": int64(0), "id": int64(0), "page": walkPage}
@@ -144,14 +144,21 @@ func (s *pgStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 			return err
 		}
 
+		// A signed change's record takes its sequence number just before the change's
+		// row, in the change's order.
 		b = &pgx.Batch{}
 		for _, c := range rows {
+			ledgerSeq := `NULL`
+			if c.Envelope != nil {
+				pgQueueAppendRecord(b, RecordChange, c.EntryID, c.digest, c.KeyID, c.Envelope, now)
+				ledgerSeq = pgTakenSeq
+			}
 			b.Queue(`
 				INSERT INTO changes (entry_id, number, recorded_at, origin, kind, summary, details, badges,
-					before_observation, after_observation, key_id, envelope)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+					before_observation, after_observation, ledger_seq)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, `+ledgerSeq+`)`,
 				c.EntryID, c.Number, pgTime(c.RecordedAt), c.Origin, c.Kind, c.Summary, c.Details, c.badges,
-				nullID(c.BeforeObservation), nullID(c.AfterObservation), nullString(c.KeyID), nullBytes(c.Envelope),
+				nullID(c.BeforeObservation), nullID(c.AfterObservation),
 			).Exec(func(pgconn.CommandTag) error { return nil })
 		}
 		b.Queue(`
@@ -174,26 +181,30 @@ func (s *pgStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 	return nil
 }
 
-// pgChangeColumns are the columns pgScanChange scans; pgChangeColumnsWithoutEnvelope read
-// a NULL for the envelope (EntryDigest, ChangeFilter.WithoutEnvelopes).
+// pgChangeColumns are the columns pgScanChange scans, of pgChangeFrom;
+// pgChangeColumnsWithoutEnvelope read a NULL for the envelope (EntryDigest,
+// ChangeFilter.WithoutEnvelopes).
 const (
 	pgChangeColumnsHead = `c.entry_id, e.slug, c.number, c.recorded_at, c.origin, c.kind, c.summary,
 	c.details, c.badges, c.before_observation, c.after_observation, c.hidden, c.hidden_reason, `
-	pgChangeColumns                = pgChangeColumnsHead + `c.envelope, c.key_id`
-	pgChangeColumnsWithoutEnvelope = pgChangeColumnsHead + `NULL::bytea, c.key_id`
+	pgChangeColumns                = pgChangeColumnsHead + `l.envelope, l.key_id, l.payload_digest`
+	pgChangeColumnsWithoutEnvelope = pgChangeColumnsHead + `NULL::bytea, l.key_id, l.payload_digest`
+	// pgChangeFrom joins each change with its entry and its ledger record (a primary-key
+	// probe per change read).
+	pgChangeFrom = `changes c JOIN entries e ON e.id = c.entry_id LEFT JOIN ledger l ON l.seq = c.ledger_seq`
 )
 
-// pgScanChange scans the pgChangeColumns (or pgChangeColumnsWithoutEnvelope) of changes c
-// joined with entries e.
+// pgScanChange scans the pgChangeColumns (or pgChangeColumnsWithoutEnvelope) of
+// pgChangeFrom.
 func pgScanChange(row pgx.Row) (ChangeRecord, error) {
 	var (
 		c             ChangeRecord
 		badges        string
 		before, after *int64
-		keyID         *string
+		keyID, digest *string
 	)
 	err := row.Scan(&c.EntryID, &c.EntrySlug, &c.Number, &c.RecordedAt, &c.Origin, &c.Kind, &c.Summary,
-		&c.Details, &badges, &before, &after, &c.Hidden, &c.HiddenReason, &c.Envelope, &keyID)
+		&c.Details, &badges, &before, &after, &c.Hidden, &c.HiddenReason, &c.Envelope, &keyID, &digest)
 	if err != nil {
 		return ChangeRecord{}, err
 	}
@@ -207,8 +218,8 @@ func pgScanChange(row pgx.Row) (ChangeRecord, error) {
 	if after != nil {
 		c.AfterObservation = *after
 	}
-	if keyID != nil {
-		c.KeyID = *keyID
+	if keyID != nil && digest != nil {
+		c.KeyID, c.PayloadDigest = *keyID, *digest
 	}
 	return c, nil
 }
@@ -231,7 +242,7 @@ func (s *pgStore) Changes(ctx context.Context, f ChangeFilter) ([]ChangeRecord, 
 	}
 	query := `
 		SELECT ` + columns + `
-		FROM changes c JOIN entries e ON e.id = c.entry_id
+		FROM ` + pgChangeFrom + `
 		WHERE true`
 	args := pgx.NamedArgs{"limit": pgLimit(f.Limit)}
 	if f.EntryID != 0 {
@@ -269,7 +280,7 @@ func (s *pgStore) Changes(ctx context.Context, f ChangeFilter) ([]ChangeRecord, 
 func (s *pgStore) Change(ctx context.Context, entryID, number int64) (ChangeRecord, error) {
 	c, err := pgScanChange(s.pool.QueryRow(ctx, `
 		SELECT `+pgChangeColumns+`
-		FROM changes c JOIN entries e ON e.id = c.entry_id
+		FROM `+pgChangeFrom+`
 		WHERE c.entry_id = $1 AND c.number = $2`, entryID, number))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ChangeRecord{}, fmt.Errorf("change %d of entry %d: %w", number, entryID, ErrNotFound)

@@ -5,38 +5,34 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // SaveSupply locks the entry's row (FOR NO KEY UPDATE, as SaveRound does), so that
-// SaveSupply calls of one entry are serialized across processes and the runs it prunes
-// are the entry's runs as of its own insert. Its statements go in one pipelined batch,
-// each running once the one before has finished: when the entry is missing, the lock's
-// ErrNotFound is returned and the failed insert rolled back. A run older than the
-// entry's MaxSupplyRuns newest is stored and at once pruned with the rest: its id is
-// returned but names no stored run.
+// SaveSupply calls of one entry are serialized across processes. Its statements go in
+// one pipelined batch, each running once the one before has finished: when the entry is
+// missing, the lock's ErrNotFound is returned and the rest rolled back. A signed run's
+// ledger record takes its sequence number just before the run's row. No run is deleted:
+// MaxSupplyRuns is what the pages show.
 func (s *pgStore) SaveSupply(ctx context.Context, r SupplyRecord, due []DueUpdate) (int64, error) {
 	if err := checkSupply(&r, due); err != nil {
 		return 0, fmt.Errorf("couldn't save the supply run of entry %d: %w", r.EntryID, err)
 	}
+	now := s.now()
 	var id int64
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		pgQueueLockEntry(b, r.EntryID)
+		ledgerSeq := `NULL`
+		if r.Envelope != nil {
+			pgQueueAppendRecord(b, RecordSupply, r.EntryID, r.PayloadDigest, r.KeyID, r.Envelope, now)
+			ledgerSeq = pgTakenSeq
+		}
 		b.Queue(`
-			INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict, envelope, key_id)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+			INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict, ledger_seq)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, `+ledgerSeq+`)
 			RETURNING id`,
 			r.EntryID, pgTime(r.RanAt), r.Score, r.Verified, r.LatestVersion, r.Facts, r.Verdict,
-			nullBytes(r.Envelope), nullString(r.KeyID),
 		).QueryRow(func(row pgx.Row) error { return row.Scan(&id) })
-		// On supply_runs_entry_ran: the runs to keep are the first of the entry's keys.
-		b.Queue(`
-			DELETE FROM supply_runs WHERE id IN (
-				SELECT id FROM supply_runs WHERE entry_id = $1
-				ORDER BY ran_at DESC, id DESC
-				OFFSET $2)`, r.EntryID, MaxSupplyRuns,
-		).Exec(func(pgconn.CommandTag) error { return nil })
 		for _, d := range due {
 			pgQueueSetDue(b, r.EntryID, d)
 		}
@@ -49,29 +45,32 @@ func (s *pgStore) SaveSupply(ctx context.Context, r SupplyRecord, due []DueUpdat
 }
 
 const pgSupplyColumns = `r.id, r.entry_id, r.ran_at, r.score, r.verified, r.latest_version, r.facts,
-	r.verdict, r.envelope, r.key_id`
+	r.verdict, l.envelope, l.key_id, l.payload_digest`
 
-// pgScanSupply scans the pgSupplyColumns of supply_runs r.
+// pgSupplyLedger joins a supply run r with its ledger record l (NULL when unsigned).
+const pgSupplyLedger = ` LEFT JOIN ledger l ON l.seq = r.ledger_seq`
+
+// pgScanSupply scans the pgSupplyColumns of supply_runs r joined with pgSupplyLedger.
 func pgScanSupply(row pgx.Row) (SupplyRecord, error) {
 	var (
-		r     SupplyRecord
-		keyID *string
+		r             SupplyRecord
+		keyID, digest *string
 	)
 	err := row.Scan(&r.ID, &r.EntryID, &r.RanAt, &r.Score, &r.Verified, &r.LatestVersion, &r.Facts,
-		&r.Verdict, &r.Envelope, &keyID)
+		&r.Verdict, &r.Envelope, &keyID, &digest)
 	if err != nil {
 		return SupplyRecord{}, err
 	}
 	r.RanAt = r.RanAt.UTC()
-	if keyID != nil {
-		r.KeyID = *keyID
+	if keyID != nil && digest != nil {
+		r.KeyID, r.PayloadDigest = *keyID, *digest
 	}
 	return r, nil
 }
 
 func (s *pgStore) SupplyRuns(ctx context.Context, entryID int64, limit int) ([]SupplyRecord, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT `+pgSupplyColumns+` FROM supply_runs r
+		SELECT `+pgSupplyColumns+` FROM supply_runs r`+pgSupplyLedger+`
 		WHERE r.entry_id = $1
 		ORDER BY r.ran_at DESC, r.id DESC
 		LIMIT $2`, entryID, pgLimit(limit))
@@ -104,7 +103,7 @@ func (s *pgStore) WalkSupply(ctx context.Context, fn func(SupplyRecord) error) e
 			FROM entries e CROSS JOIN LATERAL (
 				SELECT * FROM supply_runs
 				WHERE entry_id = e.id
-				ORDER BY ran_at DESC, id DESC LIMIT 1) r
+				ORDER BY ran_at DESC, id DESC LIMIT 1) r`+pgSupplyLedger+`
 			WHERE e.id > $1
 			ORDER BY e.id
 			LIMIT $2`, entry, walkSupplyPage)

@@ -324,13 +324,20 @@ func TestPostgresSchemaGuards(t *testing.T) {
 	for _, c := range []struct {
 		sql, code string
 	}{
-		{`UPDATE envelopes SET key_id = 'forged'`, "23000"},
-		{`UPDATE envelopes SET envelope = envelope`, "23000"},
-		{`UPDATE envelopes SET observation_id = observation_id`, "23000"},
-		{`TRUNCATE envelopes`, "23000"},
+		{`UPDATE ledger SET key_id = 'forged'`, "23000"},
+		{`UPDATE ledger SET envelope = envelope`, "23000"},
+		{`UPDATE ledger SET seq = seq`, "23000"},
+		{`TRUNCATE ledger CASCADE`, "23000"},
+		{`DELETE FROM ledger`, "23000"},
 		{`UPDATE observations SET signed = NOT signed WHERE id = ` + fmt.Sprint(signedID), "23000"},
-		{`INSERT INTO envelopes (observation_id, key_id, payload_digest, envelope, created_at)
-		  VALUES (` + fmt.Sprint(unsignedID) + `, 'k', '` + strings.Repeat("a", 64) + `', 'x', now())`, "23000"},
+		// A record for an unsigned observation.
+		{`UPDATE observations SET ledger_seq = (SELECT max(seq) FROM ledger) WHERE id = ` + fmt.Sprint(unsignedID), "23000"},
+		{`INSERT INTO observations (entry_id, due_at, reason, round_id, started_at, finished_at, coverage,
+		  signed, unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version,
+		  server_name, server_version, tool_count, pages)
+		  SELECT entry_id, due_at + interval '1 day', reason, 'unrecorded', started_at, finished_at, coverage, signed,
+		  unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version,
+		  server_name, server_version, tool_count, pages FROM observations WHERE id = ` + fmt.Sprint(signedID), "23514"},
 		{`UPDATE observations SET coverage = '' WHERE id = ` + fmt.Sprint(signedID), "23514"},
 		// A second observation of one (entry, due time): the constraint SaveRound maps to
 		// ErrRoundDone, by name.
@@ -354,8 +361,8 @@ func TestPostgresSchemaGuards(t *testing.T) {
 	}
 	checkUnchanged(t, s, before, "refused statements")
 
-	// Deleting the entry deletes its envelopes: DELETE is not refused.
-	if err := s.DeleteEntry(ctx, "acme"); err != nil {
+	// Deleting the entry deletes its records: DeleteEntry records them in a tombstone.
+	if err := s.DeleteEntry(ctx, "acme", "removed by its operator"); err != nil {
 		t.Fatalf("DeleteEntry: %v", err)
 	}
 	if st, err := s.Stats(ctx); err != nil || st.Envelopes != 0 || st.Observations != 0 || st.Surfaces != 1 {

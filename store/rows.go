@@ -62,13 +62,16 @@ func days(ds []entryDay) []UptimeDay {
 	return out
 }
 
-// changeRow is a checked change with its badges column.
+// changeRow is a checked change with its badges column and its payload digest ("" when
+// unsigned).
 type changeRow struct {
 	*ChangeRecord
 	badges string
+	digest string
 }
 
-// newChangeRows encodes the badges of checked changes.
+// newChangeRows encodes the badges of checked changes and computes their payload
+// digests.
 func newChangeRows(cs []ChangeRecord) ([]changeRow, error) {
 	rows := make([]changeRow, len(cs))
 	for i := range cs {
@@ -76,7 +79,11 @@ func newChangeRows(cs []ChangeRecord) ([]changeRow, error) {
 		if err != nil {
 			return nil, fmt.Errorf("change %d: %w", cs[i].Number, err)
 		}
-		rows[i] = changeRow{&cs[i], b}
+		d, err := signedDigest(cs[i].Envelope, cs[i].KeyID, cs[i].PayloadDigest, maxChangeEnvelope)
+		if err != nil {
+			return nil, fmt.Errorf("change %d: %w", cs[i].Number, err)
+		}
+		rows[i] = changeRow{&cs[i], b, d}
 	}
 	return rows, nil
 }

@@ -408,7 +408,7 @@ func (s *sqliteStore) Stats(ctx context.Context) (Stats, error) {
 		SELECT (SELECT count(*) FROM entries),
 		       (SELECT count(*) FROM observations),
 		       (SELECT count(*) FROM observations WHERE signed = 1),
-		       (SELECT count(*) FROM envelopes),
+		       (SELECT count(*) FROM ledger WHERE kind = 'probe'),
 		       (SELECT count(*) FROM surfaces),
 		       (SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size())`,
 	).Scan(&st.Entries, &st.Observations, &st.Signed, &st.Envelopes, &st.Surfaces, &st.Bytes)

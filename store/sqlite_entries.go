@@ -152,24 +152,6 @@ func (s *sqliteStore) EntriesAt(ctx context.Context, offset, limit int) ([]Entry
 	return es, nil
 }
 
-func (s *sqliteStore) DeleteEntry(ctx context.Context, slug string) error {
-	err := s.inTx(ctx, func(tx *sqliteTx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM entries WHERE slug = ?`, slug)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err == nil && n == 0 {
-			err = ErrNotFound
-		}
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("couldn't delete entry %q: %w", slug, err)
-	}
-	return nil
-}
-
 // collect scans every row with scan and closes rows.
 func collect[T any](rows *sql.Rows, scan func(rowScanner) (T, error)) ([]T, error) {
 	return appendRows(nil, rows, scan)
@@ -480,22 +462,23 @@ func (s *sqliteStore) EntryStates(ctx context.Context, ids []int64, rounds bool)
 // when it has none.
 func (s *sqliteStore) newestSupplyState(ctx context.Context, entryID int64) (*supplyState, error) {
 	var (
-		st    supplyState
-		ranAt sql.NullInt64
-		keyID sql.NullString
+		st            supplyState
+		ranAt         sql.NullInt64
+		keyID, digest sql.NullString
 	)
 	r := &st.run
 	err := s.reader.QueryRowContext(ctx, `
-		SELECT id, entry_id, ran_at, score, verified, latest_version, key_id, envelope IS NOT NULL
-		FROM supply_runs WHERE entry_id = ?
-		ORDER BY ran_at DESC, id DESC
-		LIMIT 1`, entryID).Scan(&r.ID, &r.EntryID, &ranAt, &r.Score, &r.Verified, &r.LatestVersion, &keyID, &st.signed)
+		SELECT r.id, r.entry_id, r.ran_at, r.score, r.verified, r.latest_version, l.key_id, l.payload_digest,
+			r.ledger_seq IS NOT NULL
+		FROM supply_runs r`+sqliteSupplyLedger+` WHERE r.entry_id = ?
+		ORDER BY r.ran_at DESC, r.id DESC
+		LIMIT 1`, entryID).Scan(&r.ID, &r.EntryID, &ranAt, &r.Score, &r.Verified, &r.LatestVersion, &keyID, &digest, &st.signed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read the newest supply run of entry %d: %w", entryID, err)
 	}
-	r.RanAt, r.KeyID = fromMillis(ranAt), keyID.String
+	r.RanAt, r.KeyID, r.PayloadDigest = fromMillis(ranAt), keyID.String, digest.String
 	return &st, nil
 }

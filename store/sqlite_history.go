@@ -15,7 +15,7 @@ func (s *sqliteStore) RoundsAfter(ctx context.Context, entryID, afterID int64, l
 	}
 	rows, err := s.reader.QueryContext(ctx, `
 		SELECT `+sqliteSummaryColumns+`
-		FROM observations o LEFT JOIN envelopes v ON v.observation_id = o.id
+		FROM observations o LEFT JOIN ledger v ON v.seq = o.ledger_seq
 		WHERE o.entry_id = ? AND o.id > ?
 		ORDER BY o.id
 		LIMIT ?`, entryID, afterID, limit)
@@ -45,7 +45,7 @@ func (s *sqliteStore) WalkRounds(ctx context.Context, since time.Time, fn func(R
 		}
 		rows, err := s.reader.QueryContext(ctx, `
 			SELECT `+sqliteSummaryColumns+`
-			FROM observations o LEFT JOIN envelopes v ON v.observation_id = o.id
+			FROM observations o LEFT JOIN ledger v ON v.seq = o.ledger_seq
 			WHERE (o.entry_id, o.id) > (?, ?) AND o.started_at >= ?
 			ORDER BY o.entry_id, o.id
 			LIMIT ?`, entry, id, millis(since), walkPage)
@@ -140,13 +140,23 @@ func (s *sqliteStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 		if err := checkHistoryBase(&u, processed, last, own, len(ids)); err != nil {
 			return err
 		}
+		// A signed change's record takes its sequence number just before the change's
+		// row, in the change's order.
 		for _, c := range rows {
+			var ledgerSeq any
+			if c.Envelope != nil {
+				seq, err := sqliteAppendRecord(ctx, tx, RecordChange, c.EntryID, c.digest, c.KeyID, c.Envelope, now)
+				if err != nil {
+					return fmt.Errorf("change %d: %w", c.Number, err)
+				}
+				ledgerSeq = seq
+			}
 			if _, err := tx.ExecContext(ctx, `
 				INSERT INTO changes (entry_id, number, recorded_at, origin, kind, summary, details, badges,
-					before_observation, after_observation, key_id, envelope)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+					before_observation, after_observation, ledger_seq)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				c.EntryID, c.Number, millis(c.RecordedAt), c.Origin, c.Kind, c.Summary, c.Details, c.badges,
-				nullID(c.BeforeObservation), nullID(c.AfterObservation), nullString(c.KeyID), nullBytes(c.Envelope),
+				nullID(c.BeforeObservation), nullID(c.AfterObservation), ledgerSeq,
 			); err != nil {
 				return fmt.Errorf("couldn't store change %d: %w", c.Number, err)
 			}
@@ -171,26 +181,29 @@ func (s *sqliteStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 	return nil
 }
 
-// sqliteChangeColumns are the columns scanChange scans; sqliteChangeColumnsWithoutEnvelope
-// read a NULL for the envelope (ChangeFilter.WithoutEnvelopes).
+// sqliteChangeColumns are the columns scanChange scans, of sqliteChangeFrom;
+// sqliteChangeColumnsWithoutEnvelope read a NULL for the envelope
+// (ChangeFilter.WithoutEnvelopes).
 const (
 	sqliteChangeColumnsHead = `c.entry_id, e.slug, c.number, c.recorded_at, c.origin, c.kind, c.summary,
 	c.details, c.badges, c.before_observation, c.after_observation, c.hidden, c.hidden_reason, `
-	sqliteChangeColumns                = sqliteChangeColumnsHead + `c.envelope, c.key_id`
-	sqliteChangeColumnsWithoutEnvelope = sqliteChangeColumnsHead + `NULL, c.key_id`
+	sqliteChangeColumns                = sqliteChangeColumnsHead + `l.envelope, l.key_id, l.payload_digest`
+	sqliteChangeColumnsWithoutEnvelope = sqliteChangeColumnsHead + `NULL, l.key_id, l.payload_digest`
+	// sqliteChangeFrom joins each change with its entry and its ledger record.
+	sqliteChangeFrom = `changes c JOIN entries e ON e.id = c.entry_id LEFT JOIN ledger l ON l.seq = c.ledger_seq`
 )
 
-// scanChange scans the sqliteChangeColumns of changes c joined with entries e.
+// scanChange scans the sqliteChangeColumns of sqliteChangeFrom.
 func scanChange(row rowScanner) (ChangeRecord, error) {
 	var (
 		c             ChangeRecord
 		recordedAt    sql.NullInt64
 		badges        string
 		before, after sql.NullInt64
-		keyID         sql.NullString
+		keyID, digest sql.NullString
 	)
 	err := row.Scan(&c.EntryID, &c.EntrySlug, &c.Number, &recordedAt, &c.Origin, &c.Kind, &c.Summary,
-		&c.Details, &badges, &before, &after, &c.Hidden, &c.HiddenReason, &c.Envelope, &keyID)
+		&c.Details, &badges, &before, &after, &c.Hidden, &c.HiddenReason, &c.Envelope, &keyID, &digest)
 	if err != nil {
 		return ChangeRecord{}, err
 	}
@@ -198,7 +211,8 @@ func scanChange(row rowScanner) (ChangeRecord, error) {
 		return ChangeRecord{}, fmt.Errorf("change %d of entry %d: %w", c.Number, c.EntryID, err)
 	}
 	c.RecordedAt = fromMillis(recordedAt)
-	c.BeforeObservation, c.AfterObservation, c.KeyID = before.Int64, after.Int64, keyID.String
+	c.BeforeObservation, c.AfterObservation = before.Int64, after.Int64
+	c.KeyID, c.PayloadDigest = keyID.String, digest.String
 	return c, nil
 }
 
@@ -217,7 +231,7 @@ func (s *sqliteStore) Changes(ctx context.Context, f ChangeFilter) ([]ChangeReco
 	}
 	query := `
 		SELECT ` + columns + `
-		FROM changes c JOIN entries e ON e.id = c.entry_id
+		FROM ` + sqliteChangeFrom + `
 		WHERE 1 = 1`
 	var args []any
 	if f.EntryID != 0 {
@@ -260,7 +274,7 @@ func (s *sqliteStore) Changes(ctx context.Context, f ChangeFilter) ([]ChangeReco
 func (s *sqliteStore) Change(ctx context.Context, entryID, number int64) (ChangeRecord, error) {
 	c, err := scanChange(s.reader.QueryRowContext(ctx, `
 		SELECT `+sqliteChangeColumns+`
-		FROM changes c JOIN entries e ON e.id = c.entry_id
+		FROM `+sqliteChangeFrom+`
 		WHERE c.entry_id = ? AND c.number = ?`, entryID, number))
 	if errors.Is(err, sql.ErrNoRows) {
 		return ChangeRecord{}, fmt.Errorf("change %d of entry %d: %w", number, entryID, ErrNotFound)

@@ -55,6 +55,16 @@ func sqliteSaveRound(ctx context.Context, tx *sqliteTx, r *Round, now time.Time)
 		fpSurface, fpToolset, fpSchema, fpInstructions = fp.Surface, fp.Toolset, fp.Schema, fp.Instructions
 	}
 
+	// Signed exactly when the ledger record is stored: both in this transaction.
+	var ledgerSeq any
+	if r.Signed() {
+		seq, err := sqliteAppendRecord(ctx, tx, RecordProbe, r.EntryID, r.PayloadDigest, r.KeyID, r.Envelope, now)
+		if err != nil {
+			return 0, err
+		}
+		ledgerSeq = seq
+	}
+
 	var id int64
 	err := tx.QueryRowContext(ctx, `
 		INSERT INTO observations (
@@ -62,29 +72,20 @@ func sqliteSaveRound(ctx context.Context, tx *sqliteTx, r *Round, now time.Time)
 			unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version,
 			server_name, server_version, tool_count, pages, fp_surface, fp_toolset, fp_schema,
 			fp_instructions, results, timings, handshake_method, proposed_version,
-			login_unauthorized, login_challenge, login_metadata)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			login_unauthorized, login_challenge, login_metadata, ledger_seq)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		RETURNING id`,
 		r.EntryID, millis(r.DueAt), string(r.Reason), r.RoundID, millis(r.StartedAt), millis(r.FinishedAt),
 		r.Coverage, boolInt(r.Signed()), r.UnsignedReason, r.Reach, r.HTTPStatus, r.Stop, string(r.Uptime),
 		r.RetryAfter.Milliseconds(), r.ProtocolVersion, r.ServerName, r.ServerVersion, r.ToolCount, r.Pages,
 		fpSurface, fpToolset, fpSchema, fpInstructions, r.Results, r.Timings, r.HandshakeMethod,
-		r.ProposedVersion, r.Login.Unauthorized, r.Login.Challenge, r.Login.Metadata,
+		r.ProposedVersion, r.Login.Unauthorized, r.Login.Challenge, r.Login.Metadata, ledgerSeq,
 	).Scan(&id)
 	if isUniqueViolation(err) {
 		return 0, ErrRoundDone
 	}
 	if err != nil {
 		return 0, fmt.Errorf("couldn't store the observation: %w", err)
-	}
-
-	// Signed exactly when the envelope is stored: both in this transaction.
-	if r.Signed() {
-		if _, err := tx.ExecContext(ctx, `
-			INSERT INTO envelopes (observation_id, key_id, payload_digest, envelope, created_at)
-			VALUES (?, ?, ?, ?, ?)`, id, r.KeyID, r.PayloadDigest, r.Envelope, millis(now)); err != nil {
-			return 0, fmt.Errorf("couldn't store the envelope: %w", err)
-		}
 	}
 
 	onlineDelta, countedDelta, err := sqliteCountUptime(ctx, tx, r.EntryID, utcDay(r.StartedAt), r.Uptime)
@@ -158,7 +159,8 @@ const sqliteSummaryColumns = `o.id, o.entry_id, o.due_at, o.reason, o.round_id, 
 	o.fp_toolset, o.fp_schema, o.fp_instructions, coalesce(v.key_id, ''), coalesce(v.payload_digest, ''),
 	o.handshake_method, o.proposed_version, o.login_unauthorized, o.login_challenge, o.login_metadata`
 
-// scanSummary scans the sqliteSummaryColumns of observations o left-joined with envelopes v.
+// scanSummary scans the sqliteSummaryColumns of observations o left-joined with their
+// ledger records v.
 func scanSummary(row rowScanner) (RoundSummary, error) {
 	var (
 		rs                          RoundSummary
@@ -194,7 +196,7 @@ func (s *sqliteStore) Rounds(ctx context.Context, entryID int64, limit int) ([]R
 	}
 	rows, err := s.reader.QueryContext(ctx, `
 		SELECT `+sqliteSummaryColumns+`
-		FROM observations o LEFT JOIN envelopes v ON v.observation_id = o.id
+		FROM observations o LEFT JOIN ledger v ON v.seq = o.ledger_seq
 		WHERE o.entry_id = ?
 		ORDER BY o.started_at DESC, o.id DESC
 		LIMIT ?`, entryID, limit)
@@ -272,27 +274,28 @@ func (s *sqliteStore) UptimeDays(ctx context.Context, entryID int64, from, to st
 	return days(ds), nil
 }
 
-// Envelopes streams the matching envelopes from one reader connection (one snapshot),
+// Envelopes streams the round records of the ledger, by sequence number, from one
+// reader connection (one snapshot),
 // not the writer, so fn may use the store, writes included, while the walk goes on. A
 // long walk keeps its snapshot, so the WAL cannot be checkpointed past it meanwhile.
 func (s *sqliteStore) Envelopes(ctx context.Context, f EnvelopeFilter, fn func(EnvelopeRecord) error) error {
 	// Fixed fragments only; values are parameters.
 	query := `
-		SELECT v.observation_id, e.slug, o.round_id, o.started_at, v.key_id, v.envelope
-		FROM envelopes v
-		JOIN observations o ON o.id = v.observation_id
+		SELECT v.seq, o.id, e.slug, o.round_id, o.started_at, v.key_id, v.envelope
+		FROM ledger v
+		JOIN observations o ON o.ledger_seq = v.seq
 		JOIN entries e ON e.id = o.entry_id
-		WHERE 1 = 1`
+		WHERE v.kind = 'probe'`
 	var args []any
 	if !f.Since.IsZero() {
 		query += ` AND o.started_at >= ?`
 		args = append(args, millis(f.Since))
 	}
 	if f.EntrySlug != "" {
-		query += ` AND e.slug = ?`
+		query += ` AND v.entry_id = (SELECT id FROM entries WHERE slug = ?)`
 		args = append(args, f.EntrySlug)
 	}
-	query += ` ORDER BY v.observation_id`
+	query += ` ORDER BY v.seq`
 
 	rows, err := s.reader.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -304,7 +307,7 @@ func (s *sqliteStore) Envelopes(ctx context.Context, f EnvelopeFilter, fn func(E
 			rec       EnvelopeRecord
 			startedAt sql.NullInt64
 		)
-		if err := rows.Scan(&rec.ObservationID, &rec.EntrySlug, &rec.RoundID, &startedAt, &rec.KeyID, &rec.Envelope); err != nil {
+		if err := rows.Scan(&rec.Seq, &rec.ObservationID, &rec.EntrySlug, &rec.RoundID, &startedAt, &rec.KeyID, &rec.Envelope); err != nil {
 			return fmt.Errorf("couldn't read an envelope: %w", err)
 		}
 		rec.StartedAt = fromMillis(startedAt)

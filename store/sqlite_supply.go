@@ -7,35 +7,34 @@ import (
 )
 
 // SaveSupply runs on the writer, whose IMMEDIATE transactions are serialized across
-// processes: the runs it prunes are the entry's runs as of its own insert. A run older
-// than the entry's MaxSupplyRuns newest is stored and at once pruned with the rest: its
-// id is returned but names no stored run.
+// processes. A signed run's ledger record takes its sequence number just before the
+// run's row. No run is deleted: MaxSupplyRuns is what the pages show.
 func (s *sqliteStore) SaveSupply(ctx context.Context, r SupplyRecord, due []DueUpdate) (int64, error) {
 	if err := checkSupply(&r, due); err != nil {
 		return 0, fmt.Errorf("couldn't save the supply run of entry %d: %w", r.EntryID, err)
 	}
+	now := s.now()
 	var id int64
 	err := s.inTx(ctx, func(tx *sqliteTx) error {
 		if err := sqliteEntryExists(ctx, tx, r.EntryID); err != nil {
 			return err
 		}
+		var ledgerSeq any
+		if r.Envelope != nil {
+			seq, err := sqliteAppendRecord(ctx, tx, RecordSupply, r.EntryID, r.PayloadDigest, r.KeyID, r.Envelope, now)
+			if err != nil {
+				return err
+			}
+			ledgerSeq = seq
+		}
 		err := tx.QueryRowContext(ctx, `
-			INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict, envelope, key_id)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict, ledger_seq)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 			RETURNING id`,
-			r.EntryID, millis(r.RanAt), r.Score, boolInt(r.Verified), r.LatestVersion, r.Facts, r.Verdict,
-			nullBytes(r.Envelope), nullString(r.KeyID),
+			r.EntryID, millis(r.RanAt), r.Score, boolInt(r.Verified), r.LatestVersion, r.Facts, r.Verdict, ledgerSeq,
 		).Scan(&id)
 		if err != nil {
 			return fmt.Errorf("couldn't store the run: %w", err)
-		}
-		// On supply_runs_entry_ran: the runs to keep are the first of the entry's keys.
-		if _, err := tx.ExecContext(ctx, `
-			DELETE FROM supply_runs WHERE id IN (
-				SELECT id FROM supply_runs WHERE entry_id = ?
-				ORDER BY ran_at DESC, id DESC
-				LIMIT -1 OFFSET ?)`, r.EntryID, MaxSupplyRuns); err != nil {
-			return fmt.Errorf("couldn't delete the older runs: %w", err)
 		}
 		for _, d := range due {
 			if err := sqliteSetDue(ctx, tx, r.EntryID, d); err != nil {
@@ -51,21 +50,25 @@ func (s *sqliteStore) SaveSupply(ctx context.Context, r SupplyRecord, due []DueU
 }
 
 const sqliteSupplyColumns = `r.id, r.entry_id, r.ran_at, r.score, r.verified, r.latest_version, r.facts,
-	r.verdict, r.envelope, r.key_id`
+	r.verdict, l.envelope, l.key_id, l.payload_digest`
 
-// scanSupply scans the sqliteSupplyColumns of supply_runs r.
+// sqliteSupplyLedger joins a supply run r with its ledger record l (NULL when unsigned).
+const sqliteSupplyLedger = ` LEFT JOIN ledger l ON l.seq = r.ledger_seq`
+
+// scanSupply scans the sqliteSupplyColumns of supply_runs r joined with
+// sqliteSupplyLedger.
 func scanSupply(row rowScanner) (SupplyRecord, error) {
 	var (
-		r     SupplyRecord
-		ranAt sql.NullInt64
-		keyID sql.NullString
+		r             SupplyRecord
+		ranAt         sql.NullInt64
+		keyID, digest sql.NullString
 	)
 	err := row.Scan(&r.ID, &r.EntryID, &ranAt, &r.Score, &r.Verified, &r.LatestVersion, &r.Facts,
-		&r.Verdict, &r.Envelope, &keyID)
+		&r.Verdict, &r.Envelope, &keyID, &digest)
 	if err != nil {
 		return SupplyRecord{}, err
 	}
-	r.RanAt, r.KeyID = fromMillis(ranAt), keyID.String
+	r.RanAt, r.KeyID, r.PayloadDigest = fromMillis(ranAt), keyID.String, digest.String
 	return r, nil
 }
 
@@ -74,7 +77,7 @@ func (s *sqliteStore) SupplyRuns(ctx context.Context, entryID int64, limit int) 
 		limit = -1
 	}
 	rows, err := s.reader.QueryContext(ctx, `
-		SELECT `+sqliteSupplyColumns+` FROM supply_runs r
+		SELECT `+sqliteSupplyColumns+` FROM supply_runs r`+sqliteSupplyLedger+`
 		WHERE r.entry_id = ?
 		ORDER BY r.ran_at DESC, r.id DESC
 		LIMIT ?`, entryID, limit)
@@ -104,7 +107,7 @@ func (s *sqliteStore) WalkSupply(ctx context.Context, fn func(SupplyRecord) erro
 			SELECT `+sqliteSupplyColumns+`
 			FROM entries e JOIN supply_runs r ON r.id = (
 				SELECT id FROM supply_runs WHERE entry_id = e.id
-				ORDER BY ran_at DESC, id DESC LIMIT 1)
+				ORDER BY ran_at DESC, id DESC LIMIT 1)`+sqliteSupplyLedger+`
 			WHERE e.id > ?
 			ORDER BY e.id
 			LIMIT ?`, entry, walkSupplyPage)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -231,9 +230,17 @@ func TestSQLiteSchemaGuards(t *testing.T) {
 	signedID := mustSave(t, s, fullRound(e.ID, t0.Add(time.Hour), t0.Add(time.Hour), "echo"))
 	before := takeSnapshot(t, s)
 	for _, q := range []string{
-		// An envelope for an unsigned observation.
-		`INSERT INTO envelopes (observation_id, key_id, payload_digest, envelope, created_at)
-		 VALUES (` + itoa(unsignedID) + `, 'k', '` + strings.Repeat("a", 64) + `', X'7B7D', 0)`,
+		// A record for an unsigned observation; a signed one without its record.
+		`UPDATE observations SET ledger_seq = (SELECT max(seq) FROM ledger) WHERE id = ` + itoa(unsignedID),
+		`INSERT INTO observations (entry_id, due_at, reason, round_id, started_at, finished_at, coverage, signed,
+			unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version, server_name,
+			server_version, tool_count, pages)
+		 SELECT entry_id, due_at + 1, reason, 'unrecorded', started_at, finished_at, coverage, signed,
+			unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version, server_name,
+			server_version, tool_count, pages FROM observations WHERE id = ` + itoa(signedID),
+		// Changing or deleting a record.
+		`UPDATE ledger SET envelope = X'7B7D'`,
+		`DELETE FROM ledger`,
 		// Flipping a signed flag either way.
 		`UPDATE observations SET signed = 0, coverage = '' WHERE id = ` + itoa(signedID),
 		`UPDATE observations SET signed = 1, coverage = 'full', unsigned_reason = '' WHERE id = ` + itoa(unsignedID),

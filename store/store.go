@@ -20,12 +20,43 @@
 //   - A round is identified by (entry, due time). A second SaveRound for the same pair
 //     returns ErrRoundDone and changes nothing, so a restarted worker can never store or
 //     publish an entry twice for the same due time.
-//   - Envelopes are immutable: no method updates one, and the schema refuses updates.
+//   - Every signed record (a round's, a change's, a supply run's envelope) is a row of
+//     one append-only table, the ledger (ledger.go), with a sequence number; rounds,
+//     changes and supply runs reference their record. The method that stores the round,
+//     change or run appends its record in the same transaction. See "The ledger" below.
+//   - Records are immutable: no method updates one, and the schema refuses updates.
 //     They are deleted only with their entry (DeleteEntry deletes the entry's whole
-//     history). Tool surfaces are shared between entries and are kept.
+//     history), and that deletion is itself recorded, in a tombstone. Tool surfaces are
+//     shared between entries and are kept.
+//   - What is kept: an entry's rounds, changes, supply runs and uptime days, all of
+//     them, for as long as the entry exists. Seed 004's "the last ten results" is what
+//     the pages show (MaxSupplyRuns), not what is kept.
 //   - Times are stored with millisecond precision in UTC and come back in UTC.
 //   - Callers never hold a transaction: no method takes or returns one, so no transaction
 //     can span network I/O.
+//
+// # The ledger
+//
+// Sequence numbers come from a one-row counter (ledger_counter) that the writing
+// transaction increments before it inserts the record; the schema refuses a record or
+// tombstone whose number is not the one just taken. The counter's row lock (PostgreSQL)
+// or the database's write lock (SQLite, whose write transactions begin IMMEDIATE) is held
+// until the transaction ends, so:
+//
+//   - numbers are gap-free: a transaction that rolls back gives its numbers back, and
+//     every number 1..n is used by exactly one record or tombstone;
+//   - numbers follow commit order: a writer waits for the previous one to commit before
+//     it gets the next number, so a reader never sees number n+1 without n (but for the
+//     records removed with their entry, which a tombstone lists).
+//
+// On PostgreSQL this serializes the signed writes of every entry from the record's
+// insert to the commit (SaveRound holds it for its last batch, one round trip).
+//
+// Nothing updates or deletes a record but DeleteEntry, which in one transaction writes a
+// tombstone (its own number, the entry, the reason, and the number, kind and payload
+// digest of each record that goes) and then deletes the entry; the schema refuses the
+// deletion of a record whose entry still exists or whose removal no tombstone lists, and
+// refuses every change to a tombstone.
 package store
 
 import (
@@ -58,7 +89,9 @@ const (
 	KindGitHub = "github" // a GitHub repository with an MCP bundle manifest
 )
 
-// MaxSupplyRuns is how many supply runs are kept per entry (seed 004: the last ten).
+// MaxSupplyRuns is how many of an entry's newest supply runs the pages show (seed 004:
+// "the last ten results"). It is a display rule: every run is kept, with its signed
+// record, for as long as the entry exists.
 const MaxSupplyRuns = 10
 
 // Reason says why a round is due.
@@ -286,8 +319,9 @@ type Run struct {
 	FinishedAt time.Time // zero while unfinished
 }
 
-// EnvelopeRecord is one stored envelope with where it belongs.
+// EnvelopeRecord is one stored round envelope with where it belongs.
 type EnvelopeRecord struct {
+	Seq           int64 // the record's sequence number in the ledger
 	ObservationID int64
 	EntrySlug     string
 	RoundID       string
@@ -321,9 +355,12 @@ type ChangeRecord struct {
 	AfterObservation  int64
 	Hidden            bool
 	HiddenReason      string
-	// Envelope is the signed change statement (DSSE JSON); KeyID its key.
-	Envelope []byte
-	KeyID    string
+	// Envelope is the signed change statement (DSSE JSON) and KeyID its key, both or
+	// neither. PayloadDigest is the hex SHA-256 of its payload: SaveHistory computes it
+	// (one given must match), reads return it.
+	Envelope      []byte
+	KeyID         string
+	PayloadDigest string
 }
 
 // HistoryUpdate is the result of processing an entry's new rounds, stored in one
@@ -372,9 +409,12 @@ type SupplyRecord struct {
 	// may hold third-party text and must be escaped when shown.
 	Facts   []byte
 	Verdict []byte
-	// Envelope is the signed supply statement (DSSE JSON), KeyID its key.
-	Envelope []byte
-	KeyID    string
+	// Envelope is the signed supply statement (DSSE JSON) and KeyID its key, both or
+	// neither. PayloadDigest is the hex SHA-256 of its payload: SaveSupply computes it
+	// (one given must match), reads return it.
+	Envelope      []byte
+	KeyID         string
+	PayloadDigest string
 }
 
 // EntryQuery says what EntryDigest reads besides the entry and its newest round and
@@ -471,9 +511,12 @@ type Store interface {
 	// EntriesAt returns the entries ordered by id from the offset-th (0-based), at most
 	// limit (1 to MaxEntryStates): a directory page, without reading the pages before it.
 	EntriesAt(ctx context.Context, offset, limit int) ([]Entry, error)
-	// DeleteEntry deletes an entry with its whole history: rounds, envelopes, uptime
-	// and due times. ErrNotFound when there is no such entry.
-	DeleteEntry(ctx context.Context, slug string) error
+	// DeleteEntry deletes an entry with its whole history (seed 000): rounds, changes,
+	// supply runs, their ledger records, uptime and due times. In the same transaction
+	// it records the deletion in a tombstone with reason (one line, at most 200
+	// characters) and the sequence numbers removed. ErrNotFound when there is no such
+	// entry.
+	DeleteEntry(ctx context.Context, slug, reason string) error
 
 	// DueBefore returns the due times at or before t, earliest first, at most limit.
 	DueBefore(ctx context.Context, t time.Time, limit int) ([]Due, error)
@@ -533,9 +576,9 @@ type Store interface {
 	// changes are left out of Changes unless asked for.
 	HideChange(ctx context.Context, entryID, number int64, hidden bool, reason string) error
 
-	// SaveSupply stores a supply run and, in the same transaction, deletes the entry's
-	// runs beyond the newest MaxSupplyRuns, and applies due updates (e.g. the weekly
-	// re-run). It returns the run's id; ErrNotFound when the entry is gone.
+	// SaveSupply stores a supply run, its ledger record when signed, and due updates
+	// (e.g. the weekly re-run), in one transaction. Every run is kept (MaxSupplyRuns is
+	// a display rule). It returns the run's id; ErrNotFound when the entry is gone.
 	SaveSupply(ctx context.Context, r SupplyRecord, due []DueUpdate) (int64, error)
 	// SupplyRuns returns an entry's stored supply runs, newest first, at most limit.
 	SupplyRuns(ctx context.Context, entryID int64, limit int) ([]SupplyRecord, error)
@@ -553,9 +596,16 @@ type Store interface {
 	// FinishRun marks a run finished.
 	FinishRun(ctx context.Context, id string, at time.Time) error
 
-	// Envelopes calls fn for each stored envelope matching f, in observation order.
+	// Envelopes calls fn for each stored round envelope matching f, in ledger order.
 	// fn's error stops the walk and is returned.
 	Envelopes(ctx context.Context, f EnvelopeFilter, fn func(EnvelopeRecord) error) error
+	// Ledger calls fn for each ledger record matching f, of every kind, in sequence
+	// order, streaming; it ends at the newest record committed when it began. fn's
+	// error stops the walk and is returned.
+	Ledger(ctx context.Context, f LedgerFilter, fn func(LedgerRecord) error) error
+	// Tombstones returns the tombstones with a sequence number above afterSeq, in
+	// sequence order, each with the records it lists.
+	Tombstones(ctx context.Context, afterSeq int64) ([]Tombstone, error)
 	// Stats counts what the store holds.
 	Stats(ctx context.Context) (Stats, error)
 

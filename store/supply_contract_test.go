@@ -28,16 +28,19 @@ func testSupply(entryID int64, ranAt time.Time, n int) SupplyRecord {
 		LatestVersion: fmt.Sprintf("1.%d.0", n),
 		Facts:         []byte(fmt.Sprintf(`{"kind":"npm","run":%d,"readme":"<b>third party</b>"}`, n)),
 		Verdict:       []byte(fmt.Sprintf(`{"score":%d,"results":[{"id":"provenance","status":"pass"}]}`, 60+n%41)),
-		Envelope:      []byte(fmt.Sprintf(`{"payloadType":"application/vnd.in-toto+json","supply":%d}`, n)),
+		Envelope:      testEnvelope(fmt.Sprintf(`{"supply":%d}`, n)),
 		KeyID:         "a050837d85070582",
 	}
 }
 
-// storedSupply is r as the store returns it: with its id and its time in UTC
-// milliseconds.
+// storedSupply is r as the store returns it: with its id, its time in UTC milliseconds
+// and its payload digest.
 func storedSupply(r SupplyRecord, id int64) SupplyRecord {
 	r.ID = id
 	r.RanAt = ms(r.RanAt)
+	if r.Envelope != nil {
+		r.PayloadDigest = testPayloadDigest(r.Envelope)
+	}
 	return r
 }
 
@@ -124,58 +127,56 @@ func TestSaveSupply(t *testing.T) {
 	})
 }
 
-// TestSaveSupplyKeepsTen: SaveSupply keeps an entry's MaxSupplyRuns newest runs, by run
-// time then id, and no others; other entries' runs are untouched.
-func TestSaveSupplyKeepsTen(t *testing.T) {
+// TestSaveSupplyKeepsEveryRun: seed 004's "last ten results" is a display rule. SaveSupply
+// keeps every run of an entry, with its ledger record; SupplyRuns with limit
+// MaxSupplyRuns shows the newest ten, by run time then id; other entries' runs are
+// untouched. (Until migration 0006, runs beyond the newest ten were deleted.)
+func TestSaveSupplyKeepsEveryRun(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s Store) {
 		if MaxSupplyRuns != 10 {
-			t.Fatalf("MaxSupplyRuns = %d, seed 004 keeps ten", MaxSupplyRuns)
+			t.Fatalf("MaxSupplyRuns = %d, seed 004 shows ten", MaxSupplyRuns)
 		}
 		e, other := mustAddEntry(t, s, "acme"), mustAddEntry(t, s, "other")
 		otherRuns := []SupplyRecord{mustSaveSupply(t, s, testSupply(other.ID, t0, 100))}
 
-		// Ten runs stored out of time order; the two oldest share a time.
-		hours := []int{5, 1, 9, 1, 3, 8, 2, 7, 6, 4}
+		// Thirteen runs stored out of time order; two pairs share a time.
+		hours := []int{5, 1, 9, 1, 3, 8, 2, 7, 6, 4, 10, 10, 0}
 		var runs []SupplyRecord
 		for i, h := range hours {
-			r := mustSaveSupply(t, s, testSupply(e.ID, t0.Add(time.Duration(h)*time.Hour), i))
-			runs = append(runs, r)
+			runs = append(runs, mustSaveSupply(t, s, testSupply(e.ID, t0.Add(time.Duration(h)*time.Hour), i)))
 		}
 		// Newest first: by time, then by id, both descending.
-		kept := slices.SortedFunc(slices.Values(runs), func(a, b SupplyRecord) int {
+		all := slices.SortedFunc(slices.Values(runs), func(a, b SupplyRecord) int {
 			if c := b.RanAt.Compare(a.RanAt); c != 0 {
 				return c
 			}
 			return cmp.Compare(b.ID, a.ID)
 		})
-		checkSupplyRuns(t, s, e.ID, 0, kept...)
-
-		// The eleventh deletes the oldest: of the two at hour 1, the one stored first.
-		eleventh := mustSaveSupply(t, s, testSupply(e.ID, t0.Add(10*time.Hour), 10))
-		if kept[9].ID != runs[1].ID {
-			t.Fatalf("oldest run is %d, want %d", kept[9].ID, runs[1].ID)
-		}
-		kept = append([]SupplyRecord{eleventh}, kept[:9]...)
-		checkSupplyRuns(t, s, e.ID, 0, kept...)
-
-		// The twelfth, at the time of the newest, deletes the other run of hour 1.
-		twelfth := mustSaveSupply(t, s, testSupply(e.ID, t0.Add(10*time.Hour), 11))
-		kept = append([]SupplyRecord{twelfth}, kept[:9]...)
-		checkSupplyRuns(t, s, e.ID, 0, kept...)
-
-		// A run older than the ten is stored and pruned at once: nothing changes.
-		before := takeSnapshot(t, s)
-		if _, err := s.SaveSupply(t.Context(), testSupply(e.ID, t0, 12), nil); err != nil {
-			t.Fatal(err)
-		}
-		checkUnchanged(t, s, before, "a run older than the ten kept")
-
+		checkSupplyRuns(t, s, e.ID, 0, all...)
+		checkSupplyRuns(t, s, e.ID, MaxSupplyRuns, all[:MaxSupplyRuns]...)
 		checkSupplyRuns(t, s, other.ID, 0, otherRuns...)
+
+		// Every run's record is in the ledger, in the order the runs were stored.
+		var seqs []int64
+		err := s.Ledger(t.Context(), LedgerFilter{EntrySlug: "acme"}, func(r LedgerRecord) error {
+			if r.Kind != RecordSupply || r.EntrySlug != "acme" || r.EntryID != e.ID {
+				t.Errorf("record %d: kind %s of %q (%d)", r.Seq, r.Kind, r.EntrySlug, r.EntryID)
+			}
+			i := len(seqs)
+			if i < len(runs) && (string(r.Envelope) != string(runs[i].Envelope) || r.PayloadDigest != runs[i].PayloadDigest) {
+				t.Errorf("record %d is not run %d's", r.Seq, i)
+			}
+			seqs = append(seqs, r.Seq)
+			return nil
+		})
+		if err != nil || len(seqs) != len(runs) {
+			t.Fatalf("Ledger(acme) = %d records, %v; want %d", len(seqs), err, len(runs))
+		}
 	})
 }
 
-// TestSaveSupplyConcurrent: SaveSupply calls of one entry racing each other still keep
-// exactly the newest MaxSupplyRuns.
+// TestSaveSupplyConcurrent: SaveSupply calls of one entry racing each other keep every
+// run, each with its own ledger record, numbered without gaps.
 func TestSaveSupplyConcurrent(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s Store) {
 		e := mustAddEntry(t, s, "acme")
@@ -197,14 +198,15 @@ func TestSaveSupplyConcurrent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(runs) != MaxSupplyRuns {
-			t.Fatalf("%d runs kept, want %d", len(runs), MaxSupplyRuns)
+		if len(runs) != workers*each {
+			t.Fatalf("%d runs kept, want %d", len(runs), workers*each)
 		}
 		for i, r := range runs {
 			if want := ms(t0.Add(time.Duration(workers*each-1-i) * time.Minute)); !r.RanAt.Equal(want) {
 				t.Errorf("run %d ran at %s, want %s", i, r.RanAt, want)
 			}
 		}
+		checkLedgerNumbering(t, s)
 	})
 }
 
@@ -297,19 +299,24 @@ func TestSaveSupplyRefusesBadInput(t *testing.T) {
 			edit func(r *SupplyRecord)
 			due  []DueUpdate
 		}{
-			"id set":                 {edit: func(r *SupplyRecord) { r.ID = 7 }},
-			"no time":                {edit: func(r *SupplyRecord) { r.RanAt = time.Time{} }},
-			"score below 0":          {edit: func(r *SupplyRecord) { r.Score = -1 }},
-			"score above 100":        {edit: func(r *SupplyRecord) { r.Score = 101 }},
-			"no facts":               {edit: func(r *SupplyRecord) { r.Facts = nil }},
-			"facts not JSON":         {edit: func(r *SupplyRecord) { r.Facts = []byte(`{"kind":`) }},
-			"facts too big":          {edit: func(r *SupplyRecord) { r.Facts = bigJSON(4<<20 + 1) }},
-			"no verdict":             {edit: func(r *SupplyRecord) { r.Verdict = []byte{} }},
-			"verdict not JSON":       {edit: func(r *SupplyRecord) { r.Verdict = []byte(`pass`) }},
-			"verdict too big":        {edit: func(r *SupplyRecord) { r.Verdict = bigJSON(1<<20 + 1) }},
-			"envelope without key":   {edit: func(r *SupplyRecord) { r.KeyID = "" }},
-			"key without envelope":   {edit: func(r *SupplyRecord) { r.Envelope = nil }},
-			"envelope too big":       {edit: func(r *SupplyRecord) { r.Envelope = bigJSON(1<<20 + 1) }},
+			"id set":               {edit: func(r *SupplyRecord) { r.ID = 7 }},
+			"no time":              {edit: func(r *SupplyRecord) { r.RanAt = time.Time{} }},
+			"score below 0":        {edit: func(r *SupplyRecord) { r.Score = -1 }},
+			"score above 100":      {edit: func(r *SupplyRecord) { r.Score = 101 }},
+			"no facts":             {edit: func(r *SupplyRecord) { r.Facts = nil }},
+			"facts not JSON":       {edit: func(r *SupplyRecord) { r.Facts = []byte(`{"kind":`) }},
+			"facts too big":        {edit: func(r *SupplyRecord) { r.Facts = bigJSON(4<<20 + 1) }},
+			"no verdict":           {edit: func(r *SupplyRecord) { r.Verdict = []byte{} }},
+			"verdict not JSON":     {edit: func(r *SupplyRecord) { r.Verdict = []byte(`pass`) }},
+			"verdict too big":      {edit: func(r *SupplyRecord) { r.Verdict = bigJSON(1<<20 + 1) }},
+			"envelope without key": {edit: func(r *SupplyRecord) { r.KeyID = "" }},
+			"key without envelope": {edit: func(r *SupplyRecord) { r.Envelope = nil }},
+			"envelope too big":     {edit: func(r *SupplyRecord) { r.Envelope = bigJSON(1<<20 + 1) }},
+			"envelope not DSSE":    {edit: func(r *SupplyRecord) { r.Envelope = []byte(`{"payloadType":"x"}`) }},
+			"digest of another":    {edit: func(r *SupplyRecord) { r.PayloadDigest = strings.Repeat("0", 64) }},
+			"digest without envelope": {edit: func(r *SupplyRecord) {
+				r.Envelope, r.KeyID, r.PayloadDigest = nil, "", testPayloadDigest(r.Envelope)
+			}},
 			"key id of two lines":    {edit: func(r *SupplyRecord) { r.KeyID = "a\nb" }},
 			"key id too long":        {edit: func(r *SupplyRecord) { r.KeyID = strings.Repeat("k", 129) }},
 			"version with a control": {edit: func(r *SupplyRecord) { r.LatestVersion = "1.0\x1b[31m" }},
@@ -330,7 +337,7 @@ func TestSaveSupplyRefusesBadInput(t *testing.T) {
 
 		// The caps themselves are accepted.
 		r := testSupply(e.ID, t0.Add(week), 3)
-		r.Facts, r.Verdict, r.Envelope = bigJSON(4<<20), bigJSON(1<<20), bigJSON(1<<20)
+		r.Facts, r.Verdict, r.Envelope = bigJSON(4<<20), bigJSON(1<<20), sizedEnvelope(1<<20)
 		r.KeyID, r.LatestVersion = strings.Repeat("k", 128), strings.Repeat("é", 256)
 		big := mustSaveSupply(t, s, r)
 		checkSupplyRuns(t, s, e.ID, 1, big)
@@ -355,19 +362,21 @@ func TestSupplyImmutable(t *testing.T) {
 			`UPDATE supply_runs SET verified = verified`,
 			`UPDATE supply_runs SET facts = facts WHERE id = ` + id,
 			`UPDATE supply_runs SET verdict = verdict`,
-			`UPDATE supply_runs SET envelope = NULL, key_id = NULL`,
+			`UPDATE supply_runs SET ledger_seq = NULL`,
+			`UPDATE supply_runs SET ledger_seq = ledger_seq`,
 			`UPDATE supply_runs SET latest_version = '9.9.9'`,
 			`UPDATE supply_runs SET ran_at = ran_at`,
 			`UPDATE supply_runs SET entry_id = entry_id`,
 			// What the schema holds a run to, beyond immutability.
-			`INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict, envelope, key_id)
-			 SELECT entry_id, ran_at, 101, verified, latest_version, facts, verdict, envelope, key_id FROM supply_runs WHERE id = ` + id,
-			`INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict, envelope, key_id)
-			 SELECT entry_id, ran_at, score, verified, latest_version, facts, verdict, envelope, NULL FROM supply_runs WHERE id = ` + id,
-			`INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict, envelope, key_id)
-			 SELECT entry_id, ran_at, score, verified, latest_version, facts, verdict, envelope, '' FROM supply_runs WHERE id = ` + id,
-			`INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict, envelope, key_id)
-			 SELECT 999999, ran_at, score, verified, latest_version, facts, verdict, envelope, key_id FROM supply_runs WHERE id = ` + id,
+			`INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict)
+			 SELECT entry_id, ran_at, 101, verified, latest_version, facts, verdict FROM supply_runs WHERE id = ` + id,
+			// A second run naming the record of the first, and a run naming no record.
+			`INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict, ledger_seq)
+			 SELECT entry_id, ran_at, score, verified, latest_version, facts, verdict, ledger_seq FROM supply_runs WHERE id = ` + id,
+			`INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict, ledger_seq)
+			 SELECT entry_id, ran_at, score, verified, latest_version, facts, verdict, 999999 FROM supply_runs WHERE id = ` + id,
+			`INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict)
+			 SELECT 999999, ran_at, score, verified, latest_version, facts, verdict FROM supply_runs WHERE id = ` + id,
 			// A round is never due to the supply reason.
 			`INSERT INTO observations (entry_id, due_at, reason, round_id, started_at, finished_at, coverage, signed,
 				unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version, server_name,
@@ -381,11 +390,15 @@ func TestSupplyImmutable(t *testing.T) {
 		}
 		checkUnchanged(t, s, before, "a refused supply run update")
 
-		// Deleting is allowed (SaveSupply prunes; DeleteEntry cascades).
+		// Deleting a run's row is not refused (as for a round's or a change's; DeleteEntry
+		// cascades), but its signed record stays in the ledger.
 		if err := x.execForTest(ctx, `DELETE FROM supply_runs WHERE id = `+id); err != nil {
 			t.Fatalf("DELETE of a run: %v", err)
 		}
 		checkSupplyRuns(t, s, e.ID, 0, newer)
+		if recs := ledgerRecords(t, s, LedgerFilter{}); len(recs) != 2 || string(recs[0].Envelope) != string(old.Envelope) {
+			t.Errorf("ledger after deleting a run's row: %d records", len(recs))
+		}
 	})
 }
 
@@ -404,7 +417,7 @@ func TestDeleteEntrySupply(t *testing.T) {
 		want := takeSnapshot(t, s)
 		wantWalk := walkSupply(t, s)[1:]
 
-		if err := s.DeleteEntry(ctx, "gone"); err != nil {
+		if err := s.DeleteEntry(ctx, "gone", "removed by its operator"); err != nil {
 			t.Fatal(err)
 		}
 		checkSupplyRuns(t, s, gone.ID, 0)
@@ -601,7 +614,7 @@ func TestMigrateSupplyKeepsDue(t *testing.T) {
 					t.Errorf("%s: accepted after 0003", q)
 				}
 			}
-			if err := s.DeleteEntry(ctx, es[1].Slug); err != nil {
+			if err := s.DeleteEntry(ctx, es[1].Slug, "removed by its operator"); err != nil {
 				t.Fatal(err)
 			}
 			if ds, err := s.DueTimes(ctx, es[1].ID); err != nil || len(ds) != 0 {

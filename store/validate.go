@@ -350,7 +350,9 @@ func checkHistoryUpdate(u *HistoryUpdate) error {
 	return checkDueUpdates(u.Due)
 }
 
-// checkChange refuses a change that cannot be stored as it is.
+// checkChange refuses a change that cannot be stored as it is; its envelope, key id and
+// payload digest are checked by newChangeRows (signedDigest), which parses the envelope
+// once.
 func checkChange(c *ChangeRecord) error {
 	switch {
 	case c.Number < 1:
@@ -371,10 +373,6 @@ func checkChange(c *ChangeRecord) error {
 		return errors.New("negative observation id")
 	case c.Hidden || c.HiddenReason != "":
 		return errors.New("a new change is visible: hide it with HideChange")
-	case (len(c.Envelope) == 0) != (c.KeyID == ""):
-		return errors.New("envelope and key id come together")
-	case len(c.Envelope) > maxChangeEnvelope:
-		return fmt.Errorf("envelope is %d bytes, more than %d", len(c.Envelope), maxChangeEnvelope)
 	}
 	if err := checkLine("summary", c.Summary, maxChangeSummary); err != nil {
 		return err
@@ -475,11 +473,12 @@ func checkSupply(r *SupplyRecord, due []DueUpdate) error {
 		return fmt.Errorf("supply verdict is %d bytes, more than %d", len(r.Verdict), maxSupplyVerdict)
 	case !json.Valid(r.Verdict):
 		return errors.New("supply verdict is not valid JSON")
-	case (len(r.Envelope) == 0) != (r.KeyID == ""):
-		return errors.New("supply envelope and key id come together")
-	case len(r.Envelope) > maxSupplyEnvelope:
-		return fmt.Errorf("supply envelope is %d bytes, more than %d", len(r.Envelope), maxSupplyEnvelope)
 	}
+	digest, err := signedDigest(r.Envelope, r.KeyID, r.PayloadDigest, maxSupplyEnvelope)
+	if err != nil {
+		return fmt.Errorf("supply %w", err)
+	}
+	r.PayloadDigest = digest
 	if r.LatestVersion != "" {
 		if err := checkLine("latest version", r.LatestVersion, maxSupplyVersion); err != nil {
 			return err

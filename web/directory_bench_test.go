@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -53,7 +54,7 @@ func newDirectorySite(tb testing.TB, n int) *directorySite {
 		tb.Fatal(err)
 	}
 	env := func(s string) []byte {
-		return []byte(`{"payloadType":"application/vnd.in-toto+json","payload":"eyJhIjoxfQ==","signatures":[{"keyid":"a050837d85070582","sig":"` + s + `"}]}`)
+		return []byte(`{"payloadType":"application/vnd.in-toto+json","payload":"eyJhIjoxfQ==","signatures":[{"keyid":"a050837d85070582","sig":"` + base64.StdEncoding.EncodeToString([]byte(s)) + `"}]}`)
 	}
 	for i := range n {
 		ne := store.NewEntry{SlugBase: fmt.Sprintf("server-%d", i), Name: fmt.Sprintf("Server %d", i), Source: "import"}

@@ -1,0 +1,168 @@
+package store
+
+import (
+	"crypto/sha256"
+	"database/sql/driver"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"modernc.org/sqlite"
+
+	"github.com/probity-dev/probity/attest"
+)
+
+// RecordKind says what a ledger record signs.
+type RecordKind string
+
+// The kinds of signed record. The schema accepts any lowercase name, so a kind to come
+// (a baseline, a dispute, a key document) needs no migration, only a constant here.
+const (
+	RecordProbe  RecordKind = "probe"  // a round's probe/v1 statement (SaveRound)
+	RecordChange RecordKind = "change" // a change's change/v1 statement (SaveHistory)
+	RecordSupply RecordKind = "supply" // a supply run's supply/v1 statement (SaveSupply)
+)
+
+// LedgerRecord is one signed record of the ledger.
+type LedgerRecord struct {
+	// Seq is the record's sequence number: 1, 2, … in the order the records were
+	// committed, each number used once, by a record or a tombstone (see the package
+	// documentation). It is the record's index in the transparency log to come.
+	Seq  int64
+	Kind RecordKind
+	// EntryID and EntrySlug name the entry the record is about (0 and "": none).
+	EntryID   int64
+	EntrySlug string
+	// PayloadDigest is the hex SHA-256 of the signed payload; KeyID the signing key's id.
+	PayloadDigest string
+	KeyID         string
+	// Envelope is the DSSE envelope JSON, byte for byte as it was signed and stored.
+	Envelope  []byte
+	CreatedAt time.Time // when it was stored
+}
+
+// LedgerFilter selects ledger records; the zero value selects every one.
+type LedgerFilter struct {
+	AfterSeq  int64     // only records with a higher sequence number
+	Since     time.Time // only records stored at or after Since
+	EntrySlug string    // only the records of this entry
+}
+
+// Tombstone records the deletion of an entry's signed records: it takes a sequence
+// number of its own, and lists the numbers that went, so that the ledger (and the log
+// built on it) can say what was removed and why.
+type Tombstone struct {
+	Seq       int64
+	EntryID   int64
+	EntrySlug string
+	Reason    string // one line, why the entry was deleted
+	DeletedAt time.Time
+	// Removed are the records deleted with the entry, in sequence order.
+	Removed []RemovedRecord
+}
+
+// RemovedRecord is one record a tombstone lists.
+type RemovedRecord struct {
+	Seq           int64
+	Kind          RecordKind
+	PayloadDigest string
+}
+
+// maxDeleteReason bounds the reason of DeleteEntry (the schema's CHECK says the same).
+const maxDeleteReason = 200
+
+// ledgerPage is how many records Ledger and Envelopes read per query: a page of
+// envelopes is a few MB at most.
+const ledgerPage = 256
+
+// checkLedgerFilter refuses a filter Ledger cannot answer.
+func checkLedgerFilter(f LedgerFilter) error {
+	if f.AfterSeq < 0 {
+		return fmt.Errorf("negative sequence number %d", f.AfterSeq)
+	}
+	return nil
+}
+
+// signedDigest checks a change's or supply run's envelope, key id and payload digest
+// and returns the payload digest to store: "" for an unsigned record (no envelope, no
+// key id, no digest), else the digest of the envelope's payload (payloadDigestOf), which
+// a digest given must equal. limit bounds the envelope's size.
+func signedDigest(env []byte, keyID, given string, limit int) (string, error) {
+	switch {
+	case (len(env) == 0) != (keyID == ""):
+		return "", errors.New("envelope and key id come together")
+	case len(env) == 0 && given != "":
+		return "", errors.New("payload digest without an envelope")
+	case len(env) == 0:
+		return "", nil
+	case len(env) > limit:
+		return "", fmt.Errorf("envelope is %d bytes, more than %d", len(env), limit)
+	}
+	digest, err := payloadDigestOf(env)
+	if err != nil {
+		return "", err
+	}
+	if given != "" && given != digest {
+		return "", fmt.Errorf("payload digest %s is not the envelope's, %s", given, digest)
+	}
+	return digest, nil
+}
+
+// payloadDigestOf is a record's payload digest: the hex SHA-256 of its DSSE envelope's
+// payload, as decoded by attest.ParseEnvelope (which checks neither the signatures nor
+// the payload's contents).
+func payloadDigestOf(env []byte) (string, error) {
+	_, payload, err := attest.ParseEnvelope(env)
+	if err != nil {
+		return "", fmt.Errorf("envelope is not a DSSE envelope: %w", err)
+	}
+	sum := sha256.Sum256(payload)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// sqlitePayloadDigest is the function migration 0006 calls on SQLite to compute the
+// payload digest of the change and supply envelopes stored before it: the hex SHA-256 of
+// the envelope's decoded payload, what the writers computed from the payload they signed.
+const sqlitePayloadDigest = "probity_payload_digest"
+
+func init() {
+	sqlite.MustRegisterDeterministicScalarFunction(sqlitePayloadDigest, 1,
+		func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+			var env []byte
+			switch v := args[0].(type) {
+			case []byte:
+				env = v
+			case string:
+				env = []byte(v)
+			default:
+				return nil, fmt.Errorf("%s: not an envelope (%T)", sqlitePayloadDigest, args[0])
+			}
+			digest, err := payloadDigestOf(env)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", sqlitePayloadDigest, err)
+			}
+			return digest, nil
+		})
+}
+
+// tombstoneRow is a tombstone joined with one of the records it lists (nil: none).
+type tombstoneRow struct {
+	Tombstone
+	removed *RemovedRecord
+}
+
+// groupTombstones folds rows ordered by tombstone, then record, into tombstones.
+func groupTombstones(rows []tombstoneRow) []Tombstone {
+	var out []Tombstone
+	for _, r := range rows {
+		if len(out) == 0 || out[len(out)-1].Seq != r.Seq {
+			out = append(out, r.Tombstone)
+		}
+		if r.removed != nil {
+			t := &out[len(out)-1]
+			t.Removed = append(t.Removed, *r.removed)
+		}
+	}
+	return out
+}
