@@ -17,8 +17,8 @@ import (
 // description and annotations.title, every "description" and "title" string at any
 // depth of its inputSchema and outputSchema (and, for invisible characters only, the
 // parameter names under their "properties"), and the server's instructions. Raw tools
-// are walked token by token, so a malformed tool is scanned as far as it parses and
-// duplicate members are all scanned; nesting deeper than maxWalkDepth is skipped (such a
+// are walked string by string (a valid tool in place, a malformed one token by token as
+// far as it parses), so duplicate members are all scanned; nesting deeper than maxWalkDepth is skipped (such a
 // tool cannot be fingerprinted, so its round is not signed).
 //
 // Invisible characters: C0 and C1 controls other than tab, line feed and carriage return
