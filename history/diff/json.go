@@ -304,7 +304,7 @@ func rawToolName(raw []byte) (string, error) {
 	}
 	i = skipSpace(raw, i+1)
 	for i < len(raw) && raw[i] == '"' {
-		kEnd := skipString(raw, i)
+		kEnd := attest.SkipJSONString(raw, i)
 		key := raw[i:kEnd]
 		isName := string(key) == `"name"`
 		if !isName && bytes.IndexByte(key, '\\') >= 0 {
@@ -367,13 +367,13 @@ func skipValue(d []byte, i int) int {
 	}
 	switch d[i] {
 	case '"':
-		return skipString(d, i)
+		return attest.SkipJSONString(d, i)
 	case '{', '[':
 		depth := 0
 		for i < len(d) {
 			switch d[i] {
 			case '"':
-				i = skipString(d, i)
+				i = attest.SkipJSONString(d, i)
 				continue
 			case '{', '[':
 				depth++
@@ -391,25 +391,4 @@ func skipValue(d []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-// skipString returns the index just past the JSON string at d[i].
-func skipString(d []byte, i int) int {
-	i++
-	for {
-		j := bytes.IndexByte(d[i:], '"')
-		if j < 0 {
-			return len(d)
-		}
-		i += j
-		// The quote ends the string unless an odd number of backslashes precede it.
-		n := 0
-		for k := i - 1; k >= 0 && d[k] == '\\'; k-- {
-			n++
-		}
-		i++
-		if n%2 == 0 {
-			return i
-		}
-	}
 }
