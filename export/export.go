@@ -1,6 +1,23 @@
-// Package export writes stored envelopes with the key document, in the shapes the
-// offline verifier accepts: a directory (keys.json and SLUG/ROUND-ID.json per round) or
-// a JSONL file (one envelope per line, keys.json beside it).
+// Package export writes the ledger's signed records with the key document, in the
+// shapes the offline verifier accepts, and an index that gives each record its ledger
+// sequence number and kind.
+//
+// The records go out as one stream in sequence order (store.Store's Ledger), every kind
+// (round, change, supply run) together. Two shapes:
+//
+//   - A JSONL file (OUT.jsonl): one envelope per line, byte for byte as stored, in
+//     sequence order; keys.json beside it; and the index OUT.ledger.tsv beside it.
+//   - A directory: keys.json, one file per record (a round's SLUG/ROUND-ID.json, a
+//     change's SLUG/changes/ch-N.json, a supply run's SLUG/supply/TIME.json, as before
+//     the ledger), and the index ledger.tsv at its root.
+//
+// The index (IndexColumns) is tab-separated, one line per record and per tombstone that
+// the filter selects, in sequence order: the line (or file) of each record, and for a
+// tombstone (an entry's deletion, which removed records from the ledger) the numbers it
+// removed and why. Its name does not end in .json, .jsonl or .dsse, so `probity verify`
+// of the export's directory does not read it, and the envelope files are what they
+// were before the ledger: a verifier that knows nothing of the index verifies them as
+// before.
 package export
 
 import (
@@ -11,6 +28,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,136 +37,122 @@ import (
 	"github.com/probity-dev/probity/store"
 )
 
-// Counts says how many envelopes Write wrote.
-type Counts struct {
-	Rounds  int // round envelopes (probe/v1)
-	Changes int // change envelopes (change/v1), hidden changes included: they stay signed records
-	Supply  int // supply-run envelopes (supply/v1), the last ten per entry
+// Ledger is what Write reads of the store.
+type Ledger interface {
+	Ledger(ctx context.Context, f store.LedgerFilter, fn func(store.LedgerRecord) error) error
+	Tombstones(ctx context.Context, afterSeq int64) ([]store.Tombstone, error)
 }
 
-// Write writes the round, change and supply envelopes f selects and the key document to out (a
-// directory, or a .jsonl file with keys.json beside it). In a directory, a round's
-// envelope is SLUG/ROUND-ID.json, a change's SLUG/changes/ch-N.json and a supply run's
-// SLUG/supply/TIME.json. Progress goes to
-// progress every 5 s.
-func Write(ctx context.Context, st store.Store, doc *keys.Document, out string, f store.EnvelopeFilter, progress io.Writer) (Counts, error) {
+// Counts says how many envelopes and tombstones Write wrote.
+type Counts struct {
+	Rounds     int // round envelopes (probe/v1)
+	Changes    int // change envelopes (change/v1), hidden changes included: they stay signed records
+	Supply     int // supply-run envelopes (supply/v1), every run kept
+	Other      int // records of kinds this version does not name
+	Tombstones int // deletions the index lists
+}
+
+// IndexColumns is the index's header line: a record's sequence number, kind
+// (store.RecordKind, or "tombstone"), entry slug, where it is (the 1-based line of the
+// JSONL file, or the file's path relative to the export directory; "-" for a
+// tombstone), and its payload digest (hex SHA-256), or for a tombstone what it removed:
+// "removed SEQ,SEQ,… because REASON".
+const IndexColumns = "seq\tkind\tentry\tat\tpayload_digest"
+
+// IndexName is the index of an export to out: OUT.ledger.tsv beside a .jsonl file,
+// ledger.tsv inside a directory.
+func IndexName(out string) string {
+	if base, ok := strings.CutSuffix(out, ".jsonl"); ok {
+		return base + ".ledger.tsv"
+	}
+	return filepath.Join(out, "ledger.tsv")
+}
+
+// Write writes the ledger records f selects (Since: stored at or after; EntrySlug: of
+// one entry) and the key document to out (a directory, or a .jsonl file with keys.json
+// beside it), with the index (IndexName). Progress goes to progress every 5 s.
+func Write(ctx context.Context, st Ledger, doc *keys.Document, out string, f store.EnvelopeFilter, progress io.Writer) (Counts, error) {
 	var c Counts
 	docJSON, err := keys.MarshalDocument(doc)
 	if err != nil {
 		return c, err
 	}
-	cf := store.ChangeFilter{Since: f.Since, IncludeHidden: true}
-	if f.EntrySlug != "" {
-		e, err := st.Entry(ctx, f.EntrySlug)
-		if err != nil {
-			return c, fmt.Errorf("no entry %q: %w", f.EntrySlug, err)
-		}
-		cf.EntryID = e.ID
+	lf := store.LedgerFilter{Since: f.Since, EntrySlug: f.EntrySlug}
+	tombs, err := selectTombstones(ctx, st, lf)
+	if err != nil {
+		return c, err
 	}
 	last := time.Now()
-	tick := func() {
+	count := func(k store.RecordKind) {
+		switch k {
+		case store.RecordProbe:
+			c.Rounds++
+		case store.RecordChange:
+			c.Changes++
+		case store.RecordSupply:
+			c.Supply++
+		default:
+			c.Other++
+		}
 		if time.Since(last) > 5*time.Second {
-			fmt.Fprintf(progress, "exported %d round and %d change envelopes …\n", c.Rounds, c.Changes)
+			fmt.Fprintf(progress, "exported %d round, %d change and %d supply envelopes …\n", c.Rounds, c.Changes, c.Supply)
 			last = time.Now()
 		}
 	}
-	changes, err := st.Changes(ctx, cf)
-	if err != nil {
-		return c, fmt.Errorf("couldn't read changes: %w", err)
-	}
-	supplyRuns, err := supplyEnvelopes(ctx, st, cf.EntryID, f.Since)
-	if err != nil {
-		return c, fmt.Errorf("couldn't read supply runs: %w", err)
-	}
 
-	if strings.HasSuffix(out, ".jsonl") {
-		if err := writeFileAtomic(filepath.Join(filepath.Dir(out), keys.DocumentFile), docJSON); err != nil {
-			return c, err
-		}
-		tmp := out + ".tmp"
-		file, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-		if err != nil {
-			return c, err
-		}
-		defer os.Remove(tmp)
-		w := bufio.NewWriterSize(file, 1<<20)
-		err = st.Envelopes(ctx, f, func(r store.EnvelopeRecord) error {
-			if err := oneLine(r.Envelope, w); err != nil {
-				return fmt.Errorf("envelope of round %s: %w", r.RoundID, err)
-			}
-			c.Rounds++
-			tick()
-			return nil
-		})
-		for i := 0; err == nil && i < len(changes); i++ {
-			if changes[i].Envelope == nil {
-				continue
-			}
-			if err = oneLine(changes[i].Envelope, w); err != nil {
-				err = fmt.Errorf("envelope of change %d of %s: %w", changes[i].Number, changes[i].EntrySlug, err)
-			}
-			c.Changes++
-			tick()
-		}
-		for i := 0; err == nil && i < len(supplyRuns); i++ {
-			if err = oneLine(supplyRuns[i].env, w); err != nil {
-				err = fmt.Errorf("envelope of a supply run of %s: %w", supplyRuns[i].slug, err)
-			}
-			c.Supply++
-			tick()
-		}
-		if err == nil {
-			err = w.Flush()
-		}
-		if err == nil {
-			err = file.Sync()
-		}
-		if cerr := file.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return c, fmt.Errorf("couldn't export to %s: %w", out, err)
-		}
-		return c, os.Rename(tmp, out)
+	jsonl := strings.HasSuffix(out, ".jsonl")
+	if jsonl {
+		err = writeFileAtomic(filepath.Join(filepath.Dir(out), keys.DocumentFile), docJSON)
+	} else if err = os.MkdirAll(out, 0o755); err == nil {
+		err = writeFileAtomic(filepath.Join(out, keys.DocumentFile), docJSON)
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err != nil {
 		return c, err
 	}
-	if err := writeFileAtomic(filepath.Join(out, keys.DocumentFile), docJSON); err != nil {
+	index, err := newAtomicFile(IndexName(out))
+	if err != nil {
 		return c, err
 	}
-	err = st.Envelopes(ctx, f, func(r store.EnvelopeRecord) error {
-		dir := filepath.Join(out, r.EntrySlug)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
+	defer index.discard()
+	index.w.WriteString(IndexColumns + "\n")
+
+	var lines *atomicFile
+	if jsonl {
+		if lines, err = newAtomicFile(out); err != nil {
+			return c, err
 		}
-		if err := writeFileAtomic(filepath.Join(dir, r.RoundID+".json"), r.Envelope); err != nil {
-			return err
+		defer lines.discard()
+	}
+	line := 0
+	err = st.Ledger(ctx, lf, func(r store.LedgerRecord) error {
+		for len(tombs) > 0 && tombs[0].Seq < r.Seq {
+			writeTombstone(index.w, tombs[0])
+			tombs = tombs[1:]
+			c.Tombstones++
 		}
-		c.Rounds++
-		tick()
+		at, err := "", error(nil)
+		if jsonl {
+			line++
+			at, err = strconv.Itoa(line), oneLine(r.Envelope, lines.w)
+		} else {
+			at, err = writeRecordFile(out, r)
+		}
+		if err != nil {
+			return fmt.Errorf("record %d (%s of %s): %w", r.Seq, r.Kind, r.EntrySlug, err)
+		}
+		fmt.Fprintf(index.w, "%d\t%s\t%s\t%s\t%s\n", r.Seq, r.Kind, r.EntrySlug, at, r.PayloadDigest)
+		count(r.Kind)
 		return nil
 	})
-	for i := 0; err == nil && i < len(changes); i++ {
-		ch := &changes[i]
-		if ch.Envelope == nil {
-			continue
-		}
-		dir := filepath.Join(out, ch.EntrySlug, "changes")
-		if err = os.MkdirAll(dir, 0o755); err == nil {
-			err = writeFileAtomic(filepath.Join(dir, fmt.Sprintf("ch-%d.json", ch.Number)), ch.Envelope)
-		}
-		c.Changes++
-		tick()
+	for ; err == nil && len(tombs) > 0; tombs = tombs[1:] {
+		writeTombstone(index.w, tombs[0])
+		c.Tombstones++
 	}
-	for i := 0; err == nil && i < len(supplyRuns); i++ {
-		r := &supplyRuns[i]
-		dir := filepath.Join(out, r.slug, "supply")
-		if err = os.MkdirAll(dir, 0o755); err == nil {
-			err = writeFileAtomic(filepath.Join(dir, r.ranAt.UTC().Format("20060102T150405.000Z")+".json"), r.env)
-		}
-		c.Supply++
-		tick()
+	if err == nil && jsonl {
+		err = lines.commit()
+	}
+	if err == nil {
+		err = index.commit()
 	}
 	if err != nil {
 		return c, fmt.Errorf("couldn't export to %s: %w", out, err)
@@ -156,51 +160,60 @@ func Write(ctx context.Context, st store.Store, doc *keys.Document, out string, 
 	return c, nil
 }
 
-type supplyEnvelope struct {
-	slug  string
-	ranAt time.Time
-	env   []byte
+// selectTombstones returns the tombstones the filter selects: deleted at or after Since,
+// of the entry EntrySlug names.
+func selectTombstones(ctx context.Context, st Ledger, f store.LedgerFilter) ([]store.Tombstone, error) {
+	all, err := st.Tombstones(ctx, 0)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read the tombstones: %w", err)
+	}
+	var out []store.Tombstone
+	for _, t := range all {
+		if (f.EntrySlug == "" || t.EntrySlug == f.EntrySlug) && !t.DeletedAt.Before(f.Since) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }
 
-// supplyEnvelopes returns the signed supply runs of one entry (entryID) or of all,
-// run at or after since.
-func supplyEnvelopes(ctx context.Context, st store.Store, entryID int64, since time.Time) ([]supplyEnvelope, error) {
-	var out []supplyEnvelope
-	add := func(e store.Entry) error {
-		runs, err := st.SupplyRuns(ctx, e.ID, 0)
-		if err != nil {
-			return err
-		}
-		for _, r := range runs {
-			if r.Envelope != nil && !r.RanAt.Before(since) {
-				out = append(out, supplyEnvelope{e.Slug, r.RanAt, r.Envelope})
-			}
-		}
-		return nil
+// writeTombstone writes a tombstone's index line. Its reason is one line without
+// control characters (the store's rule), so it cannot break the TSV.
+func writeTombstone(w *bufio.Writer, t store.Tombstone) {
+	seqs := make([]string, len(t.Removed))
+	for i, r := range t.Removed {
+		seqs[i] = strconv.FormatInt(r.Seq, 10)
 	}
-	if entryID != 0 {
-		e, err := st.EntryByID(ctx, entryID)
-		if err != nil {
-			return nil, err
-		}
-		return out, add(e)
+	fmt.Fprintf(w, "%d\ttombstone\t%s\t-\tremoved %s because %s\n", t.Seq, t.EntrySlug, strings.Join(seqs, ","), t.Reason)
+}
+
+// writeRecordFile writes a record to its file in the directory out and returns the
+// file's path relative to out: SLUG/ROUND-ID.json, SLUG/changes/ch-N.json,
+// SLUG/supply/TIME.json, or, for a kind this version does not name or a record whose
+// row is gone, SLUG/ledger/SEQ.json.
+func writeRecordFile(out string, r store.LedgerRecord) (string, error) {
+	if _, _, err := attest.ParseEnvelope(r.Envelope); err != nil {
+		return "", err
 	}
-	var after int64
-	for {
-		es, err := st.Entries(ctx, after, 1000)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range es {
-			if err := add(e); err != nil {
-				return nil, err
-			}
-			after = e.ID
-		}
-		if len(es) < 1000 {
-			return out, nil
-		}
+	slug := r.EntrySlug
+	if slug == "" {
+		slug = "_"
 	}
+	var rel string
+	switch {
+	case r.Kind == store.RecordProbe && r.RoundID != "":
+		rel = filepath.Join(slug, r.RoundID+".json")
+	case r.Kind == store.RecordChange && r.ChangeNumber > 0:
+		rel = filepath.Join(slug, "changes", fmt.Sprintf("ch-%d.json", r.ChangeNumber))
+	case r.Kind == store.RecordSupply && !r.RanAt.IsZero():
+		rel = filepath.Join(slug, "supply", r.RanAt.UTC().Format("20060102T150405.000Z")+".json")
+	default:
+		rel = filepath.Join(slug, "ledger", fmt.Sprintf("%d.json", r.Seq))
+	}
+	path := filepath.Join(out, rel)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	return filepath.ToSlash(rel), writeFileAtomic(path, r.Envelope)
 }
 
 // oneLine writes a stored envelope as one JSONL line. Stored envelopes are compact
@@ -214,6 +227,47 @@ func oneLine(env []byte, w *bufio.Writer) error {
 	}
 	w.Write(env)
 	return w.WriteByte('\n')
+}
+
+// atomicFile is a file written through a temporary file and renamed into place by
+// commit; discard removes the temporary file unless committed.
+type atomicFile struct {
+	path, tmp string
+	file      *os.File
+	w         *bufio.Writer
+	done      bool
+}
+
+func newAtomicFile(path string) (*atomicFile, error) {
+	tmp := path + ".tmp"
+	file, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &atomicFile{path: path, tmp: tmp, file: file, w: bufio.NewWriterSize(file, 1<<20)}, nil
+}
+
+// commit flushes, syncs and closes the file and renames it into place.
+func (f *atomicFile) commit() error {
+	err := f.w.Flush()
+	if err == nil {
+		err = f.file.Sync()
+	}
+	if cerr := f.file.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.tmp, f.path)
+	}
+	f.done = err == nil
+	return err
+}
+
+func (f *atomicFile) discard() {
+	if !f.done {
+		f.file.Close()
+		os.Remove(f.tmp)
+	}
 }
 
 // writeFileAtomic writes data to path through a temporary file and a rename.

@@ -19,19 +19,24 @@ const exportUsage = `Usage:
 
 	probity export --out DIR|FILE.jsonl [--since TIME] [--entry SLUG]
 
-Writes the stored envelopes (rounds, recorded changes with hidden ones included, and
-supply-check runs) with the key document, in the shapes "probity verify"
-accepts:
+Writes the ledger's signed records (rounds, recorded changes with hidden ones
+included, and supply-check runs), in sequence order, with the key document and an
+index, in the shapes "probity verify" accepts:
 
 	--out DIR          DIR/keys.json, one envelope per round in
 	                   DIR/SLUG/ROUND-ID.json, one per recorded change in
 	                   DIR/SLUG/changes/ch-N.json and one per supply-check run in
-	                   DIR/SLUG/supply/TIME.json
-	--out FILE.jsonl   one envelope per line in FILE.jsonl, and the key document in
-	                   keys.json beside it
-	--since TIME       only rounds started at or after TIME (RFC 3339, e.g.
+	                   DIR/SLUG/supply/TIME.json; the index in DIR/ledger.tsv
+	--out FILE.jsonl   one envelope per line in FILE.jsonl, in sequence order, the
+	                   key document in keys.json beside it and the index in
+	                   FILE.ledger.tsv
+	--since TIME       only records stored at or after TIME (RFC 3339, e.g.
 	                   2026-11-30T00:00:00Z, or a date 2026-11-30)
-	--entry SLUG       only the rounds of one entry
+	--entry SLUG       only the records of one entry
+
+The index has a line per record: its sequence number, kind, entry, line (or file) and
+payload digest; and a line per deleted entry (a tombstone) with the sequence numbers
+its deletion removed and why.
 
 Then: probity verify --keys DIR/keys.json DIR   (or FILE.jsonl)
 
@@ -90,7 +95,8 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
-	fmt.Fprintf(stdout, "exported %d round, %d change and %d supply envelopes to %s\n", n.Rounds, n.Changes, n.Supply, *out)
+	fmt.Fprintf(stdout, "exported %d round, %d change and %d supply envelopes to %s (index %s, %d deletions)\n",
+		n.Rounds, n.Changes, n.Supply, *out, export.IndexName(*out), n.Tombstones)
 	return 0
 }
 
