@@ -114,7 +114,7 @@ func (s *Signer) Supply(ctx context.Context, slug string, at time.Time) (Record,
 		Checks: checks, Entry: attest.ChangeEntry{Kind: "npm", Slug: slug, Package: "pkg:npm/" + slug},
 		EvaluatedAt: attest.FormatTime(at), Score: 100, WeightRan: 100, Verified: true,
 		SuiteVersion: "2026.11", ToolVersion: "0.1.0",
-	}, attest.Digest([]byte("facts of "+slug))[len("sha256:"):])
+	}, attest.Digest([]byte("facts of " + slug))[len("sha256:"):])
 	env, payload, err := attest.Sign(ctx, st, s.signer)
 	if err != nil {
 		return Record{}, err
