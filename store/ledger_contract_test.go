@@ -153,6 +153,11 @@ func TestLedgerOrder(t *testing.T) {
 				t.Errorf("record %d = %+v, want %+v", i+1, g, w)
 			}
 		}
+		// What each record signs.
+		if got[0].RoundID != r1.RoundID || got[1].ChangeNumber != 1 || got[2].ChangeNumber != 3 ||
+			!got[3].RanAt.Equal(ms(t0)) || got[4].RoundID != r2.RoundID || got[0].ChangeNumber != 0 || !got[0].RanAt.IsZero() {
+			t.Errorf("what the records sign: %q %d %d %v %q", got[0].RoundID, got[1].ChangeNumber, got[2].ChangeNumber, got[3].RanAt, got[4].RoundID)
+		}
 		checkLedgerNumbering(t, s)
 
 		// The rows reference their records.

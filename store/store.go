@@ -1,4 +1,4 @@
-// Package store persists Probity's entries, rounds, signed envelopes, tool surfaces, due
+// Package store persists Probity's entries, rounds, the ledger of signed records, tool surfaces, due
 // times and uptime, on PostgreSQL (pgx/v5, pgxpool, raw SQL) for production and several
 // workers, or on an embedded SQLite file (modernc.org/sqlite, pure Go) as the default that
 // needs no setup.
@@ -14,9 +14,9 @@
 //     many processes.
 //   - SaveRound is the only way a round enters the store. It writes the round's
 //     observation, its tool surface (content-addressed by surface fingerprint), its
-//     envelope (when signed), the day's uptime and the entry's new due times in one
+//     ledger record (when signed), the day's uptime and the entry's new due times in one
 //     transaction: after a crash either all of it is there or none of it. An observation
-//     is marked signed exactly when its envelope is stored.
+//     is marked signed exactly when it references its ledger record.
 //   - A round is identified by (entry, due time). A second SaveRound for the same pair
 //     returns ErrRoundDone and changes nothing, so a restarted worker can never store or
 //     publish an entry twice for the same due time.
@@ -330,7 +330,8 @@ type EnvelopeRecord struct {
 	Envelope      []byte
 }
 
-// EnvelopeFilter selects envelopes for export; zero fields select everything.
+// EnvelopeFilter selects round envelopes (Envelopes) and exported records (export.Write:
+// stored at or after Since); zero fields select everything.
 type EnvelopeFilter struct {
 	Since     time.Time // rounds started at or after Since
 	EntrySlug string
