@@ -1,7 +1,7 @@
-// Package store persists Probity's entries, rounds, the ledger of signed records, tool surfaces, due
-// times and uptime, on PostgreSQL (pgx/v5, pgxpool, raw SQL) for production and several
-// workers, or on an embedded SQLite file (modernc.org/sqlite, pure Go) as the default that
-// needs no setup.
+// Package store persists Probity's entries, rounds, changes, supply runs, the ledger of
+// their signed records, tool surfaces, due times and uptime, on PostgreSQL (pgx/v5,
+// pgxpool, raw SQL) for production and several workers, or on an embedded SQLite file
+// (modernc.org/sqlite, pure Go) as the default that needs no setup.
 //
 // Both backends implement one interface, Store, and pass one contract test suite
 // (contract_test.go). Driver types (pgx.Tx, *sql.Tx) never leave this package; the River
