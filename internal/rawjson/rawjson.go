@@ -17,6 +17,8 @@ import (
 	"encoding/json"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/probity-dev/probity/attest"
 )
 
 // Member is one member of a JSON object: its name, unescaped as encoding/json unescapes
@@ -142,18 +144,9 @@ func SkipSpace(raw []byte, i int) int {
 	return i
 }
 
-// SkipString returns the index after the string that starts at raw[i] == '"'.
-func SkipString(raw []byte, i int) int {
-	for i++; i < len(raw); i++ {
-		switch raw[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return i
-}
+// SkipString returns the index after the string that starts at raw[i] == '"'
+// (attest.SkipJSONString, the one copy of that rule).
+func SkipString(raw []byte, i int) int { return attest.SkipJSONString(raw, i) }
 
 // SkipValue returns the index after the value that starts at raw[i].
 func SkipValue(raw []byte, i int) int {
