@@ -31,8 +31,8 @@ func (s *pgStore) SaveRound(ctx context.Context, r *Round) (int64, error) {
 
 // pgSaveRound writes everything a checked round changes, in tx; see SaveRound.
 //
-// Its statements go in three pipelined batches, one round trip each; each batch needs
-// what the one before returned. A statement in a batch runs when the one before it has
+// Its statements go in two pipelined batches, one round trip each; the second needs
+// what the first returned. A statement in a batch runs when the one before it has
 // finished, on a snapshot of its own (READ COMMITTED), as if sent alone. Measured on
 // loopback with synchronous_commit off, on a busy 2-core machine: 1.1 to 1.8 ms a round
 // batched, 1.9 to 2.3 ms with a round trip per statement.
@@ -61,9 +61,11 @@ func pgSaveRound(ctx context.Context, tx pgx.Tx, r *Round, now time.Time) (int64
 		return 0, err
 	}
 
-	// 2. The surface, the ledger record (when signed), then the observation. The record
-	// takes its sequence number here, which holds the ledger counter until the commit:
-	// after the entry's lock, as every writer takes them.
+	// 2. Everything else, in one batch: the surface, the day's uptime, the entry and its
+	// due times, then the ledger record (when signed) and the observation. The record
+	// takes its sequence number last, after the entry's lock as every writer takes them:
+	// the ledger counter stays locked until the commit, so the less the batch runs after
+	// it, the shorter every other writer of a signed record waits.
 	var fpSurface, fpToolset, fpSchema, fpInstructions *string
 	b = &pgx.Batch{}
 	if fp := r.Fingerprints; fp != nil {
@@ -82,38 +84,6 @@ func pgSaveRound(ctx context.Context, tx pgx.Tx, r *Round, now time.Time) (int64
 			).Exec(func(pgconn.CommandTag) error { return nil })
 		}
 	}
-	var id int64
-	ledgerSeq := `NULL`
-	if r.Signed() {
-		// Signed exactly when the record is stored: both in this transaction.
-		pgQueueAppendRecord(b, RecordProbe, r.EntryID, r.PayloadDigest, r.KeyID, r.Envelope, now)
-		ledgerSeq = pgTakenSeq
-	}
-	b.Queue(`
-		INSERT INTO observations (
-			entry_id, due_at, reason, round_id, started_at, finished_at, coverage, signed,
-			unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version,
-			server_name, server_version, tool_count, pages, fp_surface, fp_toolset, fp_schema,
-			fp_instructions, results, timings, handshake_method, proposed_version,
-			login_unauthorized, login_challenge, login_metadata, ledger_seq)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-			$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, `+ledgerSeq+`)
-		RETURNING id`,
-		r.EntryID, pgTime(r.DueAt), string(r.Reason), r.RoundID, pgTime(r.StartedAt), pgTime(r.FinishedAt),
-		r.Coverage, r.Signed(), r.UnsignedReason, r.Reach, r.HTTPStatus, r.Stop, string(r.Uptime),
-		r.RetryAfter.Milliseconds(), r.ProtocolVersion, r.ServerName, r.ServerVersion, r.ToolCount, r.Pages,
-		fpSurface, fpToolset, fpSchema, fpInstructions, r.Results, r.Timings, r.HandshakeMethod,
-		r.ProposedVersion, r.Login.Unauthorized, r.Login.Challenge, r.Login.Metadata,
-	).QueryRow(func(row pgx.Row) error { return row.Scan(&id) })
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		if isPgViolation(err, pgRoundConstraint) {
-			return 0, ErrRoundDone
-		}
-		return 0, fmt.Errorf("couldn't store the surface, the ledger record or the observation: %w", err)
-	}
-
-	// 3. The day's uptime, the entry and its due times.
-	b = &pgx.Batch{}
 	uptime.add(r.Uptime)
 	after := uptime.status()
 	onlineDelta, countedDelta := uptimeDelta(before, after)
@@ -144,8 +114,34 @@ func pgSaveRound(ctx context.Context, tx pgx.Tx, r *Round, now time.Time) (int64
 	for _, u := range r.Due {
 		pgQueueSetDue(b, r.EntryID, u)
 	}
+	var id int64
+	ledgerSeq := `NULL`
+	if r.Signed() {
+		// Signed exactly when the record is stored: both in this transaction.
+		pgQueueAppendRecord(b, RecordProbe, r.EntryID, r.PayloadDigest, r.KeyID, r.Envelope, now)
+		ledgerSeq = pgTakenSeq
+	}
+	b.Queue(`
+		INSERT INTO observations (
+			entry_id, due_at, reason, round_id, started_at, finished_at, coverage, signed,
+			unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version,
+			server_name, server_version, tool_count, pages, fp_surface, fp_toolset, fp_schema,
+			fp_instructions, results, timings, handshake_method, proposed_version,
+			login_unauthorized, login_challenge, login_metadata, ledger_seq)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+			$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, `+ledgerSeq+`)
+		RETURNING id`,
+		r.EntryID, pgTime(r.DueAt), string(r.Reason), r.RoundID, pgTime(r.StartedAt), pgTime(r.FinishedAt),
+		r.Coverage, r.Signed(), r.UnsignedReason, r.Reach, r.HTTPStatus, r.Stop, string(r.Uptime),
+		r.RetryAfter.Milliseconds(), r.ProtocolVersion, r.ServerName, r.ServerVersion, r.ToolCount, r.Pages,
+		fpSurface, fpToolset, fpSchema, fpInstructions, r.Results, r.Timings, r.HandshakeMethod,
+		r.ProposedVersion, r.Login.Unauthorized, r.Login.Challenge, r.Login.Metadata,
+	).QueryRow(func(row pgx.Row) error { return row.Scan(&id) })
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return 0, fmt.Errorf("couldn't store the uptime, entry or due times: %w", err)
+		if isPgViolation(err, pgRoundConstraint) {
+			return 0, ErrRoundDone
+		}
+		return 0, fmt.Errorf("couldn't store the surface, uptime, entry, due times, ledger record or observation: %w", err)
 	}
 	return id, nil
 }
