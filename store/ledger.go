@@ -40,6 +40,12 @@ type LedgerRecord struct {
 	// Envelope is the DSSE envelope JSON, byte for byte as it was signed and stored.
 	Envelope  []byte
 	CreatedAt time.Time // when it was stored
+
+	// What the record signs, by kind: the round's id (RecordProbe), the change's
+	// number (RecordChange), the supply run's time (RecordSupply); zero otherwise.
+	RoundID      string
+	ChangeNumber int64
+	RanAt        time.Time
 }
 
 // LedgerFilter selects ledger records; the zero value selects every one.
@@ -75,6 +81,19 @@ const maxDeleteReason = 200
 // ledgerPage is how many records Ledger and Envelopes read per query: a page of
 // envelopes is a few MB at most.
 const ledgerPage = 256
+
+// ledgerColumns are the columns Ledger reads, of ledgerFrom (the same SQL on both
+// backends): each record with its entry and the row that references it, found on the
+// referencing tables' unique ledger_seq indexes.
+const (
+	ledgerColumns = `l.seq, l.kind, coalesce(l.entry_id, 0), coalesce(e.slug, ''), l.payload_digest,
+		l.key_id, l.envelope, l.created_at, coalesce(o.round_id, ''), coalesce(c.number, 0), r.ran_at`
+	ledgerFrom = `ledger l
+		LEFT JOIN entries e ON e.id = l.entry_id
+		LEFT JOIN observations o ON o.ledger_seq = l.seq
+		LEFT JOIN changes c ON c.ledger_seq = l.seq
+		LEFT JOIN supply_runs r ON r.ledger_seq = l.seq`
+)
 
 // checkLedgerFilter refuses a filter Ledger cannot answer.
 func checkLedgerFilter(f LedgerFilter) error {

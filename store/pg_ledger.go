@@ -87,9 +87,8 @@ func (s *pgStore) Ledger(ctx context.Context, f LedgerFilter, fn func(LedgerReco
 	}
 	// Fixed fragments only; values are named parameters.
 	query := `
-		SELECT l.seq, l.kind, coalesce(l.entry_id, 0), coalesce(e.slug, ''), l.payload_digest, l.key_id,
-			l.envelope, l.created_at
-		FROM ledger l LEFT JOIN entries e ON e.id = l.entry_id
+		SELECT ` + ledgerColumns + `
+		FROM ` + ledgerFrom + `
 		WHERE l.seq > @after AND l.seq <= @last`
 	args := pgx.NamedArgs{"after": f.AfterSeq, "last": *last, "page": ledgerPage}
 	if !f.Since.IsZero() {
@@ -108,11 +107,13 @@ func (s *pgStore) Ledger(ctx context.Context, f LedgerFilter, fn func(LedgerReco
 		}
 		page, err := pgCollect(rows, func(row pgx.Row) (LedgerRecord, error) {
 			var (
-				r    LedgerRecord
-				kind string
+				r     LedgerRecord
+				kind  string
+				ranAt *time.Time
 			)
-			err := row.Scan(&r.Seq, &kind, &r.EntryID, &r.EntrySlug, &r.PayloadDigest, &r.KeyID, &r.Envelope, &r.CreatedAt)
-			r.Kind, r.CreatedAt = RecordKind(kind), r.CreatedAt.UTC()
+			err := row.Scan(&r.Seq, &kind, &r.EntryID, &r.EntrySlug, &r.PayloadDigest, &r.KeyID, &r.Envelope,
+				&r.CreatedAt, &r.RoundID, &r.ChangeNumber, &ranAt)
+			r.Kind, r.CreatedAt, r.RanAt = RecordKind(kind), r.CreatedAt.UTC(), fromPgTime(ranAt)
 			return r, err
 		})
 		if err != nil {

@@ -92,9 +92,8 @@ func (s *sqliteStore) Ledger(ctx context.Context, f LedgerFilter, fn func(Ledger
 	}
 	// Fixed fragments only; values are parameters.
 	query := `
-		SELECT l.seq, l.kind, coalesce(l.entry_id, 0), coalesce(e.slug, ''), l.payload_digest, l.key_id,
-			l.envelope, l.created_at
-		FROM ledger l LEFT JOIN entries e ON e.id = l.entry_id
+		SELECT ` + ledgerColumns + `
+		FROM ` + ledgerFrom + `
 		WHERE l.seq > ? AND l.seq <= ?`
 	var filters []any
 	if !f.Since.IsZero() {
@@ -115,12 +114,13 @@ func (s *sqliteStore) Ledger(ctx context.Context, f LedgerFilter, fn func(Ledger
 		}
 		page, err := collect(rows, func(row rowScanner) (LedgerRecord, error) {
 			var (
-				r         LedgerRecord
-				kind      string
-				createdAt sql.NullInt64
+				r                LedgerRecord
+				kind             string
+				createdAt, ranAt sql.NullInt64
 			)
-			err := row.Scan(&r.Seq, &kind, &r.EntryID, &r.EntrySlug, &r.PayloadDigest, &r.KeyID, &r.Envelope, &createdAt)
-			r.Kind, r.CreatedAt = RecordKind(kind), fromMillis(createdAt)
+			err := row.Scan(&r.Seq, &kind, &r.EntryID, &r.EntrySlug, &r.PayloadDigest, &r.KeyID, &r.Envelope,
+				&createdAt, &r.RoundID, &r.ChangeNumber, &ranAt)
+			r.Kind, r.CreatedAt, r.RanAt = RecordKind(kind), fromMillis(createdAt), fromMillis(ranAt)
 			return r, err
 		})
 		if err != nil {
