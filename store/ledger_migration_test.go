@@ -91,9 +91,14 @@ func TestMigrateToLedger(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.SaveSupply(ctx, store.SupplyRecord{EntryID: e.ID, RanAt: time.Now(), Score: 100, Verified: true,
-				Facts: []byte(`{}`), Verdict: []byte(`{}`), Envelope: rec.Envelope, KeyID: signer.KeyID}, nil); err != nil {
+			runID, err := s.SaveSupply(ctx, store.SupplyRecord{EntryID: e.ID, RanAt: time.Now(), Score: 100, Verified: true,
+				Facts: []byte(`{}`), Verdict: []byte(`{}`), Envelope: rec.Envelope, KeyID: signer.KeyID}, nil)
+			if err != nil {
 				t.Fatal(err)
+			}
+			// Supply runs 1 … 37 were stored before, the 37th deleted with its entry.
+			if runID != 38 {
+				t.Errorf("the first supply run after the migration has id %d, want 38", runID)
 			}
 			var last store.LedgerRecord
 			if err := s.Ledger(ctx, store.LedgerFilter{AfterSeq: int64(len(want))}, func(r store.LedgerRecord) error {
@@ -314,5 +319,16 @@ func fillSchema0005(t *testing.T, s store.Store, signer *ledgertest.Signer) []ol
 	if !strings.HasPrefix(want[0].ref, "r-0-0") {
 		t.Fatalf("first record %+v", want[0])
 	}
+	// An entry deleted last (DeleteEntry then was DELETE FROM entries, which cascaded)
+	// took the highest supply run id with it: no later run may be given that id again
+	// (history states name supply runs by id).
+	e, _, err := s.AddEntry(ctx, store.NewEntry{SlugBase: "deleted", Kind: store.KindRemote,
+		Locator: "https://deleted.example.com/mcp", Name: "deleted", Source: "import"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec(fmt.Sprintf(`INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict)
+		VALUES (%d, %s, 0, %s, '', %s, %s)`, e.ID, ts(start), boolean(false), blob([]byte(`{}`)), blob([]byte(`{}`))))
+	exec(`DELETE FROM entries WHERE slug = 'deleted'`)
 	return want
 }
