@@ -65,21 +65,16 @@ type DecodedStatement struct {
 	ObservedAt time.Time
 }
 
-// Sign encodes st canonically, checks it against every rule a verifier applies, and signs
-// the canonical bytes with each signer. It returns the envelope and the canonical payload.
+// Sign encodes st canonically, checks it against every rule a verifier applies (Check),
+// and signs the canonical bytes with each signer. It returns the envelope and the
+// canonical payload. A statement checked already, as the constructors return it, is
+// signed with Checked.Sign instead, without a second check.
 func Sign(ctx context.Context, st *Statement, signers ...Signer) (*Envelope, []byte, error) {
-	payload, err := Marshal(st)
+	c, err := Check(st)
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := DecodeStatement(payload); err != nil {
-		return nil, nil, fmt.Errorf("attest: refusing to sign: %w", err)
-	}
-	env, err := SignPayload(ctx, payload, signers...)
-	if err != nil {
-		return nil, nil, err
-	}
-	return env, payload, nil
+	return c.Sign(ctx, signers...)
 }
 
 // SignPayload signs canonical payload bytes as they are. Use Sign unless the bytes were
@@ -226,6 +221,16 @@ func DecodeStatement(payload []byte) (*DecodedStatement, error) {
 	}
 	if !bytes.Equal(canon, payload) {
 		return nil, ErrNotCanonical
+	}
+	return decodeCanonical(payload)
+}
+
+// decodeCanonical is DecodeStatement for payload bytes known to be their own canonical
+// form (Marshal's): every rule of the format but the canonical comparison. It is the one
+// definition of those rules, for the verifier and for Check.
+func decodeCanonical(payload []byte) (*DecodedStatement, error) {
+	if len(payload) > MaxPayloadSize {
+		return nil, &StatementError{Path: "/", Msg: fmt.Sprintf("%d bytes exceed %d", len(payload), MaxPayloadSize)}
 	}
 	tree, spans, err := parseTree(payload)
 	if err != nil {

@@ -39,7 +39,7 @@ func (e *Evaluation) Surface() []byte {
 }
 
 // Statement is Statement(obs, e.Results, e.Coverage, probe, roundID), reusing the
-// fingerprints computed for the checks.
-func (e *Evaluation) Statement(probe attest.ProbeInfo, roundID string) (*attest.Statement, error) {
+// fingerprints computed for the checks: the statement, checked once.
+func (e *Evaluation) Statement(probe attest.ProbeInfo, roundID string) (*attest.Checked, error) {
 	return statement(e.in, e.Results, e.Coverage, probe, roundID)
 }

@@ -36,7 +36,7 @@ func FuzzHiddenInstructions(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Statement: %v", err)
 		}
-		payload, err := attest.Marshal(st)
+		payload, err := attest.Marshal(st.Statement())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,20 +3,9 @@ package checks
 import (
 	"errors"
 	"fmt"
-	"strings"
-	"unicode"
-	"unicode/utf8"
-
-	"golang.org/x/text/unicode/norm"
 
 	"github.com/probity-dev/probity/attest"
 )
-
-// maxShortText is the schema's bound on serverInfo strings, in characters.
-const maxShortText = 256
-
-// maxMillis is the schema's bound on timings.
-const maxMillis = 600000
 
 // Statement builds the in-toto statement of a signed round of a remote endpoint, by the
 // rules of attest's format (attest/doc.go, "Statement and predicate"):
@@ -34,10 +23,11 @@ const maxMillis = 600000
 //
 // results must be Evaluate's: one per catalog check, in catalog order. An empty
 // probe.SuiteVersion or probe.SuiteDigest is filled with this suite's; different ones
-// are an error, as is a coverage Evaluate would not sign under. The statement is checked
-// with attest.DecodeStatement before it is returned, so a statement Statement returns
-// always passes the verifier's rules.
-func Statement(obs *Observation, results []Result, coverage attest.Coverage, probe attest.ProbeInfo, roundID string) (*attest.Statement, error) {
+// are an error, as is a coverage Evaluate would not sign under. The predicate and subject
+// are put together by attest.NewProbeStatement (serverInfo by attest.NewServerInfo,
+// timings by attest.NewTimings), and the statement is checked once, by attest.Check, with
+// the verifier's rules: sign it with its Sign method, which does not check it again.
+func Statement(obs *Observation, results []Result, coverage attest.Coverage, probe attest.ProbeInfo, roundID string) (*attest.Checked, error) {
 	if obs == nil {
 		return nil, errors.New("checks: statement: no observation")
 	}
@@ -45,7 +35,7 @@ func Statement(obs *Observation, results []Result, coverage attest.Coverage, pro
 }
 
 // statement is Statement over in, whose fingerprints may have been computed already.
-func statement(in *input, results []Result, coverage attest.Coverage, probe attest.ProbeInfo, roundID string) (*attest.Statement, error) {
+func statement(in *input, results []Result, coverage attest.Coverage, probe attest.ProbeInfo, roundID string) (*attest.Checked, error) {
 	obs := in.obs
 	if len(results) != len(catalog) {
 		return nil, fmt.Errorf("checks: statement: %d results for %d checks", len(results), len(catalog))
@@ -73,19 +63,13 @@ func statement(in *input, results []Result, coverage attest.Coverage, probe atte
 		ObservedAt: attest.FormatTime(obs.StartedAt),
 		RoundID:    roundID,
 		Coverage:   coverage,
-		Timings: attest.Timings{
-			HandshakeMs: clampMillis(obs.Timings.HandshakeMs),
-			ToolsListMs: clampMillis(obs.Timings.ToolsListMs),
-			TotalMs:     clampMillis(obs.Timings.TotalMs),
-		},
-		Checks: make([]attest.CheckResult, len(results)),
+		Timings:    attest.NewTimings(obs.Timings.HandshakeMs, obs.Timings.ToolsListMs, obs.Timings.TotalMs),
+		Checks:     make([]attest.CheckResult, len(results)),
 	}
 	for i, r := range results {
 		pred.Checks[i] = r.Signed()
 	}
-	var digest string
-	switch coverage {
-	case attest.CoverageFull:
+	if coverage == attest.CoverageFull {
 		fp, err := in.fingerprints()
 		if err != nil || fp == nil {
 			return nil, fmt.Errorf("checks: statement: no fingerprints for a full round: %v", err)
@@ -94,58 +78,15 @@ func statement(in *input, results []Result, coverage attest.Coverage, probe atte
 		pred.ProtocolVersion = obs.Handshake.ProtocolVersion
 		pred.ToolCount = len(obs.Tools.Tools)
 		pred.Pages = obs.Tools.Pages
-		pred.ServerInfo = serverInfo(obs.Handshake.ServerName, obs.Handshake.ServerVersion)
-		digest = strings.TrimPrefix(fp.Surface, "sha256:")
-	case attest.CoverageAuthRequired:
-		digest = attest.AuthRequiredDigest(obs.URL)
-	default:
-		return nil, fmt.Errorf("checks: statement: coverage %q is not signed", coverage)
+		pred.ServerInfo = attest.NewServerInfo(obs.Handshake.ServerName, obs.Handshake.ServerVersion)
 	}
-	st := &attest.Statement{
-		Type:          attest.StatementType,
-		Subject:       []attest.Subject{{Name: obs.URL, Digest: attest.DigestSet{"sha256": digest}}},
-		PredicateType: attest.ProbePredicateType,
-		Predicate:     pred,
-	}
-	payload, err := attest.Marshal(st)
+	st, err := attest.NewProbeStatement(pred)
 	if err != nil {
 		return nil, fmt.Errorf("checks: statement: %w", err)
 	}
-	if _, err := attest.DecodeStatement(payload); err != nil {
+	checked, err := attest.Check(st)
+	if err != nil {
 		return nil, fmt.Errorf("checks: statement: %w", err)
 	}
-	return st, nil
-}
-
-func clampMillis(ms int64) int64 { return max(0, min(ms, maxMillis)) }
-
-func serverInfo(name, version string) *attest.ServerInfo {
-	name, version = shortText(name), shortText(version)
-	if name == "" && version == "" {
-		return nil
-	}
-	return &attest.ServerInfo{Name: name, Version: version}
-}
-
-// shortText makes server-reported text fit the schema's shortText: valid UTF-8, NFC (as
-// it will be signed), no control characters, at most 256 characters.
-func shortText(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, s)
-	full := []rune(norm.NFC.String(s))
-	if len(full) <= maxShortText {
-		return string(full)
-	}
-	// A cut can leave a prefix whose NFC form is longer; cut shorter until it fits.
-	for k := maxShortText; k > 0; k-- {
-		if out := norm.NFC.String(string(full[:k])); utf8.RuneCountInString(out) <= maxShortText {
-			return out
-		}
-	}
-	return ""
+	return checked, nil
 }

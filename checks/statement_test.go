@@ -21,10 +21,11 @@ func buildStatement(t testing.TB, obs *Observation) (*attest.Statement, *attest.
 	if !signed {
 		t.Fatalf("observation is not signed")
 	}
-	st, err := Statement(obs, results, coverage, testProbe, "r-1")
+	checked, err := Statement(obs, results, coverage, testProbe, "r-1")
 	if err != nil {
 		t.Fatalf("Statement: %v", err)
 	}
+	st := checked.Statement()
 	payload, err := attest.Marshal(st)
 	if err != nil {
 		t.Fatalf("Marshal: %v", err)
@@ -129,11 +130,11 @@ func TestStatementTimingsClamped(t *testing.T) {
 func TestStatementFillsAndChecksSuite(t *testing.T) {
 	o := fullObs()
 	results, coverage, _ := Evaluate(o)
-	st, err := Statement(o, results, coverage, attest.ProbeInfo{ToolVersion: "1.2.3"}, "r-2")
+	checked, err := Statement(o, results, coverage, attest.ProbeInfo{ToolVersion: "1.2.3"}, "r-2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := st.Predicate.(*attest.ProbePredicate).Probe; p.SuiteVersion != SuiteVersion || p.SuiteDigest != SuiteDigest() || p.ToolVersion != "1.2.3" {
+	if p := checked.Statement().Predicate.(*attest.ProbePredicate).Probe; p.SuiteVersion != SuiteVersion || p.SuiteDigest != SuiteDigest() || p.ToolVersion != "1.2.3" {
 		t.Fatalf("probe %+v", p)
 	}
 	same := attest.ProbeInfo{ToolVersion: "1.2.3", SuiteVersion: SuiteVersion, SuiteDigest: SuiteDigest()}

@@ -130,11 +130,11 @@ func TestBuildEqualsSeparateComputations(t *testing.T) {
 				return
 			}
 			signedRounds++
-			st, err := checks.Statement(obs, results, coverage, attest.ProbeInfo{ToolVersion: "0.1.0-test"}, round.RoundID)
+			checked, err := checks.Statement(obs, results, coverage, attest.ProbeInfo{ToolVersion: "0.1.0-test"}, round.RoundID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			env, _, err := attest.Sign(context.Background(), st, newFixedSigner())
+			env, _, err := attest.Sign(context.Background(), checked.Statement(), newFixedSigner())
 			if err != nil {
 				t.Fatal(err)
 			}

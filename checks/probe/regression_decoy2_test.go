@@ -27,11 +27,11 @@ func TestRegressionCaseInsensitiveVersionAndCursor(t *testing.T) {
 	defer srv.Close()
 	obs := probe(t, prober(), srv.URL)
 	results, cov, _ := checks.Evaluate(obs)
-	st, err := checks.Statement(obs, results, cov, attest.ProbeInfo{ToolVersion: "test"}, "r1")
+	checked, err := checks.Statement(obs, results, cov, attest.ProbeInfo{ToolVersion: "test"}, "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr := st.Predicate.(*attest.ProbePredicate)
+	pr := checked.Statement().Predicate.(*attest.ProbePredicate)
 	t.Logf("signed coverage %q protocolVersion %q toolCount %d pages %d", pr.Coverage, pr.ProtocolVersion, pr.ToolCount, pr.Pages)
 	if pr.ProtocolVersion == "2099-12-31" || pr.ToolCount == 1 {
 		t.Errorf("signed protocolVersion %q (the SDK negotiated 2025-06-18) and %d tools (clients follow nextCursor p2 to rm_rf)", pr.ProtocolVersion, pr.ToolCount)
