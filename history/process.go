@@ -389,13 +389,10 @@ func (p *Processor) recordPackageVersion(ctx context.Context, entryID int64, ver
 // most three tool changes a day. The recorded changes name the supply runs they compare
 // (roundId "s" + run id). It returns how many changes it recorded.
 func (p *Processor) RecordManifest(ctx context.Context, entryID int64, tools []json.RawMessage, runID int64, payloadDigest string, at time.Time) (int, error) {
-	fp, err := attest.ComputeFingerprints(tools, nil)
+	// The fingerprints and the surface document from one canonicalization of the tools.
+	fp, doc, err := attest.ComputeSurface(tools, nil)
 	if err != nil {
 		return 0, fmt.Errorf("couldn't fingerprint the manifest's tools: %w", err)
-	}
-	doc, err := attest.SurfaceDocument(tools)
-	if err != nil {
-		return 0, err
 	}
 	if err := p.cfg.Store.PutSurface(ctx, fp.Surface, doc); err != nil {
 		return 0, err

@@ -97,7 +97,9 @@ func runProbe(args []string, stdout, stderr io.Writer) int {
 	if obs.Reach.Failure == checks.ReachBlocked && !*allowLoopback {
 		fmt.Fprintln(stderr, "hint: the egress guard refuses private, loopback and metadata addresses; a local test server needs --allow-loopback")
 	}
-	results, coverage, signed := checks.Evaluate(obs)
+	// One evaluation: the fingerprints the checks compute are the ones reported.
+	ev := checks.EvaluateRound(obs)
+	results, coverage, signed := ev.Results, ev.Coverage, ev.Signed
 	rep := probeReport{URL: obs.URL, Coverage: string(coverage), Timings: obs.Timings}
 	if !signed {
 		rep.Coverage = "unsigned"
@@ -107,7 +109,7 @@ func runProbe(args []string, stdout, stderr io.Writer) int {
 		rep.ServerInfo = &attest.ServerInfo{Name: obs.Handshake.ServerName, Version: obs.Handshake.ServerVersion}
 	}
 	rep.ToolCount, rep.Pages = len(obs.Tools.Tools), obs.Tools.Pages
-	if fp, err := checks.Fingerprints(obs); err == nil {
+	if fp, err := ev.Fingerprints(); err == nil {
 		rep.Fingerprints = fp
 	}
 	for _, r := range results {
