@@ -89,8 +89,20 @@
 //     between; only a failed check is serious;
 //   - weightRan is the weight of the checks not skipped; score is the points over
 //     weightRan as a percentage, rounded half up (SupplyScore);
-//   - verified holds exactly when score ≥ 80, weightRan ≥ 60, no check is serious, and
-//     source_repository passed (SupplyVerified).
+//   - verified holds exactly when score ≥ 80 (SupplyVerifiedMinScore), weightRan ≥ 60
+//     (SupplyVerifiedMinWeightRan), no check is serious, and source_repository passed
+//     (SupplyVerified). These thresholds, ids and weights live here only; checks/supply
+//     decides with them.
+//
+// # Building and signing
+//
+// Each statement is put together by the constructor beside its predicate:
+// NewProbeStatement (with NewServerInfo and NewTimings for the schema's bounds),
+// NewChangeStatement, and NewSupplyStatement over NewSupplyPredicate. Check encodes a
+// statement canonically and applies every rule above with the code DecodeStatement runs
+// for a verifier; the Checked it returns is signed by its Sign method without a second
+// check, so a statement is validated once, and nothing is signed that a verifier would
+// refuse. Sign is Check followed by Checked.Sign.
 //
 // # Canonical form: nfc-jcs/v1
 //

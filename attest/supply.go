@@ -5,22 +5,63 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sync"
+	"time"
 )
 
 // SupplyPredicateType identifies the supply predicate, major version 1.
 const SupplyPredicateType = "https://probity.dev/attestation/supply/v1"
 
+// The ids of the eleven supply-chain checks (seed 004). checks/supply runs them under
+// these ids; this package, the auditable half, is their one home.
+const (
+	SupplySourceRepository  = "source_repository"
+	SupplyPackageRepository = "package_repository"
+	SupplyBuildProvenance   = "build_provenance"
+	SupplyLicense           = "license"
+	SupplyMaintenance       = "maintenance"
+	SupplyScorecard         = "scorecard"
+	SupplyPackageName       = "package_name"
+	SupplyAdvisories        = "advisories"
+	SupplyHidden            = "hidden_instructions"
+	SupplyDestructive       = "destructive_tools"
+	SupplyHandshake         = "mcp_handshake"
+)
+
 // SupplyCheckIDs are the eleven supply-chain checks (seed 004), in order, with their
 // weights; a supply statement has exactly one result for each, in this order.
 var SupplyCheckIDs = []string{
-	"source_repository", "package_repository", "build_provenance", "license",
-	"maintenance", "scorecard", "package_name", "advisories",
-	"hidden_instructions", "destructive_tools", "mcp_handshake",
+	SupplySourceRepository, SupplyPackageRepository, SupplyBuildProvenance, SupplyLicense,
+	SupplyMaintenance, SupplyScorecard, SupplyPackageName, SupplyAdvisories,
+	SupplyHidden, SupplyDestructive, SupplyHandshake,
 }
 
 // SupplyWeights are the checks' weights, in SupplyCheckIDs order; they sum to 100.
 var SupplyWeights = []int{10, 5, 10, 5, 5, 15, 10, 15, 15, 5, 5}
+
+// SupplyWeight returns the weight of the supply check id, 0 for an unknown id.
+func SupplyWeight(id string) int {
+	for i, c := range SupplyCheckIDs {
+		if c == id {
+			return SupplyWeights[i]
+		}
+	}
+	return 0
+}
+
+// The thresholds of the Verified decision (seed 004), which the verifier recomputes from
+// the signed checks and checks/supply applies to its verdict: their one home.
+const (
+	// SupplyVerifiedMinScore is the least score of a Verified entry.
+	SupplyVerifiedMinScore = 80
+	// SupplyVerifiedMinWeightRan is the least weight of the checks that ran (points
+	// checked, of 100) for Verified.
+	SupplyVerifiedMinWeightRan = 60
+	// SupplyVerifiedNeeds is the check that must have passed for Verified: a public
+	// source repository.
+	SupplyVerifiedNeeds = SupplySourceRepository
+)
 
 // Supply check statuses.
 const (
@@ -91,12 +132,13 @@ func SupplyScore(checks []SupplyCheck) (score, weightRan int) {
 	return (points*200 + den) / (2 * den), weightRan
 }
 
-// SupplyVerified is the Verified decision (seed 004): a score of at least 80, no
-// serious finding, at least 60 of the 100 points checked, and a source repository that
+// SupplyVerified is the Verified decision (seed 004): a score of at least
+// SupplyVerifiedMinScore (80), no serious finding, at least SupplyVerifiedMinWeightRan
+// (60) of the 100 points checked, and a source repository (SupplyVerifiedNeeds) that
 // passed.
 func SupplyVerified(checks []SupplyCheck) bool {
 	score, ran := SupplyScore(checks)
-	if score < 80 || ran < 60 {
+	if score < SupplyVerifiedMinScore || ran < SupplyVerifiedMinWeightRan {
 		return false
 	}
 	repo := false
@@ -104,11 +146,53 @@ func SupplyVerified(checks []SupplyCheck) bool {
 		if c.Serious {
 			return false
 		}
-		if c.ID == "source_repository" && c.Status == SupplyPassed {
+		if c.ID == SupplyVerifiedNeeds && c.Status == SupplyPassed {
 			repo = true
 		}
 	}
 	return repo
+}
+
+// SupplyOutcome is one check's outcome as the supply suite reports it: a status
+// (SupplyPassed, …), the points earned, and whether a failure is serious.
+type SupplyOutcome struct {
+	Status  string
+	Points  float64
+	Serious bool
+}
+
+// NewSupplyPredicate builds the predicate of a supply run from the suite's outcomes by
+// check id: one check per SupplyCheckIDs, in order, with its weight; a check without an
+// outcome is skipped; a passed check earns its weight, a partial one its points in
+// thousandths (kept strictly between 0 and the weight), any other none; only a failed
+// check is serious. Score, weightRan and verified follow from the checks by SupplyScore
+// and SupplyVerified, as the verifier recomputes them. The facts-derived members
+// (packageVersion, provenance, scorecardCommit) are the caller's to set.
+func NewSupplyPredicate(entry ChangeEntry, evaluatedAt time.Time, suiteVersion, toolVersion string, outcomes map[string]SupplyOutcome) *SupplyPredicate {
+	p := &SupplyPredicate{
+		Entry:        entry,
+		EvaluatedAt:  FormatTime(evaluatedAt),
+		SuiteVersion: suiteVersion,
+		ToolVersion:  toolVersion,
+		Checks:       make([]SupplyCheck, 0, len(SupplyCheckIDs)),
+	}
+	for i, id := range SupplyCheckIDs {
+		c := SupplyCheck{ID: id, Weight: SupplyWeights[i], Status: SupplySkipped}
+		if o, ok := outcomes[id]; ok {
+			c.Status = o.Status
+			switch c.Status {
+			case SupplyPassed:
+				c.PointsMilli = c.Weight * 1000
+			case SupplyPartial:
+				c.PointsMilli = min(max(int(math.Round(o.Points*1000)), 1), c.Weight*1000-1)
+			}
+			c.Serious = o.Serious && c.Status == SupplyFailed
+		}
+		p.Checks = append(p.Checks, c)
+	}
+	p.Score, p.WeightRan = SupplyScore(p.Checks)
+	p.Verified = SupplyVerified(p.Checks)
+	return p
 }
 
 // NewSupplyStatement builds the statement of a supply run; factsDigest is the hex

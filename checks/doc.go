@@ -7,7 +7,9 @@
 // statuses and reason keys it can give, each with typed parameters (KindInt, KindToken,
 // KindBool) and a plain-English sentence that Describe fills in. Evaluate runs the
 // checks and decides the round's coverage; Statement builds the in-toto statement of a
-// signed round; Fingerprints gives the tool-list fingerprints the statement pins.
+// signed round (attest.NewProbeStatement) and checks it once by the verifier's rules
+// (attest.Check); Fingerprints gives the tool-list fingerprints the statement pins, and
+// EvaluateRound computes them once for the checks, the statement and the store.
 //
 // Signed reasons carry only numbers, booleans and constant tokens of this suite, never
 // server-supplied text. What a check found in server text goes into its Evidence,

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"strings"
 	"time"
 
@@ -184,38 +183,16 @@ func supplyChanged(prevJSON []byte, f *supply.Facts) bool {
 	return pv != cv || pr != cr || readme(&prev) != readme(f)
 }
 
-// supplyPredicate maps a verdict onto the signed predicate; score, weight ran and the
-// Verified decision are recomputed by attest's rules, which the verifier applies.
+// supplyPredicate maps a verdict onto the signed predicate (attest.NewSupplyPredicate:
+// checks, points, score, weight ran and the Verified decision by attest's rules, which
+// the verifier applies) and adds what the facts show of the version, provenance and
+// Scorecard commit.
 func supplyPredicate(e store.Entry, f *supply.Facts, v supply.Verdict, now time.Time, toolVersion string) *attest.SupplyPredicate {
-	p := &attest.SupplyPredicate{
-		Entry:        attest.EntryRef(e.Kind, e.Slug, e.Locator),
-		EvaluatedAt:  attest.FormatTime(now),
-		SuiteVersion: v.SuiteVersion,
-		ToolVersion:  toolVersion,
+	suite := v.SuiteVersion
+	if suite == "" {
+		suite = checks.SuiteVersion
 	}
-	if p.SuiteVersion == "" {
-		p.SuiteVersion = checks.SuiteVersion
-	}
-	byID := map[string]supply.Result{}
-	for _, res := range v.Results {
-		byID[string(res.ID)] = res
-	}
-	for i, id := range attest.SupplyCheckIDs {
-		c := attest.SupplyCheck{ID: id, Weight: attest.SupplyWeights[i], Status: attest.SupplySkipped}
-		if res, ok := byID[id]; ok {
-			c.Status = string(res.Status)
-			switch c.Status {
-			case attest.SupplyPassed:
-				c.PointsMilli = c.Weight * 1000
-			case attest.SupplyPartial:
-				c.PointsMilli = min(max(int(math.Round(res.Points*1000)), 1), c.Weight*1000-1)
-			}
-			c.Serious = res.Serious && c.Status == attest.SupplyFailed
-		}
-		p.Checks = append(p.Checks, c)
-	}
-	p.Score, p.WeightRan = attest.SupplyScore(p.Checks)
-	p.Verified = attest.SupplyVerified(p.Checks)
+	p := attest.NewSupplyPredicate(attest.EntryRef(e.Kind, e.Slug, e.Locator), now, suite, toolVersion, v.Outcomes())
 	if f.Package != nil && attest.IsToken(f.Package.Latest) {
 		p.PackageVersion = f.Package.Latest
 	}

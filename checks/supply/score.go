@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/probity-dev/probity/attest"
 	"github.com/probity-dev/probity/checks"
 )
 
@@ -57,19 +58,19 @@ import (
 // Bump it with any change to the checks, weights or rules.
 const SuiteVersion = "2"
 
-// The check ids, in the seed's order.
+// The check ids, in the seed's order: attest's, which signs them.
 const (
-	CheckSourceRepository  = "source_repository"
-	CheckPackageRepository = "package_repository"
-	CheckBuildProvenance   = "build_provenance"
-	CheckLicense           = "license"
-	CheckMaintenance       = "maintenance"
-	CheckScorecard         = "scorecard"
-	CheckPackageName       = "package_name"
-	CheckAdvisories        = "advisories"
-	CheckHidden            = "hidden_instructions"
-	CheckDestructive       = "destructive_tools"
-	CheckHandshake         = "mcp_handshake"
+	CheckSourceRepository  = attest.SupplySourceRepository
+	CheckPackageRepository = attest.SupplyPackageRepository
+	CheckBuildProvenance   = attest.SupplyBuildProvenance
+	CheckLicense           = attest.SupplyLicense
+	CheckMaintenance       = attest.SupplyMaintenance
+	CheckScorecard         = attest.SupplyScorecard
+	CheckPackageName       = attest.SupplyPackageName
+	CheckAdvisories        = attest.SupplyAdvisories
+	CheckHidden            = attest.SupplyHidden
+	CheckDestructive       = attest.SupplyDestructive
+	CheckHandshake         = attest.SupplyHandshake
 )
 
 // The groups of the checks.
@@ -81,12 +82,14 @@ const (
 	GroupEndpoint    = "endpoint"
 )
 
-// The thresholds of the rules.
+// The thresholds of the rules. The Verified thresholds are attest's: the verifier
+// recomputes Verified from the signed checks with them, and this suite decides with the
+// same constants.
 const (
 	// VerifiedMinScore is the least score of a Verified entry.
-	VerifiedMinScore = 80
+	VerifiedMinScore = attest.SupplyVerifiedMinScore
 	// VerifiedMinWeightRan is the least weight of checks that ran for Verified.
-	VerifiedMinWeightRan = 60
+	VerifiedMinWeightRan = attest.SupplyVerifiedMinWeightRan
 	// ScorecardPass is the least Scorecard score that earns the check's whole weight.
 	ScorecardPass = 7.0
 	// MaintenanceWindow is how recent a commit or release must be.
@@ -98,10 +101,10 @@ type Status string
 
 // The statuses of a Result.
 const (
-	StatusPassed  Status = "passed"
-	StatusFailed  Status = "failed"
-	StatusPartial Status = "partial" // the Scorecard check below 7: a proportional share
-	StatusSkipped Status = "skipped" // no data: never counts against
+	StatusPassed  Status = attest.SupplyPassed
+	StatusFailed  Status = attest.SupplyFailed
+	StatusPartial Status = attest.SupplyPartial // the Scorecard check below 7: a proportional share
+	StatusSkipped Status = attest.SupplySkipped // no data: never counts against
 )
 
 // MaxEvidenceSample bounds Evidence.Sample.
@@ -186,18 +189,19 @@ type checkDef struct {
 	run func(*evalInput) Result
 }
 
+// catalog holds the checks in attest.SupplyCheckIDs order, with attest's weights.
 var catalog = []checkDef{
-	{CheckInfo{CheckSourceRepository, GroupOrigin, "Source repository", 10}, checkSourceRepository},
-	{CheckInfo{CheckPackageRepository, GroupOrigin, "Package names the same repository", 5}, checkPackageRepository},
-	{CheckInfo{CheckBuildProvenance, GroupOrigin, "Build provenance", 10}, checkBuildProvenance},
-	{CheckInfo{CheckLicense, GroupOrigin, "License", 5}, checkLicense},
-	{CheckInfo{CheckMaintenance, GroupPractices, "Maintenance", 5}, checkMaintenance},
-	{CheckInfo{CheckScorecard, GroupPractices, "OpenSSF Scorecard", 15}, checkScorecard},
-	{CheckInfo{CheckPackageName, GroupSupplyChain, "Package name", 10}, checkPackageName},
-	{CheckInfo{CheckAdvisories, GroupSupplyChain, "Advisories", 15}, checkAdvisories},
-	{CheckInfo{CheckHidden, GroupToolSafety, "Hidden instructions", 15}, checkHidden},
-	{CheckInfo{CheckDestructive, GroupToolSafety, "Destructive tools", 5}, checkDestructive},
-	{CheckInfo{CheckHandshake, GroupEndpoint, "MCP handshake", 5}, checkHandshake},
+	{CheckInfo{CheckSourceRepository, GroupOrigin, "Source repository", attest.SupplyWeight(CheckSourceRepository)}, checkSourceRepository},
+	{CheckInfo{CheckPackageRepository, GroupOrigin, "Package names the same repository", attest.SupplyWeight(CheckPackageRepository)}, checkPackageRepository},
+	{CheckInfo{CheckBuildProvenance, GroupOrigin, "Build provenance", attest.SupplyWeight(CheckBuildProvenance)}, checkBuildProvenance},
+	{CheckInfo{CheckLicense, GroupOrigin, "License", attest.SupplyWeight(CheckLicense)}, checkLicense},
+	{CheckInfo{CheckMaintenance, GroupPractices, "Maintenance", attest.SupplyWeight(CheckMaintenance)}, checkMaintenance},
+	{CheckInfo{CheckScorecard, GroupPractices, "OpenSSF Scorecard", attest.SupplyWeight(CheckScorecard)}, checkScorecard},
+	{CheckInfo{CheckPackageName, GroupSupplyChain, "Package name", attest.SupplyWeight(CheckPackageName)}, checkPackageName},
+	{CheckInfo{CheckAdvisories, GroupSupplyChain, "Advisories", attest.SupplyWeight(CheckAdvisories)}, checkAdvisories},
+	{CheckInfo{CheckHidden, GroupToolSafety, "Hidden instructions", attest.SupplyWeight(CheckHidden)}, checkHidden},
+	{CheckInfo{CheckDestructive, GroupToolSafety, "Destructive tools", attest.SupplyWeight(CheckDestructive)}, checkDestructive},
+	{CheckInfo{CheckHandshake, GroupEndpoint, "MCP handshake", attest.SupplyWeight(CheckHandshake)}, checkHandshake},
 }
 
 // Catalog returns the eleven checks in the seed's order; their weights add up to 100.
@@ -275,7 +279,7 @@ func decide(v *Verdict) {
 		}
 	}
 	for _, r := range v.Results {
-		if r.ID == CheckSourceRepository {
+		if r.ID == attest.SupplyVerifiedNeeds {
 			sourceStatus = r.Status
 			sourcePassed = r.Status == StatusPassed
 		}
