@@ -26,11 +26,21 @@ func EvaluateRound(obs *Observation) *Evaluation {
 	return ev
 }
 
+// EvaluateProbe evaluates obs as Evaluate does and keeps the fingerprints it computed,
+// without building the surface document (Surface returns nil): for a probe that reports
+// the fingerprints and stores nothing, such as probity probe.
+func EvaluateProbe(obs *Observation) *Evaluation {
+	ev := &Evaluation{in: newInput(obs)}
+	ev.Results, ev.Coverage, ev.Signed = evaluate(ev.in)
+	return ev
+}
+
 // Fingerprints is Fingerprints(obs) for the evaluated observation.
 func (e *Evaluation) Fingerprints() (*attest.Fingerprints, error) { return e.in.fingerprints() }
 
 // Surface returns attest.SurfaceDocument(obs.Tools.Tools), whose digest is the surface
-// fingerprint, when Fingerprints is set; otherwise nil.
+// fingerprint, when Fingerprints is set and the Evaluation is EvaluateRound's; otherwise
+// nil.
 func (e *Evaluation) Surface() []byte {
 	if fp, err := e.in.fingerprints(); err != nil || fp == nil {
 		return nil

@@ -97,24 +97,7 @@ func runProbe(args []string, stdout, stderr io.Writer) int {
 	if obs.Reach.Failure == checks.ReachBlocked && !*allowLoopback {
 		fmt.Fprintln(stderr, "hint: the egress guard refuses private, loopback and metadata addresses; a local test server needs --allow-loopback")
 	}
-	// One evaluation: the fingerprints the checks compute are the ones reported.
-	ev := checks.EvaluateRound(obs)
-	results, coverage, signed := ev.Results, ev.Coverage, ev.Signed
-	rep := probeReport{URL: obs.URL, Coverage: string(coverage), Timings: obs.Timings}
-	if !signed {
-		rep.Coverage = "unsigned"
-	}
-	if obs.Handshake.Completed() {
-		rep.ProtocolVersion = obs.Handshake.ProtocolVersion
-		rep.ServerInfo = &attest.ServerInfo{Name: obs.Handshake.ServerName, Version: obs.Handshake.ServerVersion}
-	}
-	rep.ToolCount, rep.Pages = len(obs.Tools.Tools), obs.Tools.Pages
-	if fp, err := ev.Fingerprints(); err == nil {
-		rep.Fingerprints = fp
-	}
-	for _, r := range results {
-		rep.Checks = append(rep.Checks, r.Signed())
-	}
+	rep, results := newProbeReport(obs)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -134,4 +117,26 @@ func runProbe(args []string, stdout, stderr io.Writer) int {
 	}
 	tw.Flush()
 	return 0
+}
+
+// newProbeReport evaluates obs once: the fingerprints the checks computed are the ones
+// reported. It returns the report and the results.
+func newProbeReport(obs *checks.Observation) (probeReport, []checks.Result) {
+	ev := checks.EvaluateProbe(obs)
+	rep := probeReport{URL: obs.URL, Coverage: string(ev.Coverage), Timings: obs.Timings}
+	if !ev.Signed {
+		rep.Coverage = "unsigned"
+	}
+	if obs.Handshake.Completed() {
+		rep.ProtocolVersion = obs.Handshake.ProtocolVersion
+		rep.ServerInfo = &attest.ServerInfo{Name: obs.Handshake.ServerName, Version: obs.Handshake.ServerVersion}
+	}
+	rep.ToolCount, rep.Pages = len(obs.Tools.Tools), obs.Tools.Pages
+	if fp, err := ev.Fingerprints(); err == nil {
+		rep.Fingerprints = fp
+	}
+	for _, r := range ev.Results {
+		rep.Checks = append(rep.Checks, r.Signed())
+	}
+	return rep, ev.Results
 }
