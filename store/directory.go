@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -15,7 +16,7 @@ import (
 // what matches and on what Verified means.
 //
 // The SQL is written once, here, for both backends; a backend supplies only what its
-// engine spells differently (directoryDialect): placeholders, how a time and a day are
+// engine spells differently (its dialect): placeholders, how a time and a day are
 // passed, and case-insensitive matching.
 
 // MaxDirectoryLimit bounds the rows one Directory call returns.
@@ -139,21 +140,6 @@ const newestSupplyIDSQL = `(SELECT r2.id FROM supply_runs r2 WHERE r2.entry_id =
 const newestRoundIDSQL = `(SELECT o2.id FROM observations o2 WHERE o2.entry_id = p.id
 	ORDER BY o2.started_at DESC, o2.id DESC LIMIT 1)`
 
-// directoryDialect is what the directory SQL spells differently on a backend.
-type directoryDialect struct {
-	// entryColumns are the backend's entry columns (its scanEntry reads them).
-	entryColumns string
-	// contains is the condition that column contains an escaped LIKE pattern, ignoring
-	// case; the pattern is bound to each of its n placeholders (?).
-	contains func(column string) (cond string, n int)
-	// day is a placeholder ph holding a YYYY-MM-DD day, typed for the day column.
-	day func(ph string) string
-	// time is t as the backend stores it.
-	time func(t time.Time) any
-	// bind rewrites the query's ? placeholders into the backend's.
-	bind func(query string) string
-}
-
 // checkDirectoryQuery refuses a query outside the bounds above.
 func checkDirectoryQuery(q DirectoryQuery) error {
 	var errs []error
@@ -210,7 +196,7 @@ func likeEscape(s string) string {
 // directorySQL builds the query for q in d's spelling, with its arguments. The matching
 // entries are filtered, ordered and paged in an inner query; only the page's rows then
 // read their newest round and supply run, each on its index.
-func directorySQL(d directoryDialect, q DirectoryQuery) (string, []any) {
+func directorySQL(d dialect, q DirectoryQuery) (string, []any) {
 	var (
 		where []string
 		args  []any
@@ -261,12 +247,12 @@ func directorySQL(d directoryDialect, q DirectoryQuery) (string, []any) {
 		cond = `WHERE ` + strings.Join(where, ` AND `)
 	}
 	query := `
-		SELECT ` + prefixColumns("p", d.entryColumns) + `,
+		SELECT ` + prefixColumns("p", entryColumns) + `,
 			o.id IS NOT NULL, COALESCE(o.signed, FALSE), COALESCE(o.coverage, ''),
 			r.id IS NOT NULL, COALESCE(r.score, 0), COALESCE(r.verified, FALSE),
 			COALESCE(` + supplySignedSQL + `, FALSE), COALESCE(` + verifiedSQL + `, FALSE)
 		FROM (
-			SELECT ` + prefixColumns("e", d.entryColumns) + ` FROM entries e
+			SELECT ` + prefixColumns("e", entryColumns) + ` FROM entries e
 			` + cond + `
 			ORDER BY ` + order + `
 			LIMIT ? OFFSET ?
@@ -275,7 +261,7 @@ func directorySQL(d directoryDialect, q DirectoryQuery) (string, []any) {
 		LEFT JOIN supply_runs r ON r.id = ` + fmt.Sprintf(newestSupplyIDSQL, "p") + `
 		ORDER BY ` + outerOrder
 	args = append(args, q.Limit, q.Offset)
-	return d.bind(query), args
+	return query, args
 }
 
 // prefixColumns qualifies each of a comma-separated column list with table t.
@@ -287,9 +273,8 @@ func prefixColumns(t, columns string) string {
 	return strings.Join(fields, ", ")
 }
 
-// scanDirectoryRow scans a row of directorySQL with the backend's scanEntry for the
-// entry's columns.
-func scanDirectoryRow(row rowScanner, scanEntry func(rowScanner) (Entry, error)) (DirectoryRow, error) {
+// scanDirectoryRow scans a row of directorySQL.
+func scanDirectoryRow(row rowScanner) (DirectoryRow, error) {
 	var d DirectoryRow
 	rest := []any{
 		&d.Round.Present, &d.Round.Signed, &d.Round.Coverage,
@@ -330,4 +315,26 @@ func bindDollar(query string) string {
 		b.WriteByte(query[i])
 	}
 	return b.String()
+}
+
+// Directory reads the page in one query, and the count, when asked for, in a second.
+func (s *sqlStore) Directory(ctx context.Context, q DirectoryQuery) (DirectoryPage, error) {
+	if err := checkDirectoryQuery(q); err != nil {
+		return DirectoryPage{}, fmt.Errorf("couldn't read the directory: %w", err)
+	}
+	query, args := directorySQL(s.d, q)
+	rows, err := s.read.Query(ctx, query, args...)
+	if err != nil {
+		return DirectoryPage{}, fmt.Errorf("couldn't read the directory: %w", err)
+	}
+	page := DirectoryPage{Rows: make([]DirectoryRow, 0, min(q.Limit, 128))}
+	if page.Rows, err = appendRows(page.Rows, rows, scanDirectoryRow); err != nil {
+		return DirectoryPage{}, fmt.Errorf("couldn't read the directory: %w", err)
+	}
+	if q.CountEntries {
+		if err := s.read.QueryRow(ctx, `SELECT count(*) FROM entries`).Scan(&page.Entries); err != nil {
+			return DirectoryPage{}, fmt.Errorf("couldn't count the directory's entries: %w", err)
+		}
+	}
+	return page, nil
 }

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -47,6 +49,7 @@ const pgRoundConstraint = "observations_entry_due"
 // in UTC; NULL stands for a zero time where zero means "none" (Entry.LastRoundAt,
 // Run.FinishedAt).
 type pgStore struct {
+	sqlStore
 	pool   *pgxpool.Pool
 	log    *slog.Logger
 	now    func() time.Time
@@ -80,7 +83,8 @@ func openPostgres(ctx context.Context, cfg Config) (Store, error) {
 		// pgconn's connect errors name the user, database and host, never the password.
 		return nil, fmt.Errorf("couldn't connect to PostgreSQL: %w", err)
 	}
-	return &pgStore{pool: pool, log: log, now: time.Now}, nil
+	q := newPgQuerier(pool)
+	return &pgStore{sqlStore: sqlStore{d: pgDialect, read: q, write: q}, pool: pool, log: log, now: time.Now}, nil
 }
 
 func (s *pgStore) Backend() string { return "postgres" }
@@ -266,12 +270,12 @@ func pgLimit(limit int) any {
 }
 
 // pgCollect scans every row of rows with scan and closes rows; no rows is a nil slice.
-func pgCollect[T any](rows pgx.Rows, scan func(pgx.Row) (T, error)) ([]T, error) {
+func pgCollect[T any](rows pgx.Rows, scan func(rowScanner) (T, error)) ([]T, error) {
 	return pgAppendRows([]T(nil), rows, scan)
 }
 
 // pgAppendRows appends every row of rows, scanned with scan, to dst and closes rows.
-func pgAppendRows[T any](dst []T, rows pgx.Rows, scan func(pgx.Row) (T, error)) ([]T, error) {
+func pgAppendRows[T any](dst []T, rows pgx.Rows, scan func(rowScanner) (T, error)) ([]T, error) {
 	return pgx.AppendRows(dst, rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
 }
 
@@ -289,4 +293,80 @@ func (s *pgStore) Stats(ctx context.Context) (Stats, error) {
 		return Stats{}, fmt.Errorf("couldn't count the store: %w", err)
 	}
 	return st, nil
+}
+
+// pgDialect is the PostgreSQL spelling of the queries written once: $n placeholders,
+// timestamptz times truncated to the millisecond, NULL for no limit, date days, and ILIKE
+// (which SQLite lacks) for the case-insensitive search.
+var pgDialect = dialect{
+	bind:    bindDollar,
+	time:    func(t time.Time) any { return pgTime(t) },
+	noLimit: nil,
+	day:     func(ph string) string { return `CAST(` + ph + ` AS date)` },
+	dayText: func(column string) string { return `to_char(` + column + `, 'YYYY-MM-DD')` },
+	contains: func(column string) (string, int) {
+		return column + ` ILIKE ? ESCAPE '\'`, 1
+	},
+}
+
+// pgDB is *pgxpool.Pool, *pgx.Conn or pgx.Tx.
+type pgDB interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// pgQuerier runs the queries written once on a pgDB, their placeholders rebound once
+// per query text (bound caches them: the queries are constants and few).
+type pgQuerier struct {
+	db    pgDB
+	bound *sync.Map // query → its $n form
+}
+
+// newPgQuerier is a querier on db.
+func newPgQuerier(db pgDB) pgQuerier { return pgQuerier{db: db, bound: &sync.Map{}} }
+
+func (q pgQuerier) rebind(query string) string {
+	if b, ok := q.bound.Load(query); ok {
+		return b.(string)
+	}
+	b := bindDollar(query)
+	q.bound.Store(query, b)
+	return b
+}
+
+func (q pgQuerier) QueryRow(ctx context.Context, query string, args ...any) rowScanner {
+	return q.db.QueryRow(ctx, q.rebind(query), args...)
+}
+
+func (q pgQuerier) Query(ctx context.Context, query string, args ...any) (sqlRows, error) {
+	rows, err := q.db.Query(ctx, q.rebind(query), args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgRows{rows}, nil
+}
+
+func (q pgQuerier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := q.db.Exec(ctx, q.rebind(query), args...)
+	return tag.RowsAffected(), err
+}
+
+// pgRows is pgx.Rows as sqlRows.
+type pgRows struct{ pgx.Rows }
+
+func (r pgRows) Close() error {
+	r.Rows.Close()
+	return nil
+}
+
+// ScanTimestamptz lets pgx hand a timestamptz to timeCol directly, without the
+// database/sql conversion it otherwise goes through.
+func (t *timeScanner) ScanTimestamptz(v pgtype.Timestamptz) error {
+	if !v.Valid {
+		*t = timeScanner{}
+		return nil
+	}
+	*t = timeScanner(v.Time.UTC())
+	return nil
 }

@@ -3,33 +3,18 @@ package store
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// pgDirectory is the directory SQL's PostgreSQL spelling: $n placeholders, timestamptz
-// times, date days, and ILIKE (SQLite has none) for the case-insensitive search.
-var pgDirectory = directoryDialect{
-	entryColumns: pgEntryColumns,
-	contains: func(column string) (string, int) {
-		return column + ` ILIKE ? ESCAPE '\'`, 1
-	},
-	day:  func(ph string) string { return `CAST(` + ph + ` AS date)` },
-	time: func(t time.Time) any { return t.UTC() },
-	bind: bindDollar,
-}
-
-// pgScanEntryRow is pgScanEntry for a rowScanner.
-func pgScanEntryRow(row rowScanner) (Entry, error) { return pgScanEntry(row) }
-
+// Directory sends the page's query and the count as one batch: one round trip.
 func (s *pgStore) Directory(ctx context.Context, q DirectoryQuery) (DirectoryPage, error) {
 	if err := checkDirectoryQuery(q); err != nil {
 		return DirectoryPage{}, fmt.Errorf("couldn't read the directory: %w", err)
 	}
-	query, args := directorySQL(pgDirectory, q)
+	query, args := directorySQL(pgDialect, q)
 	b := &pgx.Batch{}
-	b.Queue(query, args...)
+	b.Queue(bindDollar(query), args...)
 	if q.CountEntries {
 		b.Queue(`SELECT count(*) FROM entries`)
 	}
@@ -52,7 +37,7 @@ func pgReadDirectory(br pgx.BatchResults, q DirectoryQuery) (DirectoryPage, erro
 	}
 	page := DirectoryPage{Rows: make([]DirectoryRow, 0, min(q.Limit, 128))}
 	for rows.Next() {
-		r, err := scanDirectoryRow(rows, pgScanEntryRow)
+		r, err := scanDirectoryRow(rows)
 		if err != nil {
 			rows.Close()
 			return DirectoryPage{}, err

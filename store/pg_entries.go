@@ -11,30 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-const pgEntryColumns = `id, slug, kind, locator, name, source, claimed, cadence_ms, created_at,
-	last_round_at, last_surface, uptime_online_days, uptime_counted_days`
-
-// pgScanEntry scans the pgEntryColumns of one row.
-func pgScanEntry(row pgx.Row) (Entry, error) {
-	var (
-		e           Entry
-		cadenceMS   int64
-		lastRoundAt *time.Time
-		lastSurface *string
-	)
-	err := row.Scan(&e.ID, &e.Slug, &e.Kind, &e.Locator, &e.Name, &e.Source, &e.Claimed, &cadenceMS,
-		&e.CreatedAt, &lastRoundAt, &lastSurface, &e.UptimeOnlineDays, &e.UptimeCountedDays)
-	if err != nil {
-		return Entry{}, err
-	}
-	e.Cadence = time.Duration(cadenceMS) * time.Millisecond
-	e.CreatedAt = e.CreatedAt.UTC()
-	e.LastRoundAt = fromPgTime(lastRoundAt)
-	if lastSurface != nil {
-		e.LastSurface = *lastSurface
-	}
-	return e, nil
-}
 
 func (s *pgStore) AddEntry(ctx context.Context, ne NewEntry) (Entry, bool, error) {
 	if err := checkNewEntry(ne); err != nil {
@@ -47,8 +23,8 @@ func (s *pgStore) AddEntry(ctx context.Context, ne NewEntry) (Entry, bool, error
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		existing := func() error {
 			var err error
-			e, err = pgScanEntry(tx.QueryRow(ctx,
-				`SELECT `+pgEntryColumns+` FROM entries WHERE kind = $1 AND locator = $2`, ne.Kind, ne.Locator))
+			e, err = scanEntry(tx.QueryRow(ctx,
+				`SELECT `+entryColumns+` FROM entries WHERE kind = $1 AND locator = $2`, ne.Kind, ne.Locator))
 			return err
 		}
 		// Most calls (an import run again) find the entry without waiting for the lock.
@@ -114,59 +90,6 @@ func (s *pgStore) AddEntry(ctx context.Context, ne NewEntry) (Entry, bool, error
 	return e, created, nil
 }
 
-func (s *pgStore) Entry(ctx context.Context, slug string) (Entry, error) {
-	e, err := pgScanEntry(s.pool.QueryRow(ctx, `SELECT `+pgEntryColumns+` FROM entries WHERE slug = $1`, slug))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Entry{}, fmt.Errorf("entry %q: %w", slug, ErrNotFound)
-	}
-	if err != nil {
-		return Entry{}, fmt.Errorf("couldn't read entry %q: %w", slug, err)
-	}
-	return e, nil
-}
-
-func (s *pgStore) EntryByID(ctx context.Context, id int64) (Entry, error) {
-	e, err := pgScanEntry(s.pool.QueryRow(ctx, `SELECT `+pgEntryColumns+` FROM entries WHERE id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Entry{}, fmt.Errorf("entry %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return Entry{}, fmt.Errorf("couldn't read entry %d: %w", id, err)
-	}
-	return e, nil
-}
-
-func (s *pgStore) Entries(ctx context.Context, afterID int64, limit int) ([]Entry, error) {
-	rows, err := s.pool.Query(ctx,
-		`SELECT `+pgEntryColumns+` FROM entries WHERE id > $1 ORDER BY id LIMIT $2`, afterID, pgLimit(limit))
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list entries: %w", err)
-	}
-	es, err := pgCollect(rows, pgScanEntry)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list entries: %w", err)
-	}
-	return es, nil
-}
-
-// EntriesAt skips offset entries on the primary key's index inside PostgreSQL, which
-// costs far less than reading them out.
-func (s *pgStore) EntriesAt(ctx context.Context, offset, limit int) ([]Entry, error) {
-	if err := checkEntriesAt(offset, limit); err != nil {
-		return nil, fmt.Errorf("couldn't list entries: %w", err)
-	}
-	rows, err := s.pool.Query(ctx,
-		`SELECT `+pgEntryColumns+` FROM entries ORDER BY id LIMIT $1 OFFSET $2`, limit, offset)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list entries: %w", err)
-	}
-	es, err := pgCollect(rows, pgScanEntry)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list entries: %w", err)
-	}
-	return es, nil
-}
-
 // pgQueueLockEntry queues the statement that locks the entry's row until the
 // transaction ends; its result is ErrNotFound when there is no such entry. FOR NO KEY
 // UPDATE serializes SaveRound and StartAttempt of one entry (and waits for or blocks
@@ -212,34 +135,6 @@ func pgQueueSetDue(b *pgx.Batch, entryID int64, u DueUpdate) {
 	q.Exec(func(pgconn.CommandTag) error { return nil })
 }
 
-// pgScanDue scans entry_id, reason, at.
-func pgScanDue(row pgx.Row) (Due, error) {
-	var (
-		d      Due
-		reason string
-	)
-	if err := row.Scan(&d.EntryID, &reason, &d.At); err != nil {
-		return Due{}, err
-	}
-	d.Reason = Reason(reason)
-	d.At = d.At.UTC()
-	return d, nil
-}
-
-func (s *pgStore) DueBefore(ctx context.Context, t time.Time, limit int) ([]Due, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT entry_id, reason, at FROM due WHERE at <= $1
-		ORDER BY at, entry_id, reason LIMIT $2`, pgTime(t), pgLimit(limit))
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list due rounds: %w", err)
-	}
-	ds, err := pgCollect(rows, pgScanDue)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list due rounds: %w", err)
-	}
-	return ds, nil
-}
-
 func (s *pgStore) SetDue(ctx context.Context, entryID int64, u DueUpdate) error {
 	if err := checkReason(u.Reason); err != nil {
 		return fmt.Errorf("couldn't set due time: %w", err)
@@ -266,19 +161,6 @@ func (s *pgStore) SetDue(ctx context.Context, entryID int64, u DueUpdate) error 
 	return nil
 }
 
-func (s *pgStore) DueTimes(ctx context.Context, entryID int64) ([]Due, error) {
-	rows, err := s.pool.Query(ctx,
-		`SELECT entry_id, reason, at FROM due WHERE entry_id = $1 ORDER BY at, reason`, entryID)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list due times of entry %d: %w", entryID, err)
-	}
-	ds, err := pgCollect(rows, pgScanDue)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list due times of entry %d: %w", entryID, err)
-	}
-	return ds, nil
-}
-
 func (s *pgStore) StartAttempt(ctx context.Context, entryID int64, dueAt, at time.Time) (int, error) {
 	if dueAt.IsZero() || at.IsZero() {
 		return 0, errors.New("couldn't start an attempt: zero due or start time")
@@ -303,74 +185,6 @@ func (s *pgStore) StartAttempt(ctx context.Context, entryID int64, dueAt, at tim
 	return n, nil
 }
 
-func (s *pgStore) Attempts(ctx context.Context, entryID int64, dueAt time.Time) (int, error) {
-	var n int
-	err := s.pool.QueryRow(ctx,
-		`SELECT attempts FROM attempts WHERE entry_id = $1 AND due_at = $2`, entryID, pgTime(dueAt)).Scan(&n)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return 0, fmt.Errorf("couldn't count the attempts of entry %d: %w", entryID, err)
-	}
-	return n, nil
-}
-
-const pgRunColumns = `id, due_at, started_at, finished_at`
-
-func pgScanRun(row pgx.Row) (Run, error) {
-	var (
-		r          Run
-		finishedAt *time.Time
-	)
-	if err := row.Scan(&r.ID, &r.DueAt, &r.StartedAt, &finishedAt); err != nil {
-		return Run{}, err
-	}
-	r.DueAt, r.StartedAt, r.FinishedAt = r.DueAt.UTC(), r.StartedAt.UTC(), fromPgTime(finishedAt)
-	return r, nil
-}
-
-func (s *pgStore) UnfinishedRun(ctx context.Context) (Run, error) {
-	r, err := pgScanRun(s.pool.QueryRow(ctx, `
-		SELECT `+pgRunColumns+` FROM runs WHERE finished_at IS NULL
-		ORDER BY started_at DESC, id DESC LIMIT 1`))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Run{}, fmt.Errorf("unfinished run: %w", ErrNotFound)
-	}
-	if err != nil {
-		return Run{}, fmt.Errorf("couldn't read the unfinished run: %w", err)
-	}
-	return r, nil
-}
-
-func (s *pgStore) StartRun(ctx context.Context, r Run) error {
-	if r.ID == "" || r.DueAt.IsZero() || r.StartedAt.IsZero() {
-		return errors.New("couldn't start a run: it needs an id, a due time and a start time")
-	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO runs (`+pgRunColumns+`) VALUES ($1, $2, $3, $4)`,
-		r.ID, pgTime(r.DueAt), pgTime(r.StartedAt), pgNullTime(r.FinishedAt))
-	if err != nil {
-		return fmt.Errorf("couldn't start run %q: %w", r.ID, err)
-	}
-	return nil
-}
-
-// FinishRun marks a run finished at at; a run already finished keeps its first time.
-func (s *pgStore) FinishRun(ctx context.Context, id string, at time.Time) error {
-	if at.IsZero() {
-		return fmt.Errorf("couldn't finish run %q: zero time", id)
-	}
-	var exists bool
-	err := s.pool.QueryRow(ctx, `
-		WITH finished AS (
-			UPDATE runs SET finished_at = $2 WHERE id = $1 AND finished_at IS NULL RETURNING id)
-		SELECT EXISTS (SELECT 1 FROM runs WHERE id = $1)`, id, pgTime(at)).Scan(&exists)
-	if err == nil && !exists {
-		err = ErrNotFound
-	}
-	if err != nil {
-		return fmt.Errorf("couldn't finish run %q: %w", id, err)
-	}
-	return nil
-}
-
 // pgEntryOf finds the entry of EntryDigest's slug ($1) inside each of its queries: an
 // InitPlan on the slug's unique index, so no query of the batch waits for another's
 // answer.
@@ -384,7 +198,7 @@ func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (E
 		return EntryDigest{}, fmt.Errorf("couldn't read entry %q: %w", slug, err)
 	}
 	b := &pgx.Batch{}
-	b.Queue(`SELECT `+pgEntryColumns+` FROM entries WHERE slug = $1`, slug)
+	b.Queue(`SELECT `+entryColumns+` FROM entries WHERE slug = $1`, slug)
 	b.Queue(`
 		SELECT `+pgSummaryColumns+`
 		FROM observations o LEFT JOIN ledger v ON v.seq = o.ledger_seq
@@ -444,7 +258,7 @@ func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (E
 // pgReadDigest reads the results of EntryDigest's batch, in the order it queued them.
 func pgReadDigest(br pgx.BatchResults, slug string, q EntryQuery) (EntryDigest, error) {
 	var d EntryDigest
-	e, err := pgScanEntry(br.QueryRow())
+	e, err := scanEntry(br.QueryRow())
 	if errors.Is(err, pgx.ErrNoRows) {
 		return d, fmt.Errorf("entry %q: %w", slug, ErrNotFound)
 	}
@@ -489,7 +303,7 @@ func pgReadDigest(br pgx.BatchResults, slug string, q EntryQuery) (EntryDigest, 
 }
 
 // pgCollectBatch scans every row of the batch's next result with scan.
-func pgCollectBatch[T any](br pgx.BatchResults, scan func(pgx.Row) (T, error)) ([]T, error) {
+func pgCollectBatch[T any](br pgx.BatchResults, scan func(rowScanner) (T, error)) ([]T, error) {
 	rows, err := br.Query()
 	if err != nil {
 		return nil, err
@@ -565,7 +379,7 @@ func pgReadStates(br pgx.BatchResults, withRounds bool, out map[int64]EntryState
 
 // pgScanSupplyState scans a supply run's id, entry_id, ran_at, score, verified,
 // latest_version, its record's key_id and whether it has a record.
-func pgScanSupplyState(row pgx.Row) (supplyState, error) {
+func pgScanSupplyState(row rowScanner) (supplyState, error) {
 	var (
 		st            supplyState
 		keyID, digest *string

@@ -42,6 +42,7 @@ const defaultSQLiteReaders = 4
 // Times are stored as INTEGER Unix milliseconds (UTC), NULL for a zero time where zero
 // means "none" (Entry.LastRoundAt, Run.FinishedAt).
 type sqliteStore struct {
+	sqlStore
 	path   string
 	log    *slog.Logger
 	now    func() time.Time
@@ -108,7 +109,8 @@ func openSQLite(ctx context.Context, cfg Config) (Store, error) {
 		return nil, errors.Join(err, writer.Close())
 	}
 	return &sqliteStore{
-		path: path, log: log, now: time.Now, writer: writer, reader: reader,
+		sqlStore: sqlStore{d: sqliteDialect, read: sqliteQuerier{reader}, write: sqliteQuerier{writer}},
+		path:     path, log: log, now: time.Now, writer: writer, reader: reader,
 		stmts: map[string]*sql.Stmt{},
 	}, nil
 }
@@ -371,11 +373,6 @@ func isUniqueViolation(err error) bool {
 	return e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || e.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
 }
 
-// rowScanner is *sql.Row or *sql.Rows.
-type rowScanner interface {
-	Scan(dest ...any) error
-}
-
 // millis is t as stored: Unix milliseconds.
 func millis(t time.Time) int64 { return t.UnixMilli() }
 
@@ -416,4 +413,49 @@ func (s *sqliteStore) Stats(ctx context.Context) (Stats, error) {
 		return Stats{}, fmt.Errorf("couldn't count the store: %w", err)
 	}
 	return st, nil
+}
+
+// sqliteDialect is the SQLite spelling of the queries written once: ? placeholders,
+// times as INTEGER Unix milliseconds, -1 for no limit, days as text, and the case
+// folding of sqliteFold (SQLite has no ILIKE, and its LIKE folds only ASCII).
+var sqliteDialect = dialect{
+	bind:    func(q string) string { return q },
+	time:    func(t time.Time) any { return millis(t) },
+	noLimit: -1,
+	day:     func(ph string) string { return ph },
+	dayText: func(column string) string { return column },
+	contains: func(column string) (string, int) {
+		return `(` + column + ` LIKE ? ESCAPE '\' OR (octet_length(` + column + `) <> length(` + column + `) AND ` +
+			sqliteFold + `(` + column + `) LIKE ? ESCAPE '\'))`, 2
+	},
+}
+
+// sqliteDB is *sql.DB or *sqliteTx.
+type sqliteDB interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// sqliteQuerier runs the queries written once on a sqliteDB.
+type sqliteQuerier struct{ db sqliteDB }
+
+func (q sqliteQuerier) QueryRow(ctx context.Context, query string, args ...any) rowScanner {
+	return q.db.QueryRowContext(ctx, query, args...)
+}
+
+func (q sqliteQuerier) Query(ctx context.Context, query string, args ...any) (sqlRows, error) {
+	rows, err := q.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err // not a nil *sql.Rows in a non-nil interface
+	}
+	return rows, nil
+}
+
+func (q sqliteQuerier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := q.db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

@@ -8,28 +8,6 @@ import (
 	"time"
 )
 
-const sqliteEntryColumns = `id, slug, kind, locator, name, source, claimed, cadence_ms, created_at,
-	last_round_at, last_surface, uptime_online_days, uptime_counted_days`
-
-// scanEntry scans the sqliteEntryColumns of one row.
-func scanEntry(row rowScanner) (Entry, error) {
-	var (
-		e                      Entry
-		cadenceMS              int64
-		createdAt, lastRoundAt sql.NullInt64
-		lastSurface            sql.NullString
-	)
-	err := row.Scan(&e.ID, &e.Slug, &e.Kind, &e.Locator, &e.Name, &e.Source, &e.Claimed, &cadenceMS,
-		&createdAt, &lastRoundAt, &lastSurface, &e.UptimeOnlineDays, &e.UptimeCountedDays)
-	if err != nil {
-		return Entry{}, err
-	}
-	e.Cadence = time.Duration(cadenceMS) * time.Millisecond
-	e.CreatedAt = fromMillis(createdAt)
-	e.LastRoundAt = fromMillis(lastRoundAt)
-	e.LastSurface = lastSurface.String
-	return e, nil
-}
 
 func (s *sqliteStore) AddEntry(ctx context.Context, ne NewEntry) (Entry, bool, error) {
 	if err := checkNewEntry(ne); err != nil {
@@ -42,7 +20,7 @@ func (s *sqliteStore) AddEntry(ctx context.Context, ne NewEntry) (Entry, bool, e
 	err := s.inTx(ctx, func(tx *sqliteTx) error {
 		var err error
 		e, err = scanEntry(tx.QueryRowContext(ctx,
-			`SELECT `+sqliteEntryColumns+` FROM entries WHERE kind = ? AND locator = ?`, ne.Kind, ne.Locator))
+			`SELECT `+entryColumns+` FROM entries WHERE kind = ? AND locator = ?`, ne.Kind, ne.Locator))
 		if err == nil || !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
@@ -98,81 +76,6 @@ func (s *sqliteStore) AddEntry(ctx context.Context, ne NewEntry) (Entry, bool, e
 	return e, created, nil
 }
 
-func (s *sqliteStore) Entry(ctx context.Context, slug string) (Entry, error) {
-	e, err := scanEntry(s.reader.QueryRowContext(ctx, `SELECT `+sqliteEntryColumns+` FROM entries WHERE slug = ?`, slug))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Entry{}, fmt.Errorf("entry %q: %w", slug, ErrNotFound)
-	}
-	if err != nil {
-		return Entry{}, fmt.Errorf("couldn't read entry %q: %w", slug, err)
-	}
-	return e, nil
-}
-
-func (s *sqliteStore) EntryByID(ctx context.Context, id int64) (Entry, error) {
-	e, err := scanEntry(s.reader.QueryRowContext(ctx, `SELECT `+sqliteEntryColumns+` FROM entries WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Entry{}, fmt.Errorf("entry %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return Entry{}, fmt.Errorf("couldn't read entry %d: %w", id, err)
-	}
-	return e, nil
-}
-
-func (s *sqliteStore) Entries(ctx context.Context, afterID int64, limit int) ([]Entry, error) {
-	if limit <= 0 {
-		limit = -1 // SQLite: no limit
-	}
-	rows, err := s.reader.QueryContext(ctx,
-		`SELECT `+sqliteEntryColumns+` FROM entries WHERE id > ? ORDER BY id LIMIT ?`, afterID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list entries: %w", err)
-	}
-	es, err := collect(rows, scanEntry)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list entries: %w", err)
-	}
-	return es, nil
-}
-
-func (s *sqliteStore) EntriesAt(ctx context.Context, offset, limit int) ([]Entry, error) {
-	if err := checkEntriesAt(offset, limit); err != nil {
-		return nil, fmt.Errorf("couldn't list entries: %w", err)
-	}
-	rows, err := s.reader.QueryContext(ctx,
-		`SELECT `+sqliteEntryColumns+` FROM entries ORDER BY id LIMIT ? OFFSET ?`, limit, offset)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list entries: %w", err)
-	}
-	es, err := collect(rows, scanEntry)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list entries: %w", err)
-	}
-	return es, nil
-}
-
-// collect scans every row with scan and closes rows.
-func collect[T any](rows *sql.Rows, scan func(rowScanner) (T, error)) ([]T, error) {
-	return appendRows(nil, rows, scan)
-}
-
-// appendRows appends every row, scanned with scan, to dst and closes rows.
-func appendRows[T any](dst []T, rows *sql.Rows, scan func(rowScanner) (T, error)) ([]T, error) {
-	defer rows.Close()
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		dst = append(dst, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return dst, nil
-}
-
 // sqliteEntryExists returns ErrNotFound when there is no entry with the id.
 func sqliteEntryExists(ctx context.Context, tx *sqliteTx, id int64) error {
 	var one int
@@ -197,38 +100,6 @@ func sqliteSetDue(ctx context.Context, tx *sqliteTx, entryID int64, u DueUpdate)
 	return err
 }
 
-// scanDue scans entry_id, reason, at.
-func scanDue(row rowScanner) (Due, error) {
-	var (
-		d      Due
-		reason string
-		at     sql.NullInt64
-	)
-	if err := row.Scan(&d.EntryID, &reason, &at); err != nil {
-		return Due{}, err
-	}
-	d.Reason = Reason(reason)
-	d.At = fromMillis(at)
-	return d, nil
-}
-
-func (s *sqliteStore) DueBefore(ctx context.Context, t time.Time, limit int) ([]Due, error) {
-	if limit <= 0 {
-		limit = -1
-	}
-	rows, err := s.reader.QueryContext(ctx, `
-		SELECT entry_id, reason, at FROM due WHERE at <= ?
-		ORDER BY at, entry_id, reason LIMIT ?`, millis(t), limit)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list due rounds: %w", err)
-	}
-	ds, err := collect(rows, scanDue)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list due rounds: %w", err)
-	}
-	return ds, nil
-}
-
 func (s *sqliteStore) SetDue(ctx context.Context, entryID int64, u DueUpdate) error {
 	if err := checkReason(u.Reason); err != nil {
 		return fmt.Errorf("couldn't set due time: %w", err)
@@ -243,19 +114,6 @@ func (s *sqliteStore) SetDue(ctx context.Context, entryID int64, u DueUpdate) er
 		return fmt.Errorf("couldn't set the %s due time of entry %d: %w", u.Reason, entryID, err)
 	}
 	return nil
-}
-
-func (s *sqliteStore) DueTimes(ctx context.Context, entryID int64) ([]Due, error) {
-	rows, err := s.reader.QueryContext(ctx,
-		`SELECT entry_id, reason, at FROM due WHERE entry_id = ? ORDER BY at, reason`, entryID)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list due times of entry %d: %w", entryID, err)
-	}
-	ds, err := collect(rows, scanDue)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list due times of entry %d: %w", entryID, err)
-	}
-	return ds, nil
 }
 
 func (s *sqliteStore) StartAttempt(ctx context.Context, entryID int64, dueAt, at time.Time) (int, error) {
@@ -282,16 +140,6 @@ func (s *sqliteStore) StartAttempt(ctx context.Context, entryID int64, dueAt, at
 	return n, nil
 }
 
-func (s *sqliteStore) Attempts(ctx context.Context, entryID int64, dueAt time.Time) (int, error) {
-	var n int
-	err := s.reader.QueryRowContext(ctx,
-		`SELECT attempts FROM attempts WHERE entry_id = ? AND due_at = ?`, entryID, millis(dueAt)).Scan(&n)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("couldn't count the attempts of entry %d: %w", entryID, err)
-	}
-	return n, nil
-}
-
 // sqliteRoundNotStored returns ErrRoundDone when the entry's round for dueAt is stored.
 func sqliteRoundNotStored(ctx context.Context, tx *sqliteTx, entryID int64, dueAt time.Time) error {
 	var one int
@@ -304,68 +152,6 @@ func sqliteRoundNotStored(ctx context.Context, tx *sqliteTx, entryID int64, dueA
 		return nil
 	}
 	return err
-}
-
-const sqliteRunColumns = `id, due_at, started_at, finished_at`
-
-func scanRun(row rowScanner) (Run, error) {
-	var (
-		r                            Run
-		dueAt, startedAt, finishedAt sql.NullInt64
-	)
-	if err := row.Scan(&r.ID, &dueAt, &startedAt, &finishedAt); err != nil {
-		return Run{}, err
-	}
-	r.DueAt, r.StartedAt, r.FinishedAt = fromMillis(dueAt), fromMillis(startedAt), fromMillis(finishedAt)
-	return r, nil
-}
-
-func (s *sqliteStore) UnfinishedRun(ctx context.Context) (Run, error) {
-	r, err := scanRun(s.reader.QueryRowContext(ctx, `
-		SELECT `+sqliteRunColumns+` FROM runs WHERE finished_at IS NULL
-		ORDER BY started_at DESC, id DESC LIMIT 1`))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Run{}, fmt.Errorf("unfinished run: %w", ErrNotFound)
-	}
-	if err != nil {
-		return Run{}, fmt.Errorf("couldn't read the unfinished run: %w", err)
-	}
-	return r, nil
-}
-
-func (s *sqliteStore) StartRun(ctx context.Context, r Run) error {
-	if r.ID == "" || r.DueAt.IsZero() || r.StartedAt.IsZero() {
-		return errors.New("couldn't start a run: it needs an id, a due time and a start time")
-	}
-	_, err := s.writer.ExecContext(ctx, `INSERT INTO runs (`+sqliteRunColumns+`) VALUES (?, ?, ?, ?)`,
-		r.ID, millis(r.DueAt), millis(r.StartedAt), nullMillis(r.FinishedAt))
-	if err != nil {
-		return fmt.Errorf("couldn't start run %q: %w", r.ID, err)
-	}
-	return nil
-}
-
-// FinishRun marks a run finished at at; a run already finished keeps its first time.
-func (s *sqliteStore) FinishRun(ctx context.Context, id string, at time.Time) error {
-	if at.IsZero() {
-		return fmt.Errorf("couldn't finish run %q: zero time", id)
-	}
-	err := s.inTx(ctx, func(tx *sqliteTx) error {
-		var finished sql.NullInt64
-		err := tx.QueryRowContext(ctx, `SELECT finished_at FROM runs WHERE id = ?`, id).Scan(&finished)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return ErrNotFound
-		case err != nil || finished.Valid:
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE runs SET finished_at = ? WHERE id = ?`, millis(at), id)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("couldn't finish run %q: %w", id, err)
-	}
-	return nil
 }
 
 // EntryDigest reads with the methods it stands for, one after the other: on an embedded

@@ -1,0 +1,173 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// entryColumns are the columns scanEntry reads.
+const entryColumns = `id, slug, kind, locator, name, source, claimed, cadence_ms, created_at,
+	last_round_at, last_surface, uptime_online_days, uptime_counted_days`
+
+// scanEntry scans the entryColumns of one row.
+func scanEntry(row rowScanner) (Entry, error) {
+	var (
+		e         Entry
+		cadenceMS int64
+	)
+	err := row.Scan(&e.ID, &e.Slug, &e.Kind, &e.Locator, &e.Name, &e.Source, &e.Claimed, &cadenceMS,
+		timeCol(&e.CreatedAt), timeCol(&e.LastRoundAt), nullStringCol{&e.LastSurface},
+		&e.UptimeOnlineDays, &e.UptimeCountedDays)
+	if err != nil {
+		return Entry{}, err
+	}
+	e.Cadence = time.Duration(cadenceMS) * time.Millisecond
+	return e, nil
+}
+
+func (s *sqlStore) Entry(ctx context.Context, slug string) (Entry, error) {
+	e, err := scanEntry(s.read.QueryRow(ctx, `SELECT `+entryColumns+` FROM entries WHERE slug = ?`, slug))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Entry{}, fmt.Errorf("entry %q: %w", slug, ErrNotFound)
+	}
+	if err != nil {
+		return Entry{}, fmt.Errorf("couldn't read entry %q: %w", slug, err)
+	}
+	return e, nil
+}
+
+func (s *sqlStore) EntryByID(ctx context.Context, id int64) (Entry, error) {
+	e, err := scanEntry(s.read.QueryRow(ctx, `SELECT `+entryColumns+` FROM entries WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Entry{}, fmt.Errorf("entry %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Entry{}, fmt.Errorf("couldn't read entry %d: %w", id, err)
+	}
+	return e, nil
+}
+
+func (s *sqlStore) Entries(ctx context.Context, afterID int64, limit int) ([]Entry, error) {
+	es, err := queryAll(ctx, s.read, scanEntry,
+		`SELECT `+entryColumns+` FROM entries WHERE id > ? ORDER BY id LIMIT ?`, afterID, s.d.limit(limit))
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list entries: %w", err)
+	}
+	return es, nil
+}
+
+// EntriesAt skips offset entries on the primary key's index inside the database, which
+// costs far less than reading them out.
+func (s *sqlStore) EntriesAt(ctx context.Context, offset, limit int) ([]Entry, error) {
+	if err := checkEntriesAt(offset, limit); err != nil {
+		return nil, fmt.Errorf("couldn't list entries: %w", err)
+	}
+	es, err := queryAll(ctx, s.read, scanEntry,
+		`SELECT `+entryColumns+` FROM entries ORDER BY id LIMIT ? OFFSET ?`, limit, offset)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list entries: %w", err)
+	}
+	return es, nil
+}
+
+// scanDue scans entry_id, reason, at.
+func scanDue(row rowScanner) (Due, error) {
+	var (
+		d      Due
+		reason string
+	)
+	if err := row.Scan(&d.EntryID, &reason, timeCol(&d.At)); err != nil {
+		return Due{}, err
+	}
+	d.Reason = Reason(reason)
+	return d, nil
+}
+
+func (s *sqlStore) DueBefore(ctx context.Context, t time.Time, limit int) ([]Due, error) {
+	ds, err := queryAll(ctx, s.read, scanDue, `
+		SELECT entry_id, reason, at FROM due WHERE at <= ?
+		ORDER BY at, entry_id, reason LIMIT ?`, s.d.time(t), s.d.limit(limit))
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list due rounds: %w", err)
+	}
+	return ds, nil
+}
+
+func (s *sqlStore) DueTimes(ctx context.Context, entryID int64) ([]Due, error) {
+	ds, err := queryAll(ctx, s.read, scanDue,
+		`SELECT entry_id, reason, at FROM due WHERE entry_id = ? ORDER BY at, reason`, entryID)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list due times of entry %d: %w", entryID, err)
+	}
+	return ds, nil
+}
+
+func (s *sqlStore) Attempts(ctx context.Context, entryID int64, dueAt time.Time) (int, error) {
+	var n int
+	err := s.read.QueryRow(ctx,
+		`SELECT attempts FROM attempts WHERE entry_id = ? AND due_at = ?`, entryID, s.d.time(dueAt)).Scan(&n)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("couldn't count the attempts of entry %d: %w", entryID, err)
+	}
+	return n, nil
+}
+
+// runColumns are the columns scanRun reads.
+const runColumns = `id, due_at, started_at, finished_at`
+
+func scanRun(row rowScanner) (Run, error) {
+	var r Run
+	if err := row.Scan(&r.ID, timeCol(&r.DueAt), timeCol(&r.StartedAt), timeCol(&r.FinishedAt)); err != nil {
+		return Run{}, err
+	}
+	return r, nil
+}
+
+func (s *sqlStore) UnfinishedRun(ctx context.Context) (Run, error) {
+	r, err := scanRun(s.read.QueryRow(ctx, `
+		SELECT `+runColumns+` FROM runs WHERE finished_at IS NULL
+		ORDER BY started_at DESC, id DESC LIMIT 1`))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Run{}, fmt.Errorf("unfinished run: %w", ErrNotFound)
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("couldn't read the unfinished run: %w", err)
+	}
+	return r, nil
+}
+
+func (s *sqlStore) StartRun(ctx context.Context, r Run) error {
+	if r.ID == "" || r.DueAt.IsZero() || r.StartedAt.IsZero() {
+		return errors.New("couldn't start a run: it needs an id, a due time and a start time")
+	}
+	_, err := s.write.Exec(ctx, `INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?)`,
+		r.ID, s.d.time(r.DueAt), s.d.time(r.StartedAt), s.d.nullTime(r.FinishedAt))
+	if err != nil {
+		return fmt.Errorf("couldn't start run %q: %w", r.ID, err)
+	}
+	return nil
+}
+
+// FinishRun marks a run finished at at; a run already finished keeps its first time.
+// Runs are never deleted, so a run the update did not change is finished or missing.
+func (s *sqlStore) FinishRun(ctx context.Context, id string, at time.Time) error {
+	if at.IsZero() {
+		return fmt.Errorf("couldn't finish run %q: zero time", id)
+	}
+	n, err := s.write.Exec(ctx, `UPDATE runs SET finished_at = ? WHERE id = ? AND finished_at IS NULL`,
+		s.d.time(at), id)
+	if err == nil && n == 0 {
+		var exists bool
+		err = s.write.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?)`, id).Scan(&exists)
+		if err == nil && !exists {
+			err = ErrNotFound
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("couldn't finish run %q: %w", id, err)
+	}
+	return nil
+}
