@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-
 func (s *pgStore) AddEntry(ctx context.Context, ne NewEntry) (Entry, bool, error) {
 	if err := checkNewEntry(ne); err != nil {
 		return Entry{}, false, fmt.Errorf("couldn't add entry: %w", err)

@@ -8,7 +8,6 @@ import (
 	"time"
 )
 
-
 func (s *sqliteStore) AddEntry(ctx context.Context, ne NewEntry) (Entry, bool, error) {
 	if err := checkNewEntry(ne); err != nil {
 		return Entry{}, false, fmt.Errorf("couldn't add entry: %w", err)
