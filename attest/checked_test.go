@@ -201,3 +201,25 @@ func TestCheckedMarshalsAsItsPayload(t *testing.T) {
 		t.Fatalf("Marshal(Checked) = %.60s…, %v", got, err)
 	}
 }
+
+// TestSchemaErrorPathAfterSiblings: the pointer of a violation names the value, also
+// after siblings that were valid (the path is a stack of segments, rendered on error).
+func TestSchemaErrorPathAfterSiblings(t *testing.T) {
+	s, err := CompileSchema([]byte(`{"type":"object","properties":{
+		"a":{"type":"object","properties":{"b":{"type":"integer"}}},
+		"c":{"type":"object","properties":{"d":{"type":"integer"}}},
+		"l":{"type":"array","items":{"type":"object","additionalProperties":{"type":"integer"}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for doc, want := range map[string]string{
+		`{"a":{"b":1},"c":{"d":"x"}}`:                     "/c/d",
+		`{"a":{"b":1},"l":[{"p":1,"q":2},{"x/y~":"s"}]}`:  "/l/1/x~1y~0",
+		`{"a":{"b":1},"c":{"d":2},"l":[{},{},{"z":1.5}]}`: "/l/2/z",
+	} {
+		var se *SchemaError
+		if err := s.ValidateJSON([]byte(doc)); !errors.As(err, &se) || se.Path != want {
+			t.Errorf("%s: %v, want a violation at %s", doc, err, want)
+		}
+	}
+}

@@ -268,7 +268,7 @@ func decodeCanonical(payload []byte) (*DecodedStatement, error) {
 	if !ok {
 		return ds, fmt.Errorf("%w %s", ErrUnknownPredicateType, quoteForError(ds.PredicateType))
 	}
-	if err := schema.validate(pred, "/predicate"); err != nil {
+	if err := schema.validate(pred, newJSONPath("/predicate")); err != nil {
 		return ds, err
 	}
 	if err := checkSubjects(ds.Subject); err != nil {

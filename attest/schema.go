@@ -336,7 +336,43 @@ func (s *Schema) ValidateJSON(doc []byte) error {
 
 // Validate validates a value decoded by encoding/json with UseNumber.
 func (s *Schema) Validate(v any) error {
-	return s.validate(v, "")
+	return s.validate(v, newJSONPath(""))
+}
+
+// jsonPath is the JSON Pointer of the value being validated, kept as a stack of
+// segments and rendered only when an error reports it: building the pointer string of
+// every value visited was a tenth of checking a statement.
+type jsonPath struct {
+	root string // the escaped pointer validation starts at
+	segs []pathSeg
+}
+
+type pathSeg struct {
+	name  string
+	index int
+	isIdx bool
+}
+
+func newJSONPath(root string) *jsonPath {
+	return &jsonPath{root: root, segs: make([]pathSeg, 0, 16)}
+}
+
+func (p *jsonPath) pushName(k string) { p.segs = append(p.segs, pathSeg{name: k}) }
+func (p *jsonPath) pushIndex(i int)   { p.segs = append(p.segs, pathSeg{index: i, isIdx: true}) }
+func (p *jsonPath) pop()              { p.segs = p.segs[:len(p.segs)-1] }
+
+func (p *jsonPath) String() string {
+	var sb strings.Builder
+	sb.WriteString(p.root)
+	for _, s := range p.segs {
+		sb.WriteByte('/')
+		if s.isIdx {
+			sb.WriteString(strconv.Itoa(s.index))
+		} else {
+			sb.WriteString(pointerEscape(s.name))
+		}
+	}
+	return sb.String()
 }
 
 func jsonType(v any) string {
@@ -360,14 +396,14 @@ func jsonType(v any) string {
 	return "unknown"
 }
 
-func (s *Schema) validate(v any, path string) error {
+func (s *Schema) validate(v any, path *jsonPath) error {
 	if s.ref != "" {
 		if err := s.root.defs[s.ref].validate(v, path); err != nil {
 			return err
 		}
 	}
 	fail := func(format string, args ...any) error {
-		return &SchemaError{Path: path, Msg: fmt.Sprintf(format, args...)}
+		return &SchemaError{Path: path.String(), Msg: fmt.Sprintf(format, args...)}
 	}
 	t := jsonType(v)
 	if len(s.types) > 0 {
@@ -428,9 +464,11 @@ func (s *Schema) validate(v any, path string) error {
 		}
 		if s.items != nil {
 			for i, e := range x {
-				if err := s.items.validate(e, path+"/"+strconv.Itoa(i)); err != nil {
+				path.pushIndex(i)
+				if err := s.items.validate(e, path); err != nil {
 					return err
 				}
+				path.pop()
 			}
 		}
 	case map[string]any:
@@ -454,14 +492,16 @@ func (s *Schema) validate(v any, path string) error {
 				continue
 			}
 			known++
+			path.pushName(k)
 			if s.propertyNames != nil {
-				if err := s.propertyNames.validate(k, path+"/"+pointerEscape(k)); err != nil {
+				if err := s.propertyNames.validate(k, path); err != nil {
 					return err
 				}
 			}
-			if err := s.properties[k].validate(v, path+"/"+pointerEscape(k)); err != nil {
+			if err := s.properties[k].validate(v, path); err != nil {
 				return err
 			}
+			path.pop()
 		}
 		if known == len(x) {
 			break
@@ -474,20 +514,21 @@ func (s *Schema) validate(v any, path string) error {
 		}
 		sort.Strings(extra)
 		for _, k := range extra {
-			child := path + "/" + pointerEscape(k)
+			path.pushName(k)
 			if s.propertyNames != nil {
-				if err := s.propertyNames.validate(k, child); err != nil {
+				if err := s.propertyNames.validate(k, path); err != nil {
 					return err
 				}
 			}
 			if s.noAdditional {
-				return &SchemaError{Path: child, Msg: "member is not allowed"}
+				return &SchemaError{Path: path.String(), Msg: "member is not allowed"}
 			}
 			if s.additional != nil {
-				if err := s.additional.validate(x[k], child); err != nil {
+				if err := s.additional.validate(x[k], path); err != nil {
 					return err
 				}
 			}
+			path.pop()
 		}
 	}
 	return nil
