@@ -199,7 +199,7 @@ func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (E
 	b := &pgx.Batch{}
 	b.Queue(`SELECT `+entryColumns+` FROM entries WHERE slug = $1`, slug)
 	b.Queue(`
-		SELECT `+pgSummaryColumns+`
+		SELECT `+summaryColumns+`
 		FROM observations o LEFT JOIN ledger v ON v.seq = o.ledger_seq
 		WHERE o.entry_id = `+pgEntryOf+`
 		ORDER BY o.started_at DESC, o.id DESC
@@ -225,21 +225,21 @@ func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (E
 	b.Queue(`
 		SELECT r.id, r.entry_id, r.ran_at, r.score, r.verified, r.latest_version, l.key_id, l.payload_digest,
 			r.ledger_seq IS NOT NULL
-		FROM supply_runs r`+pgSupplyLedger+`
+		FROM supply_runs r`+supplyLedger+`
 		WHERE r.entry_id = `+pgEntryOf+`
 		ORDER BY r.ran_at DESC, r.id DESC
 		LIMIT 1`, slug)
 	if q.Changes > 0 {
 		b.Queue(`
-			SELECT `+pgChangeColumnsWithoutEnvelope+`
-			FROM `+pgChangeFrom+`
+			SELECT `+changeColumnsWithoutEnvelope+`
+			FROM `+changeFrom+`
 			WHERE c.entry_id = `+pgEntryOf+` AND NOT c.hidden
 			ORDER BY c.number DESC
 			LIMIT $2`, slug, q.Changes)
 	}
 	if q.UptimeFrom != "" {
 		b.Queue(`
-			SELECT `+pgUptimeColumns+` FROM uptime_days
+			SELECT `+uptimeColumns(pgDialect)+` FROM uptime_days
 			WHERE entry_id = `+pgEntryOf+` AND day BETWEEN $2::date AND $3::date
 			ORDER BY day`, slug, q.UptimeFrom, q.UptimeTo)
 	}
@@ -265,7 +265,7 @@ func pgReadDigest(br pgx.BatchResults, slug string, q EntryQuery) (EntryDigest, 
 		return d, fmt.Errorf("couldn't read entry %q: %w", slug, err)
 	}
 	d.Entry = e
-	rounds, err := pgCollectBatch(br, pgScanSummary)
+	rounds, err := pgCollectBatch(br, scanSummary)
 	if err != nil {
 		return d, fmt.Errorf("couldn't read the newest round of %q: %w", slug, err)
 	}
@@ -287,12 +287,12 @@ func pgReadDigest(br pgx.BatchResults, slug string, q EntryQuery) (EntryDigest, 
 		d.Supply, d.SupplySigned = &runs[0].run, runs[0].signed
 	}
 	if q.Changes > 0 {
-		if d.Changes, err = pgCollectBatch(br, pgScanChange); err != nil {
+		if d.Changes, err = pgCollectBatch(br, scanChange); err != nil {
 			return d, fmt.Errorf("couldn't read the changes of %q: %w", slug, err)
 		}
 	}
 	if q.UptimeFrom != "" {
-		ds, err := pgCollectBatch(br, pgScanUptimeDay)
+		ds, err := pgCollectBatch(br, scanUptimeDay)
 		if err != nil {
 			return d, fmt.Errorf("couldn't read the uptime of %q: %w", slug, err)
 		}
@@ -325,7 +325,7 @@ func (s *pgStore) EntryStates(ctx context.Context, ids []int64, rounds bool) (ma
 		b.Queue(`
 		SELECT l.* FROM unnest($1::bigint[]) AS ids(id)
 		CROSS JOIN LATERAL (
-			SELECT `+pgSummaryColumns+`
+			SELECT `+summaryColumns+`
 			FROM observations o LEFT JOIN ledger v ON v.seq = o.ledger_seq
 			WHERE o.entry_id = ids.id
 			ORDER BY o.started_at DESC, o.id DESC
@@ -336,7 +336,7 @@ func (s *pgStore) EntryStates(ctx context.Context, ids []int64, rounds bool) (ma
 		CROSS JOIN LATERAL (
 			SELECT r.id, r.entry_id, r.ran_at, r.score, r.verified, r.latest_version, l.key_id, l.payload_digest,
 				r.ledger_seq IS NOT NULL
-			FROM supply_runs r`+pgSupplyLedger+`
+			FROM supply_runs r`+supplyLedger+`
 			WHERE r.entry_id = ids.id
 			ORDER BY r.ran_at DESC, r.id DESC
 			LIMIT 1) l`, ids)
@@ -354,7 +354,7 @@ func (s *pgStore) EntryStates(ctx context.Context, ids []int64, rounds bool) (ma
 // pgReadStates reads EntryStates' batch into out.
 func pgReadStates(br pgx.BatchResults, withRounds bool, out map[int64]EntryState) error {
 	if withRounds {
-		rounds, err := pgCollectBatch(br, pgScanSummary)
+		rounds, err := pgCollectBatch(br, scanSummary)
 		if err != nil {
 			return err
 		}

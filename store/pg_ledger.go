@@ -105,7 +105,7 @@ func (s *pgStore) Ledger(ctx context.Context, f LedgerFilter, fn func(LedgerReco
 		if err != nil {
 			return fmt.Errorf("couldn't read the ledger: %w", err)
 		}
-		page, err := pgCollect(rows, func(row pgx.Row) (LedgerRecord, error) {
+		page, err := pgCollect(rows, func(row rowScanner) (LedgerRecord, error) {
 			var (
 				r     LedgerRecord
 				kind  string
@@ -140,7 +140,7 @@ func (s *pgStore) Tombstones(ctx context.Context, afterSeq int64) ([]Tombstone, 
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read the tombstones: %w", err)
 	}
-	ts, err := pgCollect(rows, func(row pgx.Row) (tombstoneRow, error) {
+	ts, err := pgCollect(rows, func(row rowScanner) (tombstoneRow, error) {
 		var (
 			t            tombstoneRow
 			seq          *int64

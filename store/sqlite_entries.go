@@ -255,7 +255,7 @@ func (s *sqliteStore) newestSupplyState(ctx context.Context, entryID int64) (*su
 	err := s.reader.QueryRowContext(ctx, `
 		SELECT r.id, r.entry_id, r.ran_at, r.score, r.verified, r.latest_version, l.key_id, l.payload_digest,
 			r.ledger_seq IS NOT NULL
-		FROM supply_runs r`+sqliteSupplyLedger+` WHERE r.entry_id = ?
+		FROM supply_runs r`+supplyLedger+` WHERE r.entry_id = ?
 		ORDER BY r.ran_at DESC, r.id DESC
 		LIMIT 1`, entryID).Scan(&r.ID, &r.EntryID, &ranAt, &r.Score, &r.Verified, &r.LatestVersion, &keyID, &digest, &st.signed)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 )
 
@@ -49,74 +48,10 @@ func (s *sqliteStore) SaveSupply(ctx context.Context, r SupplyRecord, due []DueU
 	return id, nil
 }
 
-const sqliteSupplyColumns = `r.id, r.entry_id, r.ran_at, r.score, r.verified, r.latest_version, r.facts,
-	r.verdict, l.envelope, l.key_id, l.payload_digest`
-
-// sqliteSupplyLedger joins a supply run r with its ledger record l (NULL when unsigned).
-const sqliteSupplyLedger = ` LEFT JOIN ledger l ON l.seq = r.ledger_seq`
-
-// scanSupply scans the sqliteSupplyColumns of supply_runs r joined with
-// sqliteSupplyLedger.
-func scanSupply(row rowScanner) (SupplyRecord, error) {
-	var (
-		r             SupplyRecord
-		ranAt         sql.NullInt64
-		keyID, digest sql.NullString
-	)
-	err := row.Scan(&r.ID, &r.EntryID, &ranAt, &r.Score, &r.Verified, &r.LatestVersion, &r.Facts,
-		&r.Verdict, &r.Envelope, &keyID, &digest)
-	if err != nil {
-		return SupplyRecord{}, err
-	}
-	r.RanAt, r.KeyID, r.PayloadDigest = fromMillis(ranAt), keyID.String, digest.String
-	return r, nil
-}
-
-func (s *sqliteStore) SupplyRuns(ctx context.Context, entryID int64, limit int) ([]SupplyRecord, error) {
-	if limit <= 0 {
-		limit = -1
-	}
-	rows, err := s.reader.QueryContext(ctx, `
-		SELECT `+sqliteSupplyColumns+` FROM supply_runs r`+sqliteSupplyLedger+`
-		WHERE r.entry_id = ?
-		ORDER BY r.ran_at DESC, r.id DESC
-		LIMIT ?`, entryID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list the supply runs of entry %d: %w", entryID, err)
-	}
-	rs, err := collect(rows, scanSupply)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list the supply runs of entry %d: %w", entryID, err)
-	}
-	return rs, nil
-}
-
-// WalkSupply reads the entries in pages of walkSupplyPage by id, and for each the newest
-// run, found on supply_runs_entry_ran without reading the other runs' documents; an
-// entry without runs is skipped. As in WalkRounds, each page is a query of its own, so
-// no connection or snapshot is held while fn runs. A run stored during the walk is seen
-// when its entry is after the page being read.
+// WalkSupply finds each entry's newest run by a correlated subquery on
+// supply_runs_entry_ran: SQLite has no LATERAL join; see walkSupply.
 func (s *sqliteStore) WalkSupply(ctx context.Context, fn func(SupplyRecord) error) error {
-	return walkPagesOf(walkSupplyPage, func(buf []SupplyRecord, last *SupplyRecord) ([]SupplyRecord, error) {
-		// Entry ids start at 1: the first page starts before every entry.
-		var entry int64
-		if last != nil {
-			entry = last.EntryID
-		}
-		rows, err := s.reader.QueryContext(ctx, `
-			SELECT `+sqliteSupplyColumns+`
-			FROM entries e JOIN supply_runs r ON r.id = (
+	return s.walkSupply(ctx, `entries e JOIN supply_runs r ON r.id = (
 				SELECT id FROM supply_runs WHERE entry_id = e.id
-				ORDER BY ran_at DESC, id DESC LIMIT 1)`+sqliteSupplyLedger+`
-			WHERE e.id > ?
-			ORDER BY e.id
-			LIMIT ?`, entry, walkSupplyPage)
-		if err == nil {
-			buf, err = appendRows(buf, rows, scanSupply)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("couldn't walk the supply runs: %w", err)
-		}
-		return buf, nil
-	}, fn)
+				ORDER BY ran_at DESC, id DESC LIMIT 1)`, fn)
 }
