@@ -16,7 +16,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/probity-dev/probity/migrations"
 )
@@ -110,23 +109,12 @@ func (s *pgStore) Migrate(ctx context.Context) error {
 
 // migrateRiver applies River's migrations not applied yet.
 func (s *pgStore) migrateRiver(ctx context.Context) error {
-	migrator, err := rivermigrate.New(riverpgxv5.New(s.pool), &rivermigrate.Config{Logger: s.log})
-	if err != nil {
-		return fmt.Errorf("couldn't prepare River's migrations: %w", err)
-	}
-	res, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
-	if err != nil {
-		return fmt.Errorf("couldn't apply River's migrations: %w", err)
-	}
-	for _, v := range res.Versions {
-		s.log.Info("applied River migration", "backend", "postgres", "version", v.Version)
-	}
-	return nil
+	return migrateRiver(ctx, riverpgxv5.New(s.pool), "postgres", s.log)
 }
 
-// migrate takes the migration lock, applies the migrations of ms not applied yet, in
-// order, each in its own transaction, then runs then (when not nil) still under the
-// lock. ms are this binary's migrations (or, in tests, the first of them).
+// migrate takes the migration lock, applies the migrations of ms not applied yet (see
+// schemaMigrations.apply), then runs then (when not nil) still under the lock. ms are
+// this binary's migrations (or, in tests, the first of them).
 func (s *pgStore) migrate(ctx context.Context, ms []migrations.Migration, then func(context.Context) error) error {
 	// Its own connection rather than one of the pool's, so that River's migrator, which
 	// takes its connections from the pool, cannot wait behind the lock holder for one.
@@ -140,53 +128,29 @@ func (s *pgStore) migrate(ctx context.Context, ms []migrations.Migration, then f
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, $2)`, pgLockClass, pgLockMigrate); err != nil {
 		return fmt.Errorf("couldn't take the migration lock: %w", err)
 	}
-
-	if _, err := conn.Exec(ctx, `
+	sm := schemaMigrations{
+		backend: "postgres",
+		log:     s.log,
+		create: `
 		CREATE TABLE IF NOT EXISTS schema_migrations (
 			version    integer     PRIMARY KEY,
 			name       text        NOT NULL,
 			applied_at timestamptz NOT NULL
-		)`); err != nil {
-		return fmt.Errorf("couldn't create schema_migrations: %w", err)
+		)`,
+		appliedAt: pgTime(s.now()),
+		conn:      newPgQuerier(conn),
+		inTx: func(ctx context.Context, fn func(querier, func(string) error) error) error {
+			return pgInTx(ctx, conn, func(tx pgx.Tx) error {
+				return fn(newPgQuerier(tx), func(script string) error {
+					// No arguments: the simple protocol, which runs a file of several statements.
+					_, err := tx.Exec(ctx, script)
+					return err
+				})
+			})
+		},
 	}
-	var newest int64
-	if err := conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
-		return fmt.Errorf("couldn't read schema_migrations: %w", err)
-	}
-	if len(ms) > 0 && newest > int64(ms[len(ms)-1].Version) {
-		return fmt.Errorf("the database has migration %d, newer than this binary's %d: upgrade probity",
-			newest, ms[len(ms)-1].Version)
-	}
-	for _, m := range ms {
-		applied := false
-		err := pgInTx(ctx, conn, func(tx pgx.Tx) error {
-			var name string
-			err := tx.QueryRow(ctx, `SELECT name FROM schema_migrations WHERE version = $1`, m.Version).Scan(&name)
-			switch {
-			case err == nil && name != m.Name:
-				return fmt.Errorf("migration %d was applied as %q, this binary has it as %q", m.Version, name, m.Name)
-			case err == nil:
-				return nil
-			case !errors.Is(err, pgx.ErrNoRows):
-				return err
-			}
-			// No arguments: the simple protocol, which runs a file of several statements.
-			if _, err := tx.Exec(ctx, m.SQL); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
-				m.Version, m.Name, pgTime(s.now())); err != nil {
-				return err
-			}
-			applied = true
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("couldn't apply migration %s: %w", m.Name, err)
-		}
-		if applied {
-			s.log.Info("applied migration", "backend", "postgres", "migration", m.Name)
-		}
+	if err := sm.apply(ctx, ms); err != nil {
+		return err
 	}
 	if then != nil {
 		return then(ctx)

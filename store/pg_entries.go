@@ -124,12 +124,9 @@ func pgQueueRoundNotStored(b *pgx.Batch, entryID int64, dueAt time.Time) {
 func pgQueueSetDue(b *pgx.Batch, entryID int64, u DueUpdate) {
 	var q *pgx.QueuedQuery
 	if u.At.IsZero() {
-		q = b.Queue(`DELETE FROM due WHERE entry_id = $1 AND reason = $2`, entryID, string(u.Reason))
+		q = b.Queue(pgDeleteDue, entryID, string(u.Reason))
 	} else {
-		q = b.Queue(`
-			INSERT INTO due (entry_id, reason, at) VALUES ($1, $2, $3)
-			ON CONFLICT (entry_id, reason) DO UPDATE SET at = excluded.at`,
-			entryID, string(u.Reason), pgTime(u.At))
+		q = b.Queue(pgUpsertDue, entryID, string(u.Reason), pgTime(u.At))
 	}
 	q.Exec(func(pgconn.CommandTag) error { return nil })
 }

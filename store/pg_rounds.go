@@ -64,35 +64,18 @@ func pgSaveRound(ctx context.Context, tx pgx.Tx, r *Round, now time.Time) (int64
 	// takes its sequence number last, after the entry's lock as every writer takes them:
 	// the ledger counter stays locked until the commit, so the less the batch runs after
 	// it, the shorter every other writer of a signed record waits.
-	var fpSurface, fpToolset, fpSchema, fpInstructions *string
+	fpSurface, _, _, _ := fingerprintArgs(r)
 	b = &pgx.Batch{}
 	if fp := r.Fingerprints; fp != nil {
-		fpSurface, fpToolset, fpSchema, fpInstructions = &fp.Surface, &fp.Toolset, &fp.Schema, &fp.Instructions
-		// The document's digest is the fingerprint (checkRound), so an existing row holds
-		// the same bytes. ON CONFLICT also waits for, and then yields to, another
-		// transaction inserting the same surface.
-		b.Queue(`
-			INSERT INTO surfaces (fingerprint, doc, created_at) VALUES ($1, $2, $3)
-			ON CONFLICT (fingerprint) DO NOTHING`, fp.Surface, r.Surface, pgTime(now),
-		).Exec(func(pgconn.CommandTag) error { return nil })
+		b.Queue(pgInsertSurface, fp.Surface, r.Surface, pgTime(now)).Exec(func(pgconn.CommandTag) error { return nil })
 		if r.Instructions != nil {
-			b.Queue(`
-				INSERT INTO surfaces (fingerprint, doc, created_at) VALUES ($1, $2, $3)
-				ON CONFLICT (fingerprint) DO NOTHING`, fp.Instructions, r.Instructions, pgTime(now),
-			).Exec(func(pgconn.CommandTag) error { return nil })
+			b.Queue(pgInsertSurface, fp.Instructions, r.Instructions, pgTime(now)).Exec(func(pgconn.CommandTag) error { return nil })
 		}
 	}
 	uptime.add(r.Uptime)
 	after := uptime.status()
 	onlineDelta, countedDelta := uptimeDelta(before, after)
-	b.Queue(`
-		INSERT INTO uptime_days (entry_id, day, answered, no_answer, inconclusive, status)
-		VALUES ($1, $2::date, $3, $4, $5, $6)
-		ON CONFLICT (entry_id, day) DO UPDATE SET
-			answered = excluded.answered, no_answer = excluded.no_answer,
-			inconclusive = excluded.inconclusive, status = excluded.status`,
-		r.EntryID, day, uptime.Answered, uptime.NoAnswer, uptime.Inconclusive, after,
-	).Exec(func(pgconn.CommandTag) error { return nil })
+	b.Queue(pgUpsertUptime, r.EntryID, day, uptime.Answered, uptime.NoAnswer, uptime.Inconclusive, after).Exec(func(pgconn.CommandTag) error { return nil })
 	// The entry's last surface is that of its newest round with one (newest by start,
 	// then by id, as Rounds orders them): this one, unless a round started later has
 	// one. The index on (entry_id, started_at) bounds the search to the newer rounds.
@@ -113,28 +96,13 @@ func pgSaveRound(ctx context.Context, tx pgx.Tx, r *Round, now time.Time) (int64
 		pgQueueSetDue(b, r.EntryID, u)
 	}
 	var id int64
-	ledgerSeq := `NULL`
+	insert := pgInsertObservation
 	if r.Signed() {
 		// Signed exactly when the record is stored: both in this transaction.
 		pgQueueAppendRecord(b, RecordProbe, r.EntryID, r.PayloadDigest, r.KeyID, r.Envelope, now)
-		ledgerSeq = pgTakenSeq
+		insert = pgInsertSignedObservation
 	}
-	b.Queue(`
-		INSERT INTO observations (
-			entry_id, due_at, reason, round_id, started_at, finished_at, coverage, signed,
-			unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version,
-			server_name, server_version, tool_count, pages, fp_surface, fp_toolset, fp_schema,
-			fp_instructions, results, timings, handshake_method, proposed_version,
-			login_unauthorized, login_challenge, login_metadata, ledger_seq)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-			$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, `+ledgerSeq+`)
-		RETURNING id`,
-		r.EntryID, pgTime(r.DueAt), string(r.Reason), r.RoundID, pgTime(r.StartedAt), pgTime(r.FinishedAt),
-		r.Coverage, r.Signed(), r.UnsignedReason, r.Reach, r.HTTPStatus, r.Stop, string(r.Uptime),
-		r.RetryAfter.Milliseconds(), r.ProtocolVersion, r.ServerName, r.ServerVersion, r.ToolCount, r.Pages,
-		fpSurface, fpToolset, fpSchema, fpInstructions, r.Results, r.Timings, r.HandshakeMethod,
-		r.ProposedVersion, r.Login.Unauthorized, r.Login.Challenge, r.Login.Metadata,
-	).QueryRow(func(row pgx.Row) error { return row.Scan(&id) })
+	b.Queue(insert, observationArgs(pgDialect, r)...).QueryRow(func(row pgx.Row) error { return row.Scan(&id) })
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		if isPgViolation(err, pgRoundConstraint) {
 			return 0, ErrRoundDone
@@ -143,3 +111,15 @@ func pgSaveRound(ctx context.Context, tx pgx.Tx, r *Round, now time.Time) (int64
 	}
 	return id, nil
 }
+
+// The shared write statements (sql_writes.go) in PostgreSQL's spelling, bound once.
+var (
+	pgInsertSurface           = bindDollar(insertSurfaceSQL)
+	pgDeleteDue               = bindDollar(deleteDueSQL)
+	pgUpsertDue               = bindDollar(upsertDueSQL)
+	pgUpsertUptime            = bindDollar(upsertUptimeSQL(pgDialect))
+	pgInsertObservation       = bindDollar(insertObservationSQL(`NULL`))
+	pgInsertSignedObservation = bindDollar(insertObservationSQL(pgTakenSeq))
+	pgInsertSupply            = bindDollar(insertSupplySQL(`NULL`))
+	pgInsertSignedSupply      = bindDollar(insertSupplySQL(pgTakenSeq))
+)

@@ -22,17 +22,12 @@ func (s *pgStore) SaveSupply(ctx context.Context, r SupplyRecord, due []DueUpdat
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		pgQueueLockEntry(b, r.EntryID)
-		ledgerSeq := `NULL`
+		insert := pgInsertSupply
 		if r.Envelope != nil {
 			pgQueueAppendRecord(b, RecordSupply, r.EntryID, r.PayloadDigest, r.KeyID, r.Envelope, now)
-			ledgerSeq = pgTakenSeq
+			insert = pgInsertSignedSupply
 		}
-		b.Queue(`
-			INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict, ledger_seq)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, `+ledgerSeq+`)
-			RETURNING id`,
-			r.EntryID, pgTime(r.RanAt), r.Score, r.Verified, r.LatestVersion, r.Facts, r.Verdict,
-		).QueryRow(func(row pgx.Row) error { return row.Scan(&id) })
+		b.Queue(insert, supplyArgs(pgDialect, &r)...).QueryRow(func(row pgx.Row) error { return row.Scan(&id) })
 		for _, d := range due {
 			pgQueueSetDue(b, r.EntryID, d)
 		}

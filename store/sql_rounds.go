@@ -82,9 +82,7 @@ func (s *sqlStore) PutSurface(ctx context.Context, fingerprint string, doc []byt
 	if err := checkSurfaceDoc(fingerprint, doc); err != nil {
 		return err
 	}
-	_, err := s.write.Exec(ctx, `
-		INSERT INTO surfaces (fingerprint, doc, created_at) VALUES (?, ?, ?)
-		ON CONFLICT (fingerprint) DO NOTHING`, fingerprint, doc, s.d.time(time.Now()))
+	_, err := s.write.Exec(ctx, insertSurfaceSQL, fingerprint, doc, s.d.time(time.Now()))
 	if err != nil {
 		return fmt.Errorf("couldn't store surface %q: %w", fingerprint, err)
 	}

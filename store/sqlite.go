@@ -16,7 +16,6 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
-	"github.com/riverqueue/river/rivermigrate"
 	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -167,72 +166,34 @@ func (s *sqliteStore) Migrate(ctx context.Context) error {
 	if err := s.migrate(ctx, ms); err != nil {
 		return err
 	}
-
-	migrator, err := rivermigrate.New(riversqlite.New(s.writer), &rivermigrate.Config{Logger: s.log})
-	if err != nil {
-		return fmt.Errorf("couldn't prepare River's migrations: %w", err)
-	}
-	res, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
-	if err != nil {
-		return fmt.Errorf("couldn't apply River's migrations: %w", err)
-	}
-	for _, v := range res.Versions {
-		s.log.Info("applied River migration", "backend", "sqlite", "version", v.Version)
-	}
-	return nil
+	return migrateRiver(ctx, riversqlite.New(s.writer), "sqlite", s.log)
 }
 
-// migrate applies the migrations of ms not applied yet, in order, each in its own
-// transaction. ms are this binary's migrations (or, in tests, the first of them).
+// migrate applies the migrations of ms not applied yet (see schemaMigrations.apply) on
+// the writer. ms are this binary's migrations (or, in tests, the first of them).
 func (s *sqliteStore) migrate(ctx context.Context, ms []migrations.Migration) error {
-	if _, err := s.writer.ExecContext(ctx, `
+	sm := schemaMigrations{
+		backend: "sqlite",
+		log:     s.log,
+		create: `
 		CREATE TABLE IF NOT EXISTS schema_migrations (
 			version    INTEGER PRIMARY KEY,
 			name       TEXT    NOT NULL,
 			applied_at TEXT    NOT NULL
-		) STRICT`); err != nil {
-		return fmt.Errorf("couldn't create schema_migrations: %w", err)
+		) STRICT`,
+		appliedAt: s.now().UTC().Format(time.RFC3339Nano),
+		conn:      sqliteQuerier{s.writer},
+		inTx: func(ctx context.Context, fn func(querier, func(string) error) error) error {
+			return s.inTx(ctx, func(tx *sqliteTx) error {
+				return fn(sqliteQuerier{tx}, func(script string) error {
+					// Not through the statement cache: a migration is many statements.
+					_, err := tx.raw.ExecContext(ctx, script)
+					return err
+				})
+			})
+		},
 	}
-	var newest sql.NullInt64
-	if err := s.writer.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&newest); err != nil {
-		return fmt.Errorf("couldn't read schema_migrations: %w", err)
-	}
-	if len(ms) > 0 && newest.Int64 > int64(ms[len(ms)-1].Version) {
-		return fmt.Errorf("the database has migration %d, newer than this binary's %d: upgrade probity",
-			newest.Int64, ms[len(ms)-1].Version)
-	}
-	for _, m := range ms {
-		applied := false
-		err := s.inTx(ctx, func(tx *sqliteTx) error {
-			var name string
-			err := tx.QueryRowContext(ctx, `SELECT name FROM schema_migrations WHERE version = ?`, m.Version).Scan(&name)
-			switch {
-			case err == nil && name != m.Name:
-				return fmt.Errorf("migration %d was applied as %q, this binary has it as %q", m.Version, name, m.Name)
-			case err == nil:
-				return nil
-			case !errors.Is(err, sql.ErrNoRows):
-				return err
-			}
-			// Not through the statement cache: a migration is many statements.
-			if _, err := tx.raw.ExecContext(ctx, m.SQL); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-				m.Version, m.Name, s.now().UTC().Format(time.RFC3339Nano)); err != nil {
-				return err
-			}
-			applied = true
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("couldn't apply migration %s: %w", m.Name, err)
-		}
-		if applied {
-			s.log.Info("applied migration", "backend", "sqlite", "migration", m.Name)
-		}
-	}
-	return nil
+	return sm.apply(ctx, ms)
 }
 
 // NewQueue builds a River client on its own connection to the store's file: River wants

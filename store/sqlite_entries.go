@@ -89,12 +89,9 @@ func sqliteEntryExists(ctx context.Context, tx *sqliteTx, id int64) error {
 func sqliteSetDue(ctx context.Context, tx *sqliteTx, entryID int64, u DueUpdate) error {
 	var err error
 	if u.At.IsZero() {
-		_, err = tx.ExecContext(ctx, `DELETE FROM due WHERE entry_id = ? AND reason = ?`, entryID, string(u.Reason))
+		_, err = tx.ExecContext(ctx, deleteDueSQL, entryID, string(u.Reason))
 	} else {
-		_, err = tx.ExecContext(ctx, `
-			INSERT INTO due (entry_id, reason, at) VALUES (?, ?, ?)
-			ON CONFLICT (entry_id, reason) DO UPDATE SET at = excluded.at`,
-			entryID, string(u.Reason), millis(u.At))
+		_, err = tx.ExecContext(ctx, upsertDueSQL, entryID, string(u.Reason), millis(u.At))
 	}
 	return err
 }

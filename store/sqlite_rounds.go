@@ -34,24 +34,17 @@ func sqliteSaveRound(ctx context.Context, tx *sqliteTx, r *Round, now time.Time)
 		return 0, err
 	}
 
-	var fpSurface, fpToolset, fpSchema, fpInstructions any
 	if fp := r.Fingerprints; fp != nil {
-		// The document's digest is the fingerprint (checkRound), so an existing row holds
-		// the same bytes.
-		if _, err := tx.ExecContext(ctx, `
-			INSERT INTO surfaces (fingerprint, doc, created_at) VALUES (?, ?, ?)
-			ON CONFLICT (fingerprint) DO NOTHING`, fp.Surface, r.Surface, millis(now)); err != nil {
+		if _, err := tx.ExecContext(ctx, insertSurfaceSQL, fp.Surface, r.Surface, millis(now)); err != nil {
 			return 0, fmt.Errorf("couldn't store the surface: %w", err)
 		}
 		if r.Instructions != nil {
-			if _, err := tx.ExecContext(ctx, `
-				INSERT INTO surfaces (fingerprint, doc, created_at) VALUES (?, ?, ?)
-				ON CONFLICT (fingerprint) DO NOTHING`, fp.Instructions, r.Instructions, millis(now)); err != nil {
+			if _, err := tx.ExecContext(ctx, insertSurfaceSQL, fp.Instructions, r.Instructions, millis(now)); err != nil {
 				return 0, fmt.Errorf("couldn't store the instructions: %w", err)
 			}
 		}
-		fpSurface, fpToolset, fpSchema, fpInstructions = fp.Surface, fp.Toolset, fp.Schema, fp.Instructions
 	}
+	fpSurface, _, _, _ := fingerprintArgs(r)
 
 	// Signed exactly when the ledger record is stored: both in this transaction.
 	var ledgerSeq any
@@ -64,21 +57,7 @@ func sqliteSaveRound(ctx context.Context, tx *sqliteTx, r *Round, now time.Time)
 	}
 
 	var id int64
-	err := tx.QueryRowContext(ctx, `
-		INSERT INTO observations (
-			entry_id, due_at, reason, round_id, started_at, finished_at, coverage, signed,
-			unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version,
-			server_name, server_version, tool_count, pages, fp_surface, fp_toolset, fp_schema,
-			fp_instructions, results, timings, handshake_method, proposed_version,
-			login_unauthorized, login_challenge, login_metadata, ledger_seq)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		RETURNING id`,
-		r.EntryID, millis(r.DueAt), string(r.Reason), r.RoundID, millis(r.StartedAt), millis(r.FinishedAt),
-		r.Coverage, boolInt(r.Signed()), r.UnsignedReason, r.Reach, r.HTTPStatus, r.Stop, string(r.Uptime),
-		r.RetryAfter.Milliseconds(), r.ProtocolVersion, r.ServerName, r.ServerVersion, r.ToolCount, r.Pages,
-		fpSurface, fpToolset, fpSchema, fpInstructions, r.Results, r.Timings, r.HandshakeMethod,
-		r.ProposedVersion, r.Login.Unauthorized, r.Login.Challenge, r.Login.Metadata, ledgerSeq,
-	).Scan(&id)
+	err := tx.QueryRowContext(ctx, sqliteInsertObservation, append(observationArgs(sqliteDialect, r), ledgerSeq)...).Scan(&id)
 	if isUniqueViolation(err) {
 		return 0, ErrRoundDone
 	}
@@ -138,15 +117,17 @@ func sqliteCountUptime(ctx context.Context, tx *sqliteTx, entryID int64, day str
 	}
 	u.add(c)
 	after := u.status()
-	if _, err := tx.ExecContext(ctx, `
-		INSERT INTO uptime_days (entry_id, day, answered, no_answer, inconclusive, status)
-		VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (entry_id, day) DO UPDATE SET
-			answered = excluded.answered, no_answer = excluded.no_answer,
-			inconclusive = excluded.inconclusive, status = excluded.status`,
-		entryID, day, u.Answered, u.NoAnswer, u.Inconclusive, after); err != nil {
+	if _, err := tx.ExecContext(ctx, sqliteUpsertUptime, entryID, day, u.Answered, u.NoAnswer, u.Inconclusive, after); err != nil {
 		return 0, 0, fmt.Errorf("couldn't count the uptime of %s: %w", day, err)
 	}
 	online, counted = uptimeDelta(before, after)
 	return online, counted, nil
 }
+
+// The shared write statements (sql_writes.go) that SQLite spells with a parameter more
+// or a day, built once: the statement cache (sqliteTx) keys on the query text.
+var (
+	sqliteInsertObservation = insertObservationSQL(`?`)
+	sqliteUpsertUptime      = upsertUptimeSQL(sqliteDialect)
+	sqliteInsertSupply      = insertSupplySQL(`?`)
+)

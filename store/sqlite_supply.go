@@ -26,12 +26,7 @@ func (s *sqliteStore) SaveSupply(ctx context.Context, r SupplyRecord, due []DueU
 			}
 			ledgerSeq = seq
 		}
-		err := tx.QueryRowContext(ctx, `
-			INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict, ledger_seq)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-			RETURNING id`,
-			r.EntryID, millis(r.RanAt), r.Score, boolInt(r.Verified), r.LatestVersion, r.Facts, r.Verdict, ledgerSeq,
-		).Scan(&id)
+		err := tx.QueryRowContext(ctx, sqliteInsertSupply, append(supplyArgs(sqliteDialect, &r), ledgerSeq)...).Scan(&id)
 		if err != nil {
 			return fmt.Errorf("couldn't store the run: %w", err)
 		}
