@@ -30,7 +30,7 @@ type Signer interface {
 
 // Config configures a Runner.
 type Config struct {
-	Store  store.Store
+	Store  Store
 	Prober Prober
 	Signer Signer
 	// ToolVersion is Probity's version, recorded in every statement.

@@ -22,7 +22,7 @@ import (
 // bounded requests and return view values whose server-supplied text is already made
 // visible; escaping is left to the output (html/template, encoding/json, markdown).
 type site struct {
-	st       store.Store
+	st       Store
 	keysJSON []byte
 	base     string
 	feed     feed.Config
@@ -51,7 +51,7 @@ type site struct {
 }
 
 // newSite returns a site with its memos; fragments are the entry page's templates.
-func newSite(st store.Store, fragments *template.Template) *site {
+func newSite(st Store, fragments *template.Template) *site {
 	return &site{
 		st:         st,
 		fragments:  fragments,

@@ -67,7 +67,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/probity-dev/probity/keys"
-	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web/feed"
 	"github.com/probity-dev/probity/web/ratelimit"
 	"github.com/probity-dev/probity/web/refusals"
@@ -76,7 +75,7 @@ import (
 // Config configures New.
 type Config struct {
 	// Store is read, never written.
-	Store store.Store
+	Store Store
 	// Keys is the key document served at /.well-known/probity-keys.json and named in
 	// the "verify it yourself" commands. It is encoded once, by New.
 	Keys *keys.Document

@@ -43,7 +43,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web/ratelimit"
 	"github.com/probity-dev/probity/web/refusals"
 )
@@ -51,7 +50,7 @@ import (
 // Config configures New.
 type Config struct {
 	// Store is read, never written. Required.
-	Store store.Store
+	Store Store
 	// BaseURL is the directory's absolute http or https address (no trailing slash
 	// needed), used for page, JSON, history, envelope and key document links. Required.
 	BaseURL string

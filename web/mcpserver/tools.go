@@ -194,7 +194,7 @@ type VerifyInfo struct {
 
 // tools serves the four tools from the store.
 type tools struct {
-	st   store.Store
+	st   Store
 	base string
 	log  *slog.Logger
 }

@@ -1,0 +1,24 @@
+package web
+
+import (
+	"context"
+
+	"github.com/probity-dev/probity/history"
+	"github.com/probity-dev/probity/store"
+)
+
+// Store is what the site reads of the store (store.Store is one); it never writes.
+// Declared here, by its consumer: the directory read model, an entry with its digest,
+// rounds' results and surfaces, supply runs, changes, the round envelopes it serves, and
+// what the statistics page reads (history.StatsStore).
+type Store interface {
+	history.StatsStore
+	Directory(ctx context.Context, q store.DirectoryQuery) (store.DirectoryPage, error)
+	Entry(ctx context.Context, slug string) (store.Entry, error)
+	EntryDigest(ctx context.Context, slug string, q store.EntryQuery) (store.EntryDigest, error)
+	RoundResults(ctx context.Context, observationID int64) ([]byte, error)
+	SupplyRuns(ctx context.Context, entryID int64, limit int) ([]store.SupplyRecord, error)
+	Envelopes(ctx context.Context, f store.EnvelopeFilter, fn func(store.EnvelopeRecord) error) error
+}
+
+var _ Store = store.Store(nil)
