@@ -12,8 +12,9 @@
 //  2. The probe (checks/probe, through the egress guard) gathers an Observation. No
 //     transaction is open and the signing key is not in use.
 //  3. The checks run (checks.EvaluateRound), and a round that may be signed is turned
-//     into an in-toto statement, canonicalized and signed with the Ed25519 key (full or
-//     auth_required coverage). Rounds the checks do not allow to sign are stored
+//     into an in-toto statement, canonicalized, checked once by the verifier's rules
+//     (attest.Check, through checks.Evaluation.Statement) and signed with the Ed25519
+//     key without a second check (full or auth_required coverage). Rounds the checks do not allow to sign are stored
 //     unsigned with the reason: no_handshake, no_tools or blocked. The tool list is put
 //     in canonical form once per round: the fingerprints the checks compute are the
 //     ones the statement and the store get, with the surface document built in the
