@@ -220,8 +220,7 @@ func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (E
 			ORDER BY started_at DESC, id DESC
 			LIMIT 1) n`, slug)
 	b.Queue(`
-		SELECT r.id, r.entry_id, r.ran_at, r.score, r.verified, r.latest_version, l.key_id, l.payload_digest,
-			r.ledger_seq IS NOT NULL
+		SELECT `+supplyStateColumns+`
 		FROM supply_runs r`+supplyLedger+`
 		WHERE r.entry_id = `+pgEntryOf+`
 		ORDER BY r.ran_at DESC, r.id DESC
@@ -276,7 +275,7 @@ func pgReadDigest(br pgx.BatchResults, slug string, q EntryQuery) (EntryDigest, 
 	if readAt != nil {
 		d.ToolsReadAt = readAt.UTC()
 	}
-	runs, err := pgCollectBatch(br, pgScanSupplyState)
+	runs, err := pgCollectBatch(br, scanSupplyState)
 	if err != nil {
 		return d, fmt.Errorf("couldn't read the newest supply run of %q: %w", slug, err)
 	}
@@ -331,8 +330,7 @@ func (s *pgStore) EntryStates(ctx context.Context, ids []int64, rounds bool) (ma
 	b.Queue(`
 		SELECT l.* FROM unnest($1::bigint[]) AS ids(id)
 		CROSS JOIN LATERAL (
-			SELECT r.id, r.entry_id, r.ran_at, r.score, r.verified, r.latest_version, l.key_id, l.payload_digest,
-				r.ledger_seq IS NOT NULL
+			SELECT `+supplyStateColumns+`
 			FROM supply_runs r`+supplyLedger+`
 			WHERE r.entry_id = ids.id
 			ORDER BY r.ran_at DESC, r.id DESC
@@ -361,7 +359,7 @@ func pgReadStates(br pgx.BatchResults, withRounds bool, out map[int64]EntryState
 			out[rounds[i].EntryID] = st
 		}
 	}
-	runs, err := pgCollectBatch(br, pgScanSupplyState)
+	runs, err := pgCollectBatch(br, scanSupplyState)
 	if err != nil {
 		return err
 	}
@@ -371,22 +369,4 @@ func pgReadStates(br pgx.BatchResults, withRounds bool, out map[int64]EntryState
 		out[runs[i].run.EntryID] = st
 	}
 	return nil
-}
-
-// pgScanSupplyState scans a supply run's id, entry_id, ran_at, score, verified,
-// latest_version, its record's key_id and whether it has a record.
-func pgScanSupplyState(row rowScanner) (supplyState, error) {
-	var (
-		st            supplyState
-		keyID, digest *string
-	)
-	r := &st.run
-	if err := row.Scan(&r.ID, &r.EntryID, &r.RanAt, &r.Score, &r.Verified, &r.LatestVersion, &keyID, &digest, &st.signed); err != nil {
-		return supplyState{}, err
-	}
-	r.RanAt = r.RanAt.UTC()
-	if keyID != nil && digest != nil {
-		r.KeyID, r.PayloadDigest = *keyID, *digest
-	}
-	return st, nil
 }

@@ -171,3 +171,133 @@ func (s *sqlStore) FinishRun(ctx context.Context, id string, at time.Time) error
 	}
 	return nil
 }
+
+// EntryDigest reads with the methods it stands for, one after the other: on an embedded
+// database a query costs no round trip (PostgreSQL sends them as one batch instead:
+// pgStore.EntryDigest).
+func (s *sqlStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (EntryDigest, error) {
+	if err := checkEntryQuery(q); err != nil {
+		return EntryDigest{}, fmt.Errorf("couldn't read entry %q: %w", slug, err)
+	}
+	e, err := s.Entry(ctx, slug)
+	if err != nil {
+		return EntryDigest{}, err
+	}
+	d := EntryDigest{Entry: e}
+	rs, err := s.Rounds(ctx, e.ID, 1)
+	if err != nil {
+		return EntryDigest{}, err
+	}
+	if len(rs) == 1 {
+		d.Round = &rs[0]
+		if d.ToolsReadAt, err = s.toolsReadAt(ctx, rs[0]); err != nil {
+			return EntryDigest{}, err
+		}
+	}
+	run, err := s.newestSupplyState(ctx, e.ID)
+	if err != nil {
+		return EntryDigest{}, err
+	}
+	if run != nil {
+		d.Supply, d.SupplySigned = &run.run, run.signed
+	}
+	if q.Changes > 0 {
+		if d.Changes, err = s.Changes(ctx, ChangeFilter{EntryID: e.ID, Limit: q.Changes, WithoutEnvelopes: true}); err != nil {
+			return EntryDigest{}, err
+		}
+	}
+	if q.UptimeFrom != "" {
+		if d.Uptime, err = s.UptimeDays(ctx, e.ID, q.UptimeFrom, q.UptimeTo); err != nil {
+			return EntryDigest{}, err
+		}
+	}
+	return d, nil
+}
+
+// toolsReadAt is EntryDigest's ToolsReadAt, given the entry's newest round.
+func (s *sqlStore) toolsReadAt(ctx context.Context, newest RoundSummary) (time.Time, error) {
+	if newest.Fingerprints != nil {
+		return newest.StartedAt, nil
+	}
+	rs, err := s.Rounds(ctx, newest.EntryID, ToolsReadRounds)
+	if err != nil {
+		return time.Time{}, err
+	}
+	for _, r := range rs {
+		if r.Fingerprints != nil {
+			return r.StartedAt, nil
+		}
+	}
+	return time.Time{}, nil
+}
+
+// EntryStates reads each entry's newest round and supply run one entry after the other:
+// on an embedded database a query costs no round trip (PostgreSQL reads them all in one
+// batch instead: pgStore.EntryStates).
+func (s *sqlStore) EntryStates(ctx context.Context, ids []int64, rounds bool) (map[int64]EntryState, error) {
+	if err := checkEntryIDs(ids); err != nil {
+		return nil, fmt.Errorf("couldn't read the entries' states: %w", err)
+	}
+	out := make(map[int64]EntryState, len(ids))
+	for _, id := range ids {
+		var st EntryState
+		if rounds {
+			rs, err := s.Rounds(ctx, id, 1)
+			if err != nil {
+				return nil, err
+			}
+			if len(rs) == 1 {
+				st.Round = &rs[0]
+			}
+		}
+		run, err := s.newestSupplyState(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if run != nil {
+			st.Supply, st.SupplySigned = &run.run, run.signed
+		}
+		if st.Round != nil || st.Supply != nil {
+			out[id] = st
+		}
+	}
+	return out, nil
+}
+
+// supplyStateColumns are the columns scanSupplyState reads, of supply_runs r joined
+// with supplyLedger: a run without its documents, and whether it is signed.
+const supplyStateColumns = `r.id, r.entry_id, r.ran_at, r.score, r.verified, r.latest_version, l.key_id,
+	l.payload_digest, r.ledger_seq IS NOT NULL`
+
+// scanSupplyState scans the supplyStateColumns.
+func scanSupplyState(row rowScanner) (supplyState, error) {
+	var (
+		st            supplyState
+		keyID, digest *string
+	)
+	r := &st.run
+	if err := row.Scan(&r.ID, &r.EntryID, timeCol(&r.RanAt), &r.Score, &r.Verified, &r.LatestVersion, &keyID, &digest, &st.signed); err != nil {
+		return supplyState{}, err
+	}
+	if keyID != nil && digest != nil {
+		r.KeyID, r.PayloadDigest = *keyID, *digest
+	}
+	return st, nil
+}
+
+// newestSupplyState reads the newest supply run of the entry without its documents; nil
+// when it has none.
+func (s *sqlStore) newestSupplyState(ctx context.Context, entryID int64) (*supplyState, error) {
+	st, err := scanSupplyState(s.read.QueryRow(ctx, `
+		SELECT `+supplyStateColumns+`
+		FROM supply_runs r`+supplyLedger+` WHERE r.entry_id = ?
+		ORDER BY r.ran_at DESC, r.id DESC
+		LIMIT 1`, entryID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read the newest supply run of entry %d: %w", entryID, err)
+	}
+	return &st, nil
+}
