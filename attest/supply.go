@@ -174,8 +174,17 @@ func NewSupplyPredicate(entry ChangeEntry, evaluatedAt time.Time, suiteVersion, 
 		EvaluatedAt:  FormatTime(evaluatedAt),
 		SuiteVersion: suiteVersion,
 		ToolVersion:  toolVersion,
-		Checks:       make([]SupplyCheck, 0, len(SupplyCheckIDs)),
+		Checks:       NewSupplyChecks(outcomes),
 	}
+	p.Score, p.WeightRan = SupplyScore(p.Checks)
+	p.Verified = SupplyVerified(p.Checks)
+	return p
+}
+
+// NewSupplyChecks maps the suite's outcomes by check id onto the signed checks, as
+// NewSupplyPredicate does: one per SupplyCheckIDs, in order, with its weight.
+func NewSupplyChecks(outcomes map[string]SupplyOutcome) []SupplyCheck {
+	checks := make([]SupplyCheck, 0, len(SupplyCheckIDs))
 	for i, id := range SupplyCheckIDs {
 		c := SupplyCheck{ID: id, Weight: SupplyWeights[i], Status: SupplySkipped}
 		if o, ok := outcomes[id]; ok {
@@ -188,11 +197,9 @@ func NewSupplyPredicate(entry ChangeEntry, evaluatedAt time.Time, suiteVersion, 
 			}
 			c.Serious = o.Serious && c.Status == SupplyFailed
 		}
-		p.Checks = append(p.Checks, c)
+		checks = append(checks, c)
 	}
-	p.Score, p.WeightRan = SupplyScore(p.Checks)
-	p.Verified = SupplyVerified(p.Checks)
-	return p
+	return checks
 }
 
 // NewSupplyStatement builds the statement of a supply run; factsDigest is the hex

@@ -24,6 +24,9 @@ import (
 // rounds to 80 and counts); no serious finding (a failed package_name, hidden_instructions
 // or advisories check, or mcp_handshake failed for plain HTTP); at least 60 of the 100
 // points checked (weight of the checks that ran); and a passed source_repository check.
+// The score and the decision are attest.SupplyScore and attest.SupplyVerified over the
+// checks as they are signed (attest.NewSupplyChecks), with attest's thresholds, ids and
+// weights: the rule a verifier recomputes has one home, and this suite explains it.
 //
 // The rules of each check, where the seed leaves a choice:
 //
@@ -285,10 +288,12 @@ func decide(v *Verdict) {
 		}
 	}
 	v.PointsPassed = float64(hundredths) / 100
-	if v.WeightRan > 0 {
-		// round(100 × points / weight), half up, on integers: points are hundredths.
-		v.Score = (2*hundredths + v.WeightRan) / (2 * v.WeightRan)
-	}
+	// The score and the Verified decision are attest's, over the checks as they are
+	// signed, so that the verdict shown is the one the verifier recomputes; the reasons
+	// below only explain a decision.
+	signed := attest.NewSupplyChecks(v.Outcomes())
+	v.Score, _ = attest.SupplyScore(signed)
+	v.Verified = attest.SupplyVerified(signed)
 	if v.Score < VerifiedMinScore {
 		v.NotVerified = append(v.NotVerified, fmt.Sprintf("the score is %d, below %d", v.Score, VerifiedMinScore))
 	}
@@ -301,7 +306,9 @@ func decide(v *Verdict) {
 	if !sourcePassed {
 		v.NotVerified = append(v.NotVerified, "the Source repository check did not pass ("+string(sourceStatus)+"): Verified needs a public source repository")
 	}
-	v.Verified = len(v.NotVerified) == 0
+	if !v.Verified && len(v.NotVerified) == 0 {
+		v.NotVerified = append(v.NotVerified, "the signed checks do not meet the rules of Verified")
+	}
 }
 
 func passed(reason string, ev ...Evidence) Result {

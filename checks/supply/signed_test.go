@@ -2,6 +2,7 @@ package supply
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -27,7 +28,8 @@ func TestCatalogIsAttests(t *testing.T) {
 
 // TestVerdictIsWhatIsSigned: for random verdicts (every status, serious failures, the
 // Scorecard's partial share in hundredths), the suite's score and Verified decision are
-// the ones the signed predicate carries and the verifier recomputes.
+// the ones the signed predicate carries and the verifier recomputes, and the reasons the
+// suite gives for withholding Verified agree with attest's rules.
 func TestVerdictIsWhatIsSigned(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 2026))
 	statuses := []Status{StatusPassed, StatusFailed, StatusSkipped}
@@ -57,6 +59,11 @@ func TestVerdictIsWhatIsSigned(t *testing.T) {
 		if p.Score != v.Score || p.WeightRan != v.WeightRan || p.Verified != v.Verified {
 			t.Fatalf("verdict %d: suite score %d of %d, verified %v; signed %d of %d, verified %v\n%+v",
 				n, v.Score, v.WeightRan, v.Verified, p.Score, p.WeightRan, p.Verified, v.Results)
+		}
+		// The reasons explain the decision: none exactly when Verified, and never the
+		// fallback that marks reasons disagreeing with attest's rules.
+		if v.Verified != (len(v.NotVerified) == 0) || slices.Contains(v.NotVerified, "the signed checks do not meet the rules of Verified") {
+			t.Fatalf("verdict %d: verified %v with reasons %q\n%+v", n, v.Verified, v.NotVerified, v.Results)
 		}
 		if v.Verified {
 			verified++
