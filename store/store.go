@@ -6,7 +6,27 @@
 // Both backends implement one interface, Store, and pass one contract test suite
 // (contract_test.go). Driver types (pgx.Tx, *sql.Tx) never leave this package; the River
 // job queue, which needs the driver, is built here too (NewQueue) and handed out behind
-// the Queue interface.
+// the Queue interface. Consumers declare the part of Store they use (rounds.Store,
+// web.Store, mcpserver.Store, history.Store, history.StatsStore, export.Ledger).
+//
+// # Layout
+//
+// The SQL is written once. dialect.go is the dialect-neutral layer: a query is written
+// with ? placeholders and run through a querier (pgx on PostgreSQL, database/sql on
+// SQLite) that binds them in the backend's spelling; a dialect says how a time, a day,
+// "no limit" and a case-insensitive match are spelled; timeCol scans either backend's
+// time column. On it, sql_entries.go, sql_rounds.go, sql_history.go, sql_supply.go,
+// sql_ledger.go and directory.go hold the queries and their scans (one per table), and
+// sql_writes.go and migrate.go the write statements and the migration bookkeeping both
+// backends run. Both backends embed sqlStore, which holds those methods.
+//
+// A backend's own files (pg_*.go, sqlite_*.go) keep only what must differ, each with
+// its reason: the transactions that write (PostgreSQL locks the entry's row and sends
+// pipelined batches, whose round trips were measured; SQLite runs one IMMEDIATE
+// transaction on its single writer, through a statement cache), EntryDigest, EntryStates
+// and Directory on PostgreSQL (one batch, one round trip, instead of a query per part),
+// advisory locks, the ledger counter, the SQL one engine lacks (LATERAL, ILIKE,
+// greatest, FOR NO KEY UPDATE), and opening, closing and migrating.
 //
 // # Contract
 //
