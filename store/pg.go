@@ -209,38 +209,9 @@ func isPgViolation(err error, constraint string) bool {
 // pgTime is t as stored: UTC, truncated to the millisecond.
 func pgTime(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 
-// pgNullTime is t as stored in a nullable column: NULL for the zero time.
-func pgNullTime(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return pgTime(t)
-}
-
-// fromPgTime is a stored time in UTC; NULL (nil) is the zero time.
-func fromPgTime(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return t.UTC()
-}
-
-// pgLimit is a LIMIT parameter: NULL, which is no limit, for limit ≤ 0.
-func pgLimit(limit int) any {
-	if limit <= 0 {
-		return nil
-	}
-	return limit
-}
-
 // pgCollect scans every row of rows with scan and closes rows; no rows is a nil slice.
 func pgCollect[T any](rows pgx.Rows, scan func(rowScanner) (T, error)) ([]T, error) {
-	return pgAppendRows([]T(nil), rows, scan)
-}
-
-// pgAppendRows appends every row of rows, scanned with scan, to dst and closes rows.
-func pgAppendRows[T any](dst []T, rows pgx.Rows, scan func(rowScanner) (T, error)) ([]T, error) {
-	return pgx.AppendRows(dst, rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
+	return pgx.AppendRows([]T(nil), rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
 }
 
 func (s *pgStore) Stats(ctx context.Context) (Stats, error) {

@@ -337,22 +337,6 @@ func isUniqueViolation(err error) bool {
 // millis is t as stored: Unix milliseconds.
 func millis(t time.Time) int64 { return t.UnixMilli() }
 
-// nullMillis is t as stored in a nullable column: NULL for the zero time.
-func nullMillis(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UnixMilli()
-}
-
-// fromMillis is the stored ms as a UTC time; NULL is the zero time.
-func fromMillis(ms sql.NullInt64) time.Time {
-	if !ms.Valid {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms.Int64).UTC()
-}
-
 func boolInt(b bool) int {
 	if b {
 		return 1
