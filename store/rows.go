@@ -117,22 +117,6 @@ func nullID(id int64) any {
 	return id
 }
 
-// nullString is s as stored in a nullable column: NULL for "".
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-// nullBytes is b as stored in a nullable column: NULL for none.
-func nullBytes(b []byte) any {
-	if len(b) == 0 {
-		return nil
-	}
-	return b
-}
-
 // supplyState is a supply run without its documents (Facts, Verdict and Envelope nil),
 // and whether it is signed: what EntryDigest and EntryStates read of the newest run.
 type supplyState struct {
