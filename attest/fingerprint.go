@@ -202,7 +202,7 @@ func splitArray(arr []byte) ([]json.RawMessage, int) {
 func walkMembers(obj []byte, f func(key []byte, at int) int) int {
 	i := skipSpace(obj, 1)
 	for obj[i] != '}' {
-		keyEnd := skipString(obj, i)
+		keyEnd := SkipJSONString(obj, i)
 		v := skipSpace(obj, skipSpace(obj, keyEnd)+1) // past ':'
 		i = skipSpace(obj, f(obj[i:keyEnd], v))
 		if obj[i] == ',' {
@@ -239,38 +239,17 @@ func skipSpace(d []byte, i int) int {
 	return i
 }
 
-// skipString returns the index just past the string that starts at d[i].
-func skipString(d []byte, i int) int {
-	i++
-	for {
-		j := bytes.IndexByte(d[i:], '"')
-		if j < 0 {
-			return len(d)
-		}
-		i += j
-		// The quote ends the string unless an odd number of backslashes precede it.
-		n := 0
-		for k := i - 1; k >= 0 && d[k] == '\\'; k-- {
-			n++
-		}
-		i++
-		if n%2 == 0 {
-			return i
-		}
-	}
-}
-
 // skipValue returns the index just past the value that starts at d[i].
 func skipValue(d []byte, i int) int {
 	switch d[i] {
 	case '"':
-		return skipString(d, i)
+		return SkipJSONString(d, i)
 	case '{', '[':
 		depth := 0
 		for i < len(d) {
 			switch d[i] {
 			case '"':
-				i = skipString(d, i)
+				i = SkipJSONString(d, i)
 				continue
 			case '{', '[':
 				depth++
