@@ -72,7 +72,7 @@ func projectCanonicalArray(arr []byte) ([]projected, int, error) {
 		}
 		el := arr[i:]
 		end := walkMembers(el, func(key []byte, at int) int {
-			vEnd := skipValue(el, at)
+			vEnd := SkipJSONValue(el, at)
 			p.set(key, el[at:vEnd:vEnd])
 			return vEnd
 		})
@@ -99,7 +99,7 @@ func splitToolsDocument(doc []byte, onTools func(arr []byte) (int, error)) (tool
 				if toolsErr == nil {
 					toolsErr = err
 				}
-				n = skipValue(arr, 0) // the walk goes on past the array
+				n = SkipJSONValue(arr, 0) // the walk goes on past the array
 			}
 			return nil, n
 		}
@@ -131,7 +131,7 @@ func splitToolsDocument(doc []byte, onTools func(arr []byte) (int, error)) (tool
 			result = d[at : at+n]
 			return at + n
 		}
-		end := skipValue(d, at)
+		end := SkipJSONValue(d, at)
 		switch {
 		case k == "tools":
 			lv.tools = d[at:end]
@@ -184,13 +184,13 @@ type toolsLevel struct {
 // splitArray returns the elements of the JSON array at arr[0] and the index just past it.
 func splitArray(arr []byte) ([]json.RawMessage, int) {
 	els := []json.RawMessage{}
-	i := skipSpace(arr, 1)
+	i := SkipJSONSpace(arr, 1)
 	for arr[i] != ']' {
-		end := skipValue(arr, i)
+		end := SkipJSONValue(arr, i)
 		els = append(els, arr[i:end:end])
-		i = skipSpace(arr, end)
+		i = SkipJSONSpace(arr, end)
 		if arr[i] == ',' {
-			i = skipSpace(arr, i+1)
+			i = SkipJSONSpace(arr, i+1)
 		}
 	}
 	return els, i + 1
@@ -200,13 +200,13 @@ func splitArray(arr []byte) ([]json.RawMessage, int) {
 // member of the JSON object at obj[0]; f returns the index just past the value, which it
 // may skip or split. walkMembers returns the index just past the object.
 func walkMembers(obj []byte, f func(key []byte, at int) int) int {
-	i := skipSpace(obj, 1)
+	i := SkipJSONSpace(obj, 1)
 	for obj[i] != '}' {
 		keyEnd := SkipJSONString(obj, i)
-		v := skipSpace(obj, skipSpace(obj, keyEnd)+1) // past ':'
-		i = skipSpace(obj, f(obj[i:keyEnd], v))
+		v := SkipJSONSpace(obj, SkipJSONSpace(obj, keyEnd)+1) // past ':'
+		i = SkipJSONSpace(obj, f(obj[i:keyEnd], v))
 		if obj[i] == ',' {
-			i = skipSpace(obj, i+1)
+			i = SkipJSONSpace(obj, i+1)
 		}
 	}
 	return i + 1
@@ -216,7 +216,7 @@ func walkMembers(obj []byte, f func(key []byte, at int) int) int {
 // a JSON object.
 func forEachMember(obj []byte, f func(key, val []byte)) {
 	walkMembers(obj, func(key []byte, at int) int {
-		end := skipValue(obj, at)
+		end := SkipJSONValue(obj, at)
 		f(key, obj[at:end:end])
 		return end
 	})
@@ -230,44 +230,6 @@ func decodeString(q []byte) (string, error) {
 	var s string
 	err := json.Unmarshal(q, &s)
 	return s, err
-}
-
-func skipSpace(d []byte, i int) int {
-	for i < len(d) && (d[i] == ' ' || d[i] == '\t' || d[i] == '\n' || d[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the index just past the value that starts at d[i].
-func skipValue(d []byte, i int) int {
-	switch d[i] {
-	case '"':
-		return SkipJSONString(d, i)
-	case '{', '[':
-		depth := 0
-		for i < len(d) {
-			switch d[i] {
-			case '"':
-				i = SkipJSONString(d, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	default: // a number or a literal
-		for i < len(d) && d[i] != ',' && d[i] != ']' && d[i] != '}' && d[i] != ' ' && d[i] != '\t' && d[i] != '\n' && d[i] != '\r' {
-			i++
-		}
-		return i
-	}
 }
 
 // projected is one tool reduced to the members the fingerprints read, each already in

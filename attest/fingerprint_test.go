@@ -498,12 +498,12 @@ func checkSplit(t testing.TB, doc []byte) {
 				t.Fatalf("forEachMember(%q)[%q] = %q, want %q", doc, k, got[k], v)
 			}
 		}
-		if end := walkMembers(doc, func(_ []byte, at int) int { return skipValue(doc, at) }); end != len(doc) {
+		if end := walkMembers(doc, func(_ []byte, at int) int { return SkipJSONValue(doc, at) }); end != len(doc) {
 			t.Fatalf("walkMembers(%q) ends at %d, want %d", doc, end, len(doc))
 		}
 	default:
-		if end := skipValue(doc, 0); end != len(doc) {
-			t.Fatalf("skipValue(%q) = %d, want %d", doc, end, len(doc))
+		if end := SkipJSONValue(doc, 0); end != len(doc) {
+			t.Fatalf("SkipJSONValue(%q) = %d, want %d", doc, end, len(doc))
 		}
 	}
 }

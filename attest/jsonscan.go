@@ -27,3 +27,52 @@ func SkipJSONString(d []byte, i int) int {
 		}
 	}
 }
+
+// SkipJSONSpace returns the index of the first byte at or after i that is not JSON
+// whitespace (space, tab, newline, carriage return), or len(d). It is the one copy of
+// this rule for the in-place scanners here, in history, history/diff and
+// internal/rawjson.
+func SkipJSONSpace(d []byte, i int) int {
+	for i < len(d) && (d[i] == ' ' || d[i] == '\t' || d[i] == '\n' || d[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// SkipJSONValue returns the index just past the JSON value that starts at d[i]. Like
+// SkipJSONString it does not check the value: a string or a container that does not
+// end ends the input (the result is len(d)), a number or a literal ends at the next
+// delimiter, and i at or past the end of d is returned as it is. It never reads past
+// d, so a caller scanning truncated input sees len(d), never an index beyond it.
+func SkipJSONValue(d []byte, i int) int {
+	if i >= len(d) {
+		return i
+	}
+	switch d[i] {
+	case '"':
+		return SkipJSONString(d, i)
+	case '{', '[':
+		depth := 0
+		for i < len(d) {
+			switch d[i] {
+			case '"':
+				i = SkipJSONString(d, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	// A number or a literal: up to the next delimiter.
+	for i < len(d) && d[i] != ',' && d[i] != '}' && d[i] != ']' && d[i] != ' ' && d[i] != '\t' && d[i] != '\n' && d[i] != '\r' {
+		i++
+	}
+	return i
+}

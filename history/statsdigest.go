@@ -79,87 +79,38 @@ func seedSurface(tools []json.RawMessage) (diff.Surface, string, error) {
 // boundaries of values; it still never reads past obj.
 func eachMember(obj []byte, f func(key, value []byte)) error {
 	bad := errors.New("tool is not a well-formed JSON object")
-	i := skipSpace(obj, 0)
+	i := attest.SkipJSONSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return bad
 	}
-	i = skipSpace(obj, i+1)
+	i = attest.SkipJSONSpace(obj, i+1)
 	for i < len(obj) && obj[i] != '}' {
 		if obj[i] != '"' {
 			return bad
 		}
-		kEnd := skipString(obj, i)
-		j := skipSpace(obj, kEnd)
+		kEnd := attest.SkipJSONString(obj, i)
+		j := attest.SkipJSONSpace(obj, kEnd)
 		if j >= len(obj) || obj[j] != ':' {
 			return bad
 		}
-		vStart := skipSpace(obj, j+1)
-		vEnd := skipValue(obj, vStart)
-		if vEnd <= vStart || vEnd > len(obj) {
+		vStart := attest.SkipJSONSpace(obj, j+1)
+		vEnd := attest.SkipJSONValue(obj, vStart)
+		// A member's value is always followed by at least the closing brace, so a value
+		// that reaches the end of obj (attest.SkipJSONValue returns len(obj) for a string
+		// or container that does not end) is truncated input, refused before f sees it.
+		if vEnd <= vStart || vEnd >= len(obj) {
 			return bad
 		}
 		f(obj[i:kEnd], obj[vStart:vEnd])
-		i = skipSpace(obj, vEnd)
+		i = attest.SkipJSONSpace(obj, vEnd)
 		if i < len(obj) && obj[i] == ',' {
-			i = skipSpace(obj, i+1)
+			i = attest.SkipJSONSpace(obj, i+1)
 		}
 	}
 	if i >= len(obj) {
 		return bad
 	}
 	return nil
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string that starts at b[i] ('"').
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b) + 1
-}
-
-// skipValue returns the index after the value that starts at b[i].
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return i
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return len(b) + 1
-	}
-	for i < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[i])) {
-		i++
-	}
-	return i
 }
 
 // toolCounts returns the per-tool counts of a change between two seed surfaces.

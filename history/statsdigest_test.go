@@ -79,9 +79,23 @@ func TestEachMember(t *testing.T) {
 	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("eachMember: %q, %v", got, err)
 	}
-	for _, bad := range []string{``, `[]`, `{`, `{"a"`, `{"a":`, `{"a":"x`, `{"a":[1,2`, `{"a" 1}`, `{1:2}`} {
+	for _, bad := range []string{``, `[]`, `{`, `{"a"`, `{"a":`, `{"a":"x`, `{"a":[1,2`, `{"a" 1}`, `{1:2}`,
+		`{"a":"x\"`, `{"a":{"b":"}"`, `{"a\"`, `{"a":1`, `{"a":1,`, `{"a":"x"`} {
 		if err := eachMember([]byte(bad), func(k, v []byte) {}); err == nil {
 			t.Errorf("eachMember(%q) accepted it", bad)
+		}
+	}
+	// Every truncated prefix is refused, and f never sees a value cut by the end.
+	whole := ` {"name":"a\"}","x":[1,{"}":"]"}],"d":-1.5e3}`
+	for n := range len(whole) {
+		cut := []byte(whole[:n])
+		err := eachMember(cut, func(k, v []byte) {
+			if len(v) > 0 && (v[0] == '"' || v[0] == '[' || v[0] == '{') && !json.Valid(v) {
+				t.Errorf("eachMember(%q): f saw the truncated value %q", cut, v)
+			}
+		})
+		if err == nil {
+			t.Errorf("eachMember(%q) accepted it", cut)
 		}
 	}
 	// An escaped key names the member it decodes to.

@@ -298,11 +298,11 @@ func hex4[T string | []byte](d T, i int) (rune, bool) {
 // rawToolName returns the NFC "name" of a tool given as JSON that attest.CheckJSON
 // accepted (any whitespace, members in any order).
 func rawToolName(raw []byte) (string, error) {
-	i := skipSpace(raw, 0)
+	i := attest.SkipJSONSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return "", errNotObject
 	}
-	i = skipSpace(raw, i+1)
+	i = attest.SkipJSONSpace(raw, i+1)
 	for i < len(raw) && raw[i] == '"' {
 		kEnd := attest.SkipJSONString(raw, i)
 		key := raw[i:kEnd]
@@ -314,11 +314,11 @@ func rawToolName(raw []byte) (string, error) {
 			}
 			isName = k == "name"
 		}
-		i = skipSpace(raw, kEnd)
+		i = attest.SkipJSONSpace(raw, kEnd)
 		if i >= len(raw) || raw[i] != ':' {
 			return "", errSyntax
 		}
-		i = skipSpace(raw, i+1)
+		i = attest.SkipJSONSpace(raw, i+1)
 		if isName {
 			name, _, err := decodeString(raw[i:])
 			if err != nil {
@@ -326,13 +326,13 @@ func rawToolName(raw []byte) (string, error) {
 			}
 			return nfc(name), nil
 		}
-		end := skipValue(raw, i)
+		end := attest.SkipJSONValue(raw, i)
 		if end <= i {
 			return "", errSyntax
 		}
-		i = skipSpace(raw, end)
+		i = attest.SkipJSONSpace(raw, end)
 		if i < len(raw) && raw[i] == ',' {
-			i = skipSpace(raw, i+1)
+			i = attest.SkipJSONSpace(raw, i+1)
 		}
 	}
 	return "", errNoName
@@ -351,44 +351,4 @@ func nfc(s string) string {
 		}
 	}
 	return s
-}
-
-func skipSpace(d []byte, i int) int {
-	for i < len(d) && (d[i] == ' ' || d[i] == '\t' || d[i] == '\n' || d[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the index just past the valid JSON value at d[i].
-func skipValue(d []byte, i int) int {
-	if i >= len(d) {
-		return i
-	}
-	switch d[i] {
-	case '"':
-		return attest.SkipJSONString(d, i)
-	case '{', '[':
-		depth := 0
-		for i < len(d) {
-			switch d[i] {
-			case '"':
-				i = attest.SkipJSONString(d, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	}
-	for i < len(d) && d[i] != ',' && d[i] != '}' && d[i] != ']' && d[i] != ' ' && d[i] != '\t' && d[i] != '\n' && d[i] != '\r' {
-		i++
-	}
-	return i
 }

@@ -131,52 +131,14 @@ func unescape(quoted []byte) string {
 	return s
 }
 
-// SkipSpace returns the index of the first byte at or after i that is not JSON space.
-func SkipSpace(raw []byte, i int) int {
-	for i < len(raw) {
-		switch raw[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
+// SkipSpace returns the index of the first byte at or after i that is not JSON space
+// (attest.SkipJSONSpace, the one copy of that rule).
+func SkipSpace(raw []byte, i int) int { return attest.SkipJSONSpace(raw, i) }
 
-// SkipString returns the index after the string that starts at raw[i] == '"'
-// (attest.SkipJSONString, the one copy of that rule).
+// SkipString returns the index after the string that starts at raw[i] == '"', or
+// len(raw) when it does not end (attest.SkipJSONString, the one copy of that rule).
 func SkipString(raw []byte, i int) int { return attest.SkipJSONString(raw, i) }
 
-// SkipValue returns the index after the value that starts at raw[i].
-func SkipValue(raw []byte, i int) int {
-	switch raw[i] {
-	case '"':
-		return SkipString(raw, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(raw); i++ {
-			switch raw[i] {
-			case '"':
-				i = SkipString(raw, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return i
-	}
-	// A number or a literal: up to the next delimiter.
-	for i < len(raw) {
-		switch raw[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i
-		}
-		i++
-	}
-	return i
-}
+// SkipValue returns the index after the value that starts at raw[i], or len(raw) when
+// it does not end (attest.SkipJSONValue, the one copy of that rule).
+func SkipValue(raw []byte, i int) int { return attest.SkipJSONValue(raw, i) }
