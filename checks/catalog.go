@@ -166,7 +166,7 @@ var catalog = buildCatalog([]Check{
 	{
 		ID: "transport", Group: GroupProto, Title: "The MCP transport the endpoint speaks",
 		Reasons: []ReasonSpec{
-			ok("detected", "The endpoint was observed speaking the {transport} transport; the evidence: {evidence} (handshake_response: a handshake POSTed to it got its JSON-RPC response; sse_endpoint_event: a GET opened an event stream whose first event named the message endpoint). It stands even when a login was asked for afterwards.", tp("transport"), tp("evidence")),
+			ok("detected", "The endpoint was observed speaking {transport}: {evidence}. This stands even when a login was asked for afterwards.", tp("transport"), tp("evidence")),
 			unv("challenged_before_transport", "The endpoint asked for a login (HTTP 401) before any exchange showed its transport: every MCP transport answers a request without credentials with 401, so the 401 itself shows none."),
 			unv("not_detected", "Neither Streamable HTTP nor the legacy SSE transport was observed."),
 		},
@@ -197,7 +197,7 @@ var catalog = buildCatalog([]Check{
 	{
 		ID: "tools_list", Group: GroupProto, Title: "Every page of tools/list was read",
 		Reasons: []ReasonSpec{
-			ok("complete", "All {pages} pages of tools/list were read: {tools} tools.", ip("pages"), ip("tools")),
+			ok("complete", "Every page of tools/list was read ({pages} pages): {tools} tools.", ip("pages"), ip("tools")),
 			fail("cursor_loop", "The server sent a cursor it had sent before, after {pages} pages; following it would never end.", ip("pages")),
 			fail("malformed_page", "Page {page} of tools/list was malformed or answered with an error, after {pages} pages were read.", ip("page"), ip("pages")),
 			fail("duplicate_member", "Page {page} of tools/list repeats the member name {member} in one object, so clients that keep the first value, keep the last or reject it see different tools.", tp("member"), ip("page")),
@@ -438,7 +438,9 @@ func Describe(r Result) string {
 		b.WriteString(text[:i])
 		name := text[i+1 : i+j]
 		v, ok := r.Reason.Params[name]
-		if ok {
+		if phrase, found := tokenPhrases[name+"="+formatParam(v)]; ok && found {
+			b.WriteString(phrase)
+		} else if ok {
 			b.WriteString(formatParam(v))
 		} else {
 			b.WriteString("?")
@@ -449,6 +451,15 @@ func Describe(r Result) string {
 		}
 	}
 	return b.String()
+}
+
+// tokenPhrases words the suite's tokens that a sentence reads better spelled out, by
+// "parameter=token"; any other token is written as it is.
+var tokenPhrases = map[string]string{
+	"transport=" + string(TransportStreamableHTTP): "the Streamable HTTP transport",
+	"transport=" + string(TransportSSE):            "the legacy HTTP+SSE transport",
+	"evidence=" + EvidenceHandshakeResponse:        "a handshake POSTed to it got its JSON-RPC answer",
+	"evidence=" + EvidenceSSEEndpointEvent:         "a GET opened an event stream whose first event named the message endpoint",
 }
 
 // pluralNouns are the counted nouns of the catalog's texts, for "1 tool", not "1 tools".

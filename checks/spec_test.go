@@ -3,6 +3,8 @@ package checks
 import (
 	"strings"
 	"testing"
+
+	"github.com/probity-dev/probity/attest"
 )
 
 // A round whose handshake repeats a member name is not signed: the protocol version,
@@ -35,5 +37,21 @@ func TestDescribeObserved(t *testing.T) {
 	got := Describe(runCheck(t, "destructive_annotations", o))
 	if strings.Contains(got, "0 tools") || strings.Contains(got, "Every one") || !strings.Contains(got, "None of the 2 tools") {
 		t.Errorf("destructive_annotations: %q", got)
+	}
+	// Tokens a sentence reads better spelled out are spelled out; counts agree in number.
+	for _, c := range []struct {
+		r    Result
+		want string
+	}{
+		{Result{ID: "transport", Status: attest.StatusVerified, Reason: &attest.Reason{Key: "detected", Params: map[string]any{"transport": "streamable_http", "evidence": "handshake_response"}}},
+			"The endpoint was observed speaking the Streamable HTTP transport: a handshake POSTed to it got its JSON-RPC answer. This stands even when a login was asked for afterwards."},
+		{Result{ID: "transport", Status: attest.StatusVerified, Reason: &attest.Reason{Key: "detected", Params: map[string]any{"transport": "sse", "evidence": "sse_endpoint_event"}}},
+			"The endpoint was observed speaking the legacy HTTP+SSE transport: a GET opened an event stream whose first event named the message endpoint. This stands even when a login was asked for afterwards."},
+		{Result{ID: "tools_list", Status: attest.StatusVerified, Reason: &attest.Reason{Key: "complete", Params: map[string]any{"pages": 1, "tools": 3}}},
+			"Every page of tools/list was read (1 page): 3 tools."},
+	} {
+		if got := Describe(c.r); got != c.want {
+			t.Errorf("Describe(%s %v):\n got %q\nwant %q", c.r.ID, c.r.Reason.Params, got, c.want)
+		}
 	}
 }
