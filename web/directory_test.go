@@ -111,4 +111,20 @@ func TestDirectoryReadModel(t *testing.T) {
 			t.Errorf("%s, whose supply run passed unsigned, is %+v", s.Slug, s)
 		}
 	}
+	// The entry page and its JSON apply the same rule and say why.
+	var entry struct {
+		Supply *struct {
+			Verified bool `json:"verified"`
+			Signed   bool `json:"signed"`
+		} `json:"supply"`
+	}
+	if err := json.Unmarshal([]byte(get("/s/server-6.json")), &entry); err != nil || entry.Supply == nil {
+		t.Fatalf("/s/server-6.json: %v, supply %+v", err, entry.Supply)
+	}
+	if entry.Supply.Verified || entry.Supply.Signed {
+		t.Errorf("/s/server-6.json: supply %+v, want neither verified nor signed", *entry.Supply)
+	}
+	if body := get("/s/server-6"); !regexp.MustCompile(`not Verified \(unsigned: its checks passed, but only a signed run counts\)`).MatchString(body) {
+		t.Errorf("/s/server-6 does not say its passed run is not Verified because it is unsigned")
+	}
 }

@@ -75,6 +75,7 @@ type supplyJSON struct {
 	RanAt       time.Time          `json:"ranAt"`
 	Score       int                `json:"score"`
 	Verified    bool               `json:"verified"`
+	Signed      bool               `json:"signed"`
 	NotVerified []string           `json:"notVerified,omitempty"`
 	Results     []supplyResultJSON `json:"results"`
 }
@@ -172,7 +173,7 @@ func (s *site) entryJSON(ctx context.Context, slug string, toolsPage int) ([]byt
 		j.Checks = append(j.Checks, cj)
 	}
 	if sv := v.Supply; sv != nil {
-		j.Supply = &supplyJSON{RanAt: sv.RanAt, Score: sv.Score, Verified: sv.Verified, NotVerified: sv.NotVerified, Results: []supplyResultJSON{}}
+		j.Supply = &supplyJSON{RanAt: sv.RanAt, Score: sv.Score, Verified: sv.Verified, Signed: sv.Signed, NotVerified: sv.NotVerified, Results: []supplyResultJSON{}}
 		for _, r := range sv.Results {
 			j.Supply.Results = append(j.Supply.Results, supplyResultJSON{ID: r.ID, Status: r.Status, Weight: r.Weight,
 				Points: r.Points, Reason: r.Reason, SourceURL: r.SourceURL, Evidence: r.Evidence})

@@ -300,7 +300,8 @@ type evidenceView struct {
 type supplyView struct {
 	RanAt       time.Time
 	Score       int
-	Verified    bool
+	Verified    bool // the one Verified rule: Passed and Signed (store.IsVerified)
+	Passed      bool // the run's own decision, before the signature counts
 	Signed      bool
 	NotVerified []string
 	Results     []supplyResultView
@@ -575,7 +576,8 @@ func supplyViewOf(run *store.SupplyRecord) (*supplyView, error) {
 	for _, c := range supply.Catalog() {
 		titles[c.ID] = c.Title
 	}
-	sv := &supplyView{RanAt: run.RanAt, Score: run.Score, Verified: run.Verified, Signed: run.Envelope != nil}
+	signed := run.Envelope != nil
+	sv := &supplyView{RanAt: run.RanAt, Score: run.Score, Verified: store.IsVerified(run.Verified, signed), Passed: run.Verified, Signed: signed}
 	for _, n := range v.NotVerified {
 		sv.NotVerified = append(sv.NotVerified, visibleLine(n))
 	}

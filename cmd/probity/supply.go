@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/probity-dev/probity/checks/supply"
+	"github.com/probity-dev/probity/store"
 )
 
 const supplyUsage = `Usage:
@@ -69,8 +70,10 @@ func runSupply(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	run := runs[0]
+	signed := run.Envelope != nil
 	if *asJSON {
-		return printJSON(stdout, map[string]any{"entry": e.Slug, "ranAt": run.RanAt, "score": run.Score, "verified": run.Verified,
+		return printJSON(stdout, map[string]any{"entry": e.Slug, "ranAt": run.RanAt, "score": run.Score,
+			"verified": store.IsVerified(run.Verified, signed), "signed": signed,
 			"verdict": json.RawMessage(run.Verdict), "facts": json.RawMessage(run.Facts)})
 	}
 	v, err := supply.DecodeVerdict(run.Verdict)
@@ -79,8 +82,11 @@ func runSupply(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	verified := "not Verified"
-	if run.Verified {
+	switch {
+	case store.IsVerified(run.Verified, signed):
 		verified = "Verified"
+	case run.Verified:
+		verified = "not Verified (unsigned: its checks passed, but only a signed run counts)"
 	}
 	fmt.Fprintf(stdout, "%s   score %d   %s   (%d of 100 points checked, run %s UTC)\n\n", e.Slug, run.Score, verified, v.WeightRan, run.RanAt.UTC().Format("2006-01-02 15:04"))
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
