@@ -126,7 +126,11 @@ func (f *envFlags) openSigner(stderr io.Writer) (*keys.Document, *signing.Signer
 		fmt.Fprintf(stderr, "notice: created a new signing key %s in %s; publish %s and back up the directory\n",
 			created.Keys[0].KeyID, dir, filepath.Join(dir, keys.DocumentFile))
 	}
-	doc, signer, err := signing.OpenDir(dir, now)
+	// Open at a time taken after EnsureDir: when another process starting at the same
+	// moment won the race, its key is valid from its own clock reading, which can be
+	// later than now (TestServeThreeWorkers once saw a worker refuse the key as "not
+	// valid at" its own earlier reading).
+	doc, signer, err := signing.OpenDir(dir, time.Now())
 	if err != nil {
 		return nil, nil, fmt.Errorf("couldn't load the signing key: %w", err)
 	}
