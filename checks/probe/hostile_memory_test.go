@@ -61,6 +61,33 @@ func heapBytes() uint64 {
 	return ms.HeapAlloc
 }
 
+// sampleHeap samples heapBytes every millisecond until the function it returns is
+// called; that function stops the sampling and returns the highest heap seen.
+func sampleHeap() (stop func() uint64) {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			if h := heapBytes(); h > peak.Load() {
+				peak.Store(h)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return func() uint64 {
+		close(done)
+		wg.Wait()
+		return peak.Load()
+	}
+}
+
 // measureHostile starts f, probes it once while sampling the heap every millisecond,
 // and measures what the observation retains. gcPercent, when positive, is the GOGC the
 // probe runs with (a small value collects almost continuously, so the peak is close to
@@ -88,36 +115,16 @@ func measureHostile(tb testing.TB, f fixtures.Fixture, gcPercent int) probeMemor
 	if gcPercent > 0 {
 		defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
 	}
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		for {
-			if h := heapBytes(); h > peak.Load() {
-				peak.Store(h)
-			}
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	})
+	stop := sampleHeap()
 	obs, err := p.Probe(ctx, inst.URL)
-	close(stop)
-	wg.Wait()
+	peak := max(stop(), heapBytes())
 	if err != nil {
 		tb.Fatalf("%s: Probe: %v", f.Name, err)
-	}
-	if h := heapBytes(); h > peak.Load() {
-		peak.Store(h)
 	}
 	runtime.GC()
 	held := heapBytes()
 	m := probeMemory{read: log.read.Load(), obs: obs}
-	m.peak = peak.Load() - min(base, peak.Load())
+	m.peak = peak - min(base, peak)
 	m.retained = held - min(base, held)
 	runtime.KeepAlive(obs)
 	return m
@@ -185,23 +192,7 @@ func BenchmarkHostileRound32(b *testing.B) {
 		runtime.GC()
 		runtime.GC()
 		base := heapBytes()
-		var peak atomic.Uint64
-		stop := make(chan struct{})
-		var sampler sync.WaitGroup
-		sampler.Go(func() {
-			t := time.NewTicker(time.Millisecond)
-			defer t.Stop()
-			for {
-				if h := heapBytes(); h > peak.Load() {
-					peak.Store(h)
-				}
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-				}
-			}
-		})
+		stop := sampleHeap()
 		log.total.Store(0)
 		var wg sync.WaitGroup
 		for i, u := range urls {
@@ -213,10 +204,9 @@ func BenchmarkHostileRound32(b *testing.B) {
 		}
 		wg.Wait()
 		read := log.total.Load()
-		close(stop)
-		sampler.Wait()
+		peak := stop()
 		n := float64(len(urls))
-		pk := float64(peak.Load() - min(base, peak.Load()))
+		pk := float64(peak - min(base, peak))
 		peaks = append(peaks, pk/n)
 		reads = append(reads, float64(read)/n)
 		ratios = append(ratios, pk/float64(max(read, 1)))
