@@ -10,23 +10,27 @@ import (
 // and nil with the error when a complete list cannot be fingerprinted. The round builder
 // puts the result in a full statement.
 func Fingerprints(obs *Observation) (*attest.Fingerprints, error) {
-	if obs == nil || !obs.Tools.Complete || obs.Tools.Unauthorized {
-		return nil, nil
-	}
-	fp, err := attest.ComputeFingerprints(obs.Tools.Tools, obs.Handshake.Instructions)
-	if err != nil {
-		return nil, err
-	}
-	return &fp, nil
+	fp, _, err := fingerprintsOf(obs, false)
+	return fp, err
 }
 
-// fingerprintsAndSurface is Fingerprints(obs) with the surface document of the same
-// tools (attest.ComputeSurface), nil when there are no fingerprints.
-func fingerprintsAndSurface(obs *Observation) (*attest.Fingerprints, []byte, error) {
+// fingerprintsOf is Fingerprints(obs), with the surface document of the same tools
+// (attest.ComputeSurface) when withSurface is set; the document is nil when there are
+// no fingerprints.
+func fingerprintsOf(obs *Observation, withSurface bool) (*attest.Fingerprints, []byte, error) {
 	if obs == nil || !obs.Tools.Complete || obs.Tools.Unauthorized {
 		return nil, nil, nil
 	}
-	fp, doc, err := attest.ComputeSurface(obs.Tools.Tools, obs.Handshake.Instructions)
+	var (
+		fp  attest.Fingerprints
+		doc []byte
+		err error
+	)
+	if withSurface {
+		fp, doc, err = attest.ComputeSurface(obs.Tools.Tools, obs.Handshake.Instructions)
+	} else {
+		fp, err = attest.ComputeFingerprints(obs.Tools.Tools, obs.Handshake.Instructions)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -114,11 +114,7 @@ func newInput(obs *Observation) *input {
 // fingerprints is Fingerprints(in.obs), computed once.
 func (in *input) fingerprints() (*attest.Fingerprints, error) {
 	if !in.fpDone {
-		if in.withSurface {
-			in.fp, in.surface, in.fpErr = fingerprintsAndSurface(in.obs)
-		} else {
-			in.fp, in.fpErr = Fingerprints(in.obs)
-		}
+		in.fp, in.surface, in.fpErr = fingerprintsOf(in.obs, in.withSurface)
 		in.fpDone = true
 	}
 	return in.fp, in.fpErr
