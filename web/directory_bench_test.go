@@ -7,13 +7,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/probity-dev/probity/attest"
-	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web"
 )
@@ -36,23 +34,8 @@ type directorySite struct {
 func newDirectorySite(tb testing.TB, n int) *directorySite {
 	tb.Helper()
 	ctx := context.Background()
-	dir := tb.TempDir()
-	st, err := store.Open(ctx, store.Config{SQLitePath: filepath.Join(dir, "probity.db")})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx); err != nil {
-		tb.Fatal(err)
-	}
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	if _, err := signing.GenerateDir(filepath.Join(dir, "keys"), "https://probity.test", now.Add(-time.Hour), nil); err != nil {
-		tb.Fatal(err)
-	}
-	doc, _, err := signing.OpenDir(filepath.Join(dir, "keys"), now)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	st, doc, _ := openStore(tb, now)
 	env := func(s string) []byte {
 		return []byte(`{"payloadType":"application/vnd.in-toto+json","payload":"eyJhIjoxfQ==","signatures":[{"keyid":"a050837d85070582","sig":"` + base64.StdEncoding.EncodeToString([]byte(s)) + `"}]}`)
 	}

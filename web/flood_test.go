@@ -1,12 +1,10 @@
 package web_test
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/probity-dev/probity/keys/signing"
-	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web"
 	"github.com/probity-dev/probity/web/mcpserver"
 )
@@ -37,23 +33,7 @@ func (c *fakeClock) add(d time.Duration) {
 // and its log in logs.
 func floodSite(t *testing.T, clk *fakeClock, logs *strings.Builder) http.Handler {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := store.Open(ctx, store.Config{SQLitePath: filepath.Join(dir, "probity.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := signing.GenerateDir(filepath.Join(dir, "keys"), "https://probity.test", clk.now().Add(-time.Hour), nil); err != nil {
-		t.Fatal(err)
-	}
-	doc, _, err := signing.OpenDir(filepath.Join(dir, "keys"), clk.now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, doc, _ := openStore(t, clk.now())
 	log := slog.New(slog.NewTextHandler(&syncWriter{b: logs}, nil))
 	mcp, err := mcpserver.New(mcpserver.Config{Store: st, BaseURL: "https://probity.test", Logger: log, Now: clk.now, RateLimit: 0.001, Burst: 1})
 	if err != nil {

@@ -7,13 +7,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/probity-dev/probity/attest"
-	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web"
 )
@@ -37,23 +35,8 @@ type bigEntry struct {
 func newBigEntry(tb testing.TB, n int) *bigEntry {
 	tb.Helper()
 	ctx := context.Background()
-	dir := tb.TempDir()
-	st, err := store.Open(ctx, store.Config{SQLitePath: filepath.Join(dir, "probity.db")})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx); err != nil {
-		tb.Fatal(err)
-	}
 	start := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
-	if _, err := signing.GenerateDir(filepath.Join(dir, "keys"), "https://probity.test", start.Add(-time.Hour), nil); err != nil {
-		tb.Fatal(err)
-	}
-	doc, _, err := signing.OpenDir(filepath.Join(dir, "keys"), start)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	st, doc, _ := openStore(tb, start)
 	e, _, err := st.AddEntry(ctx, store.NewEntry{SlugBase: "big", Kind: store.KindRemote, Locator: "https://big.example/mcp", Name: "Big", Source: "import"})
 	if err != nil {
 		tb.Fatal(err)

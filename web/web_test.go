@@ -89,29 +89,38 @@ func setup(t *testing.T, rl web.RateLimit) *fixture {
 	return setupWith(t, rl, hostile)
 }
 
+// openStore returns a migrated SQLite store in a temporary directory, closed at the
+// end of the test, and a signing key made an hour before at, opened at at.
+func openStore(tb testing.TB, at time.Time) (store.Store, *keys.Document, *signing.Signer) {
+	tb.Helper()
+	ctx := context.Background()
+	dir := tb.TempDir()
+	st, err := store.Open(ctx, store.Config{SQLitePath: filepath.Join(dir, "probity.db")})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	if err := st.Migrate(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	keyDir := filepath.Join(dir, "keys")
+	if _, err := signing.GenerateDir(keyDir, "https://probity.test", at.Add(-time.Hour), nil); err != nil {
+		tb.Fatal(err)
+	}
+	doc, signer, err := signing.OpenDir(keyDir, at)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st, doc, signer
+}
+
 // setupWith is setup with desc as the tool description the tools change brings.
 func setupWith(t *testing.T, rl web.RateLimit, desc string) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := store.Open(ctx, store.Config{SQLitePath: filepath.Join(dir, "probity.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	start := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
 	now := start
-	keyDir := filepath.Join(dir, "keys")
-	if _, err := signing.GenerateDir(keyDir, "https://probity.test", start.Add(-time.Hour), nil); err != nil {
-		t.Fatal(err)
-	}
-	doc, signer, err := signing.OpenDir(keyDir, start)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, doc, signer := openStore(t, start)
 	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: 1, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
