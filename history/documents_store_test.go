@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -12,11 +11,8 @@ import (
 
 	"github.com/probity-dev/probity/attest"
 	"github.com/probity-dev/probity/checks"
-	"github.com/probity-dev/probity/checks/fixtures"
-	"github.com/probity-dev/probity/checks/probe"
 	"github.com/probity-dev/probity/checks/supply"
 	"github.com/probity-dev/probity/history"
-	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 )
@@ -62,23 +58,8 @@ func testStoredDocumentsRoundTrip(t *testing.T, st store.Store) {
 	ctx := t.Context()
 	start := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
 	now := start
-	keyDir := filepath.Join(t.TempDir(), "keys")
-	if _, err := signing.GenerateDir(keyDir, "https://probity.test", now.Add(-time.Hour), nil); err != nil {
-		t.Fatal(err)
-	}
-	_, signer, err := signing.OpenDir(keyDir, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: 1, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fleet.Close()
-	tmpl, err := probe.New(probe.Config{Version: "test", AllowLoopback: true}).Probe(ctx, fleet.URL(0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, signer := testKeys(t, now)
+	tmpl := fleetTemplate(t)
 	p := &scripted{template: tmpl, now: &now}
 	proc, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: "test"})
 	if err != nil {
@@ -93,7 +74,7 @@ func testStoredDocumentsRoundTrip(t *testing.T, st store.Store) {
 
 	// A remote entry: a baseline, then a confirmed tools change, every round with
 	// evidence (an invisible character in a description).
-	remote, _, err := st.AddEntry(ctx, store.NewEntry{SlugBase: "documents", Kind: store.KindRemote, Locator: fleet.URL(0), Source: "import"})
+	remote, _, err := st.AddEntry(ctx, store.NewEntry{SlugBase: "documents", Kind: store.KindRemote, Locator: tmpl.URL, Source: "import"})
 	if err != nil {
 		t.Fatal(err)
 	}

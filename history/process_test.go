@@ -52,6 +52,37 @@ func tool(name, desc string, extra string) json.RawMessage {
 	return json.RawMessage(fmt.Sprintf(`{"name":%q,"description":%q,"inputSchema":{"type":"object","properties":{"q":{"type":"string"}}%s}}`, name, desc, extra))
 }
 
+// testKeys makes a signing key an hour before now in a temporary directory and
+// opens it at now.
+func testKeys(t *testing.T, now time.Time) (*keys.Document, *signing.Signer) {
+	t.Helper()
+	keyDir := filepath.Join(t.TempDir(), "keys")
+	if _, err := signing.GenerateDir(keyDir, "https://probity.test", now.Add(-time.Hour), nil); err != nil {
+		t.Fatal(err)
+	}
+	doc, signer, err := signing.OpenDir(keyDir, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc, signer
+}
+
+// fleetTemplate is a template observation from a real probe of a fleet server; its URL
+// is the server's, which lives until the end of the test.
+func fleetTemplate(t *testing.T) *checks.Observation {
+	t.Helper()
+	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: 1, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fleet.Close() })
+	tmpl, err := probe.New(probe.Config{Version: "test", AllowLoopback: true}).Probe(t.Context(), fleet.URL(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tmpl
+}
+
 func TestHistoryFromRounds(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -64,25 +95,8 @@ func TestHistoryFromRounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
-	keyDir := filepath.Join(dir, "keys")
-	if _, err := signing.GenerateDir(keyDir, "https://probity.test", now.Add(-time.Hour), nil); err != nil {
-		t.Fatal(err)
-	}
-	doc, signer, err := signing.OpenDir(keyDir, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	// A template observation from a real probe of a fleet server.
-	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: 1, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fleet.Close()
-	tmpl, err := probe.New(probe.Config{Version: "test", AllowLoopback: true}).Probe(ctx, fleet.URL(0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc, signer := testKeys(t, now)
+	tmpl := fleetTemplate(t)
 	p := &scripted{template: tmpl, now: &now}
 
 	proc, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: "test"})
@@ -93,7 +107,7 @@ func TestHistoryFromRounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, _, err := st.AddEntry(ctx, store.NewEntry{SlugBase: "scripted", Kind: store.KindRemote, Locator: fleet.URL(0), Source: "import"})
+	e, _, err := st.AddEntry(ctx, store.NewEntry{SlugBase: "scripted", Kind: store.KindRemote, Locator: tmpl.URL, Source: "import"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,13 +346,7 @@ func newHistoryEnv(t *testing.T, now time.Time) (store.Store, *keys.Document, *h
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := signing.GenerateDir(filepath.Join(dir, "keys"), "https://probity.test", now.Add(-time.Hour), nil); err != nil {
-		t.Fatal(err)
-	}
-	doc, signer, err := signing.OpenDir(filepath.Join(dir, "keys"), now)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc, signer := testKeys(t, now)
 	proc, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: "test"})
 	if err != nil {
 		t.Fatal(err)
