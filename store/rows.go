@@ -118,7 +118,7 @@ func nullID(id int64) any {
 }
 
 // supplyState is a supply run without its documents (Facts, Verdict and Envelope nil),
-// and whether it is signed: what EntryDigest and EntryStates read of the newest run.
+// and whether it is signed: what EntryDigest reads of the newest run.
 type supplyState struct {
 	run    SupplyRecord
 	signed bool

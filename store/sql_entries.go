@@ -59,20 +59,6 @@ func (s *sqlStore) Entries(ctx context.Context, afterID int64, limit int) ([]Ent
 	return es, nil
 }
 
-// EntriesAt skips offset entries on the primary key's index inside the database, which
-// costs far less than reading them out.
-func (s *sqlStore) EntriesAt(ctx context.Context, offset, limit int) ([]Entry, error) {
-	if err := checkEntriesAt(offset, limit); err != nil {
-		return nil, fmt.Errorf("couldn't list entries: %w", err)
-	}
-	es, err := queryAll(ctx, s.read, scanEntry,
-		`SELECT `+entryColumns+` FROM entries ORDER BY id LIMIT ? OFFSET ?`, limit, offset)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list entries: %w", err)
-	}
-	return es, nil
-}
-
 // scanDue scans entry_id, reason, at.
 func scanDue(row rowScanner) (Due, error) {
 	var (
@@ -229,39 +215,6 @@ func (s *sqlStore) toolsReadAt(ctx context.Context, newest RoundSummary) (time.T
 		}
 	}
 	return time.Time{}, nil
-}
-
-// EntryStates reads each entry's newest round and supply run one entry after the other:
-// on an embedded database a query costs no round trip (PostgreSQL reads them all in one
-// batch instead: pgStore.EntryStates).
-func (s *sqlStore) EntryStates(ctx context.Context, ids []int64, rounds bool) (map[int64]EntryState, error) {
-	if err := checkEntryIDs(ids); err != nil {
-		return nil, fmt.Errorf("couldn't read the entries' states: %w", err)
-	}
-	out := make(map[int64]EntryState, len(ids))
-	for _, id := range ids {
-		var st EntryState
-		if rounds {
-			rs, err := s.Rounds(ctx, id, 1)
-			if err != nil {
-				return nil, err
-			}
-			if len(rs) == 1 {
-				st.Round = &rs[0]
-			}
-		}
-		run, err := s.newestSupplyState(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if run != nil {
-			st.Supply, st.SupplySigned = &run.run, run.signed
-		}
-		if st.Round != nil || st.Supply != nil {
-			out[id] = st
-		}
-	}
-	return out, nil
 }
 
 // supplyStateColumns are the columns scanSupplyState reads, of supply_runs r joined

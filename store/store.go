@@ -23,8 +23,8 @@
 // A backend's own files (pg_*.go, sqlite_*.go) keep only what must differ, each with
 // its reason: the transactions that write (PostgreSQL locks the entry's row and sends
 // pipelined batches, whose round trips were measured; SQLite runs one IMMEDIATE
-// transaction on its single writer, through a statement cache), EntryDigest, EntryStates
-// and Directory on PostgreSQL (one batch, one round trip, instead of a query per part),
+// transaction on its single writer, through a statement cache), EntryDigest and
+// Directory on PostgreSQL (one batch, one round trip, instead of a query per part),
 // advisory locks, the ledger counter, the SQL one engine lacks (LATERAL, ILIKE,
 // greatest, FOR NO KEY UPDATE), and opening, closing and migrating.
 //
@@ -448,19 +448,6 @@ type EntryQuery struct {
 	UptimeFrom, UptimeTo string
 }
 
-// EntryState is what the directory shows of an entry besides the entry itself: its
-// newest round and supply run.
-type EntryState struct {
-	Round *RoundSummary // nil when none
-	// Supply is the newest supply run without its documents, as in EntryDigest; nil
-	// when none. SupplySigned says whether it has an envelope.
-	Supply       *SupplyRecord
-	SupplySigned bool
-}
-
-// MaxEntryStates bounds the entries one EntryStates call reads.
-const MaxEntryStates = 1000
-
 // ToolsReadRounds is how many of an entry's newest rounds EntryDigest looks through for
 // the last one that read a whole tool list: the bound keeps the page's cost fixed for an
 // entry whose server stopped answering long ago.
@@ -517,10 +504,6 @@ type Store interface {
 	// supply run, and the changes and uptime days q asks for: what Entry, Rounds(1),
 	// SupplyRuns(1), Changes and UptimeDays return, read together.
 	EntryDigest(ctx context.Context, slug string, q EntryQuery) (EntryDigest, error)
-	// EntryStates returns the newest round (when rounds; else Round is nil) and supply
-	// run of each entry of ids (at most MaxEntryStates), by entry id; an entry with
-	// neither, or no such entry, has no key. On PostgreSQL it is one round trip.
-	EntryStates(ctx context.Context, ids []int64, rounds bool) (map[int64]EntryState, error)
 	// Directory returns a page of the directory: the entries matching q, in q's order,
 	// each with its newest round's and supply run's state and the Verified rule
 	// (IsVerified), searched, filtered, sorted and paged in one query (directory.go).
@@ -529,9 +512,6 @@ type Store interface {
 	EntryByID(ctx context.Context, id int64) (Entry, error)
 	// Entries returns every entry ordered by id, after afterID, at most limit (≤ 0: all).
 	Entries(ctx context.Context, afterID int64, limit int) ([]Entry, error)
-	// EntriesAt returns the entries ordered by id from the offset-th (0-based), at most
-	// limit (1 to MaxEntryStates): a directory page, without reading the pages before it.
-	EntriesAt(ctx context.Context, offset, limit int) ([]Entry, error)
 	// DeleteEntry deletes an entry with its whole history (seed 000): rounds, changes,
 	// supply runs, their ledger records, uptime and due times. In the same transaction
 	// it records the deletion in a tombstone with reason (one line, at most 200

@@ -512,19 +512,3 @@ func checkEntryQuery(q EntryQuery) error {
 	}
 	return errors.Join(checkDay(q.UptimeFrom), checkDay(q.UptimeTo))
 }
-
-// checkEntryIDs refuses more ids than EntryStates reads at once.
-func checkEntryIDs(ids []int64) error {
-	if len(ids) > MaxEntryStates {
-		return fmt.Errorf("%d entries asked for, at most %d at once", len(ids), MaxEntryStates)
-	}
-	return nil
-}
-
-// checkEntriesAt refuses a negative offset and a limit outside 1 to MaxEntryStates.
-func checkEntriesAt(offset, limit int) error {
-	if offset < 0 || limit < 1 || limit > MaxEntryStates {
-		return fmt.Errorf("offset %d, limit %d: want an offset ≥ 0 and a limit from 1 to %d", offset, limit, MaxEntryStates)
-	}
-	return nil
-}
