@@ -124,11 +124,7 @@ func testServeRescue(t *testing.T, backend string) {
 		}
 		lines = append(lines, gate.srv.URL+u.Path)
 	}
-	targets := filepath.Join(dir, "targets.txt")
-	if err := os.WriteFile(targets, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if code, out, errOut := probity(t, env, "targets", "import", "--data-dir", dataDir, "--first-spread", "1s", targets); code != 0 {
+	if code, out, errOut := probity(t, env, "targets", "import", "--data-dir", dataDir, "--first-spread", "1s", writeTargetURLs(t, dir, lines)); code != 0 {
 		t.Fatalf("import: exit %d\n%s%s", code, out, errOut)
 	}
 	ctx := context.Background()

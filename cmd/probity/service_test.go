@@ -83,8 +83,14 @@ func probity(t *testing.T, env []string, args ...string) (int, string, string) {
 
 func writeTargets(t *testing.T, dir string, fleet *fixtures.Fleet) string {
 	t.Helper()
+	return writeTargetURLs(t, dir, fleet.URLs())
+}
+
+// writeTargetURLs writes a targets file listing urls in dir and returns its path.
+func writeTargetURLs(t *testing.T, dir string, urls []string) string {
+	t.Helper()
 	path := filepath.Join(dir, "targets.txt")
-	if err := os.WriteFile(path, []byte("# the fleet\n"+strings.Join(fleet.URLs(), "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("# the fleet\n"+strings.Join(urls, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
