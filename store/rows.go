@@ -14,20 +14,11 @@ import (
 // caller's function runs; a page of round summaries is a few MB.
 const walkPage = 5000
 
-// walkSupplyPage is how many runs WalkSupply reads per query: fewer than walkPage, as
-// a run carries its documents, typically tens of KB (up to 6 MiB by checkSupply's caps).
-const walkSupplyPage = 64
-
 // walkPages calls fn for every row of the pages read returns, in order, until a page
 // has fewer than walkPage rows or fn fails. read appends to buf the page after the row
 // last (nil for the first page); the pages share one buffer, so fn gets each row by value.
 func walkPages[T any](read func(buf []T, last *T) ([]T, error), fn func(T) error) error {
-	return walkPagesOf(walkPage, read, fn)
-}
-
-// walkPagesOf is walkPages with pages of size rows.
-func walkPagesOf[T any](size int, read func(buf []T, last *T) ([]T, error), fn func(T) error) error {
-	buf := make([]T, 0, size)
+	buf := make([]T, 0, walkPage)
 	var last *T
 	for {
 		page, err := read(buf[:0], last)
@@ -39,7 +30,7 @@ func walkPagesOf[T any](size int, read func(buf []T, last *T) ([]T, error), fn f
 				return err
 			}
 		}
-		if len(page) < size {
+		if len(page) < walkPage {
 			return nil
 		}
 		after := page[len(page)-1]

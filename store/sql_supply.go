@@ -41,33 +41,3 @@ func (s *sqlStore) SupplyRuns(ctx context.Context, entryID int64, limit int) ([]
 	}
 	return rs, nil
 }
-
-// walkSupply reads the entries e in keyset pages of walkSupplyPage by id, and for each
-// the newest run r, which newestRun (a backend's FROM clause over entries e giving
-// supply_runs r) finds on supply_runs_entry_ran without reading the other runs'
-// documents; an entry without runs is skipped. As in WalkRounds, each page is a query of
-// its own, so no connection, transaction or snapshot is held while fn runs. A run stored
-// during the walk is seen when its entry is after the page being read.
-func (s *sqlStore) walkSupply(ctx context.Context, newestRun string, fn func(SupplyRecord) error) error {
-	query := `
-		SELECT ` + supplyColumns + `
-		FROM ` + newestRun + supplyLedger + `
-		WHERE e.id > ?
-		ORDER BY e.id
-		LIMIT ?`
-	return walkPagesOf(walkSupplyPage, func(buf []SupplyRecord, last *SupplyRecord) ([]SupplyRecord, error) {
-		// Entry ids start at 1: the first page starts before every entry.
-		var entry int64
-		if last != nil {
-			entry = last.EntryID
-		}
-		rows, err := s.read.Query(ctx, query, entry, walkSupplyPage)
-		if err == nil {
-			buf, err = appendRows(buf, rows, scanSupply)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("couldn't walk the supply runs: %w", err)
-		}
-		return buf, nil
-	}, fn)
-}

@@ -42,11 +42,3 @@ func (s *sqliteStore) SaveSupply(ctx context.Context, r SupplyRecord, due []DueU
 	}
 	return id, nil
 }
-
-// WalkSupply finds each entry's newest run by a correlated subquery on
-// supply_runs_entry_ran: SQLite has no LATERAL join; see walkSupply.
-func (s *sqliteStore) WalkSupply(ctx context.Context, fn func(SupplyRecord) error) error {
-	return s.walkSupply(ctx, `entries e JOIN supply_runs r ON r.id = (
-				SELECT id FROM supply_runs WHERE entry_id = e.id
-				ORDER BY ran_at DESC, id DESC LIMIT 1)`, fn)
-}

@@ -583,9 +583,6 @@ type Store interface {
 	SaveSupply(ctx context.Context, r SupplyRecord, due []DueUpdate) (int64, error)
 	// SupplyRuns returns an entry's stored supply runs, newest first, at most limit.
 	SupplyRuns(ctx context.Context, entryID int64, limit int) ([]SupplyRecord, error)
-	// WalkSupply calls fn for the newest supply run of every entry that has one, in
-	// entry order (for exports and the directory), streaming.
-	WalkSupply(ctx context.Context, fn func(SupplyRecord) error) error
 
 	// UptimeDays returns the entry's days from..to inclusive (YYYY-MM-DD), oldest first.
 	UptimeDays(ctx context.Context, entryID int64, from, to string) ([]UptimeDay, error)

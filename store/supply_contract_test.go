@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// The contract tests of supply runs (SaveSupply, SupplyRuns, WalkSupply), of the due
+// The contract tests of supply runs (SaveSupply, SupplyRuns), of the due
 // reason that schedules them, and of migration 0003 that adds both, on every backend.
 
 // week is the supply checks' cadence.
@@ -67,19 +67,6 @@ func checkSupplyRuns(t *testing.T, s Store, entryID int64, limit int, want ...Su
 	if len(got) != len(want) || (len(want) > 0 && !reflect.DeepEqual(got, want)) {
 		t.Errorf("SupplyRuns(%d, %d):\n got %+v\nwant %+v", entryID, limit, got, want)
 	}
-}
-
-// walkSupply returns what WalkSupply calls its function with.
-func walkSupply(t *testing.T, s Store) []SupplyRecord {
-	t.Helper()
-	var got []SupplyRecord
-	if err := s.WalkSupply(t.Context(), func(r SupplyRecord) error {
-		got = append(got, r)
-		return nil
-	}); err != nil {
-		t.Fatalf("WalkSupply: %v", err)
-	}
-	return got
 }
 
 func TestSaveSupply(t *testing.T) {
@@ -207,82 +194,6 @@ func TestSaveSupplyConcurrent(t *testing.T) {
 			}
 		}
 		checkLedgerNumbering(t, s)
-	})
-}
-
-func TestWalkSupply(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, s Store) {
-		ctx := t.Context()
-		if got := walkSupply(t, s); len(got) != 0 {
-			t.Errorf("WalkSupply of an empty store = %+v", got)
-		}
-		es := []Entry{mustAddEntry(t, s, "a"), mustAddEntry(t, s, "b"), mustAddEntry(t, s, "c"), mustAddEntry(t, s, "d")}
-		// Runs of a, c and d (b has none), the later entries' first, out of time order.
-		runs := map[int64]int{es[0].ID: 3, es[2].ID: 1, es[3].ID: 4}
-		n := 0
-		for i := 5; i >= 0; i-- {
-			for j := len(es) - 1; j >= 0; j-- {
-				if i < runs[es[j].ID] {
-					n++
-					mustSaveSupply(t, s, testSupply(es[j].ID, t0.Add(time.Duration((i*5+j)%7)*time.Hour), n))
-				}
-			}
-		}
-		var want []SupplyRecord
-		for _, e := range es {
-			newest, err := s.SupplyRuns(ctx, e.ID, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want = append(want, newest...)
-		}
-		if got := walkSupply(t, s); len(want) != 3 || !reflect.DeepEqual(got, want) {
-			t.Errorf("WalkSupply:\n got %+v\nwant %+v", got, want)
-		}
-
-		// fn's error stops the walk and is returned; fn may use the store.
-		errStop := errors.New("stop")
-		calls := 0
-		err := s.WalkSupply(ctx, func(r SupplyRecord) error {
-			calls++
-			if _, err := s.SaveSupply(ctx, testSupply(r.EntryID, t0.Add(week), 50+calls), nil); err != nil {
-				return err
-			}
-			if calls == 2 {
-				return fmt.Errorf("wrapped: %w", errStop)
-			}
-			return nil
-		})
-		if !errors.Is(err, errStop) || calls != 2 {
-			t.Errorf("WalkSupply with a failing fn = %v after %d calls; want errStop after 2", err, calls)
-		}
-	})
-}
-
-// TestWalkSupplyPages walks more entries than one page holds, some without runs.
-func TestWalkSupplyPages(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, s Store) {
-		const entries = 2*walkSupplyPage + 7
-		var want []int64
-		for i := range entries {
-			e := mustAddEntry(t, s, fmt.Sprintf("e%d", i))
-			if i%5 == 3 {
-				continue
-			}
-			mustSaveSupply(t, s, testSupply(e.ID, t0, i))
-			mustSaveSupply(t, s, testSupply(e.ID, t0.Add(time.Hour), i))
-			want = append(want, e.ID)
-		}
-		var got []int64
-		for _, r := range walkSupply(t, s) {
-			if !r.RanAt.Equal(ms(t0.Add(time.Hour))) {
-				t.Errorf("run %d of entry %d is not the newest", r.ID, r.EntryID)
-			}
-			got = append(got, r.EntryID)
-		}
-		if len(want) <= walkSupplyPage || !reflect.DeepEqual(got, want) {
-			t.Errorf("WalkSupply visited entries %v, want %v", got, want)
-		}
 	})
 }
 
@@ -415,15 +326,16 @@ func TestDeleteEntrySupply(t *testing.T) {
 			}
 		}
 		want := takeSnapshot(t, s)
-		wantWalk := walkSupply(t, s)[1:]
+		keptRuns, err := s.SupplyRuns(ctx, kept.ID, 0)
+		if err != nil || len(keptRuns) != 3 {
+			t.Fatalf("SupplyRuns(kept) = %d runs, %v", len(keptRuns), err)
+		}
 
 		if err := s.DeleteEntry(ctx, "gone", "removed by its operator"); err != nil {
 			t.Fatal(err)
 		}
 		checkSupplyRuns(t, s, gone.ID, 0)
-		if got := walkSupply(t, s); !reflect.DeepEqual(got, wantWalk) {
-			t.Errorf("WalkSupply after delete:\n got %+v\nwant %+v", got, wantWalk)
-		}
+		checkSupplyRuns(t, s, kept.ID, 0, keptRuns...)
 		want.Entries = want.Entries[1:]
 		want.Stats.Entries--
 		delete(want.Due, gone.ID)
