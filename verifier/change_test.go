@@ -27,7 +27,7 @@ func TestVerifyChangeStatement(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		recordedAt string
-		want       verifier.Reason
+		want       verifier.FailureReason
 	}{
 		{"2026-11-30T06:45:12.345Z", ""},
 		{"2026-08-21T23:59:59.999Z", verifier.ReasonOutsideWindow},

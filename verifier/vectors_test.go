@@ -30,7 +30,7 @@ var update = flag.Bool("update", false, "rewrite testdata/ from the vector gener
 // TestVectorsUpToDate -update` rewrites them.
 //
 // File names carry the expected outcome: good_<case>.json verifies;
-// bad_<reason>__<case>.json fails with verifier.Reason <reason>.
+// bad_<reason>__<case>.json fails with verifier.FailureReason <reason>.
 
 func seedKey(label string) ed25519.PrivateKey {
 	seed := sha256.Sum256([]byte("probity verifier test vector key: " + label))

@@ -41,31 +41,31 @@ import (
 	"github.com/probity-dev/probity/keys"
 )
 
-// Reason says why an envelope failed to verify. The values are stable: reports and
+// FailureReason says why an envelope failed to verify. The values are stable: reports and
 // test vectors use them.
-type Reason string
+type FailureReason string
 
 // The reasons an envelope can fail.
 const (
-	ReasonMalformedEnvelope    Reason = "malformed_envelope"
-	ReasonPayloadType          Reason = "wrong_payload_type"
-	ReasonSignatureCount       Reason = "signature_count"
-	ReasonUnknownKey           Reason = "unknown_key"
-	ReasonDuplicateKey         Reason = "duplicate_key"
-	ReasonBadSignature         Reason = "bad_signature"
-	ReasonNonCanonical         Reason = "non_canonical_payload"
-	ReasonMalformedStatement   Reason = "malformed_statement"
-	ReasonUnknownPredicateType Reason = "unknown_predicate_type"
-	ReasonSchemaViolation      Reason = "schema_violation"
-	ReasonRevokedKey           Reason = "revoked_key"
-	ReasonOutsideWindow        Reason = "outside_key_window"
-	ReasonPolicy               Reason = "policy_not_met"
+	ReasonMalformedEnvelope    FailureReason = "malformed_envelope"
+	ReasonPayloadType          FailureReason = "wrong_payload_type"
+	ReasonSignatureCount       FailureReason = "signature_count"
+	ReasonUnknownKey           FailureReason = "unknown_key"
+	ReasonDuplicateKey         FailureReason = "duplicate_key"
+	ReasonBadSignature         FailureReason = "bad_signature"
+	ReasonNonCanonical         FailureReason = "non_canonical_payload"
+	ReasonMalformedStatement   FailureReason = "malformed_statement"
+	ReasonUnknownPredicateType FailureReason = "unknown_predicate_type"
+	ReasonSchemaViolation      FailureReason = "schema_violation"
+	ReasonRevokedKey           FailureReason = "revoked_key"
+	ReasonOutsideWindow        FailureReason = "outside_key_window"
+	ReasonPolicy               FailureReason = "policy_not_met"
 )
 
 // A Failure is the error Verify returns for an envelope that does not verify.
 type Failure struct {
-	Reason Reason `json:"reason"`
-	Detail string `json:"detail,omitempty"`
+	Reason FailureReason `json:"reason"`
+	Detail string        `json:"detail,omitempty"`
 }
 
 func (f *Failure) Error() string {
@@ -75,17 +75,17 @@ func (f *Failure) Error() string {
 	return fmt.Sprintf("%s: %s", f.Reason, f.Detail)
 }
 
-// Outcome is the result of checking one signature.
-type Outcome string
+// SignatureOutcome is the result of checking one signature.
+type SignatureOutcome string
 
 // OutcomeValid marks a signature that passed every check; any other outcome is the
-// Reason that signature failed with.
-const OutcomeValid Outcome = "valid"
+// FailureReason that signature failed with.
+const OutcomeValid SignatureOutcome = "valid"
 
 // SignatureResult records one signature's key id and outcome.
 type SignatureResult struct {
-	KeyID   string  `json:"keyId"`
-	Outcome Outcome `json:"outcome"`
+	KeyID   string           `json:"keyId"`
+	Outcome SignatureOutcome `json:"outcome"`
 }
 
 // Result records what Verify established. On failure it holds whatever was learned
@@ -157,7 +157,7 @@ func Verify(envelope []byte, doc *keys.Document, policy Policy) (*Result, error)
 		return nil, fmt.Errorf("%w: no keys to verify against", ErrPolicy)
 	}
 	r := &Result{}
-	fail := func(reason Reason, format string, args ...any) (*Result, error) {
+	fail := func(reason FailureReason, format string, args ...any) (*Result, error) {
 		r.Failure = &Failure{Reason: reason, Detail: fmt.Sprintf(format, args...)}
 		return r, r.Failure
 	}
@@ -188,18 +188,18 @@ func Verify(envelope []byte, doc *keys.Document, policy Policy) (*Result, error)
 		sig, _ := attest.DecodeBase64(s.Sig) // ParseEnvelope checked the encoding
 		switch {
 		case !ok:
-			sr.Outcome = Outcome(ReasonUnknownKey)
+			sr.Outcome = SignatureOutcome(ReasonUnknownKey)
 		case slices.ContainsFunc(seen, func(p ed25519.PublicKey) bool { return bytes.Equal(p, k.PublicKey()) }):
-			sr.Outcome = Outcome(ReasonDuplicateKey)
+			sr.Outcome = SignatureOutcome(ReasonDuplicateKey)
 		case len(sig) != ed25519.SignatureSize || !ed25519.Verify(k.PublicKey(), pae, sig):
-			sr.Outcome = Outcome(ReasonBadSignature)
+			sr.Outcome = SignatureOutcome(ReasonBadSignature)
 		}
 		if ok {
 			seen = append(seen, k.PublicKey())
 			signers[i] = k
 		}
 		if sr.Outcome != OutcomeValid && firstBad == nil {
-			firstBad = &Failure{Reason: Reason(sr.Outcome), Detail: fmt.Sprintf("signature %d (key id %q)", i, sr.KeyID)}
+			firstBad = &Failure{Reason: FailureReason(sr.Outcome), Detail: fmt.Sprintf("signature %d (key id %q)", i, sr.KeyID)}
 		}
 		r.Signatures = append(r.Signatures, sr)
 	}
@@ -238,12 +238,12 @@ func Verify(envelope []byte, doc *keys.Document, policy Policy) (*Result, error)
 	for i, k := range signers {
 		switch {
 		case k.Revoked():
-			r.Signatures[i].Outcome = Outcome(ReasonRevokedKey)
+			r.Signatures[i].Outcome = SignatureOutcome(ReasonRevokedKey)
 		case !k.ValidAt(st.ObservedAt):
-			r.Signatures[i].Outcome = Outcome(ReasonOutsideWindow)
+			r.Signatures[i].Outcome = SignatureOutcome(ReasonOutsideWindow)
 		}
 		if o := r.Signatures[i].Outcome; o != OutcomeValid && r.Failure == nil {
-			r.Failure = &Failure{Reason: Reason(o), Detail: fmt.Sprintf("key %s at observedAt %s", k.KeyID, attest.FormatTime(st.ObservedAt))}
+			r.Failure = &Failure{Reason: FailureReason(o), Detail: fmt.Sprintf("key %s at observedAt %s", k.KeyID, attest.FormatTime(st.ObservedAt))}
 		}
 	}
 	if r.Failure != nil {

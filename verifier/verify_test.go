@@ -33,7 +33,7 @@ func readVector(t testing.TB, name string) []byte {
 	return b
 }
 
-func reasonOf(err error) verifier.Reason {
+func reasonOf(err error) verifier.FailureReason {
 	var f *verifier.Failure
 	if errors.As(err, &f) {
 		return f.Reason
@@ -139,7 +139,7 @@ func TestResultRecordsWhatWasVerified(t *testing.T) {
 	}
 	// A failing result keeps what was learned and says why, per signature.
 	res, err = verifier.Verify(readVector(t, "bad_revoked_key__signed_before_revocation.json"), doc, verifier.DefaultPolicy())
-	if err == nil || res.Failure == nil || res.Signatures[0].Outcome != verifier.Outcome(verifier.ReasonRevokedKey) || res.Subject == nil {
+	if err == nil || res.Failure == nil || res.Signatures[0].Outcome != verifier.SignatureOutcome(verifier.ReasonRevokedKey) || res.Subject == nil {
 		t.Errorf("revoked result: %+v, %v", res, err)
 	}
 }
