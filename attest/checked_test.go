@@ -134,7 +134,7 @@ func TestNewProbeStatement(t *testing.T) {
 	}
 	auth := *want.Predicate.(*ProbePredicate)
 	auth.Coverage, auth.Fingerprints, auth.ProtocolVersion, auth.ServerInfo, auth.ToolCount, auth.Pages = CoverageAuthRequired, nil, "", nil, 0, 0
-	auth.Checks = []CheckResult{{ID: "reachability", Status: StatusVerified}, {ID: "tools_listed", Status: StatusUnverified, Reason: &Reason{Key: ReasonCredentialRequired}}}
+	auth.Checks = []CheckResult{{ID: "reachability", Status: StatusVerified}, {ID: "tools_listed", Status: StatusUnverified, Reason: &CheckReason{Key: ReasonCredentialRequired}}}
 	st, err := NewProbeStatement(&auth)
 	if err != nil {
 		t.Fatal(err)

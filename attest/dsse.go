@@ -379,9 +379,9 @@ func probeFromTree(m map[string]any) *ProbePredicate {
 	p.Checks = make([]CheckResult, 0, len(checks))
 	for _, c := range checks {
 		cm, _ := c.(map[string]any)
-		cr := CheckResult{ID: str(cm, "id"), Status: Status(str(cm, "status"))}
+		cr := CheckResult{ID: str(cm, "id"), Status: CheckStatus(str(cm, "status"))}
 		if r := obj(cm, "reason"); r != nil {
-			cr.Reason = &Reason{Key: str(r, "key"), Params: obj(r, "params")}
+			cr.Reason = &CheckReason{Key: str(r, "key"), Params: obj(r, "params")}
 		}
 		p.Checks = append(p.Checks, cr)
 	}

@@ -65,15 +65,15 @@ func realisticStatement(fp Fingerprints) *Statement {
 		c := CheckResult{ID: id, Status: StatusVerified}
 		switch id {
 		case "latency":
-			c.Reason = &Reason{Key: "measured", Params: map[string]any{"handshakeMs": 182, "toolsListMs": 95}}
+			c.Reason = &CheckReason{Key: "measured", Params: map[string]any{"handshakeMs": 182, "toolsListMs": 95}}
 		case "tls_certificate":
-			c.Reason = &Reason{Key: "valid", Params: map[string]any{"daysLeft": 61, "version": "TLS1.3"}}
+			c.Reason = &CheckReason{Key: "valid", Params: map[string]any{"daysLeft": 61, "version": "TLS1.3"}}
 		case "protocol_revision":
-			c.Reason = &Reason{Key: "negotiated", Params: map[string]any{"version": "2025-11-25"}}
+			c.Reason = &CheckReason{Key: "negotiated", Params: map[string]any{"version": "2025-11-25"}}
 		case "auth_metadata":
-			c.Status, c.Reason = StatusUnverified, &Reason{Key: "no_challenge"}
+			c.Status, c.Reason = StatusUnverified, &CheckReason{Key: "no_challenge"}
 		case "toolset_unchanged_vs_approved", "schema_unchanged_vs_approved", "surface_unchanged_vs_approved":
-			c.Status, c.Reason = StatusUnverified, &Reason{Key: "no_baseline"}
+			c.Status, c.Reason = StatusUnverified, &CheckReason{Key: "no_baseline"}
 		}
 		checks = append(checks, c)
 	}

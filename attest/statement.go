@@ -56,23 +56,23 @@ const (
 // Coverages lists every Coverage value, in schema order.
 var Coverages = []Coverage{CoverageFull, CoverageAuthRequired}
 
-// Status is the outcome of one check in one round.
-type Status string
+// CheckStatus is the outcome of one check in one round.
+type CheckStatus string
 
 // The four check statuses.
 const (
 	// StatusVerified: the check observed what it looks for and it holds.
-	StatusVerified Status = "VERIFIED"
+	StatusVerified CheckStatus = "VERIFIED"
 	// StatusFailed: a determinate fact contradicts the check.
-	StatusFailed Status = "FAILED"
+	StatusFailed CheckStatus = "FAILED"
 	// StatusObservedRisk: the check observed something worth a closer look.
-	StatusObservedRisk Status = "OBSERVED_RISK"
+	StatusObservedRisk CheckStatus = "OBSERVED_RISK"
 	// StatusUnverified: the check could not observe; its reason says why.
-	StatusUnverified Status = "UNVERIFIED"
+	StatusUnverified CheckStatus = "UNVERIFIED"
 )
 
-// Statuses lists every Status value, in schema order.
-var Statuses = []Status{StatusVerified, StatusFailed, StatusObservedRisk, StatusUnverified}
+// Statuses lists every CheckStatus value, in schema order.
+var Statuses = []CheckStatus{StatusVerified, StatusFailed, StatusObservedRisk, StatusUnverified}
 
 // TargetKinds lists the kinds of entries a statement can be about, in schema order.
 var TargetKinds = []string{"remote", "npm", "pypi", "github"}
@@ -134,14 +134,14 @@ type Fingerprints struct {
 
 // CheckResult is one check's outcome in one round.
 type CheckResult struct {
-	ID     string  `json:"id"`
-	Reason *Reason `json:"reason,omitempty"`
-	Status Status  `json:"status"`
+	ID     string       `json:"id"`
+	Reason *CheckReason `json:"reason,omitempty"`
+	Status CheckStatus  `json:"status"`
 }
 
-// Reason explains a status with a stable key and bounded parameters: numbers or short
-// constant tokens, never server-supplied text.
-type Reason struct {
+// CheckReason explains a check's status with a stable key and bounded parameters:
+// numbers or short constant tokens, never server-supplied text.
+type CheckReason struct {
 	Key    string         `json:"key"`
 	Params map[string]any `json:"params,omitempty"`
 }

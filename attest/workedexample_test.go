@@ -36,7 +36,7 @@ func exampleStatement(fp Fingerprints) *Statement {
 			Pages:           1,
 			Checks: []CheckResult{
 				{ID: "reachability", Status: StatusVerified},
-				{ID: "auth_metadata", Status: StatusUnverified, Reason: &Reason{Key: "no_challenge"}},
+				{ID: "auth_metadata", Status: StatusUnverified, Reason: &CheckReason{Key: "no_challenge"}},
 			},
 			Timings: Timings{HandshakeMs: 120, ToolsListMs: 80, TotalMs: 260},
 		},

@@ -46,7 +46,7 @@ type Check struct {
 	Title string
 	// Statuses are the statuses the check can give, in attest.Statuses order; they are
 	// exactly the statuses of its Reasons.
-	Statuses []attest.Status
+	Statuses []attest.CheckStatus
 	// Reasons are every reason the check can give. Every result carries one of them,
 	// VERIFIED included.
 	Reasons []ReasonSpec
@@ -58,7 +58,7 @@ type Check struct {
 // parameters, and a plain-English template for humans.
 type ReasonSpec struct {
 	Key    string
-	Status attest.Status
+	Status attest.CheckStatus
 	Params []ParamSpec
 	// Text is a sentence with {name} placeholders for the parameters; Describe fills it.
 	// It also documents when the check gives this reason.
@@ -372,10 +372,10 @@ func digestOf(cs []Check) string {
 		Status string  `json:"status"`
 	}
 	type check struct {
-		Group    string          `json:"group"`
-		ID       string          `json:"id"`
-		Reasons  []reason        `json:"reasons"`
-		Statuses []attest.Status `json:"statuses"`
+		Group    string               `json:"group"`
+		ID       string               `json:"id"`
+		Reasons  []reason             `json:"reasons"`
+		Statuses []attest.CheckStatus `json:"statuses"`
 	}
 	var data struct {
 		Checks []check `json:"checks"`

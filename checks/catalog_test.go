@@ -99,7 +99,7 @@ func TestCatalogData(t *testing.T) {
 			t.Errorf("%s: bad id, title or run", c.ID)
 		}
 		keys := map[string]bool{}
-		var statuses []attest.Status
+		var statuses []attest.CheckStatus
 		for _, r := range c.Reasons {
 			if keys[r.Key] {
 				t.Errorf("%s: duplicate reason %s", c.ID, r.Key)
@@ -143,7 +143,7 @@ func TestCatalogData(t *testing.T) {
 				t.Errorf("%s/%s: text should be a sentence", c.ID, r.Key)
 			}
 		}
-		slices.SortFunc(statuses, func(a, b attest.Status) int {
+		slices.SortFunc(statuses, func(a, b attest.CheckStatus) int {
 			return slices.Index(attest.Statuses, a) - slices.Index(attest.Statuses, b)
 		})
 		if !slices.Equal(statuses, c.Statuses) {
@@ -178,12 +178,12 @@ func TestDescribe(t *testing.T) {
 	}{
 		{runCheck(t, "tls_certificate", with(nil2)), "The certificate chain is trusted, matches the host name and expires in 90 days; the connection used TLS1.3."},
 		{runCheck(t, "latency", fullObs()), "The handshake took 120 ms and reading the tool list took 80 ms."},
-		{Result{ID: "hidden_instructions", Status: R, Reason: &attest.Reason{Key: "invisible_characters", Params: m{"tools": int64(2), "findings": int64(3), "instructions": true}}},
+		{Result{ID: "hidden_instructions", Status: R, Reason: &attest.CheckReason{Key: "invisible_characters", Params: m{"tools": int64(2), "findings": int64(3), "instructions": true}}},
 			"3 runs of invisible characters (zero-width, bidi controls, tag characters, private use, escapes or other controls) were found in 2 tools (server instructions affected: yes)."},
-		{Result{ID: "latency", Status: U, Reason: &attest.Reason{Key: "credential_required"}},
+		{Result{ID: "latency", Status: U, Reason: &attest.CheckReason{Key: "credential_required"}},
 			"The endpoint asked for a login (HTTP 401) before this could be observed; Probity never sends credentials."},
-		{Result{ID: "latency", Status: V, Reason: &attest.Reason{Key: "measured"}}, "The handshake took ? ms and reading the tool list took ? ms."},
-		{Result{ID: "latency", Status: U, Reason: &attest.Reason{Key: "nope"}}, "latency: UNVERIFIED (nope)"},
+		{Result{ID: "latency", Status: V, Reason: &attest.CheckReason{Key: "measured"}}, "The handshake took ? ms and reading the tool list took ? ms."},
+		{Result{ID: "latency", Status: U, Reason: &attest.CheckReason{Key: "nope"}}, "latency: UNVERIFIED (nope)"},
 		{Result{ID: "latency", Status: V}, "How long the handshake and the tool list took: VERIFIED"},
 		{Result{ID: "other", Status: V}, "other: VERIFIED"},
 	}
@@ -197,7 +197,7 @@ func TestDescribe(t *testing.T) {
 func nil2(*Observation) {}
 
 func TestDescribeSingular(t *testing.T) {
-	r := Result{ID: "tools_list", Status: "VERIFIED", Reason: &attest.Reason{Key: "complete", Params: map[string]any{"pages": 1, "tools": 1}}}
+	r := Result{ID: "tools_list", Status: "VERIFIED", Reason: &attest.CheckReason{Key: "complete", Params: map[string]any{"pages": 1, "tools": 1}}}
 	if got := Describe(r); strings.Contains(got, "1 pages") || strings.Contains(got, "1 tools") || !strings.Contains(got, "1 page") {
 		t.Errorf("Describe = %q", got)
 	}
@@ -213,11 +213,11 @@ func TestDescribeSingularVerb(t *testing.T) {
 		r    Result
 		want string
 	}{
-		{Result{ID: "destructive_annotations", Status: "RISK", Reason: &attest.Reason{Key: "missing_destructive_hint", Params: map[string]any{"tools": 1, "contradictory": 1}}},
+		{Result{ID: "destructive_annotations", Status: "RISK", Reason: &attest.CheckReason{Key: "missing_destructive_hint", Params: map[string]any{"tools": 1, "contradictory": 1}}},
 			"1 tool is named like destructive operations (delete, drop, exec and the like) without declaring destructiveHint true; 1 tool has contradictory hints."},
-		{Result{ID: "destructive_annotations", Status: "RISK", Reason: &attest.Reason{Key: "contradictory_hints", Params: map[string]any{"tools": 1}}},
+		{Result{ID: "destructive_annotations", Status: "RISK", Reason: &attest.CheckReason{Key: "contradictory_hints", Params: map[string]any{"tools": 1}}},
 			"1 tool declares both readOnlyHint and destructiveHint true."},
-		{Result{ID: "destructive_annotations", Status: "RISK", Reason: &attest.Reason{Key: "contradictory_hints", Params: map[string]any{"tools": 2}}},
+		{Result{ID: "destructive_annotations", Status: "RISK", Reason: &attest.CheckReason{Key: "contradictory_hints", Params: map[string]any{"tools": 2}}},
 			"2 tools declare both readOnlyHint and destructiveHint true."},
 	} {
 		if got := Describe(c.r); got != c.want {
@@ -242,7 +242,7 @@ func TestDescribeStoredParams(t *testing.T) {
 					params[p.Name] = "x"
 				}
 			}
-			got := Describe(Result{ID: r.ID, Status: rs.Status, Reason: &attest.Reason{Key: rs.Key, Params: params}})
+			got := Describe(Result{ID: r.ID, Status: rs.Status, Reason: &attest.CheckReason{Key: rs.Key, Params: params}})
 			if strings.Contains(got, "?") && !strings.Contains(rs.Text, "?") {
 				t.Errorf("%s/%s with stored params: %q", r.ID, rs.Key, got)
 			}

@@ -91,7 +91,7 @@ type checkCase struct {
 	name   string
 	check  string
 	obs    *Observation
-	status attest.Status
+	status attest.CheckStatus
 	key    string
 	params map[string]any // when set, exactly the expected parameters
 }

@@ -14,10 +14,10 @@ import (
 // VERIFIED too. Evidence is for people and storage only: it never enters the signed
 // statement (Signed drops it). Its JSON form is the stored one (EncodeResults).
 type Result struct {
-	ID       string         `json:"id"`
-	Status   attest.Status  `json:"status"`
-	Reason   *attest.Reason `json:"reason,omitempty"`
-	Evidence []Evidence     `json:"evidence,omitempty"`
+	ID       string              `json:"id"`
+	Status   attest.CheckStatus  `json:"status"`
+	Reason   *attest.CheckReason `json:"reason,omitempty"`
+	Evidence []Evidence          `json:"evidence,omitempty"`
 }
 
 // Evidence points at what a result is based on. Every string in it may derive from
@@ -49,7 +49,7 @@ const MaxSampleLen = 80
 func (r Result) Signed() attest.CheckResult {
 	cr := attest.CheckResult{ID: r.ID, Status: r.Status}
 	if r.Reason != nil {
-		cr.Reason = &attest.Reason{Key: r.Reason.Key}
+		cr.Reason = &attest.CheckReason{Key: r.Reason.Key}
 		if len(r.Reason.Params) > 0 {
 			cr.Reason.Params = maps.Clone(r.Reason.Params)
 		}
@@ -180,8 +180,8 @@ func params(kv ...any) map[string]any {
 	return m
 }
 
-func result(st attest.Status, key string, p map[string]any, ev ...Evidence) Result {
-	return Result{Status: st, Reason: &attest.Reason{Key: key, Params: p}, Evidence: ev}
+func result(st attest.CheckStatus, key string, p map[string]any, ev ...Evidence) Result {
+	return Result{Status: st, Reason: &attest.CheckReason{Key: key, Params: p}, Evidence: ev}
 }
 
 func verified(key string, p map[string]any, ev ...Evidence) Result {

@@ -43,11 +43,11 @@ func TestDescribeObserved(t *testing.T) {
 		r    Result
 		want string
 	}{
-		{Result{ID: "transport", Status: attest.StatusVerified, Reason: &attest.Reason{Key: "detected", Params: map[string]any{"transport": "streamable_http", "evidence": "handshake_response"}}},
+		{Result{ID: "transport", Status: attest.StatusVerified, Reason: &attest.CheckReason{Key: "detected", Params: map[string]any{"transport": "streamable_http", "evidence": "handshake_response"}}},
 			"The endpoint was observed speaking the Streamable HTTP transport: a handshake POSTed to it got its JSON-RPC answer. This stands even when a login was asked for afterwards."},
-		{Result{ID: "transport", Status: attest.StatusVerified, Reason: &attest.Reason{Key: "detected", Params: map[string]any{"transport": "sse", "evidence": "sse_endpoint_event"}}},
+		{Result{ID: "transport", Status: attest.StatusVerified, Reason: &attest.CheckReason{Key: "detected", Params: map[string]any{"transport": "sse", "evidence": "sse_endpoint_event"}}},
 			"The endpoint was observed speaking the legacy HTTP+SSE transport: a GET opened an event stream whose first event named the message endpoint. This stands even when a login was asked for afterwards."},
-		{Result{ID: "tools_list", Status: attest.StatusVerified, Reason: &attest.Reason{Key: "complete", Params: map[string]any{"pages": 1, "tools": 3}}},
+		{Result{ID: "tools_list", Status: attest.StatusVerified, Reason: &attest.CheckReason{Key: "complete", Params: map[string]any{"pages": 1, "tools": 3}}},
 			"Every page of tools/list was read (1 page): 3 tools."},
 	} {
 		if got := Describe(c.r); got != c.want {

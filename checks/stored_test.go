@@ -12,9 +12,9 @@ import (
 // DecodeResults reads it back to the same values and refuses what no writer produced.
 func TestStoredResults(t *testing.T) {
 	rs := []Result{
-		{ID: "invisible_characters", Status: attest.StatusObservedRisk, Reason: &attest.Reason{Key: "invisible_found", Params: map[string]any{"count": float64(2), "tool": "search"}},
+		{ID: "invisible_characters", Status: attest.StatusObservedRisk, Reason: &attest.CheckReason{Key: "invisible_found", Params: map[string]any{"count": float64(2), "tool": "search"}},
 			Evidence: []Evidence{{Tool: "search", Field: "description", Offset: 19, Sample: `Search.\u200b`, Note: "zero width space"}}},
-		{ID: "tools_listed", Status: attest.StatusVerified, Reason: &attest.Reason{Key: "listed"}},
+		{ID: "tools_listed", Status: attest.StatusVerified, Reason: &attest.CheckReason{Key: "listed"}},
 		{ID: "schema_valid", Status: attest.StatusUnverified},
 	}
 	const want = `[{"id":"invisible_characters","status":"OBSERVED_RISK","reason":{"key":"invisible_found","params":{"count":2,"tool":"search"}},` +
