@@ -63,12 +63,16 @@ const (
 	SupplyVerifiedNeeds = SupplySourceRepository
 )
 
-// Supply check statuses.
+// SupplyStatus is the outcome of one supply-chain check in one run. Its values are not
+// a probe check's (CheckStatus): a supply check can earn part of its weight.
+type SupplyStatus string
+
+// The four supply check statuses.
 const (
-	SupplyPassed  = "passed"
-	SupplyFailed  = "failed"
-	SupplyPartial = "partial" // a proportional share (Scorecard below 7)
-	SupplySkipped = "skipped" // no data: never counts against
+	SupplyPassed  SupplyStatus = "passed"
+	SupplyFailed  SupplyStatus = "failed"
+	SupplyPartial SupplyStatus = "partial" // a proportional share (Scorecard below 7)
+	SupplySkipped SupplyStatus = "skipped" // no data: never counts against
 )
 
 // SupplyPredicate is the predicate of https://probity.dev/attestation/supply/v1: one
@@ -93,11 +97,11 @@ type SupplyPredicate struct {
 // SupplyCheck is one check's outcome: its status, weight and points in thousandths
 // (so that a proportional share stays an integer), and whether a failure is serious.
 type SupplyCheck struct {
-	ID          string `json:"id"`
-	PointsMilli int    `json:"pointsMilli"`
-	Serious     bool   `json:"serious"`
-	Status      string `json:"status"`
-	Weight      int    `json:"weight"`
+	ID          string       `json:"id"`
+	PointsMilli int          `json:"pointsMilli"`
+	Serious     bool         `json:"serious"`
+	Status      SupplyStatus `json:"status"`
+	Weight      int          `json:"weight"`
 }
 
 // SupplyProvenance is the repository and commit a verified build provenance names.
@@ -156,7 +160,7 @@ func SupplyVerified(checks []SupplyCheck) bool {
 // SupplyOutcome is one check's outcome as the supply suite reports it: a status
 // (SupplyPassed, …), the points earned, and whether a failure is serious.
 type SupplyOutcome struct {
-	Status  string
+	Status  SupplyStatus
 	Points  float64
 	Serious bool
 }

@@ -99,15 +99,13 @@ const (
 	MaintenanceWindow = 365 * 24 * time.Hour
 )
 
-// Status is a check's outcome.
-type Status string
-
-// The statuses of a Result.
+// The statuses of a Result: attest's supply check statuses (attest.SupplyStatus, their
+// one home, which the signed statement carries), under this package's names.
 const (
-	StatusPassed  Status = attest.SupplyPassed
-	StatusFailed  Status = attest.SupplyFailed
-	StatusPartial Status = attest.SupplyPartial // the Scorecard check below 7: a proportional share
-	StatusSkipped Status = attest.SupplySkipped // no data: never counts against
+	StatusPassed  = attest.SupplyPassed
+	StatusFailed  = attest.SupplyFailed
+	StatusPartial = attest.SupplyPartial // the Scorecard check below 7: a proportional share
+	StatusSkipped = attest.SupplySkipped // no data: never counts against
 )
 
 // MaxEvidenceSample bounds Evidence.Sample.
@@ -130,10 +128,10 @@ type Evidence struct {
 
 // Result is one check's outcome.
 type Result struct {
-	ID     string `json:"id"`
-	Group  string `json:"group"`
-	Weight int    `json:"weight"`
-	Status Status `json:"status"`
+	ID     string              `json:"id"`
+	Group  string              `json:"group"`
+	Weight int                 `json:"weight"`
+	Status attest.SupplyStatus `json:"status"`
 	// Points earned: Weight when passed, 0 when failed or skipped, the share when
 	// partial (to hundredths).
 	Points float64 `json:"points"`

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/probity-dev/probity/attest"
 )
 
 var testNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -252,7 +254,7 @@ func TestChecks(t *testing.T) {
 		base    func() *Facts
 		edit    func(f *Facts)
 		id      string
-		status  Status
+		status  attest.SupplyStatus
 		serious bool
 		reason  string // a substring of the reason
 		points  float64

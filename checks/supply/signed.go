@@ -7,7 +7,7 @@ import "github.com/probity-dev/probity/attest"
 func (v Verdict) Outcomes() map[string]attest.SupplyOutcome {
 	out := make(map[string]attest.SupplyOutcome, len(v.Results))
 	for _, r := range v.Results {
-		out[r.ID] = attest.SupplyOutcome{Status: string(r.Status), Points: r.Points, Serious: r.Serious}
+		out[r.ID] = attest.SupplyOutcome{Status: r.Status, Points: r.Points, Serious: r.Serious}
 	}
 	return out
 }

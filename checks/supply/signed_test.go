@@ -32,7 +32,7 @@ func TestCatalogIsAttests(t *testing.T) {
 // suite gives for withholding Verified agree with attest's rules.
 func TestVerdictIsWhatIsSigned(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 2026))
-	statuses := []Status{StatusPassed, StatusFailed, StatusSkipped}
+	statuses := []attest.SupplyStatus{StatusPassed, StatusFailed, StatusSkipped}
 	verified, notVerified := 0, 0
 	for n := range 20000 {
 		v := Verdict{SuiteVersion: SuiteVersion}
