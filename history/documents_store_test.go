@@ -30,16 +30,16 @@ func (c *packageFacts) Collect(ctx context.Context, kind, locator string, tools 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
-	ok := supply.Source{Outcome: supply.OK, FetchedAt: now, URL: "https://registry.npmjs.org/acme-weather-mcp"}
+	ok := supply.Source{Outcome: supply.SourceOK, FetchedAt: now, URL: "https://registry.npmjs.org/acme-weather-mcp"}
 	repo := "https://github.com/acme/weather-mcp"
 	f := &supply.Facts{
 		Kind: kind, Locator: locator,
 		Package: &supply.PackageFacts{Source: ok, Ecosystem: "npm", Name: "acme-weather-mcp", Latest: c.version,
 			PublishedAt: now.Add(-24 * time.Hour), RepositoryURL: repo, License: "MIT", README: "Weather tools."},
-		Repo: &supply.RepoFacts{Source: supply.Source{Outcome: supply.OK, FetchedAt: now, URL: repo}, URL: repo, Owner: "acme",
+		Repo: &supply.RepoFacts{Source: supply.Source{Outcome: supply.SourceOK, FetchedAt: now, URL: repo}, URL: repo, Owner: "acme",
 			Name: "weather-mcp", Exists: true, LicenseSPDX: "MIT", LastPush: now.Add(-48 * time.Hour), LastCommit: now.Add(-48 * time.Hour),
 			HeadCommit: "0123456789abcdef0123456789abcdef01234567"},
-		Advisories: &supply.AdvisoryFacts{Source: supply.Source{Outcome: supply.OK, FetchedAt: now}, Version: c.version, Dependencies: 12},
+		Advisories: &supply.AdvisoryFacts{Source: supply.Source{Outcome: supply.SourceOK, FetchedAt: now}, Version: c.version, Dependencies: 12},
 	}
 	c.given = append(c.given, f)
 	return f

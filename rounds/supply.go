@@ -112,14 +112,14 @@ func (r *Runner) RunSupply(ctx context.Context, e store.Entry, onlyIfChanged boo
 		return out, fmt.Errorf("couldn't store the supply run of %s: %w", e.Slug, err)
 	}
 	if h := r.cfg.SupplyHistory; h != nil {
-		if facts.Package != nil && facts.Package.Source.Outcome == supply.OK && facts.Package.Latest != "" {
+		if facts.Package != nil && facts.Package.Source.Outcome == supply.SourceOK && facts.Package.Latest != "" {
 			if _, err := h.RecordPackageVersion(saveCtx, e.ID, facts.Package.Latest, now); err != nil {
 				r.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "package version not recorded", slog.String("entry", e.Slug), slog.String("error", err.Error()))
 			}
 		}
 		// A bundle manifest's tools: only a complete list is a read (tools_generated
 		// marks it partial, which is no data).
-		if m := facts.Manifest; e.Kind == store.KindGitHub && m != nil && m.Source.Outcome == supply.OK && !facts.ToolsIncomplete && len(facts.Tools) > 0 {
+		if m := facts.Manifest; e.Kind == store.KindGitHub && m != nil && m.Source.Outcome == supply.SourceOK && !facts.ToolsIncomplete && len(facts.Tools) > 0 {
 			if _, err := h.RecordManifest(saveCtx, e.ID, facts.Tools, id, attest.Digest(payload), now); err != nil {
 				r.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "manifest tools not recorded", slog.String("entry", e.Slug), slog.String("error", err.Error()))
 			}
@@ -139,9 +139,9 @@ func (r *Runner) remoteFacts(ctx context.Context, e store.Entry, now time.Time) 
 		return nil, nil, err
 	}
 	if len(rs) == 0 {
-		ep.Source = supply.Source{Outcome: supply.NoData, URL: e.Locator, FetchedAt: now, Error: "no round yet"}
+		ep.Source = supply.Source{Outcome: supply.SourceNoData, URL: e.Locator, FetchedAt: now, Error: "no round yet"}
 	} else {
-		ep.Source = supply.Source{Outcome: supply.OK, URL: e.Locator, FetchedAt: rs[0].StartedAt}
+		ep.Source = supply.Source{Outcome: supply.SourceOK, URL: e.Locator, FetchedAt: rs[0].StartedAt}
 		ep.Answered = rs[0].Uptime == store.UptimeAnswered && (rs[0].ProtocolVersion != "" || rs[0].Coverage == string(attest.CoverageAuthRequired))
 	}
 	var tools []json.RawMessage

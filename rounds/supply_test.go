@@ -25,18 +25,18 @@ func (c *cannedCollector) Collect(ctx context.Context, kind, locator string, too
 	defer c.mu.Unlock()
 	c.calls++
 	now := time.Now().UTC()
-	ok := supply.Source{Outcome: supply.OK, FetchedAt: now, URL: "https://registry.npmjs.org/acme-weather-mcp"}
+	ok := supply.Source{Outcome: supply.SourceOK, FetchedAt: now, URL: "https://registry.npmjs.org/acme-weather-mcp"}
 	repo := "https://github.com/acme/weather-mcp"
 	return &supply.Facts{
 		Kind: kind, Locator: locator,
 		Package: &supply.PackageFacts{Source: ok, Ecosystem: "npm", Name: "acme-weather-mcp", Latest: c.version,
 			PublishedAt: now.Add(-24 * time.Hour), RepositoryURL: repo, License: "MIT", README: "Weather tools."},
-		Repo: &supply.RepoFacts{Source: supply.Source{Outcome: supply.OK, FetchedAt: now, URL: repo}, URL: repo, Owner: "acme",
+		Repo: &supply.RepoFacts{Source: supply.Source{Outcome: supply.SourceOK, FetchedAt: now, URL: repo}, URL: repo, Owner: "acme",
 			Name: "weather-mcp", Exists: true, LicenseSPDX: "MIT", LastPush: now.Add(-48 * time.Hour), LastCommit: now.Add(-48 * time.Hour),
 			HeadCommit: "0123456789abcdef0123456789abcdef01234567"},
-		Scorecard: &supply.ScorecardFacts{Source: supply.Source{Outcome: supply.OK, FetchedAt: now}, Score: 7.5,
+		Scorecard: &supply.ScorecardFacts{Source: supply.Source{Outcome: supply.SourceOK, FetchedAt: now}, Score: 7.5,
 			Commit: "0123456789abcdef0123456789abcdef01234567", From: "deps.dev"},
-		Advisories: &supply.AdvisoryFacts{Source: supply.Source{Outcome: supply.OK, FetchedAt: now}, Version: c.version, Dependencies: 12},
+		Advisories: &supply.AdvisoryFacts{Source: supply.Source{Outcome: supply.SourceOK, FetchedAt: now}, Version: c.version, Dependencies: 12},
 		Tools:      []json.RawMessage{json.RawMessage(`{"name":"get_forecast","description":"Get the forecast for a city.","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`)},
 	}
 }

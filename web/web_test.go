@@ -58,7 +58,7 @@ func (canned) Collect(ctx context.Context, kind, locator string, tools []json.Ra
 	repo := "https://github.com/acme/search-mcp"
 	return &supply.Facts{
 		Kind: kind, Locator: locator,
-		Repo: &supply.RepoFacts{Source: supply.Source{Outcome: supply.OK, FetchedAt: now, URL: repo}, URL: repo, Owner: "acme",
+		Repo: &supply.RepoFacts{Source: supply.Source{Outcome: supply.SourceOK, FetchedAt: now, URL: repo}, URL: repo, Owner: "acme",
 			Name: "search-mcp", Exists: true, LicenseSPDX: "MIT", LastPush: now.Add(-48 * time.Hour), LastCommit: now.Add(-48 * time.Hour),
 			HeadCommit: "0123456789abcdef0123456789abcdef01234567"},
 		Tools:    tools,

@@ -28,7 +28,7 @@ const (
 	DefaultMaxAge     = time.Hour
 	DefaultMaxRetries = 2
 	// MaxRetryWait is the longest a Client waits, in total, on Retry-After answers for
-	// one request; a server asking for more gets a Failed outcome instead.
+	// one request; a server asking for more gets a SourceFailed outcome instead.
 	MaxRetryWait = 30 * time.Second
 	// DefaultUserAgent identifies Probity to the services it reads.
 	DefaultUserAgent = "probity-supply/1 (+https://probity.dev)"
@@ -174,7 +174,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Errors of the client; sources turn them into a Failed outcome with the message.
+// Errors of the client; sources turn them into a SourceFailed outcome with the message.
 var (
 	errTooLarge    = errors.New("response too large")
 	errRateLimited = errors.New("rate limited")
@@ -211,7 +211,7 @@ type response struct {
 
 // do performs r: from the warm cache when fresh, else over the network with
 // revalidation, rate-limit handling and size caps. A non-nil error means no usable
-// answer (the caller reports Failed); a 404 is a response, not an error.
+// answer (the caller reports SourceFailed); a 404 is a response, not an error.
 func (c *Client) do(ctx context.Context, r request) (*response, error) {
 	start := time.Now()
 	if r.method == "" {
@@ -569,20 +569,20 @@ func (m *MemoryCache) remove(el *list.Element) {
 }
 
 // fetchSource is the Source of a response: its URL, when it was fetched, and the
-// outcome for its status (200 OK, 404/410 NoData, anything else Failed).
+// outcome for its status (200 OK, 404/410 SourceNoData, anything else SourceFailed).
 func fetchSource(service, url string, resp *response, err error, now time.Time) Source {
 	if err != nil {
-		return Source{Outcome: Failed, URL: url, FetchedAt: now, Error: err.Error()}
+		return Source{Outcome: SourceFailed, URL: url, FetchedAt: now, Error: err.Error()}
 	}
 	s := Source{URL: url, FetchedAt: resp.fetchedAt}
 	switch resp.status {
 	case http.StatusOK:
-		s.Outcome = OK
+		s.Outcome = SourceOK
 	case http.StatusNotFound, http.StatusGone:
-		s.Outcome = NoData
+		s.Outcome = SourceNoData
 		s.Error = fmt.Sprintf("%s answered %d: not found", service, resp.status)
 	default:
-		s.Outcome = Failed
+		s.Outcome = SourceFailed
 		s.Error = fmt.Sprintf("%s answered %d", service, resp.status)
 	}
 	return s

@@ -20,17 +20,17 @@ func TestClientRateLimits(t *testing.T) {
 		name       string
 		pkg        string
 		maxRetries int
-		want       Outcome
+		want       SourceOutcome
 		wantErr    string
 		wantSlept  []time.Duration
 		wantHits   int
 	}{
-		{name: "429 with Retry-After, then 200", pkg: "probity-fixture-busy", want: OK, wantSlept: []time.Duration{time.Second}, wantHits: 2},
-		{name: "429 asking beyond the 30 s budget", pkg: "probity-fixture-throttled", want: Failed,
+		{name: "429 with Retry-After, then 200", pkg: "probity-fixture-busy", want: SourceOK, wantSlept: []time.Duration{time.Second}, wantHits: 2},
+		{name: "429 asking beyond the 30 s budget", pkg: "probity-fixture-throttled", want: SourceFailed,
 			wantErr: "asking to wait 2m0s, beyond the 30s budget", wantHits: 1},
-		{name: "429 with no retries allowed", pkg: "probity-fixture-busy", maxRetries: -1, want: Failed,
+		{name: "429 with no retries allowed", pkg: "probity-fixture-busy", maxRetries: -1, want: SourceFailed,
 			wantErr: "answered 429 after 0 retries", wantHits: 1},
-		{name: "503 without Retry-After", pkg: "probity-fixture-unavailable", want: Failed, wantErr: "npm answered 503", wantHits: 1},
+		{name: "503 without Retry-After", pkg: "probity-fixture-unavailable", want: SourceFailed, wantErr: "npm answered 503", wantHits: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,7 +47,7 @@ func TestClientRateLimits(t *testing.T) {
 			if h := srv.hits("npm", "/"+tt.pkg); h != tt.wantHits {
 				t.Errorf("%d requests, want %d", h, tt.wantHits)
 			}
-			if tt.want == OK && got.Facts.Latest != "0.3.0" {
+			if tt.want == SourceOK && got.Facts.Latest != "0.3.0" {
 				t.Errorf("latest = %q", got.Facts.Latest)
 			}
 		})
@@ -89,7 +89,7 @@ func TestClientMalformedAndOversize(t *testing.T) {
 			c, _ := testClient(t, ClientConfig{})
 			n := NewNPM(NPMConfig{BaseURL: srv.base("npm"), Client: c, MaxBody: tt.maxBody})
 			got := n.Package(context.Background(), tt.pkg)
-			if got.Facts.Source.Outcome != Failed || !strings.Contains(got.Facts.Source.Error, tt.wantErr) {
+			if got.Facts.Source.Outcome != SourceFailed || !strings.Contains(got.Facts.Source.Error, tt.wantErr) {
 				t.Fatalf("source = %+v, want Failed with %q", got.Facts.Source, tt.wantErr)
 			}
 		})
@@ -145,7 +145,7 @@ func TestClientCache(t *testing.T) {
 		if reqs[1].Header.Get("Accept") != "application/json" {
 			t.Errorf("Accept = %q, want the full packument", reqs[1].Header.Get("Accept"))
 		}
-		if second.Facts.Source.Outcome != OK || second.Facts.Latest != first.Facts.Latest || second.Facts.RepositoryURL != first.Facts.RepositoryURL {
+		if second.Facts.Source.Outcome != SourceOK || second.Facts.Latest != first.Facts.Latest || second.Facts.RepositoryURL != first.Facts.RepositoryURL {
 			t.Errorf("after 304: %+v", second.Facts)
 		}
 		if !second.Facts.Source.FetchedAt.Equal(fixtureNow.Add(2 * time.Hour)) {
@@ -185,7 +185,7 @@ func TestClientCache(t *testing.T) {
 		c, _ := testClient(t, ClientConfig{})
 		n := NewNPM(NPMConfig{BaseURL: srv.base("npm"), Client: c})
 		for range 2 {
-			if got := n.Package(context.Background(), "this-package-does-not-exist-probity-xyz"); got.Facts.Source.Outcome != NoData {
+			if got := n.Package(context.Background(), "this-package-does-not-exist-probity-xyz"); got.Facts.Source.Outcome != SourceNoData {
 				t.Fatalf("outcome %s", got.Facts.Source.Outcome)
 			}
 		}
@@ -203,11 +203,11 @@ func TestGitHubQuota(t *testing.T) {
 		g := NewGitHub(GitHubConfig{BaseURL: srv.base("github"), Client: c})
 		got := g.Repository(context.Background(), "quota-org", "exhausted")
 		const want = "GitHub quota exhausted until 2026-11-30T12:30:00Z"
-		if got.Source.Outcome != Failed || !strings.Contains(got.Source.Error, want) {
+		if got.Source.Outcome != SourceFailed || !strings.Contains(got.Source.Error, want) {
 			t.Fatalf("source = %+v", got.Source)
 		}
 		again := g.Repository(context.Background(), "modelcontextprotocol", "servers")
-		if again.Source.Outcome != Failed || !strings.Contains(again.Source.Error, want) {
+		if again.Source.Outcome != SourceFailed || !strings.Contains(again.Source.Error, want) {
 			t.Errorf("second repository: %+v", again.Source)
 		}
 		if h := srv.hits("github", "/repos/modelcontextprotocol/servers"); h != 0 {
@@ -215,11 +215,11 @@ func TestGitHubQuota(t *testing.T) {
 		}
 		// Other services are not affected.
 		n := NewNPM(NPMConfig{BaseURL: srv.base("npm"), Client: c})
-		if p := n.Package(context.Background(), "left-pad"); p.Facts.Source.Outcome != OK {
+		if p := n.Package(context.Background(), "left-pad"); p.Facts.Source.Outcome != SourceOK {
 			t.Errorf("npm during GitHub's exhausted quota: %+v", p.Facts.Source)
 		}
 		clk.t = time.Unix(1796041800, 0)
-		if after := g.Repository(context.Background(), "modelcontextprotocol", "servers"); after.Source.Outcome != OK {
+		if after := g.Repository(context.Background(), "modelcontextprotocol", "servers"); after.Source.Outcome != SourceOK {
 			t.Errorf("after the reset: %+v", after.Source)
 		}
 	})
@@ -228,14 +228,14 @@ func TestGitHubQuota(t *testing.T) {
 		c, _ := testClient(t, ClientConfig{})
 		g := NewGitHub(GitHubConfig{BaseURL: srv.base("github"), Client: c})
 		got := g.Repository(context.Background(), "quota-org", "last-call")
-		if got.Source.Outcome != OK || !got.Exists || !strings.Contains(got.Source.Error, "GitHub quota exhausted until 2026-11-30T12:30:00Z") {
+		if got.Source.Outcome != SourceOK || !got.Exists || !strings.Contains(got.Source.Error, "GitHub quota exhausted until 2026-11-30T12:30:00Z") {
 			t.Fatalf("got %+v", got)
 		}
 		if reqs := srv.received(); len(reqs) != 1 {
 			t.Errorf("requests %v, want only the repository", reqs)
 		}
 		m, _ := g.Manifest(context.Background(), "quota-org", "last-call", "")
-		if m.Source.Outcome != Failed || len(srv.received()) != 1 {
+		if m.Source.Outcome != SourceFailed || len(srv.received()) != 1 {
 			t.Errorf("manifest %+v after %d requests", m.Source, len(srv.received()))
 		}
 	})

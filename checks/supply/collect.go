@@ -47,7 +47,7 @@ type CollectorConfig struct {
 	ScorecardAPI *ScorecardAPI
 	OSV          *OSV
 
-	// Provenance verifies attestations; nil reports present attestations as Failed
+	// Provenance verifies attestations; nil reports present attestations as SourceFailed
 	// ("no verifier configured").
 	Provenance ProvenanceVerifier
 
@@ -141,8 +141,8 @@ func (t *timings) track(name string) func() {
 //     tools replace the given ones) and its Scorecard;
 //   - remote: the given endpoint facts and tools.
 //
-// What a source could not read is in its facts' Source (NoData or Failed); Collect
-// itself never fails.
+// What a source could not read is in its facts' Source (SourceNoData or SourceFailed);
+// Collect itself never fails.
 func (c *Collector) Collect(ctx context.Context, kind, locator string, tools []json.RawMessage, endpoint *EndpointFacts) *Facts {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
@@ -194,7 +194,7 @@ func (c *Collector) collectNPM(ctx context.Context, f *Facts, name string, t *ti
 	pkg := c.npm.Package(ctx, name)
 	done()
 	f.Package = &pkg.Facts
-	if pkg.Facts.Source.Outcome != OK {
+	if pkg.Facts.Source.Outcome != SourceOK {
 		return
 	}
 	latest := pkg.Facts.Latest
@@ -219,7 +219,7 @@ func (c *Collector) collectPyPI(ctx context.Context, f *Facts, name string, t *t
 	proj := c.pypi.Project(ctx, name)
 	done()
 	f.Package = &proj.Facts
-	if proj.Facts.Source.Outcome != OK {
+	if proj.Facts.Source.Outcome != SourceOK {
 		return
 	}
 	latest := proj.Facts.Latest
@@ -277,14 +277,14 @@ func depsDevProjectKey(owner, repo string) string {
 	return "github.com/" + strings.ToLower(owner) + "/" + strings.ToLower(repo)
 }
 
-// verify turns an attestation fetch into ProvenanceFacts: NoData or Failed as fetched,
-// else what the verifier says.
+// verify turns an attestation fetch into ProvenanceFacts: SourceNoData or SourceFailed
+// as fetched, else what the verifier says.
 func (c *Collector) verify(src Source, version string, run func() ProvenanceFacts) *ProvenanceFacts {
 	switch {
-	case src.Outcome != OK:
+	case src.Outcome != SourceOK:
 		return &ProvenanceFacts{Source: src, Version: version}
 	case c.verifier == nil:
-		src.Outcome, src.Error = Failed, "attestations present, but no provenance verifier is configured"
+		src.Outcome, src.Error = SourceFailed, "attestations present, but no provenance verifier is configured"
 		return &ProvenanceFacts{Source: src, Version: version, Present: true}
 	}
 	p := run()
@@ -296,28 +296,28 @@ func (c *Collector) verify(src Source, version string, run func() ProvenanceFact
 		p.Source.FetchedAt = src.FetchedAt
 	}
 	if p.Source.Outcome == "" {
-		p.Source.Outcome = OK
+		p.Source.Outcome = SourceOK
 	}
 	return &p
 }
 
 // scorecardFallback completes deps.dev's answer d about a repository's Scorecard with
-// the Scorecard API when d is not OK. An OK answer of either wins; else NoData (one
-// said it has none) over Failed.
+// the Scorecard API when d is not SourceOK. A SourceOK answer of either wins; else
+// SourceNoData (one said it has none) over SourceFailed.
 func (c *Collector) scorecardFallback(ctx context.Context, d ScorecardFacts, owner, repo string) *ScorecardFacts {
-	if d.Source.Outcome == OK {
+	if d.Source.Outcome == SourceOK {
 		return &d
 	}
 	s := c.scorecard.Get(ctx, owner, repo)
 	switch {
-	case s.Source.Outcome == OK:
+	case s.Source.Outcome == SourceOK:
 		return &s
-	case s.Source.Outcome == NoData:
-		if d.Source.Outcome == Failed {
+	case s.Source.Outcome == SourceNoData:
+		if d.Source.Outcome == SourceFailed {
 			s.Source.Error += " (deps.dev: " + d.Source.Error + ")"
 		}
 		return &s
-	case d.Source.Outcome == NoData:
+	case d.Source.Outcome == SourceNoData:
 		d.Source.Error += " (Scorecard API: " + s.Source.Error + ")"
 		return &d
 	}
@@ -327,7 +327,7 @@ func (c *Collector) scorecardFallback(ctx context.Context, d ScorecardFacts, own
 
 // advisories reads the advisories of pv and its resolved dependencies. Without a
 // dependency graph (deps.dev has none, or failed) the package itself is still checked;
-// a failed graph makes the outcome Failed unless a critical advisory was found.
+// a failed graph makes the outcome SourceFailed unless a critical advisory was found.
 func (c *Collector) advisories(ctx context.Context, pv PackageVersion) *AdvisoryFacts {
 	var (
 		wg      sync.WaitGroup
@@ -345,7 +345,7 @@ func (c *Collector) advisories(ctx context.Context, pv PackageVersion) *Advisory
 	}
 	list, src := c.osv.Advisories(ctx, pkgs, ver.AdvisoryKeys, lookup)
 	out := &AdvisoryFacts{Source: src, Version: pv.Version, Dependencies: len(deps), Advisories: list}
-	if src.Outcome != OK {
+	if src.Outcome != SourceOK {
 		return out
 	}
 	critical := false
@@ -354,12 +354,12 @@ func (c *Collector) advisories(ctx context.Context, pv PackageVersion) *Advisory
 	}
 	note := ""
 	switch depsSrc.Outcome {
-	case NoData:
+	case SourceNoData:
 		note = "deps.dev has no dependency graph for this version; only the package itself was checked"
-	case Failed:
+	case SourceFailed:
 		note = "dependency graph not read (" + depsSrc.Error + "); only the package itself was checked"
 		if !critical {
-			out.Source.Outcome = Failed
+			out.Source.Outcome = SourceFailed
 		}
 	}
 	if note != "" {
@@ -374,14 +374,14 @@ func (c *Collector) advisories(ctx context.Context, pv PackageVersion) *Advisory
 func (c *Collector) collectGitHub(ctx context.Context, f *Facts, locator string, t *timings) {
 	owner, repo, ok := ParseGitHubURL(locator)
 	if !ok {
-		f.Repo = &RepoFacts{URL: locator, Source: Source{Outcome: Failed, FetchedAt: c.now(), Error: "the locator is not a GitHub repository URL"}}
+		f.Repo = &RepoFacts{URL: locator, Source: Source{Outcome: SourceFailed, FetchedAt: c.now(), Error: "the locator is not a GitHub repository URL"}}
 		return
 	}
 	done := t.track("github")
 	r := c.github.Repository(ctx, owner, repo)
 	done()
 	f.Repo = &r
-	if r.Source.Outcome != OK {
+	if r.Source.Outcome != SourceOK {
 		return
 	}
 	ref := r.HeadCommit

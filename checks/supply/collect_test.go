@@ -66,20 +66,20 @@ func TestCollectNPM(t *testing.T) {
 	if f.Kind != "npm" || f.Locator != "pkg:npm/%40modelcontextprotocol/server-filesystem" || len(f.Tools) != 1 {
 		t.Errorf("facts %+v", f)
 	}
-	if f.Package == nil || f.Package.Source.Outcome != OK || f.Package.Latest != "2026.8.31" || f.Package.Name != "@modelcontextprotocol/server-filesystem" {
+	if f.Package == nil || f.Package.Source.Outcome != SourceOK || f.Package.Latest != "2026.8.31" || f.Package.Name != "@modelcontextprotocol/server-filesystem" {
 		t.Fatalf("package %+v", f.Package)
 	}
 	if f.Repo == nil || !f.Repo.Exists || f.Repo.URL != "https://github.com/modelcontextprotocol/servers" || f.Repo.LicenseSPDX != "MIT" {
 		t.Errorf("repo %+v", f.Repo)
 	}
-	if f.Provenance == nil || f.Provenance.Source.Outcome != NoData || f.Provenance.Present || f.Provenance.Version != "2026.8.31" || len(v.calls) != 0 {
+	if f.Provenance == nil || f.Provenance.Source.Outcome != SourceNoData || f.Provenance.Present || f.Provenance.Version != "2026.8.31" || len(v.calls) != 0 {
 		t.Errorf("provenance %+v, verifier calls %q", f.Provenance, v.calls)
 	}
-	if f.Scorecard == nil || f.Scorecard.Source.Outcome != OK || f.Scorecard.Score != 5.8 || f.Scorecard.From != "deps.dev" {
+	if f.Scorecard == nil || f.Scorecard.Source.Outcome != SourceOK || f.Scorecard.Score != 5.8 || f.Scorecard.From != "deps.dev" {
 		t.Errorf("scorecard %+v", f.Scorecard)
 	}
 	a := f.Advisories
-	if a == nil || a.Source.Outcome != OK || a.Dependencies != 7 || a.Version != "2026.8.31" || len(a.Advisories) != 3 || !a.Advisories[0].Critical || a.Advisories[0].Package != "diff" {
+	if a == nil || a.Source.Outcome != SourceOK || a.Dependencies != 7 || a.Version != "2026.8.31" || len(a.Advisories) != 3 || !a.Advisories[0].Critical || a.Advisories[0].Package != "diff" {
 		t.Errorf("advisories %+v", a)
 	}
 	if f.Manifest != nil || f.Endpoint != nil {
@@ -100,7 +100,7 @@ func TestCollectNPMAttested(t *testing.T) {
 		t.Fatalf("verifier calls %q", v.calls)
 	}
 	p := f.Provenance
-	if p == nil || p.Source.Outcome != OK || !p.Verified || p.Version != "1.2.0" || p.Commit == "" ||
+	if p == nil || p.Source.Outcome != SourceOK || !p.Verified || p.Version != "1.2.0" || p.Commit == "" ||
 		!strings.HasSuffix(p.Source.URL, "/-/npm/v1/attestations/@probity-fixtures%2Fattested@1.2.0") || p.Source.FetchedAt.IsZero() {
 		t.Errorf("provenance %+v", p)
 	}
@@ -108,12 +108,12 @@ func TestCollectNPMAttested(t *testing.T) {
 		t.Errorf("repo %+v", f.Repo)
 	}
 	// deps.dev never scanned it; the Scorecard API has it, under GitHub's spelling.
-	if f.Scorecard == nil || f.Scorecard.Source.Outcome != OK || f.Scorecard.Score != 7.4 || f.Scorecard.From != "scorecard-api" {
+	if f.Scorecard == nil || f.Scorecard.Source.Outcome != SourceOK || f.Scorecard.Score != 7.4 || f.Scorecard.From != "scorecard-api" {
 		t.Errorf("scorecard %+v", f.Scorecard)
 	}
 	// deps.dev has not indexed the version: the package itself is checked.
 	a := f.Advisories
-	if a == nil || a.Source.Outcome != OK || a.Dependencies != 0 || len(a.Advisories) != 0 || !strings.Contains(a.Source.Error, "only the package itself") {
+	if a == nil || a.Source.Outcome != SourceOK || a.Dependencies != 0 || len(a.Advisories) != 0 || !strings.Contains(a.Source.Error, "only the package itself") {
 		t.Errorf("advisories %+v", a)
 	}
 	s.noMisses(t)
@@ -123,21 +123,21 @@ func TestCollectNPMOutcomes(t *testing.T) {
 	c, _ := newTestCollector(t, nil)
 	ctx := context.Background()
 	gone := c.Collect(ctx, "npm", "pkg:npm/probity-fixture-unpublished", nil, nil)
-	if gone.Package.Source.Outcome != NoData || !gone.Package.Unpublished || gone.Repo != nil || gone.Provenance != nil || gone.Advisories != nil || gone.Scorecard != nil {
+	if gone.Package.Source.Outcome != SourceNoData || !gone.Package.Unpublished || gone.Repo != nil || gone.Provenance != nil || gone.Advisories != nil || gone.Scorecard != nil {
 		t.Errorf("unpublished: %+v", gone)
 	}
 	gl := c.Collect(ctx, "npm", "probity-fixture-gitlab", nil, nil)
 	if gl.Repo != nil || gl.Package.RepositoryURL != "https://gitlab.com/probity-group/sub-group/mcp-server" || gl.Scorecard != nil || gl.Advisories == nil {
 		t.Errorf("gitlab: package %+v repo %+v scorecard %+v", gl.Package, gl.Repo, gl.Scorecard)
 	}
-	// No verifier configured: present attestations are Failed, never verified.
+	// No verifier configured: present attestations are SourceFailed, never verified.
 	att := c.Collect(ctx, "npm", "pkg:npm/%40probity-fixtures/attested", nil, nil)
-	if att.Provenance == nil || att.Provenance.Source.Outcome != Failed || !att.Provenance.Present || att.Provenance.Verified {
+	if att.Provenance == nil || att.Provenance.Source.Outcome != SourceFailed || !att.Provenance.Present || att.Provenance.Verified {
 		t.Errorf("no verifier: %+v", att.Provenance)
 	}
-	// The busy package's graph does not resolve and OSV answers garbage: Failed.
+	// The busy package's graph does not resolve and OSV answers garbage: SourceFailed.
 	busy := c.Collect(ctx, "npm", "probity-fixture-busy", nil, nil)
-	if busy.Advisories == nil || busy.Advisories.Source.Outcome != Failed {
+	if busy.Advisories == nil || busy.Advisories.Source.Outcome != SourceFailed {
 		t.Errorf("busy advisories: %+v", busy.Advisories)
 	}
 }
@@ -146,7 +146,7 @@ func TestCollectPyPI(t *testing.T) {
 	v := &fakeVerifier{t: t, answer: ProvenanceFacts{Present: true, Verified: true, Kinds: []string{"pypi-pep740"}, Repository: "https://github.com/modelcontextprotocol/servers"}}
 	c, s := newTestCollector(t, v)
 	f := c.Collect(context.Background(), "pypi", "pkg:pypi/mcp-server-fetch", nil, nil)
-	if f.Package == nil || f.Package.Source.Outcome != OK || f.Package.Latest != "2025.4.7" || f.Package.License != "MIT" {
+	if f.Package == nil || f.Package.Source.Outcome != SourceOK || f.Package.Latest != "2025.4.7" || f.Package.License != "MIT" {
 		t.Fatalf("package %+v", f.Package)
 	}
 	if len(v.calls) != 1 || v.calls[0] != "pypi mcp-server-fetch==2025.4.7 mcp_server_fetch-2025.4.7-py3-none-any.whl" {
@@ -162,7 +162,7 @@ func TestCollectPyPI(t *testing.T) {
 		t.Errorf("scorecard %+v", f.Scorecard)
 	}
 	a := f.Advisories
-	if a == nil || a.Source.Outcome != OK || a.Dependencies != 4 || len(a.Advisories) != 2 || a.Advisories[0].ID != "GHSA-prb1-self-0007" || !a.Advisories[1].Critical {
+	if a == nil || a.Source.Outcome != SourceOK || a.Dependencies != 4 || len(a.Advisories) != 2 || a.Advisories[0].ID != "GHSA-prb1-self-0007" || !a.Advisories[1].Critical {
 		t.Errorf("advisories %+v", a)
 	}
 	s.noMisses(t)
@@ -175,14 +175,14 @@ func TestCollectGitHub(t *testing.T) {
 	if f.Repo == nil || !f.Repo.Exists || f.Repo.LicenseSPDX != "Apache-2.0" || f.Repo.HeadCommit != "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567" {
 		t.Fatalf("repo %+v", f.Repo)
 	}
-	if f.Manifest == nil || f.Manifest.Source.Outcome != OK || f.Manifest.ToolCount != 2 || f.Manifest.Commit != f.Repo.HeadCommit {
+	if f.Manifest == nil || f.Manifest.Source.Outcome != SourceOK || f.Manifest.ToolCount != 2 || f.Manifest.Commit != f.Repo.HeadCommit {
 		t.Errorf("manifest %+v", f.Manifest)
 	}
 	if len(f.Tools) != 2 || !f.ToolsIncomplete || !strings.Contains(string(f.Tools[1]), "delete_note") {
 		t.Errorf("tools %s, incomplete %v", f.Tools, f.ToolsIncomplete)
 	}
-	// Never scanned by either: NoData, not 0.
-	if f.Scorecard == nil || f.Scorecard.Source.Outcome != NoData || f.Scorecard.Score != 0 {
+	// Never scanned by either: SourceNoData, not 0.
+	if f.Scorecard == nil || f.Scorecard.Source.Outcome != SourceNoData || f.Scorecard.Score != 0 {
 		t.Errorf("scorecard %+v", f.Scorecard)
 	}
 	if f.Package != nil || f.Provenance != nil || f.Advisories != nil {
@@ -190,11 +190,11 @@ func TestCollectGitHub(t *testing.T) {
 	}
 	// A repository without manifest keeps the given tools.
 	g := c.Collect(context.Background(), "github", "https://github.com/modelcontextprotocol/servers", given, nil)
-	if g.Manifest == nil || g.Manifest.Source.Outcome != NoData || len(g.Tools) != 1 || g.ToolsIncomplete {
+	if g.Manifest == nil || g.Manifest.Source.Outcome != SourceNoData || len(g.Tools) != 1 || g.ToolsIncomplete {
 		t.Errorf("servers: manifest %+v tools %s", g.Manifest, g.Tools)
 	}
 	d := c.Collect(context.Background(), "github", "https://github.com/probity-fixtures/deleted", nil, nil)
-	if d.Repo == nil || d.Repo.Exists || d.Repo.Source.Outcome != NoData || d.Manifest != nil || d.Scorecard != nil {
+	if d.Repo == nil || d.Repo.Exists || d.Repo.Source.Outcome != SourceNoData || d.Manifest != nil || d.Scorecard != nil {
 		t.Errorf("deleted: %+v", d)
 	}
 	s.noMisses(t)
@@ -202,7 +202,7 @@ func TestCollectGitHub(t *testing.T) {
 
 func TestCollectRemote(t *testing.T) {
 	c, s := newTestCollector(t, nil)
-	ep := &EndpointFacts{Source: Source{Outcome: OK}, URL: "http://mcp.example.org/mcp", PlainHTTP: true, Answered: true}
+	ep := &EndpointFacts{Source: Source{Outcome: SourceOK}, URL: "http://mcp.example.org/mcp", PlainHTTP: true, Answered: true}
 	tools := []json.RawMessage{json.RawMessage(`{"name":"exec_command"}`)}
 	f := c.Collect(context.Background(), "remote", "http://mcp.example.org/mcp", tools, ep)
 	if f.Endpoint != ep || len(f.Tools) != 1 || f.Package != nil || f.Repo != nil || f.Scorecard != nil {
@@ -218,7 +218,7 @@ func TestCollectCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	f := c.Collect(ctx, "npm", "pkg:npm/%40modelcontextprotocol/server-filesystem", nil, nil)
-	if f.Package == nil || f.Package.Source.Outcome != Failed || !strings.Contains(f.Package.Source.Error, "context canceled") {
+	if f.Package == nil || f.Package.Source.Outcome != SourceFailed || !strings.Contains(f.Package.Source.Error, "context canceled") {
 		t.Errorf("canceled: %+v", f.Package)
 	}
 }

@@ -19,7 +19,7 @@ type DepsDevConfig struct {
 	// MaxBody caps a response; default the Client's.
 	MaxBody int64
 	// MaxNodes bounds the resolved dependency graph read; default 10,000 nodes (a
-	// larger graph is Failed).
+	// larger graph is SourceFailed).
 	MaxNodes int
 }
 
@@ -98,11 +98,11 @@ func (d *DepsDev) get(ctx context.Context, path string) (string, *response, Sour
 }
 
 // GetVersion reads a package version: its advisory keys, links and related projects.
-// A 404 is NoData.
+// A 404 is SourceNoData.
 func (d *DepsDev) GetVersion(ctx context.Context, pv PackageVersion) DepsDevVersion {
 	_, resp, src := d.get(ctx, d.versionPath(pv))
 	out := DepsDevVersion{Source: src}
-	if src.Outcome != OK {
+	if src.Outcome != SourceOK {
 		return out
 	}
 	var j struct {
@@ -122,7 +122,7 @@ func (d *DepsDev) GetVersion(ctx context.Context, pv PackageVersion) DepsDevVers
 		} `json:"relatedProjects"`
 	}
 	if err := decodeJSON(resp.body, '{', &j); err != nil {
-		out.Source.Outcome, out.Source.Error = Failed, "deps.dev version: "+err.Error()
+		out.Source.Outcome, out.Source.Error = SourceFailed, "deps.dev version: "+err.Error()
 		return out
 	}
 	for i, k := range j.AdvisoryKeys {
@@ -154,10 +154,10 @@ func (d *DepsDev) GetVersion(ctx context.Context, pv PackageVersion) DepsDevVers
 
 // GetDependencies reads the resolved dependency graph of a package version and
 // returns its nodes other than the version itself (relation SELF), each once. A 404 is
-// NoData; a graph deps.dev could not resolve (its error field) is Failed.
+// SourceNoData; a graph deps.dev could not resolve (its error field) is SourceFailed.
 func (d *DepsDev) GetDependencies(ctx context.Context, pv PackageVersion) ([]PackageVersion, Source) {
 	_, resp, src := d.get(ctx, d.versionPath(pv)+":dependencies")
-	if src.Outcome != OK {
+	if src.Outcome != SourceOK {
 		return nil, src
 	}
 	var j struct {
@@ -172,15 +172,15 @@ func (d *DepsDev) GetDependencies(ctx context.Context, pv PackageVersion) ([]Pac
 		Error string `json:"error"`
 	}
 	if err := decodeJSON(resp.body, '{', &j); err != nil {
-		src.Outcome, src.Error = Failed, "deps.dev dependencies: "+err.Error()
+		src.Outcome, src.Error = SourceFailed, "deps.dev dependencies: "+err.Error()
 		return nil, src
 	}
 	if j.Error != "" {
-		src.Outcome, src.Error = Failed, "deps.dev could not resolve the dependencies: "+clip(j.Error, 300)
+		src.Outcome, src.Error = SourceFailed, "deps.dev could not resolve the dependencies: "+clip(j.Error, 300)
 		return nil, src
 	}
 	if len(j.Nodes) > d.maxNodes {
-		src.Outcome, src.Error = Failed, fmt.Sprintf("deps.dev dependencies: more than %d nodes", d.maxNodes)
+		src.Outcome, src.Error = SourceFailed, fmt.Sprintf("deps.dev dependencies: more than %d nodes", d.maxNodes)
 		return nil, src
 	}
 	seen := map[PackageVersion]bool{}
@@ -201,15 +201,15 @@ func (d *DepsDev) GetDependencies(ctx context.Context, pv PackageVersion) ([]Pac
 }
 
 // GetProject reads the OpenSSF Scorecard deps.dev holds for a project (projectKey
-// github.com/OWNER/REPO). A 404, or a project without a scorecard, is NoData: a
+// github.com/OWNER/REPO). A 404, or a project without a scorecard, is SourceNoData: a
 // repository Scorecard never scanned has no score, not 0.
 func (d *DepsDev) GetProject(ctx context.Context, projectKey string) ScorecardFacts {
 	_, resp, src := d.get(ctx, "/v3/projects/"+url.PathEscape(projectKey))
 	out := ScorecardFacts{Source: src, From: "deps.dev"}
-	if src.Outcome == NoData {
+	if src.Outcome == SourceNoData {
 		out.Source.Error = "deps.dev: no such project"
 	}
-	if src.Outcome != OK {
+	if src.Outcome != SourceOK {
 		return out
 	}
 	var j struct {
@@ -222,15 +222,15 @@ func (d *DepsDev) GetProject(ctx context.Context, projectKey string) ScorecardFa
 		} `json:"scorecard"`
 	}
 	if err := decodeJSON(resp.body, '{', &j); err != nil {
-		out.Source.Outcome, out.Source.Error = Failed, "deps.dev project: "+err.Error()
+		out.Source.Outcome, out.Source.Error = SourceFailed, "deps.dev project: "+err.Error()
 		return out
 	}
 	if j.Scorecard == nil || j.Scorecard.OverallScore == nil {
-		out.Source.Outcome, out.Source.Error = NoData, "deps.dev: the project has no OpenSSF Scorecard"
+		out.Source.Outcome, out.Source.Error = SourceNoData, "deps.dev: the project has no OpenSSF Scorecard"
 		return out
 	}
 	if s := *j.Scorecard.OverallScore; s < 0 || s > 10 {
-		out.Source.Outcome, out.Source.Error = Failed, fmt.Sprintf("deps.dev project: overallScore %g is outside 0–10", s)
+		out.Source.Outcome, out.Source.Error = SourceFailed, fmt.Sprintf("deps.dev project: overallScore %g is outside 0–10", s)
 		return out
 	}
 	out.Score = *j.Scorecard.OverallScore
@@ -242,16 +242,16 @@ func (d *DepsDev) GetProject(ctx context.Context, projectKey string) ScorecardFa
 }
 
 // GetAdvisory reads an advisory (an OSV identifier such as GHSA-…) with its CVSS v3
-// score. A 404 is NoData.
+// score. A 404 is SourceNoData.
 func (d *DepsDev) GetAdvisory(ctx context.Context, id string) DepsDevAdvisory {
 	out := DepsDevAdvisory{ID: id}
 	if !validAdvisoryID(id) {
-		out.Source = Source{Outcome: Failed, FetchedAt: d.client.now(), Error: "not an advisory identifier"}
+		out.Source = Source{Outcome: SourceFailed, FetchedAt: d.client.now(), Error: "not an advisory identifier"}
 		return out
 	}
 	_, resp, src := d.get(ctx, "/v3/advisories/"+url.PathEscape(id))
 	out.Source = src
-	if src.Outcome != OK {
+	if src.Outcome != SourceOK {
 		return out
 	}
 	var j struct {
@@ -261,11 +261,11 @@ func (d *DepsDev) GetAdvisory(ctx context.Context, id string) DepsDevAdvisory {
 		CVSS3Vector string  `json:"cvss3Vector"`
 	}
 	if err := decodeJSON(resp.body, '{', &j); err != nil {
-		out.Source.Outcome, out.Source.Error = Failed, "deps.dev advisory: "+err.Error()
+		out.Source.Outcome, out.Source.Error = SourceFailed, "deps.dev advisory: "+err.Error()
 		return out
 	}
 	if j.CVSS3Score < 0 || j.CVSS3Score > 10 {
-		out.Source.Outcome, out.Source.Error = Failed, fmt.Sprintf("deps.dev advisory: cvss3Score %g is outside 0–10", j.CVSS3Score)
+		out.Source.Outcome, out.Source.Error = SourceFailed, fmt.Sprintf("deps.dev advisory: cvss3Score %g is outside 0–10", j.CVSS3Score)
 		return out
 	}
 	out.Title, out.URL = clip(j.Title, 500), clip(j.URL, 2048)

@@ -91,7 +91,8 @@ func TestClientRedirectsGoThroughTheGuard(t *testing.T) {
 // TestClientRefusesPrivateBaseURLs: without the loopback opt-in (the production
 // setting, and what a source builds when given no client) a base URL on loopback, a
 // private network or the metadata service is refused before anything is sent, by IP
-// literal or by a name resolving there, and the source reports Failed with the reason.
+// literal or by a name resolving there, and the source reports SourceFailed with the
+// reason.
 func TestClientRefusesPrivateBaseURLs(t *testing.T) {
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -118,13 +119,13 @@ func TestClientRefusesPrivateBaseURLs(t *testing.T) {
 				t.Fatalf("err %v, want the guard's refusal", err)
 			}
 			pkg := NewNPM(NPMConfig{BaseURL: base, Client: c}).Package(ctx, "left-pad")
-			if pkg.Facts.Source.Outcome != Failed || !strings.Contains(pkg.Facts.Source.Error, "egress") {
+			if pkg.Facts.Source.Outcome != SourceFailed || !strings.Contains(pkg.Facts.Source.Error, "egress") {
 				t.Errorf("npm source: %+v, want Failed naming the guard", pkg.Facts.Source)
 			}
 		})
 	}
 	// A source given no client builds the production one: no loopback either.
-	if pkg := NewNPM(NPMConfig{BaseURL: srv.URL}).Package(ctx, "left-pad"); pkg.Facts.Source.Outcome != Failed || !strings.Contains(pkg.Facts.Source.Error, "egress") {
+	if pkg := NewNPM(NPMConfig{BaseURL: srv.URL}).Package(ctx, "left-pad"); pkg.Facts.Source.Outcome != SourceFailed || !strings.Contains(pkg.Facts.Source.Error, "egress") {
 		t.Errorf("a source's default client: %+v, want Failed naming the guard", pkg.Facts.Source)
 	}
 	if n := hits.Load(); n != 0 {
@@ -132,7 +133,7 @@ func TestClientRefusesPrivateBaseURLs(t *testing.T) {
 	}
 	// With the opt-in the same base URL is read.
 	lc := NewClient(ClientConfig{AllowLoopback: true, MaxRetries: -1})
-	if pkg := NewNPM(NPMConfig{BaseURL: srv.URL, Client: lc}).Package(ctx, "left-pad"); pkg.Facts.Source.Outcome != NoData {
+	if pkg := NewNPM(NPMConfig{BaseURL: srv.URL, Client: lc}).Package(ctx, "left-pad"); pkg.Facts.Source.Outcome != SourceNoData {
 		t.Errorf("with AllowLoopback: %+v, want NoData (404)", pkg.Facts.Source)
 	}
 }

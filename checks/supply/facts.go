@@ -9,7 +9,7 @@
 //     manifest.go, over the caching HTTP client in client.go) fill a Facts value. Every
 //     source has a configurable base URL, timeouts, response-size caps, an
 //     ETag/If-Modified-Since cache and rate-limit handling, and reports "no data"
-//     (Outcome NoData) apart from failure (Outcome Failed). Every request, redirects
+//     (SourceNoData) apart from failure (SourceFailed). Every request, redirects
 //     included, goes through the egress guard (checks/probe/egress), loopback only
 //     with ClientConfig.AllowLoopback;
 //   - provenance (provenance.go) verifies npm and PyPI attestations offline with
@@ -26,30 +26,30 @@ import (
 	"time"
 )
 
-// Outcome says what a source returned.
-type Outcome string
+// SourceOutcome says what a source returned.
+type SourceOutcome string
 
 // The outcomes of a source.
 const (
-	// OK: the source answered and the facts are filled.
-	OK Outcome = "ok"
-	// NoData: the source answered that it has nothing (a 404, an unpublished package,
-	// a repository Scorecard never scanned, no attestation); checks depending on it are
-	// skipped, never failed.
-	NoData Outcome = "no_data"
-	// Failed: the source could not be read (network error, 5xx, rate limited past the
-	// retry budget, malformed response); checks depending on it are skipped and the
+	// SourceOK: the source answered and the facts are filled.
+	SourceOK SourceOutcome = "ok"
+	// SourceNoData: the source answered that it has nothing (a 404, an unpublished
+	// package, a repository Scorecard never scanned, no attestation); checks depending
+	// on it are skipped, never failed.
+	SourceNoData SourceOutcome = "no_data"
+	// SourceFailed: the source could not be read (network error, 5xx, rate limited past
+	// the retry budget, malformed response); checks depending on it are skipped and the
 	// error is kept as evidence.
-	Failed Outcome = "failed"
+	SourceFailed SourceOutcome = "failed"
 )
 
 // Source is the provenance of one set of facts: where they came from and when.
 type Source struct {
-	Outcome Outcome `json:"outcome"`
+	Outcome SourceOutcome `json:"outcome"`
 	// URL is the public page or API document a person can open to check the facts.
 	URL       string    `json:"url,omitempty"`
 	FetchedAt time.Time `json:"fetchedAt"`
-	// Error describes a Failed or NoData outcome in plain words (no secrets).
+	// Error describes a SourceFailed or SourceNoData outcome in plain words (no secrets).
 	Error string `json:"error,omitempty"`
 }
 
@@ -104,7 +104,7 @@ type RepoFacts struct {
 	URL    string `json:"url"` // https://github.com/OWNER/REPO
 	Owner  string `json:"owner"`
 	Name   string `json:"name"`
-	// Exists is false when GitHub answered 404 (Source.Outcome NoData).
+	// Exists is false when GitHub answered 404 (Source.Outcome SourceNoData).
 	Exists   bool `json:"exists"`
 	Archived bool `json:"archived,omitempty"`
 	Private  bool `json:"private,omitempty"`
@@ -124,7 +124,7 @@ type RepoFacts struct {
 type ProvenanceFacts struct {
 	Source  Source `json:"source"`
 	Version string `json:"version"`
-	// Present says at least one attestation exists (NoData otherwise); Verified that
+	// Present says at least one attestation exists (SourceNoData otherwise); Verified that
 	// one verified against the pinned trusted root.
 	Present  bool `json:"present"`
 	Verified bool `json:"verified"`
@@ -141,8 +141,8 @@ type ProvenanceFacts struct {
 // ScorecardFacts is the OpenSSF Scorecard of the repository.
 type ScorecardFacts struct {
 	Source Source `json:"source"`
-	// Score is 0–10; meaningful only when Source.Outcome is OK (a repository never
-	// scanned is NoData, not 0).
+	// Score is 0–10; meaningful only when Source.Outcome is SourceOK (a repository never
+	// scanned is SourceNoData, not 0).
 	Score  float64   `json:"score"`
 	Commit string    `json:"commit,omitempty"` // the commit Scorecard analysed
 	Date   time.Time `json:"date,omitzero"`

@@ -113,10 +113,10 @@ type ghCommit struct {
 	} `json:"commit"`
 }
 
-// Repository reads a repository: the repository itself (a 404 is NoData with Exists
+// Repository reads a repository: the repository itself (a 404 is SourceNoData with Exists
 // false), then, concurrently, its latest release (/releases/latest; 404: none), its
 // latest commit (/commits?per_page=1: date and head SHA) and its README (raw). When
-// the repository was read but one of the others failed, the outcome stays OK and
+// the repository was read but one of the others failed, the outcome stays SourceOK and
 // Source.Error names what is missing.
 func (g *GitHub) Repository(ctx context.Context, owner, repo string) RepoFacts {
 	f := RepoFacts{
@@ -125,20 +125,20 @@ func (g *GitHub) Repository(ctx context.Context, owner, repo string) RepoFacts {
 		Name:  repo,
 	}
 	if !githubOwnerOK(owner) || !githubRepoOK(repo) {
-		f.Source = Source{Outcome: Failed, FetchedAt: g.client.now(), Error: "not a GitHub OWNER/REPO"}
+		f.Source = Source{Outcome: SourceFailed, FetchedAt: g.client.now(), Error: "not a GitHub OWNER/REPO"}
 		return f
 	}
 	u, resp, err := g.get(ctx, "/repos/"+owner+"/"+repo, "application/vnd.github+json", 0, false)
 	f.Source = fetchSource("GitHub", u, resp, err, g.client.now())
-	if f.Source.Outcome == NoData {
+	if f.Source.Outcome == SourceNoData {
 		f.Source.Error = "GitHub: no such repository (404)"
 	}
-	if f.Source.Outcome != OK {
+	if f.Source.Outcome != SourceOK {
 		return f
 	}
 	var r ghRepo
 	if err := decodeJSON(resp.body, '{', &r); err != nil {
-		f.Source.Outcome, f.Source.Error = Failed, "GitHub repository: "+err.Error()
+		f.Source.Outcome, f.Source.Error = SourceFailed, "GitHub repository: "+err.Error()
 		return f
 	}
 	if o, n, ok := strings.Cut(r.FullName, "/"); ok && githubOwnerOK(o) && githubRepoOK(n) {
@@ -171,7 +171,7 @@ func (g *GitHub) Repository(ctx context.Context, owner, repo string) RepoFacts {
 		u, resp, err := g.get(ctx, base+"/releases/latest", "application/vnd.github+json", 0, false)
 		s := fetchSource("GitHub", u, resp, err, g.client.now())
 		switch s.Outcome {
-		case OK:
+		case SourceOK:
 			var rel ghRelease
 			if err := decodeJSON(resp.body, '{', &rel); err != nil {
 				problem("latest release", Source{Error: err.Error()})
@@ -181,7 +181,7 @@ func (g *GitHub) Repository(ctx context.Context, owner, repo string) RepoFacts {
 			if f.LatestRelease.IsZero() {
 				f.LatestRelease = parseTime(rel.CreatedAt)
 			}
-		case Failed:
+		case SourceFailed:
 			problem("latest release", s)
 		}
 	})
@@ -192,7 +192,7 @@ func (g *GitHub) Repository(ctx context.Context, owner, repo string) RepoFacts {
 			return // an empty repository: no commits
 		}
 		switch s.Outcome {
-		case OK:
+		case SourceOK:
 			var cs []ghCommit
 			if err := decodeJSON(resp.body, '[', &cs); err != nil {
 				problem("commits", Source{Error: err.Error()})
@@ -208,7 +208,7 @@ func (g *GitHub) Repository(ctx context.Context, owner, repo string) RepoFacts {
 			if isCommitSHA(cs[0].SHA) {
 				f.HeadCommit = strings.ToLower(cs[0].SHA)
 			}
-		case Failed:
+		case SourceFailed:
 			problem("commits", s)
 		}
 	})
@@ -216,9 +216,9 @@ func (g *GitHub) Repository(ctx context.Context, owner, repo string) RepoFacts {
 		u, resp, err := g.get(ctx, base+"/readme", "application/vnd.github.raw", MaxREADME, true)
 		s := fetchSource("GitHub", u, resp, err, g.client.now())
 		switch s.Outcome {
-		case OK:
+		case SourceOK:
 			f.README = cutUTF8(string(resp.body), MaxREADME)
-		case Failed:
+		case SourceFailed:
 			problem("README", s)
 		}
 	})
@@ -232,15 +232,15 @@ func (g *GitHub) Repository(ctx context.Context, owner, repo string) RepoFacts {
 
 // Manifest reads manifest.json at ref (the head commit) of a repository and parses it
 // as an MCP bundle manifest. A 404, or a manifest.json that is not an MCP bundle
-// manifest, is NoData; a malformed one is Failed. The parsed manifest is nil unless
-// the outcome is OK.
+// manifest, is SourceNoData; a malformed one is SourceFailed. The parsed manifest is
+// nil unless the outcome is SourceOK.
 func (g *GitHub) Manifest(ctx context.Context, owner, repo, ref string) (ManifestFacts, *Manifest) {
 	var m ManifestFacts
 	if isCommitSHA(ref) {
 		m.Commit = strings.ToLower(ref)
 	}
 	if !githubOwnerOK(owner) || !githubRepoOK(repo) {
-		m.Source = Source{Outcome: Failed, FetchedAt: g.client.now(), Error: "not a GitHub OWNER/REPO"}
+		m.Source = Source{Outcome: SourceFailed, FetchedAt: g.client.now(), Error: "not a GitHub OWNER/REPO"}
 		return m, nil
 	}
 	path := "/repos/" + owner + "/" + repo + "/contents/manifest.json"
@@ -249,17 +249,17 @@ func (g *GitHub) Manifest(ctx context.Context, owner, repo, ref string) (Manifes
 	}
 	u, resp, err := g.get(ctx, path, "application/vnd.github.raw", MaxManifestSize, false)
 	m.Source = fetchSource("GitHub", u, resp, err, g.client.now())
-	if m.Source.Outcome == NoData {
+	if m.Source.Outcome == SourceNoData {
 		m.Source.Error = "GitHub: the repository has no manifest.json at this commit"
 	}
-	if m.Source.Outcome != OK {
+	if m.Source.Outcome != SourceOK {
 		return m, nil
 	}
 	parsed, err := ParseManifest(resp.body)
 	if err != nil {
-		m.Source.Outcome, m.Source.Error = Failed, "manifest.json: "+err.Error()
+		m.Source.Outcome, m.Source.Error = SourceFailed, "manifest.json: "+err.Error()
 		if isNotBundle(err) {
-			m.Source.Outcome = NoData
+			m.Source.Outcome = SourceNoData
 		}
 		return m, nil
 	}

@@ -89,36 +89,36 @@ type npmVersion struct {
 	} `json:"dist"`
 }
 
-// Package reads the full packument of name (as npm spells it, @scope/name or name).
-// A 404, or a packument whose versions were all unpublished, is NoData (Unpublished is
-// set for the latter).
+// Package reads the full packument of name (as npm spells it, @scope/name or name). A
+// 404, or a packument whose versions were all unpublished, is SourceNoData (Unpublished
+// is set for the latter).
 func (n *NPM) Package(ctx context.Context, name string) NPMPackage {
 	u := joinURL(n.base, "/"+npmEscape(name))
 	resp, err := n.client.do(ctx, request{service: "npm", url: u, accept: "application/json", maxBody: n.maxBody})
 	out := NPMPackage{Facts: PackageFacts{Ecosystem: "npm", Name: name}}
 	out.Facts.Source = fetchSource("npm", u, resp, err, n.client.now())
-	if out.Facts.Source.Outcome != OK {
+	if out.Facts.Source.Outcome != SourceOK {
 		return out
 	}
 	parsePackument(name, resp.body, &out)
 	return out
 }
 
-// parsePackument fills out from a full packument; out.Facts.Source is OK on entry and
-// set to NoData or Failed when the packument says so.
+// parsePackument fills out from a full packument; out.Facts.Source is SourceOK on entry
+// and set to SourceNoData or SourceFailed when the packument says so.
 func parsePackument(name string, body []byte, out *NPMPackage) {
 	var p npmPackument
 	if err := decodeJSON(body, '{', &p); err != nil {
-		out.Facts.Source.Outcome, out.Facts.Source.Error = Failed, "npm packument: "+err.Error()
+		out.Facts.Source.Outcome, out.Facts.Source.Error = SourceFailed, "npm packument: "+err.Error()
 		return
 	}
 	if p.Name != "" && p.Name != name {
-		out.Facts.Source.Outcome, out.Facts.Source.Error = Failed, fmt.Sprintf("npm packument names %q, not %q", clip(p.Name, 100), name)
+		out.Facts.Source.Outcome, out.Facts.Source.Error = SourceFailed, fmt.Sprintf("npm packument names %q, not %q", clip(p.Name, 100), name)
 		return
 	}
 	if raw, ok := p.Time["unpublished"]; ok || len(p.Versions) == 0 {
 		out.Facts.Unpublished = true
-		out.Facts.Source.Outcome = NoData
+		out.Facts.Source.Outcome = SourceNoData
 		out.Facts.Source.Error = "npm: the package has no published versions"
 		var up struct {
 			Time string `json:"time"`
@@ -131,12 +131,12 @@ func parsePackument(name string, body []byte, out *NPMPackage) {
 	latest := p.DistTags["latest"]
 	rawV, ok := p.Versions[latest]
 	if latest == "" || !ok {
-		out.Facts.Source.Outcome, out.Facts.Source.Error = Failed, fmt.Sprintf("npm packument: dist-tags.latest %q names no version", clip(latest, 100))
+		out.Facts.Source.Outcome, out.Facts.Source.Error = SourceFailed, fmt.Sprintf("npm packument: dist-tags.latest %q names no version", clip(latest, 100))
 		return
 	}
 	var v npmVersion
 	if err := decodeJSON(rawV, '{', &v); err != nil {
-		out.Facts.Source.Outcome, out.Facts.Source.Error = Failed, fmt.Sprintf("npm packument: version %s: %v", clip(latest, 100), err)
+		out.Facts.Source.Outcome, out.Facts.Source.Error = SourceFailed, fmt.Sprintf("npm packument: version %s: %v", clip(latest, 100), err)
 		return
 	}
 	f := &out.Facts
@@ -171,13 +171,13 @@ func parsePackument(name string, body []byte, out *NPMPackage) {
 
 // Attestations reads the npm attestations of name@version
 // (/-/npm/v1/attestations/{name}@{version}): the raw JSON for the provenance verifier.
-// A 404 is NoData (the version has none).
+// A 404 is SourceNoData (the version has none).
 func (n *NPM) Attestations(ctx context.Context, name, version string) ([]byte, Source) {
 	u := joinURL(n.base, "/-/npm/v1/attestations/"+npmEscape(name)+"@"+url.PathEscape(version))
 	resp, err := n.client.do(ctx, request{service: "npm", url: u, accept: "application/json", maxBody: n.maxBody})
 	src := fetchSource("npm", u, resp, err, n.client.now())
-	if src.Outcome != OK {
-		if src.Outcome == NoData {
+	if src.Outcome != SourceOK {
+		if src.Outcome == SourceNoData {
 			src.Error = "npm: no attestations for this version"
 		}
 		return nil, src
@@ -186,11 +186,11 @@ func (n *NPM) Attestations(ctx context.Context, name, version string) ([]byte, S
 		Attestations []json.RawMessage `json:"attestations"`
 	}
 	if err := decodeJSON(resp.body, '{', &probe); err != nil {
-		src.Outcome, src.Error = Failed, "npm attestations: "+err.Error()
+		src.Outcome, src.Error = SourceFailed, "npm attestations: "+err.Error()
 		return nil, src
 	}
 	if len(probe.Attestations) == 0 {
-		src.Outcome, src.Error = NoData, "npm: the attestations document lists none"
+		src.Outcome, src.Error = SourceNoData, "npm: the attestations document lists none"
 		return nil, src
 	}
 	return resp.body, src

@@ -99,7 +99,7 @@ func TestNPMRecordedPackages(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := n.Package(context.Background(), tt.name)
 			f := got.Facts
-			if f.Source.Outcome != OK {
+			if f.Source.Outcome != SourceOK {
 				t.Fatalf("source %+v", f.Source)
 			}
 			want, _ := time.Parse(time.RFC3339Nano, tt.published)
@@ -124,11 +124,11 @@ func TestNPMNoData(t *testing.T) {
 	c, _ := testClient(t, ClientConfig{})
 	n := NewNPM(NPMConfig{BaseURL: srv.base("npm"), Client: c})
 	notFound := n.Package(context.Background(), "this-package-does-not-exist-probity-xyz").Facts
-	if notFound.Source.Outcome != NoData || notFound.Unpublished {
+	if notFound.Source.Outcome != SourceNoData || notFound.Unpublished {
 		t.Errorf("404: %+v", notFound)
 	}
 	gone := n.Package(context.Background(), "probity-fixture-unpublished").Facts
-	if gone.Source.Outcome != NoData || !gone.Unpublished || !strings.Contains(gone.Source.Error, "unpublished at 2025-02-11T09:30:00.000Z") || gone.Latest != "" {
+	if gone.Source.Outcome != SourceNoData || !gone.Unpublished || !strings.Contains(gone.Source.Error, "unpublished at 2025-02-11T09:30:00.000Z") || gone.Latest != "" {
 		t.Errorf("unpublished: %+v", gone)
 	}
 }
@@ -138,11 +138,11 @@ func TestNPMAttestations(t *testing.T) {
 	c, _ := testClient(t, ClientConfig{})
 	n := NewNPM(NPMConfig{BaseURL: srv.base("npm"), Client: c})
 	raw, src := n.Attestations(context.Background(), "@probity-fixtures/attested", "1.2.0")
-	if src.Outcome != OK || !json.Valid(raw) || !strings.Contains(string(raw), "https://slsa.dev/provenance/v1") {
+	if src.Outcome != SourceOK || !json.Valid(raw) || !strings.Contains(string(raw), "https://slsa.dev/provenance/v1") {
 		t.Errorf("attested: %+v, %d bytes", src, len(raw))
 	}
 	raw, src = n.Attestations(context.Background(), "@modelcontextprotocol/server-filesystem", "2026.8.31")
-	if src.Outcome != NoData || raw != nil {
+	if src.Outcome != SourceNoData || raw != nil {
 		t.Errorf("none: %+v", src)
 	}
 	if misses := srv.misses(); len(misses) > 0 {
@@ -154,37 +154,37 @@ func TestNPMPackumentEdges(t *testing.T) {
 	tests := []struct {
 		name    string
 		body    string
-		outcome Outcome
+		outcome SourceOutcome
 		check   func(t *testing.T, p NPMPackage)
 	}{
-		{"no versions", `{"name":"x","versions":{}}`, NoData, func(t *testing.T, p NPMPackage) {
+		{"no versions", `{"name":"x","versions":{}}`, SourceNoData, func(t *testing.T, p NPMPackage) {
 			if !p.Facts.Unpublished {
 				t.Error("not unpublished")
 			}
 		}},
-		{"latest names no version", `{"name":"x","dist-tags":{"latest":"2.0.0"},"versions":{"1.0.0":{}}}`, Failed, nil},
-		{"another package", `{"name":"y","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":{}}}`, Failed, nil},
-		{"version not an object", `{"name":"x","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":"oops"}}`, Failed, nil},
-		{"null", `null`, Failed, nil},
-		{"license array in license", `{"name":"x","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":{"license":["MIT","Apache 2.0"]}}}`, OK, func(t *testing.T, p NPMPackage) {
+		{"latest names no version", `{"name":"x","dist-tags":{"latest":"2.0.0"},"versions":{"1.0.0":{}}}`, SourceFailed, nil},
+		{"another package", `{"name":"y","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":{}}}`, SourceFailed, nil},
+		{"version not an object", `{"name":"x","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":"oops"}}`, SourceFailed, nil},
+		{"null", `null`, SourceFailed, nil},
+		{"license array in license", `{"name":"x","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":{"license":["MIT","Apache 2.0"]}}}`, SourceOK, func(t *testing.T, p NPMPackage) {
 			if p.Facts.License != "MIT OR (Apache 2.0)" {
 				t.Errorf("license %q", p.Facts.License)
 			}
 		}},
-		{"licenses of strings and objects", `{"name":"x","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":{"licenses":[{"type":"MIT"},"Apache-2.0",{"url":"x"},42]}}}`, OK, func(t *testing.T, p NPMPackage) {
+		{"licenses of strings and objects", `{"name":"x","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":{"licenses":[{"type":"MIT"},"Apache-2.0",{"url":"x"},42]}}}`, SourceOK, func(t *testing.T, p NPMPackage) {
 			if p.Facts.License != "MIT OR Apache-2.0" {
 				t.Errorf("license %q", p.Facts.License)
 			}
 		}},
 		{"top-level fallbacks", `{"name":"x","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":{"license":7,"repository":7}},
-			"license":{"type":"ISC"},"repository":{"type":"git","url":"github:A/B","directory":"pkg"},"maintainers":["Ann <ann@example.org>",{"name":"bob","email":"b@example.org"},5]}`, OK,
+			"license":{"type":"ISC"},"repository":{"type":"git","url":"github:A/B","directory":"pkg"},"maintainers":["Ann <ann@example.org>",{"name":"bob","email":"b@example.org"},5]}`, SourceOK,
 			func(t *testing.T, p NPMPackage) {
 				f := p.Facts
 				if f.License != "ISC" || f.RepositoryURL != "https://github.com/a/b" || !slices.Equal(f.Maintainers, []string{"Ann", "bob"}) {
 					t.Errorf("%+v", f)
 				}
 			}},
-		{"time not a string", `{"name":"x","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":{}},"time":{"1.0.0":5}}`, OK, func(t *testing.T, p NPMPackage) {
+		{"time not a string", `{"name":"x","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":{}},"time":{"1.0.0":5}}`, SourceOK, func(t *testing.T, p NPMPackage) {
 			if !p.Facts.PublishedAt.IsZero() {
 				t.Error("published at from a number")
 			}
@@ -192,7 +192,7 @@ func TestNPMPackumentEdges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := NPMPackage{Facts: PackageFacts{Name: "x", Source: Source{Outcome: OK}}}
+			p := NPMPackage{Facts: PackageFacts{Name: "x", Source: Source{Outcome: SourceOK}}}
 			parsePackument("x", []byte(tt.body), &p)
 			if p.Facts.Source.Outcome != tt.outcome {
 				t.Fatalf("outcome %s (%s), want %s", p.Facts.Source.Outcome, p.Facts.Source.Error, tt.outcome)
@@ -211,7 +211,7 @@ func TestREADMECut(t *testing.T) {
 		t.Errorf("cut to %d bytes, valid %v", len(got), utf8.ValidString(got))
 	}
 	body := `{"name":"x","dist-tags":{"latest":"1"},"versions":{"1":{}},"readme":` + mustJSON(strings.Repeat("ü", MaxREADME)) + `}`
-	p := NPMPackage{Facts: PackageFacts{Source: Source{Outcome: OK}}}
+	p := NPMPackage{Facts: PackageFacts{Source: Source{Outcome: SourceOK}}}
 	parsePackument("x", []byte(body), &p)
 	if len(p.Facts.README) > MaxREADME || !utf8.ValidString(p.Facts.README) || len(p.Facts.README) < MaxREADME-4 {
 		t.Errorf("README %d bytes", len(p.Facts.README))
@@ -248,9 +248,9 @@ func FuzzParsePackument(f *testing.F) {
 	f.Add([]byte(`{"name":"x","dist-tags":{"latest":"1"},"versions":{"1":{"license":{"type":"MIT"},"repository":"github:a/b"}},"time":{"1":"2020-01-01T00:00:00Z"}}`))
 	f.Add([]byte(`{"name":"x","time":{"unpublished":{"time":"2020"}}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		p := NPMPackage{Facts: PackageFacts{Source: Source{Outcome: OK}}}
+		p := NPMPackage{Facts: PackageFacts{Source: Source{Outcome: SourceOK}}}
 		parsePackument("x", body, &p)
-		if p.Facts.Source.Outcome == OK && p.Facts.Latest == "" {
+		if p.Facts.Source.Outcome == SourceOK && p.Facts.Latest == "" {
 			t.Fatal("OK without a latest version")
 		}
 	})

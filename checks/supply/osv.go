@@ -91,7 +91,7 @@ const maxPages = 10
 // 10 times. Packages of an ecosystem OSV does not know get no IDs.
 func (o *OSV) QueryBatch(ctx context.Context, pkgs []PackageVersion) (ids [][]string, src Source) {
 	u := joinURL(o.base, "/v1/querybatch")
-	src = Source{Outcome: OK, URL: u, FetchedAt: o.client.now()}
+	src = Source{Outcome: SourceOK, URL: u, FetchedAt: o.client.now()}
 	ids = make([][]string, len(pkgs))
 	type pending struct {
 		index int
@@ -105,7 +105,7 @@ func (o *OSV) QueryBatch(ctx context.Context, pkgs []PackageVersion) (ids [][]st
 	}
 	for page := 0; len(todo) > 0; page++ {
 		if page > maxPages {
-			return nil, Source{Outcome: Failed, URL: u, FetchedAt: o.client.now(), Error: fmt.Sprintf("OSV: more than %d pages of advisories", maxPages)}
+			return nil, Source{Outcome: SourceFailed, URL: u, FetchedAt: o.client.now(), Error: fmt.Sprintf("OSV: more than %d pages of advisories", maxPages)}
 		}
 		var next []pending
 		for start := 0; start < len(todo); start += o.batch {
@@ -123,12 +123,12 @@ func (o *OSV) QueryBatch(ctx context.Context, pkgs []PackageVersion) (ids [][]st
 			}
 			data, err := json.Marshal(body)
 			if err != nil {
-				return nil, Source{Outcome: Failed, URL: u, FetchedAt: o.client.now(), Error: "OSV: " + err.Error()}
+				return nil, Source{Outcome: SourceFailed, URL: u, FetchedAt: o.client.now(), Error: "OSV: " + err.Error()}
 			}
 			resp, err := o.client.do(ctx, request{service: "OSV", method: "POST", url: u, accept: "application/json", body: data, maxBody: o.maxBody})
 			s := fetchSource("OSV", u, resp, err, o.client.now())
-			if s.Outcome != OK {
-				s.Outcome = Failed // a 404 from querybatch is no answer, not "no advisories"
+			if s.Outcome != SourceOK {
+				s.Outcome = SourceFailed // a 404 from querybatch is no answer, not "no advisories"
 				return nil, s
 			}
 			var res struct {
@@ -140,10 +140,10 @@ func (o *OSV) QueryBatch(ctx context.Context, pkgs []PackageVersion) (ids [][]st
 				} `json:"results"`
 			}
 			if err := decodeJSON(resp.body, '{', &res); err != nil {
-				return nil, Source{Outcome: Failed, URL: u, FetchedAt: o.client.now(), Error: "OSV querybatch: " + err.Error()}
+				return nil, Source{Outcome: SourceFailed, URL: u, FetchedAt: o.client.now(), Error: "OSV querybatch: " + err.Error()}
 			}
 			if len(res.Results) != len(chunk) {
-				return nil, Source{Outcome: Failed, URL: u, FetchedAt: o.client.now(),
+				return nil, Source{Outcome: SourceFailed, URL: u, FetchedAt: o.client.now(),
 					Error: fmt.Sprintf("OSV querybatch: %d results for %d queries", len(res.Results), len(chunk))}
 			}
 			for k, r := range res.Results {
@@ -178,17 +178,17 @@ type OSVVuln struct {
 	CVSS float64
 }
 
-// Vuln reads one advisory (/v1/vulns/{id}). A 404 is NoData.
+// Vuln reads one advisory (/v1/vulns/{id}). A 404 is SourceNoData.
 func (o *OSV) Vuln(ctx context.Context, id string) OSVVuln {
 	out := OSVVuln{ID: id}
 	if !validAdvisoryID(id) {
-		out.Source = Source{Outcome: Failed, FetchedAt: o.client.now(), Error: "not an advisory identifier"}
+		out.Source = Source{Outcome: SourceFailed, FetchedAt: o.client.now(), Error: "not an advisory identifier"}
 		return out
 	}
 	u := joinURL(o.base, "/v1/vulns/"+url.PathEscape(id))
 	resp, err := o.client.do(ctx, request{service: "OSV", url: u, accept: "application/json", maxBody: o.maxBody})
 	out.Source = fetchSource("OSV", u, resp, err, o.client.now())
-	if out.Source.Outcome != OK {
+	if out.Source.Outcome != SourceOK {
 		return out
 	}
 	type severity struct {
@@ -207,11 +207,11 @@ func (o *OSV) Vuln(ctx context.Context, id string) OSVVuln {
 		} `json:"affected"`
 	}
 	if err := decodeJSON(resp.body, '{', &j); err != nil {
-		out.Source.Outcome, out.Source.Error = Failed, "OSV vulnerability: "+err.Error()
+		out.Source.Outcome, out.Source.Error = SourceFailed, "OSV vulnerability: "+err.Error()
 		return out
 	}
 	if j.ID != id && !slices.Contains(j.Aliases, id) {
-		out.Source.Outcome, out.Source.Error = Failed, fmt.Sprintf("OSV vulnerability: answered %q for %q", clip(j.ID, 100), id)
+		out.Source.Outcome, out.Source.Error = SourceFailed, fmt.Sprintf("OSV vulnerability: answered %q for %q", clip(j.ID, 100), id)
 		return out
 	}
 	out.Summary = clip(j.Summary, 500)
@@ -252,7 +252,7 @@ func (o *OSV) Vuln(ctx context.Context, id string) OSVVuln {
 }
 
 // CVSSLookup returns deps.dev's cvss3Score for an advisory key (GetAdvisory), ok false
-// when deps.dev has no score; src.Outcome Failed when it could not be asked.
+// when deps.dev has no score; src.Outcome SourceFailed when it could not be asked.
 type CVSSLookup func(ctx context.Context, id string) (score float64, src Source)
 
 // Advisories finds the advisories of pkgs (pkgs[0] the package itself, the rest its
@@ -262,10 +262,10 @@ type CVSSLookup func(ctx context.Context, id string) (score float64, src Source)
 // database_specific.severity is CRITICAL, a CVSS v3 vector scores ≥ 9.0, or lookup
 // (deps.dev; may be nil) gives a cvss3Score ≥ 9.0. When an advisory's criticality is
 // unknown (its details or the lookup failed) and none is critical, the Source is
-// Failed: a pass needs every advisory read.
+// SourceFailed: a pass needs every advisory read.
 func (o *OSV) Advisories(ctx context.Context, pkgs []PackageVersion, extra []string, lookup CVSSLookup) ([]Advisory, Source) {
 	ids, src := o.QueryBatch(ctx, pkgs)
-	if src.Outcome != OK {
+	if src.Outcome != SourceOK {
 		return nil, src
 	}
 	if len(pkgs) > 0 {
@@ -287,7 +287,7 @@ func (o *OSV) Advisories(ctx context.Context, pkgs []PackageVersion, extra []str
 	}
 	slices.Sort(unique)
 	if len(unique) > o.maxVulns {
-		return nil, Source{Outcome: Failed, URL: src.URL, FetchedAt: src.FetchedAt,
+		return nil, Source{Outcome: SourceFailed, URL: src.URL, FetchedAt: src.FetchedAt,
 			Error: fmt.Sprintf("OSV: %d advisories, more than the %d read", len(unique), o.maxVulns)}
 	}
 
@@ -308,16 +308,16 @@ func (o *OSV) Advisories(ctx context.Context, pkgs []PackageVersion, extra []str
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
-				d.v = OSVVuln{ID: id, Source: Source{Outcome: Failed, Error: ctx.Err().Error()}}
+				d.v = OSVVuln{ID: id, Source: Source{Outcome: SourceFailed, Error: ctx.Err().Error()}}
 				return
 			}
 			defer func() { <-sem }()
 			d.v = o.Vuln(ctx, id)
-			if d.v.Source.Outcome != OK || d.v.Withdrawn || lookup == nil || d.v.Severity == "CRITICAL" || d.v.CVSS >= CriticalCVSS {
+			if d.v.Source.Outcome != SourceOK || d.v.Withdrawn || lookup == nil || d.v.Severity == "CRITICAL" || d.v.CVSS >= CriticalCVSS {
 				return
 			}
 			score, s := lookup(ctx, id)
-			if s.Outcome == Failed {
+			if s.Outcome == SourceFailed {
 				d.depsFailed = s.Error
 			}
 			d.depsScore = score
@@ -340,7 +340,7 @@ func (o *OSV) Advisories(ctx context.Context, pkgs []PackageVersion, extra []str
 			for _, id := range group {
 				d := details[id]
 				switch {
-				case d.v.Source.Outcome != OK:
+				case d.v.Source.Outcome != SourceOK:
 					uncertain = append(uncertain, id+": "+d.v.Source.Error)
 					continue
 				case d.v.Withdrawn:
@@ -384,7 +384,7 @@ func (o *OSV) Advisories(ctx context.Context, pkgs []PackageVersion, extra []str
 		}
 		src.Error = msg
 		if !critical {
-			src.Outcome = Failed
+			src.Outcome = SourceFailed
 		}
 	}
 	return out, src

@@ -281,13 +281,14 @@ type npmAttestations struct {
 //   - the publish attestation signed with a pinned npm registry key, whose predicate
 //     names the same package and version.
 //
-// No document, or one listing no attestation, is Present false (Source.Outcome NoData); a
-// document that is not JSON of that shape or is larger than 4 MiB is Source.Outcome Failed.
-// Otherwise Present is true and Verified says at least one attestation verified; Kinds
-// lists those that did, and Error says why any other did not (at most 16 are verified).
-// Source.URL and Source.FetchedAt are the caller's to set.
+// No document, or one listing no attestation, is Present false (Source.Outcome
+// SourceNoData); a document that is not JSON of that shape or is larger than 4 MiB is
+// Source.Outcome SourceFailed. Otherwise Present is true and Verified says at least one
+// attestation verified; Kinds lists those that did, and Error says why any other did
+// not (at most 16 are verified). Source.URL and Source.FetchedAt are the caller's to
+// set.
 func (v *Verifier) VerifyNPM(attestations []byte, name, version, integrity string) ProvenanceFacts {
-	facts := ProvenanceFacts{Version: version, Source: Source{Outcome: NoData}}
+	facts := ProvenanceFacts{Version: version, Source: Source{Outcome: SourceNoData}}
 	if len(attestations) > maxAttestationDocument {
 		return failedProvenance(facts, fmt.Sprintf("attestations document is larger than %d bytes", maxAttestationDocument))
 	}
@@ -303,7 +304,7 @@ func (v *Verifier) VerifyNPM(attestations []byte, name, version, integrity strin
 		facts.Source.Error = "no attestations"
 		return facts
 	}
-	facts.Source.Outcome = OK
+	facts.Source.Outcome = SourceOK
 	facts.Present = true
 
 	var t provenanceTally
@@ -619,9 +620,9 @@ type distFile struct {
 // hex, verifies nothing.
 //
 // Outcomes are as for VerifyNPM (a provenance document that cannot be read counts as a
-// failed attestation beside readable ones, and as Source.Outcome Failed alone); at most 16
-// attestations are verified, and documents past them are not read. Verified attestations
-// that name different repositories or commits verify nothing.
+// failed attestation beside readable ones, and as Source.Outcome SourceFailed alone);
+// at most 16 attestations are verified, and documents past them are not read. Verified
+// attestations that name different repositories or commits verify nothing.
 func (v *Verifier) VerifyPyPI(provenance [][]byte, project, version string, files []PyPIFile) ProvenanceFacts {
 	dists := make([]distFile, len(files))
 	for i, f := range files {
@@ -650,7 +651,7 @@ func pypiFileOfProject(filename, project string) bool {
 
 // verifyPEP740 verifies provenance[i] for files[i].
 func (v *Verifier) verifyPEP740(provenance [][]byte, version string, files []distFile) ProvenanceFacts {
-	facts := ProvenanceFacts{Version: version, Source: Source{Outcome: NoData}}
+	facts := ProvenanceFacts{Version: version, Source: Source{Outcome: SourceNoData}}
 	type item struct {
 		file      int // index into files
 		publisher pep740Publisher
@@ -695,7 +696,7 @@ func (v *Verifier) verifyPEP740(provenance [][]byte, version string, files []dis
 		facts.Source.Error = "no attestations"
 		return facts
 	}
-	facts.Source.Outcome = OK
+	facts.Source.Outcome = SourceOK
 	facts.Present = true
 
 	var t provenanceTally
@@ -896,7 +897,7 @@ func (t *provenanceTally) finish(facts ProvenanceFacts) ProvenanceFacts {
 }
 
 func failedProvenance(facts ProvenanceFacts, reason string) ProvenanceFacts {
-	facts.Source.Outcome = Failed
+	facts.Source.Outcome = SourceFailed
 	facts.Source.Error = reason
 	facts.Error = reason
 	return facts

@@ -150,7 +150,7 @@ func checkInvariants(t testing.TB, f ProvenanceFacts) {
 	if f.Verified && !f.Present {
 		t.Errorf("Verified without Present: %+v", f)
 	}
-	if f.Present != (f.Source.Outcome == OK) {
+	if f.Present != (f.Source.Outcome == SourceOK) {
 		t.Errorf("Present %v with outcome %q", f.Present, f.Source.Outcome)
 	}
 	if f.Verified != (len(f.Kinds) > 0) {
@@ -202,7 +202,7 @@ func TestVerifyNPMProvenanceAndPublish(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := v.VerifyNPM(npmDocument(t, tt.entries...), "sigstore", tt.version, integrity(t, tt.sha512))
 			checkInvariants(t, f)
-			if !f.Present || !f.Verified || f.Source.Outcome != OK {
+			if !f.Present || !f.Verified || f.Source.Outcome != SourceOK {
 				t.Fatalf("not verified: %+v", f)
 			}
 			if !slices.Equal(f.Kinds, tt.kinds) || f.Repository != tt.repo || f.Commit != tt.commit || f.Version != tt.version {
@@ -283,7 +283,7 @@ func TestVerifyNPMFailures(t *testing.T) {
 			}
 			f := v.VerifyNPM(npmDocument(t, tt.entries...), tt.pkg, tt.version, tt.integrity)
 			checkInvariants(t, f)
-			if !f.Present || f.Verified || f.Source.Outcome != OK {
+			if !f.Present || f.Verified || f.Source.Outcome != SourceOK {
 				t.Fatalf("want present and unverified, got %+v", f)
 			}
 			if !strings.Contains(f.Error, tt.errSubstr) {
@@ -299,16 +299,16 @@ func TestVerifyNPMNoDataAndMalformed(t *testing.T) {
 	tests := []struct {
 		name    string
 		doc     []byte
-		outcome Outcome
+		outcome SourceOutcome
 	}{
-		{"absent", nil, NoData},
-		{"empty", []byte(" \n"), NoData},
-		{"no_attestations", []byte(`{"attestations":[]}`), NoData},
-		{"null_attestations", []byte(`{"attestations":null}`), NoData},
-		{"empty_object", []byte(`{}`), NoData},
-		{"not_json", []byte(`<html>rate limited</html>`), Failed},
-		{"wrong_shape", []byte(`{"attestations":{"predicateType":"x"}}`), Failed},
-		{"too_large", append(append([]byte(`{"attestations":[],"pad":"`), bytes.Repeat([]byte("a"), maxAttestationDocument)...), `"}`...), Failed},
+		{"absent", nil, SourceNoData},
+		{"empty", []byte(" \n"), SourceNoData},
+		{"no_attestations", []byte(`{"attestations":[]}`), SourceNoData},
+		{"null_attestations", []byte(`{"attestations":null}`), SourceNoData},
+		{"empty_object", []byte(`{}`), SourceNoData},
+		{"not_json", []byte(`<html>rate limited</html>`), SourceFailed},
+		{"wrong_shape", []byte(`{"attestations":{"predicateType":"x"}}`), SourceFailed},
+		{"too_large", append(append([]byte(`{"attestations":[],"pad":"`), bytes.Repeat([]byte("a"), maxAttestationDocument)...), `"}`...), SourceFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -642,7 +642,7 @@ func TestVerifyPEP740(t *testing.T) {
 			}
 			f := v.verifyPEP740(tt.docs, "2.0.0", tt.files)
 			checkInvariants(t, f)
-			if !f.Present || f.Verified || f.Source.Outcome != OK {
+			if !f.Present || f.Verified || f.Source.Outcome != SourceOK {
 				t.Fatalf("want present and unverified, got %+v", f)
 			}
 			if !strings.Contains(f.Error, AttestationPyPI+": ") || !strings.Contains(f.Error, tt.errSubstr) {
@@ -663,24 +663,24 @@ func TestVerifyPyPI(t *testing.T) {
 	tests := []struct {
 		name     string
 		docs     [][]byte
-		outcome  Outcome
+		outcome  SourceOutcome
 		present  bool
 		errSubst string
 	}{
-		{"absent", nil, NoData, false, ""},
-		{"empty_documents", [][]byte{nil, {}}, NoData, false, ""},
-		{"no_bundles", [][]byte{[]byte(`{"version":1,"attestation_bundles":[]}`)}, NoData, false, ""},
-		{"not_json", [][]byte{[]byte(`<html>`)}, Failed, false, "not valid JSON"},
-		{"not_json_beside_attestation", [][]byte{[]byte(`<html>`), good}, OK, true, "provenance document 1 is not valid JSON"},
-		{"wrong_version", [][]byte{[]byte(`{"version":2,"attestation_bundles":[]}`)}, Failed, false, "version 2"},
-		{"too_large", [][]byte{bytes.Repeat([]byte(" "), maxAttestationDocument+1)}, Failed, false, "larger than"},
+		{"absent", nil, SourceNoData, false, ""},
+		{"empty_documents", [][]byte{nil, {}}, SourceNoData, false, ""},
+		{"no_bundles", [][]byte{[]byte(`{"version":1,"attestation_bundles":[]}`)}, SourceNoData, false, ""},
+		{"not_json", [][]byte{[]byte(`<html>`)}, SourceFailed, false, "not valid JSON"},
+		{"not_json_beside_attestation", [][]byte{[]byte(`<html>`), good}, SourceOK, true, "provenance document 1 is not valid JSON"},
+		{"wrong_version", [][]byte{[]byte(`{"version":2,"attestation_bundles":[]}`)}, SourceFailed, false, "version 2"},
+		{"too_large", [][]byte{bytes.Repeat([]byte(" "), maxAttestationDocument+1)}, SourceFailed, false, "larger than"},
 		// The converted bundle's subject has a sha512 digest, no sha256: present, and
 		// not verified.
-		{"no_sha256_subject", [][]byte{good}, OK, true, "does not match digests in statement"},
-		{"sha256_not_hex", [][]byte{nil, good}, OK, true, "not a hex SHA-256"},
-		{"file_of_other_project", [][]byte{nil, nil, good}, OK, true, `"other-2.0.0.tar.gz" is not a distribution of "sigstore"`},
-		{"more_documents_than_files", [][]byte{nil, nil, nil, good}, OK, true, "provenance document 4 belongs to no file"},
-		{"malformed_attestation", [][]byte{[]byte(`{"version":1,"attestation_bundles":[{"publisher":{},"attestations":[{"version":"1"}]}]}`)}, OK, true, "not valid JSON"},
+		{"no_sha256_subject", [][]byte{good}, SourceOK, true, "does not match digests in statement"},
+		{"sha256_not_hex", [][]byte{nil, good}, SourceOK, true, "not a hex SHA-256"},
+		{"file_of_other_project", [][]byte{nil, nil, good}, SourceOK, true, `"other-2.0.0.tar.gz" is not a distribution of "sigstore"`},
+		{"more_documents_than_files", [][]byte{nil, nil, nil, good}, SourceOK, true, "provenance document 4 belongs to no file"},
+		{"malformed_attestation", [][]byte{[]byte(`{"version":1,"attestation_bundles":[{"publisher":{},"attestations":[{"version":"1"}]}]}`)}, SourceOK, true, "not valid JSON"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -712,12 +712,12 @@ func TestProvenanceTallyConflict(t *testing.T) {
 	tally.pass(AttestationPyPI, provenanceSource{sigstoreJSRepo, sigstore130Commit})
 	tally.pass(AttestationPyPI, provenanceSource{"https://github.com/SIGSTORE/sigstore-js", sigstore130Commit})
 	tally.pass(AttestationNPMPublish, provenanceSource{})
-	f := tally.finish(ProvenanceFacts{Present: true, Source: Source{Outcome: OK}})
+	f := tally.finish(ProvenanceFacts{Present: true, Source: Source{Outcome: SourceOK}})
 	if !f.Verified || f.Repository != sigstoreJSRepo || f.Error != "" {
 		t.Errorf("agreeing sources: %+v", f)
 	}
 	tally.pass(AttestationPyPI, provenanceSource{sigstoreJSRepo, sigstore200Commit})
-	f = tally.finish(ProvenanceFacts{Present: true, Source: Source{Outcome: OK}})
+	f = tally.finish(ProvenanceFacts{Present: true, Source: Source{Outcome: SourceOK}})
 	checkInvariants(t, f)
 	if f.Verified || !strings.Contains(f.Error, "different sources") {
 		t.Errorf("conflicting sources: %+v", f)

@@ -90,22 +90,22 @@ type pypiProjectJSON struct {
 	URLs     []pypiFileJSON            `json:"urls"`
 }
 
-// Project reads project from the JSON API. A 404 is NoData.
+// Project reads project from the JSON API. A 404 is SourceNoData.
 func (p *PyPI) Project(ctx context.Context, project string) PyPIProject {
 	u := joinURL(p.base, "/pypi/"+url.PathEscape(locator.PEP503(project))+"/json")
 	resp, err := p.client.do(ctx, request{service: "PyPI", url: u, accept: "application/json", maxBody: p.maxBody})
 	out := PyPIProject{Facts: PackageFacts{Ecosystem: "pypi", Name: project}}
 	out.Facts.Source = fetchSource("PyPI", u, resp, err, p.client.now())
-	if out.Facts.Source.Outcome != OK {
+	if out.Facts.Source.Outcome != SourceOK {
 		return out
 	}
 	var j pypiProjectJSON
 	if err := decodeJSON(resp.body, '{', &j); err != nil {
-		out.Facts.Source.Outcome, out.Facts.Source.Error = Failed, "PyPI project: "+err.Error()
+		out.Facts.Source.Outcome, out.Facts.Source.Error = SourceFailed, "PyPI project: "+err.Error()
 		return out
 	}
 	if j.Info.Version == "" {
-		out.Facts.Source.Outcome, out.Facts.Source.Error = Failed, "PyPI project: info.version is missing"
+		out.Facts.Source.Outcome, out.Facts.Source.Error = SourceFailed, "PyPI project: info.version is missing"
 		return out
 	}
 	f := &out.Facts
@@ -144,11 +144,11 @@ func (p *PyPI) Project(ctx context.Context, project string) PyPIProject {
 	return out
 }
 
-// Provenance reads the PEP 740 provenance objects of the first files of a release
-// (GET /integrity/{project}/{version}/{filename}/provenance), concurrently. The
-// results are aligned: provenance[i] belongs to found[i]. A 404 for a file means it
-// has none; the Source is NoData when no file has one, Failed when none was found and
-// a fetch failed, OK otherwise (its URL the first provenance found).
+// Provenance reads the PEP 740 provenance objects of the first files of a release (GET
+// /integrity/{project}/{version}/{filename}/provenance), concurrently. The results are
+// aligned: provenance[i] belongs to found[i]. A 404 for a file means it has none; the
+// Source is SourceNoData when no file has one, SourceFailed when none was found and a
+// fetch failed, SourceOK otherwise (its URL the first provenance found).
 func (p *PyPI) Provenance(ctx context.Context, project, version string, files []PyPIFile) (provenance [][]byte, found []PyPIFile, src Source) {
 	files = files[:min(len(files), p.provFiles)]
 	type result struct {
@@ -162,14 +162,14 @@ func (p *PyPI) Provenance(ctx context.Context, project, version string, files []
 			u := joinURL(p.base, "/integrity/"+url.PathEscape(locator.PEP503(project))+"/"+url.PathEscape(version)+"/"+url.PathEscape(fl.Filename)+"/provenance")
 			resp, err := p.client.do(ctx, request{service: "PyPI", url: u, accept: "application/vnd.pypi.integrity.v1+json", maxBody: p.maxBody})
 			s := fetchSource("PyPI", u, resp, err, p.client.now())
-			if s.Outcome == OK {
+			if s.Outcome == SourceOK {
 				var probe struct {
 					AttestationBundles []struct{} `json:"attestation_bundles"`
 				}
 				if err := decodeJSON(resp.body, '{', &probe); err != nil {
-					s.Outcome, s.Error = Failed, fmt.Sprintf("PyPI provenance of %s: %v", fl.Filename, err)
+					s.Outcome, s.Error = SourceFailed, fmt.Sprintf("PyPI provenance of %s: %v", fl.Filename, err)
 				} else if len(probe.AttestationBundles) == 0 {
-					s.Outcome, s.Error = NoData, fmt.Sprintf("PyPI provenance of %s lists no attestation bundles", fl.Filename)
+					s.Outcome, s.Error = SourceNoData, fmt.Sprintf("PyPI provenance of %s lists no attestation bundles", fl.Filename)
 				} else {
 					results[i].body = resp.body
 				}
@@ -178,7 +178,7 @@ func (p *PyPI) Provenance(ctx context.Context, project, version string, files []
 		})
 	}
 	wg.Wait()
-	src = Source{Outcome: NoData, FetchedAt: p.client.now(), Error: "PyPI: no provenance for the latest release's files"}
+	src = Source{Outcome: SourceNoData, FetchedAt: p.client.now(), Error: "PyPI: no provenance for the latest release's files"}
 	if len(files) == 0 {
 		src.Error = "PyPI: the latest release has no files"
 		return nil, nil, src
@@ -186,13 +186,13 @@ func (p *PyPI) Provenance(ctx context.Context, project, version string, files []
 	var failed *Source
 	for i, r := range results {
 		switch r.src.Outcome {
-		case OK:
+		case SourceOK:
 			if len(provenance) == 0 {
 				src = r.src
 			}
 			provenance = append(provenance, r.body)
 			found = append(found, files[i])
-		case Failed:
+		case SourceFailed:
 			if failed == nil {
 				failed = &results[i].src
 			}

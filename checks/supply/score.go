@@ -367,10 +367,10 @@ func checkSourceRepository(in *evalInput) Result {
 	name := repoName(r.URL)
 	link := coalesce(r.URL, r.Source.URL)
 	switch {
-	case r.Source.Outcome == Failed:
+	case r.Source.Outcome == SourceFailed:
 		return skipped("GitHub could not be read for "+name+" this time; the check counts neither way.",
 			Evidence{What: "the error", Sample: evSample(r.Source.Error)}).withSource(link)
-	case r.Source.Outcome == NoData || !r.Exists:
+	case r.Source.Outcome == SourceNoData || !r.Exists:
 		return failed("The repository " + name + " does not exist or is not public.").withSource(link)
 	case r.Private:
 		return failed("The repository " + name + " is private.").withSource(link)
@@ -383,7 +383,7 @@ func checkSourceRepository(in *evalInput) Result {
 }
 
 // packageReadable reports whether the package's registry data was read.
-func packageReadable(p *PackageFacts) bool { return p != nil && p.Source.Outcome == OK }
+func packageReadable(p *PackageFacts) bool { return p != nil && p.Source.Outcome == SourceOK }
 
 func checkPackageRepository(in *evalInput) Result {
 	f := in.f
@@ -403,7 +403,7 @@ func checkPackageRepository(in *evalInput) Result {
 	if p.RepositoryURL != "" {
 		ev = append(ev, repoEvidence("the repository the package's metadata names", p.RepositoryURL))
 	}
-	if pv := f.Provenance; pv != nil && pv.Source.Outcome == OK && pv.Verified && pv.Repository != "" {
+	if pv := f.Provenance; pv != nil && pv.Source.Outcome == SourceOK && pv.Verified && pv.Repository != "" {
 		claimed, by = pv.Repository, "verified build provenance"
 		ev = append(ev, repoEvidence("the repository the verified provenance names", pv.Repository))
 	}
@@ -431,14 +431,14 @@ func checkBuildProvenance(in *evalInput) Result {
 		return skipped("The entry has no package, so there is no build to attest.")
 	}
 	pv := f.Provenance
-	if pv == nil || pv.Source.Outcome == NoData || (pv.Source.Outcome == OK && !pv.Present) {
+	if pv == nil || pv.Source.Outcome == SourceNoData || (pv.Source.Outcome == SourceOK && !pv.Present) {
 		r := skipped("No attestation is published for the package; its absence does not count against it.")
 		if pv != nil {
 			r = r.withSource(pv.Source.URL)
 		}
 		return r
 	}
-	if pv.Source.Outcome == Failed {
+	if pv.Source.Outcome == SourceFailed {
 		return skipped("The package's attestations could not be read this time; the check counts neither way.",
 			Evidence{What: "the error", Sample: evSample(pv.Source.Error)}).withSource(pv.Source.URL)
 	}
@@ -495,7 +495,7 @@ func checkLicense(in *evalInput) Result {
 	}
 	r := f.Repo
 	switch {
-	case r == nil || r.Source.Outcome == NoData || (r.Source.Outcome == OK && !r.Exists):
+	case r == nil || r.Source.Outcome == SourceNoData || (r.Source.Outcome == SourceOK && !r.Exists):
 		if p == nil {
 			return skipped("There is neither package metadata nor a repository to read a license from.")
 		}
@@ -504,7 +504,7 @@ func checkLicense(in *evalInput) Result {
 				Evidence{What: "the package's declared license", Sample: evSample(declared), Link: safeLink(p.Source.URL)}).withSource(p.Source.URL)
 		}
 		return failed("The package declares no license, and there is no repository whose license GitHub identifies.").withSource(p.Source.URL)
-	case r.Source.Outcome == Failed:
+	case r.Source.Outcome == SourceFailed:
 		return skipped("GitHub could not be read this time, so the repository's license is unknown; the check counts neither way.").withSource(r.URL)
 	}
 	link := coalesce(r.URL, r.Source.URL)
@@ -569,7 +569,7 @@ func licenseText(expr string) string {
 func checkMaintenance(in *evalInput) Result {
 	f := in.f
 	r := f.Repo
-	if r == nil || r.Source.Outcome != OK || !r.Exists {
+	if r == nil || r.Source.Outcome != SourceOK || !r.Exists {
 		return skipped("There is no repository data to date the last commit or release.")
 	}
 	type dated struct {
@@ -615,9 +615,9 @@ func checkScorecard(in *evalInput) Result {
 	}
 	link := sc.Source.URL
 	switch sc.Source.Outcome {
-	case NoData:
+	case SourceNoData:
 		return skipped("OpenSSF Scorecard has not analysed this repository.").withSource(link)
-	case Failed:
+	case SourceFailed:
 		return skipped("The OpenSSF Scorecard result could not be read this time; the check counts neither way.").withSource(link)
 	}
 	if math.IsNaN(sc.Score) || sc.Score < 0 || sc.Score > 10 {
@@ -743,7 +743,7 @@ func sameOwner(f *Facts, pop PopularPackage) string {
 			return "both are published under the npm scope @" + nameText(s1)
 		}
 	}
-	if pv := f.Provenance; pv != nil && pv.Source.Outcome == OK && pv.Verified && pop.Repository != "" {
+	if pv := f.Provenance; pv != nil && pv.Source.Outcome == SourceOK && pv.Verified && pop.Repository != "" {
 		o1, _, ok1 := ParseGitHubURL(pv.Repository)
 		o2, _, ok2 := ParseGitHubURL(pop.Repository)
 		if ok1 && ok2 && strings.EqualFold(o1, o2) {
@@ -780,9 +780,9 @@ func checkAdvisories(in *evalInput) Result {
 	}
 	link := af.Source.URL
 	switch af.Source.Outcome {
-	case NoData:
+	case SourceNoData:
 		return skipped("deps.dev and OSV have no data on this package version.").withSource(link)
-	case Failed:
+	case SourceFailed:
 		return skipped("The advisories could not be read this time; the check counts neither way.").withSource(link)
 	}
 	ver := versionText(af.Version)
@@ -848,7 +848,7 @@ func checkHidden(in *evalInput) Result {
 		readmes = append(readmes, text{"package README", p.README, p.Source.URL})
 		readmeLink = p.Source.URL
 	}
-	if r := f.Repo; r != nil && r.Source.Outcome == OK && r.README != "" && (len(readmes) == 0 || readmes[0].body != r.README) {
+	if r := f.Repo; r != nil && r.Source.Outcome == SourceOK && r.README != "" && (len(readmes) == 0 || readmes[0].body != r.README) {
 		readmes = append(readmes, text{"repository README", r.README, coalesce(r.URL, r.Source.URL)})
 		readmeLink = coalesce(readmeLink, r.URL, r.Source.URL)
 	}
@@ -967,7 +967,7 @@ func checkHandshake(in *evalInput) Result {
 		return skipped("Only remote entries have an endpoint to check.")
 	}
 	e := f.Endpoint
-	if e == nil || e.Source.Outcome == NoData {
+	if e == nil || e.Source.Outcome == SourceNoData {
 		return skipped("The remote endpoint has not been probed yet.")
 	}
 	link := safeLink(e.URL)

@@ -14,7 +14,7 @@ import (
 
 var testNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
-func okSource(u string) Source { return Source{Outcome: OK, URL: u, FetchedAt: testNow} }
+func okSource(u string) Source { return Source{Outcome: SourceOK, URL: u, FetchedAt: testNow} }
 
 const testCommit = "0123456789abcdef0123456789abcdef01234567"
 
@@ -268,9 +268,9 @@ func TestChecks(t *testing.T) {
 		{"package without repository", npm, func(f *Facts) { f.Repo = nil; f.Package.RepositoryURL = "" }, CheckSourceRepository, StatusFailed, false, "links no source repository", 0},
 		{"package with a GitLab repository", npm, func(f *Facts) { f.Repo = nil; f.Package.RepositoryURL = "https://gitlab.com/acme/weather" }, CheckSourceRepository, StatusFailed, false, "not on GitHub", 0},
 		{"package's GitHub repository not read", npm, func(f *Facts) { f.Repo = nil }, CheckSourceRepository, StatusSkipped, false, "repository data is missing", 0},
-		{"repository 404", npm, func(f *Facts) { f.Repo.Source.Outcome = NoData; f.Repo.Exists = false }, CheckSourceRepository, StatusFailed, false, "does not exist or is not public", 0},
+		{"repository 404", npm, func(f *Facts) { f.Repo.Source.Outcome = SourceNoData; f.Repo.Exists = false }, CheckSourceRepository, StatusFailed, false, "does not exist or is not public", 0},
 		{"repository private", npm, func(f *Facts) { f.Repo.Private = true }, CheckSourceRepository, StatusFailed, false, "is private", 0},
-		{"GitHub unreadable", npm, func(f *Facts) { f.Repo.Source.Outcome = Failed; f.Repo.Source.Error = "rate limited" }, CheckSourceRepository, StatusSkipped, false, "could not be read", 0},
+		{"GitHub unreadable", npm, func(f *Facts) { f.Repo.Source.Outcome = SourceFailed; f.Repo.Source.Error = "rate limited" }, CheckSourceRepository, StatusSkipped, false, "could not be read", 0},
 
 		// package_repository
 		{"same repository, verified provenance", npm, nil, CheckPackageRepository, StatusPassed, false, "verified build provenance names the entry's repository", 0},
@@ -285,15 +285,15 @@ func TestChecks(t *testing.T) {
 		{"metadata names none", npm, func(f *Facts) { f.Provenance = nil; f.Package.RepositoryURL = "" }, CheckPackageRepository, StatusFailed, false, "names no repository", 0},
 		{"no package", remote, nil, CheckPackageRepository, StatusSkipped, false, "no package", 0},
 		{"entry names no repository", npm, func(f *Facts) { f.Repo = nil }, CheckPackageRepository, StatusSkipped, false, "names no repository to compare", 0},
-		{"registry unreadable", npm, func(f *Facts) { f.Package.Source.Outcome = Failed }, CheckPackageRepository, StatusSkipped, false, "could not be read", 0},
+		{"registry unreadable", npm, func(f *Facts) { f.Package.Source.Outcome = SourceFailed }, CheckPackageRepository, StatusSkipped, false, "could not be read", 0},
 
 		// build_provenance
 		{"verified", npm, nil, CheckBuildProvenance, StatusPassed, false, "verified against the pinned Sigstore trusted root (npm-slsa-provenance, npm-publish); it names github.com/acme/weather-mcp at commit " + testCommit, 0},
-		{"no attestation", npm, func(f *Facts) { f.Provenance = &ProvenanceFacts{Source: Source{Outcome: NoData}} }, CheckBuildProvenance, StatusSkipped, false, "absence does not count", 0},
+		{"no attestation", npm, func(f *Facts) { f.Provenance = &ProvenanceFacts{Source: Source{Outcome: SourceNoData}} }, CheckBuildProvenance, StatusSkipped, false, "absence does not count", 0},
 		{"nil provenance", npm, func(f *Facts) { f.Provenance = nil }, CheckBuildProvenance, StatusSkipped, false, "No attestation", 0},
 		{"not present", npm, func(f *Facts) { f.Provenance.Present, f.Provenance.Verified = false, false }, CheckBuildProvenance, StatusSkipped, false, "No attestation", 0},
 		{"present, not verified", npm, func(f *Facts) { f.Provenance.Verified = false; f.Provenance.Error = "certificate identity mismatch" }, CheckBuildProvenance, StatusFailed, false, "none verified", 0},
-		{"unreadable", npm, func(f *Facts) { f.Provenance.Source.Outcome = Failed }, CheckBuildProvenance, StatusSkipped, false, "could not be read", 0},
+		{"unreadable", npm, func(f *Facts) { f.Provenance.Source.Outcome = SourceFailed }, CheckBuildProvenance, StatusSkipped, false, "could not be read", 0},
 		{"remote", remote, nil, CheckBuildProvenance, StatusSkipped, false, "no package", 0},
 
 		// license
@@ -307,7 +307,7 @@ func TestChecks(t *testing.T) {
 		{"none declared, NOASSERTION", npm, func(f *Facts) { f.Package.License = ""; f.Repo.LicenseSPDX = "NOASSERTION" }, CheckLicense, StatusFailed, false, "GitHub could not identify the repository's license (NOASSERTION)", 0},
 		{"no license anywhere", npm, func(f *Facts) { f.Package.License = ""; f.Repo.LicenseSPDX = "" }, CheckLicense, StatusFailed, false, "No license", 0},
 		{"none declared, no repository", npm, func(f *Facts) { f.Package.License = ""; f.Repo = nil }, CheckLicense, StatusFailed, false, "declares no license", 0},
-		{"none declared, GitHub unreadable", npm, func(f *Facts) { f.Package.License = ""; f.Repo.Source.Outcome = Failed }, CheckLicense, StatusSkipped, false, "could not be read", 0},
+		{"none declared, GitHub unreadable", npm, func(f *Facts) { f.Package.License = ""; f.Repo.Source.Outcome = SourceFailed }, CheckLicense, StatusSkipped, false, "could not be read", 0},
 		{"remote, repository MIT", remote, nil, CheckLicense, StatusPassed, false, "GitHub identifies", 0},
 		{"remote, no repository", remote, func(f *Facts) { f.Repo = nil }, CheckLicense, StatusSkipped, false, "neither package metadata nor a repository", 0},
 
@@ -336,7 +336,7 @@ func TestChecks(t *testing.T) {
 		{"7.4", npm, nil, CheckScorecard, StatusPassed, false, "gives 7.4 of 10 (read from deps.dev); 7 or more passes", 15},
 		{"6.3 partial", npm, func(f *Facts) { f.Scorecard.Score = 6.3 }, CheckScorecard, StatusPartial, false, "6.3 of 10 (read from deps.dev), below 7: 9.45 of 15 points, proportional to the score (15 × 6.3 / 10)", 9.45},
 		{"0", npm, func(f *Facts) { f.Scorecard.Score = 0 }, CheckScorecard, StatusFailed, false, "0 of 10", 0},
-		{"never scanned", npm, func(f *Facts) { f.Scorecard = &ScorecardFacts{Source: Source{Outcome: NoData}} }, CheckScorecard, StatusSkipped, false, "has not analysed", 0},
+		{"never scanned", npm, func(f *Facts) { f.Scorecard = &ScorecardFacts{Source: Source{Outcome: SourceNoData}} }, CheckScorecard, StatusSkipped, false, "has not analysed", 0},
 		{"out of range", npm, func(f *Facts) { f.Scorecard.Score = 11 }, CheckScorecard, StatusSkipped, false, "out of range", 0},
 		{"NaN", npm, func(f *Facts) { f.Scorecard.Score = math.NaN() }, CheckScorecard, StatusSkipped, false, "out of range", 0},
 		{"nil", npm, func(f *Facts) { f.Scorecard = nil }, CheckScorecard, StatusSkipped, false, "No OpenSSF Scorecard result", 0},
@@ -372,8 +372,8 @@ func TestChecks(t *testing.T) {
 		{"critical by CVSS", npm, func(f *Facts) {
 			f.Advisories.Advisories = []Advisory{{ID: "CVE-2026-0001", Package: "x", Version: "2.0.0", CVSS: 9.8}, {ID: "PYSEC-2026-1", Package: "y", Version: "1", Severity: "critical"}}
 		}, CheckAdvisories, StatusFailed, true, "2 critical advisories affect version 1.4.2 or its 42 resolved dependencies: CVE-2026-0001, PYSEC-2026-1.", 0},
-		{"no data", npm, func(f *Facts) { f.Advisories.Source.Outcome = NoData }, CheckAdvisories, StatusSkipped, false, "no data", 0},
-		{"unreadable", npm, func(f *Facts) { f.Advisories.Source.Outcome = Failed }, CheckAdvisories, StatusSkipped, false, "could not be read", 0},
+		{"no data", npm, func(f *Facts) { f.Advisories.Source.Outcome = SourceNoData }, CheckAdvisories, StatusSkipped, false, "no data", 0},
+		{"unreadable", npm, func(f *Facts) { f.Advisories.Source.Outcome = SourceFailed }, CheckAdvisories, StatusSkipped, false, "could not be read", 0},
 		{"nil", npm, func(f *Facts) { f.Advisories = nil }, CheckAdvisories, StatusSkipped, false, "No advisory data", 0},
 		{"remote", remote, nil, CheckAdvisories, StatusSkipped, false, "no package", 0},
 
@@ -406,7 +406,7 @@ func TestChecks(t *testing.T) {
 		{"https, answered", remote, nil, CheckHandshake, StatusPassed, false, "answered the MCP handshake over HTTPS", 0},
 		{"plain HTTP", remote, func(f *Facts) { f.Endpoint.URL, f.Endpoint.PlainHTTP = "http://weather.example.com/mcp", true }, CheckHandshake, StatusFailed, true, "plain HTTP", 0},
 		{"plain HTTP by URL only", remote, func(f *Facts) { f.Endpoint.URL = "HTTP://weather.example.com/mcp" }, CheckHandshake, StatusFailed, true, "plain HTTP", 0},
-		{"no answer", remote, func(f *Facts) { f.Endpoint.Answered = false; f.Endpoint.Source.Outcome = Failed }, CheckHandshake, StatusFailed, false, "did not answer the MCP handshake (initialize)", 0},
+		{"no answer", remote, func(f *Facts) { f.Endpoint.Answered = false; f.Endpoint.Source.Outcome = SourceFailed }, CheckHandshake, StatusFailed, false, "did not answer the MCP handshake (initialize)", 0},
 		{"not probed", remote, func(f *Facts) { f.Endpoint = nil }, CheckHandshake, StatusSkipped, false, "not been probed", 0},
 		{"package", npm, nil, CheckHandshake, StatusSkipped, false, "Only remote entries", 0},
 	}

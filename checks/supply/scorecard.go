@@ -41,20 +41,20 @@ func NewScorecardAPI(cfg ScorecardAPIConfig) *ScorecardAPI {
 
 // Get reads the Scorecard of a GitHub repository
 // (/projects/github.com/{owner}/{repo}): score, date and the analysed commit. A 404
-// (never scanned) is NoData, not a score of 0.
+// (never scanned) is SourceNoData, not a score of 0.
 func (s *ScorecardAPI) Get(ctx context.Context, owner, repo string) ScorecardFacts {
 	out := ScorecardFacts{From: "scorecard-api"}
 	if !githubOwnerOK(owner) || !githubRepoOK(repo) {
-		out.Source = Source{Outcome: Failed, FetchedAt: s.client.now(), Error: "not a GitHub OWNER/REPO"}
+		out.Source = Source{Outcome: SourceFailed, FetchedAt: s.client.now(), Error: "not a GitHub OWNER/REPO"}
 		return out
 	}
 	u := joinURL(s.base, "/projects/github.com/"+owner+"/"+repo)
 	resp, err := s.client.do(ctx, request{service: "Scorecard", url: u, accept: "application/json", maxBody: s.maxBody})
 	out.Source = fetchSource("Scorecard", u, resp, err, s.client.now())
-	if out.Source.Outcome == NoData {
+	if out.Source.Outcome == SourceNoData {
 		out.Source.Error = "Scorecard: the repository was never scanned"
 	}
-	if out.Source.Outcome != OK {
+	if out.Source.Outcome != SourceOK {
 		return out
 	}
 	var j struct {
@@ -65,15 +65,15 @@ func (s *ScorecardAPI) Get(ctx context.Context, owner, repo string) ScorecardFac
 		Score *float64 `json:"score"`
 	}
 	if err := decodeJSON(resp.body, '{', &j); err != nil {
-		out.Source.Outcome, out.Source.Error = Failed, "Scorecard: "+err.Error()
+		out.Source.Outcome, out.Source.Error = SourceFailed, "Scorecard: "+err.Error()
 		return out
 	}
 	if j.Score == nil {
-		out.Source.Outcome, out.Source.Error = NoData, "Scorecard: the result has no score"
+		out.Source.Outcome, out.Source.Error = SourceNoData, "Scorecard: the result has no score"
 		return out
 	}
 	if *j.Score < 0 || *j.Score > 10 {
-		out.Source.Outcome, out.Source.Error = Failed, fmt.Sprintf("Scorecard: score %g is outside 0–10", *j.Score)
+		out.Source.Outcome, out.Source.Error = SourceFailed, fmt.Sprintf("Scorecard: score %g is outside 0–10", *j.Score)
 		return out
 	}
 	out.Score = *j.Score

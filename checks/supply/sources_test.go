@@ -60,7 +60,7 @@ func TestPyPIProject(t *testing.T) {
 	ctx := context.Background()
 	p := s.pypi.Project(ctx, "mcp-server-fetch")
 	f := p.Facts
-	if f.Source.Outcome != OK || f.Latest != "2025.4.7" || f.License != "MIT" || f.Name != "mcp-server-fetch" ||
+	if f.Source.Outcome != SourceOK || f.Latest != "2025.4.7" || f.License != "MIT" || f.Name != "mcp-server-fetch" ||
 		f.RepositoryURL != "https://github.com/modelcontextprotocol/servers" || !f.PublishedAt.Equal(mustTime("2025-04-07T18:40:27.402311Z")) ||
 		!strings.HasPrefix(f.README, "# Fetch MCP Server") || f.Ecosystem != "pypi" || len(f.Maintainers) != 0 {
 		t.Errorf("mcp-server-fetch: %+v", f)
@@ -72,14 +72,14 @@ func TestPyPIProject(t *testing.T) {
 	// An old project: classifiers only, Homepage on GitHub, no releases key, a
 	// non-normalized name.
 	c := s.pypi.Project(ctx, "Probity_Fixture.Classic")
-	if c.Facts.Source.Outcome != OK || c.Facts.License != "Apache-2.0 OR MIT" || c.Facts.RepositoryURL != "https://github.com/probity-fixtures/classic" ||
+	if c.Facts.Source.Outcome != SourceOK || c.Facts.License != "Apache-2.0 OR MIT" || c.Facts.RepositoryURL != "https://github.com/probity-fixtures/classic" ||
 		c.Facts.Name != "Probity_Fixture.Classic" || len(c.Files) != 1 || !c.Facts.PublishedAt.Equal(mustTime("2019-08-30T14:22:05.118Z")) {
 		t.Errorf("classic: %+v %+v", c.Facts, c.Files)
 	}
-	if m := s.pypi.Project(ctx, "probity-fixture-missing"); m.Facts.Source.Outcome != NoData {
+	if m := s.pypi.Project(ctx, "probity-fixture-missing"); m.Facts.Source.Outcome != SourceNoData {
 		t.Errorf("missing: %+v", m.Facts.Source)
 	}
-	if b := s.pypi.Project(ctx, "probity-fixture-broken"); b.Facts.Source.Outcome != Failed || !strings.Contains(b.Facts.Source.Error, "malformed") {
+	if b := s.pypi.Project(ctx, "probity-fixture-broken"); b.Facts.Source.Outcome != SourceFailed || !strings.Contains(b.Facts.Source.Error, "malformed") {
 		t.Errorf("broken: %+v", b.Facts.Source)
 	}
 	s.noMisses(t)
@@ -90,7 +90,7 @@ func TestPyPIProvenance(t *testing.T) {
 	ctx := context.Background()
 	p := s.pypi.Project(ctx, "mcp-server-fetch")
 	prov, found, src := s.pypi.Provenance(ctx, "mcp-server-fetch", "2025.4.7", p.Files)
-	if src.Outcome != OK || len(prov) != 1 || len(found) != 1 || found[0].Filename != "mcp_server_fetch-2025.4.7-py3-none-any.whl" ||
+	if src.Outcome != SourceOK || len(prov) != 1 || len(found) != 1 || found[0].Filename != "mcp_server_fetch-2025.4.7-py3-none-any.whl" ||
 		!strings.Contains(src.URL, "/integrity/mcp-server-fetch/2025.4.7/mcp_server_fetch-2025.4.7-py3-none-any.whl/provenance") {
 		t.Fatalf("provenance: %+v, %d, %+v", src, len(prov), found)
 	}
@@ -101,7 +101,7 @@ func TestPyPIProvenance(t *testing.T) {
 	}
 	// Only the sdist: none.
 	_, _, src = s.pypi.Provenance(ctx, "mcp-server-fetch", "2025.4.7", p.Files[1:])
-	if src.Outcome != NoData {
+	if src.Outcome != SourceNoData {
 		t.Errorf("sdist only: %+v", src)
 	}
 	s.noMisses(t)
@@ -179,7 +179,7 @@ func TestGitHubRepository(t *testing.T) {
 		README:         "# Model Context Protocol servers\n\nThis repository is a collection of *reference implementations* for the Model Context Protocol.\n",
 		StargazerCount: 70000,
 	}
-	if servers.Source.Outcome != OK || servers.Source.Error != "" || fmt.Sprint(servers) != fmt.Sprint(want) {
+	if servers.Source.Outcome != SourceOK || servers.Source.Error != "" || fmt.Sprint(servers) != fmt.Sprint(want) {
 		t.Errorf("servers:\n got %+v\nwant %+v", servers, want)
 	}
 	for _, r := range s.srv.received() {
@@ -190,20 +190,20 @@ func TestGitHubRepository(t *testing.T) {
 
 	// Requested in lower case; GitHub's full_name gives the canonical case.
 	att := s.github.Repository(ctx, "probity-fixtures", "attested-server")
-	if att.Source.Outcome != OK || att.Owner != "Probity-Fixtures" || att.Name != "Attested-Server" || att.URL != "https://github.com/probity-fixtures/attested-server" ||
+	if att.Source.Outcome != SourceOK || att.Owner != "Probity-Fixtures" || att.Name != "Attested-Server" || att.URL != "https://github.com/probity-fixtures/attested-server" ||
 		att.LicenseSPDX != "NOASSERTION" || !att.LatestRelease.IsZero() || att.README != "" || att.Source.Error != "" || att.HeadCommit == "" {
 		t.Errorf("attested: %+v", att)
 	}
-	if d := s.github.Repository(ctx, "probity-fixtures", "deleted"); d.Source.Outcome != NoData || d.Exists {
+	if d := s.github.Repository(ctx, "probity-fixtures", "deleted"); d.Source.Outcome != SourceNoData || d.Exists {
 		t.Errorf("deleted: %+v", d)
 	}
 	if a := s.github.Repository(ctx, "probity-fixtures", "archived"); !a.Archived || a.DefaultBranch != "master" || !a.LastCommit.Equal(mustTime("2021-03-04T05:06:00Z")) {
 		t.Errorf("archived: %+v", a)
 	}
-	if g := s.github.Repository(ctx, "probity-fixtures", "garbled"); g.Source.Outcome != Failed || !strings.Contains(g.Source.Error, "malformed") || g.Exists {
+	if g := s.github.Repository(ctx, "probity-fixtures", "garbled"); g.Source.Outcome != SourceFailed || !strings.Contains(g.Source.Error, "malformed") || g.Exists {
 		t.Errorf("garbled: %+v", g.Source)
 	}
-	if bad := s.github.Repository(ctx, "../etc", "passwd"); bad.Source.Outcome != Failed {
+	if bad := s.github.Repository(ctx, "../etc", "passwd"); bad.Source.Outcome != SourceFailed {
 		t.Errorf("bad owner: %+v", bad.Source)
 	}
 	s.noMisses(t)
@@ -213,7 +213,7 @@ func TestGitHubManifest(t *testing.T) {
 	s := newTestSources(t)
 	ctx := context.Background()
 	m, parsed := s.github.Manifest(ctx, "probity-fixtures", "bundle", "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567")
-	if m.Source.Outcome != OK || parsed == nil || m.ManifestVersion != "0.3" || m.Name != "bundle-fixture" || m.Version != "0.4.0" ||
+	if m.Source.Outcome != SourceOK || parsed == nil || m.ManifestVersion != "0.3" || m.Name != "bundle-fixture" || m.Version != "0.4.0" ||
 		!m.ToolsGenerated || m.ToolCount != 2 || m.Commit != "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567" {
 		t.Fatalf("bundle: %+v", m)
 	}
@@ -222,7 +222,7 @@ func TestGitHubManifest(t *testing.T) {
 		t.Errorf("tool %s: %v", parsed.Tools[1], err)
 	}
 	none, parsed := s.github.Manifest(ctx, "modelcontextprotocol", "servers", "b7f3c0d1e2a3948576a1b2c3d4e5f60718293a4b")
-	if none.Source.Outcome != NoData || parsed != nil {
+	if none.Source.Outcome != SourceNoData || parsed != nil {
 		t.Errorf("servers: %+v", none)
 	}
 	s.noMisses(t)
@@ -233,37 +233,37 @@ func TestDepsDev(t *testing.T) {
 	ctx := context.Background()
 	sfs := PackageVersion{System: "npm", Name: "@modelcontextprotocol/server-filesystem", Version: "2026.8.31"}
 	v := s.depsdev.GetVersion(ctx, sfs)
-	if v.Source.Outcome != OK || len(v.AdvisoryKeys) != 0 || !slices.Contains(v.Links, DepsDevLink{Label: "SOURCE_REPO", URL: "git+https://github.com/modelcontextprotocol/servers.git"}) ||
+	if v.Source.Outcome != SourceOK || len(v.AdvisoryKeys) != 0 || !slices.Contains(v.Links, DepsDevLink{Label: "SOURCE_REPO", URL: "git+https://github.com/modelcontextprotocol/servers.git"}) ||
 		len(v.RelatedProjects) != 2 || v.RelatedProjects[0].ProjectKey != "github.com/modelcontextprotocol/servers" || v.RelatedProjects[0].RelationType != "SOURCE_REPO" {
 		t.Errorf("version: %+v", v)
 	}
 	deps, src := s.depsdev.GetDependencies(ctx, sfs)
-	if src.Outcome != OK || len(deps) != 7 || deps[0] != (PackageVersion{System: "npm", Name: "@modelcontextprotocol/sdk", Version: "1.32.2"}) {
+	if src.Outcome != SourceOK || len(deps) != 7 || deps[0] != (PackageVersion{System: "npm", Name: "@modelcontextprotocol/sdk", Version: "1.32.2"}) {
 		t.Errorf("dependencies: %+v %+v", src, deps)
 	}
-	if _, src := s.depsdev.GetDependencies(ctx, PackageVersion{System: "npm", Name: "probity-fixture-busy", Version: "0.3.0"}); src.Outcome != Failed || !strings.Contains(src.Error, "could not resolve") {
+	if _, src := s.depsdev.GetDependencies(ctx, PackageVersion{System: "npm", Name: "probity-fixture-busy", Version: "0.3.0"}); src.Outcome != SourceFailed || !strings.Contains(src.Error, "could not resolve") {
 		t.Errorf("unresolvable: %+v", src)
 	}
-	if _, src := s.depsdev.GetDependencies(ctx, PackageVersion{System: "npm", Name: "@probity-fixtures/attested", Version: "1.2.0"}); src.Outcome != NoData {
+	if _, src := s.depsdev.GetDependencies(ctx, PackageVersion{System: "npm", Name: "@probity-fixtures/attested", Version: "1.2.0"}); src.Outcome != SourceNoData {
 		t.Errorf("not indexed: %+v", src)
 	}
 	p := s.depsdev.GetProject(ctx, "github.com/modelcontextprotocol/servers")
-	if p.Source.Outcome != OK || p.Score != 5.8 || p.Commit != "9d8c7b6a5f4e3d2c1b0a99887766554433221100" || !p.Date.Equal(mustTime("2026-11-24T00:00:00Z")) || p.From != "deps.dev" {
+	if p.Source.Outcome != SourceOK || p.Score != 5.8 || p.Commit != "9d8c7b6a5f4e3d2c1b0a99887766554433221100" || !p.Date.Equal(mustTime("2026-11-24T00:00:00Z")) || p.From != "deps.dev" {
 		t.Errorf("project: %+v", p)
 	}
-	// Never scanned: NoData, not 0.
+	// Never scanned: SourceNoData, not 0.
 	for _, key := range []string{"github.com/probity-fixtures/attested-server", "github.com/probity-fixtures/bundle"} {
-		if p := s.depsdev.GetProject(ctx, key); p.Source.Outcome != NoData || p.Score != 0 {
+		if p := s.depsdev.GetProject(ctx, key); p.Source.Outcome != SourceNoData || p.Score != 0 {
 			t.Errorf("%s: %+v", key, p)
 		}
 	}
-	if a := s.depsdev.GetAdvisory(ctx, "GHSA-prb1-dpsd-0003"); a.Source.Outcome != OK || a.CVSS3Score != 9.1 || !strings.HasPrefix(a.CVSS3Vector, "CVSS:3.1/") {
+	if a := s.depsdev.GetAdvisory(ctx, "GHSA-prb1-dpsd-0003"); a.Source.Outcome != SourceOK || a.CVSS3Score != 9.1 || !strings.HasPrefix(a.CVSS3Vector, "CVSS:3.1/") {
 		t.Errorf("advisory: %+v", a)
 	}
-	if a := s.depsdev.GetAdvisory(ctx, "GHSA-prb1-low0-0004"); a.Source.Outcome != NoData {
+	if a := s.depsdev.GetAdvisory(ctx, "GHSA-prb1-low0-0004"); a.Source.Outcome != SourceNoData {
 		t.Errorf("unknown advisory: %+v", a)
 	}
-	if a := s.depsdev.GetAdvisory(ctx, "../../x"); a.Source.Outcome != Failed {
+	if a := s.depsdev.GetAdvisory(ctx, "../../x"); a.Source.Outcome != SourceFailed {
 		t.Errorf("bad id: %+v", a)
 	}
 	s.noMisses(t)
@@ -273,10 +273,10 @@ func TestScorecardAPI(t *testing.T) {
 	s := newTestSources(t)
 	ctx := context.Background()
 	got := s.scorecard.Get(ctx, "Probity-Fixtures", "Attested-Server")
-	if got.Source.Outcome != OK || got.Score != 7.4 || got.Commit != "4f6c3a2b1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a" || !got.Date.Equal(mustTime("2026-11-23T04:12:55Z")) || got.From != "scorecard-api" {
+	if got.Source.Outcome != SourceOK || got.Score != 7.4 || got.Commit != "4f6c3a2b1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a" || !got.Date.Equal(mustTime("2026-11-23T04:12:55Z")) || got.From != "scorecard-api" {
 		t.Errorf("attested: %+v", got)
 	}
-	if never := s.scorecard.Get(ctx, "probity-fixtures", "bundle"); never.Source.Outcome != NoData || never.Score != 0 {
+	if never := s.scorecard.Get(ctx, "probity-fixtures", "bundle"); never.Source.Outcome != SourceNoData || never.Score != 0 {
 		t.Errorf("never scanned: %+v", never)
 	}
 	s.noMisses(t)
@@ -298,7 +298,7 @@ func TestOSVAdvisories(t *testing.T) {
 			{ID: "GHSA-prb1-low0-0004", Package: "minimatch", Version: "10.0.3", CVSS: 3.1, Severity: "LOW", Summary: "Fixture: information leak in minimatch", URL: "https://osv.dev/vulnerability/GHSA-prb1-low0-0004"},
 			{ID: "GHSA-prb1-high-0005", Package: "brace-expansion", Version: "2.0.2", CVSS: 7.5, Severity: "HIGH", Summary: "Fixture: ReDoS in brace-expansion", URL: "https://osv.dev/vulnerability/GHSA-prb1-high-0005"},
 		}
-		if src.Outcome != OK || src.Error != "" || !slices.Equal(got, want) {
+		if src.Outcome != SourceOK || src.Error != "" || !slices.Equal(got, want) {
 			t.Errorf("source %+v\n got %+v\nwant %+v", src, got, want)
 		}
 		if s.srv.hits("depsdev", "/v3/advisories/GHSA-prb1-wdrn-0002") != 0 {
@@ -313,13 +313,13 @@ func TestOSVAdvisories(t *testing.T) {
 			{ID: "GHSA-prb1-self-0007", Package: "mcp-server-fetch", Version: "2025.4.7", Critical: true, Severity: "CRITICAL", Summary: "Fixture: SSRF in mcp-server-fetch", URL: "https://osv.dev/vulnerability/GHSA-prb1-self-0007"},
 			{ID: "GHSA-prb1-pyal-0006", Package: "requests", Version: "2.32.3", Critical: true, CVSS: 9.8, Severity: "HIGH", Summary: "Fixture: requests leaks credentials on redirect", URL: "https://osv.dev/vulnerability/GHSA-prb1-pyal-0006"},
 		}
-		if src.Outcome != OK || !slices.Equal(got, want) {
+		if src.Outcome != SourceOK || !slices.Equal(got, want) {
 			t.Errorf("source %+v\n got %+v\nwant %+v", src, got, want)
 		}
 	})
 	t.Run("malformed querybatch answer", func(t *testing.T) {
 		_, src := s.osv.Advisories(ctx, []PackageVersion{{System: "npm", Name: "probity-fixture-busy", Version: "0.3.0"}}, nil, nil)
-		if src.Outcome != Failed || !strings.Contains(src.Error, "malformed") {
+		if src.Outcome != SourceFailed || !strings.Contains(src.Error, "malformed") {
 			t.Errorf("source %+v", src)
 		}
 	})
@@ -399,14 +399,14 @@ func TestOSVBatchingAndPaging(t *testing.T) {
 	}
 	pkgs = append(pkgs, PackageVersion{System: "cargo", Name: "skipped", Version: "1"})
 	ids, src := o.QueryBatch(context.Background(), pkgs)
-	if src.Outcome != OK || !slices.Equal(ids[1], []string{"GHSA-a", "GHSA-b"}) || !slices.Equal(ids[4], []string{"GHSA-a"}) || len(ids[5]) != 0 {
+	if src.Outcome != SourceOK || !slices.Equal(ids[1], []string{"GHSA-a", "GHSA-b"}) || !slices.Equal(ids[4], []string{"GHSA-a"}) || len(ids[5]) != 0 {
 		t.Errorf("ids %q, source %+v", ids, src)
 	}
 	if !slices.Equal(stub.batches, []int{2, 2, 1, 1}) {
 		t.Errorf("batches %v, want chunks of at most 2 and one page request", stub.batches)
 	}
 	adv, src := o.Advisories(context.Background(), pkgs, nil, nil)
-	if src.Outcome != OK || len(adv) != 3 || adv[0].Package != "p1" || adv[2].Package != "p4" {
+	if src.Outcome != SourceOK || len(adv) != 3 || adv[0].Package != "p1" || adv[2].Package != "p4" {
 		t.Errorf("advisories %+v, source %+v", adv, src)
 	}
 }
@@ -416,22 +416,22 @@ func TestOSVCriticality(t *testing.T) {
 		name      string
 		detail    string
 		depsScore float64
-		depsOut   Outcome
+		depsOut   SourceOutcome
 		critical  bool
-		outcome   Outcome
+		outcome   SourceOutcome
 	}{
-		{"GitHub CRITICAL", `{"id":"GHSA-x","database_specific":{"severity":"CRITICAL"}}`, 0, NoData, true, OK},
-		{"vector 9.8", `{"id":"GHSA-x","severity":[{"type":"CVSS_V3","score":"CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H"}]}`, 0, NoData, true, OK},
-		{"vector 8.8 is not", `{"id":"GHSA-x","severity":[{"type":"CVSS_V3","score":"CVSS:3.1/AV:N/AC:L/PR:L/UI:N/S:U/C:H/I:H/A:H"}]}`, 0, NoData, false, OK},
-		{"vector in affected[]", `{"id":"GHSA-x","affected":[{"severity":[{"type":"CVSS_V3","score":"CVSS:3.0/AV:N/AC:L/PR:N/UI:N/S:C/C:H/I:H/A:H"}]}]}`, 0, NoData, true, OK},
-		{"CVSS v4 only is not read", `{"id":"GHSA-x","severity":[{"type":"CVSS_V4","score":"CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:H/VI:H/VA:H/SC:N/SI:N/SA:N"}]}`, 0, NoData, false, OK},
-		{"deps.dev 9.0", `{"id":"GHSA-x","database_specific":{"severity":"MODERATE"}}`, 9.0, OK, true, OK},
-		{"deps.dev 8.9", `{"id":"GHSA-x"}`, 8.9, OK, false, OK},
-		{"deps.dev failed: unknown", `{"id":"GHSA-x"}`, 0, Failed, false, Failed},
-		{"severity not a string", `{"id":"GHSA-x","database_specific":{"severity":5}}`, 0, NoData, false, OK},
-		{"withdrawn", `{"id":"GHSA-x","withdrawn":"2026-01-01T00:00:00Z","database_specific":{"severity":"CRITICAL"}}`, 0, NoData, false, OK},
-		{"details of another advisory", `{"id":"GHSA-y","database_specific":{"severity":"CRITICAL"}}`, 0, NoData, false, Failed},
-		{"malformed details", `{"id":"GHSA-x",`, 0, NoData, false, Failed},
+		{"GitHub CRITICAL", `{"id":"GHSA-x","database_specific":{"severity":"CRITICAL"}}`, 0, SourceNoData, true, SourceOK},
+		{"vector 9.8", `{"id":"GHSA-x","severity":[{"type":"CVSS_V3","score":"CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H"}]}`, 0, SourceNoData, true, SourceOK},
+		{"vector 8.8 is not", `{"id":"GHSA-x","severity":[{"type":"CVSS_V3","score":"CVSS:3.1/AV:N/AC:L/PR:L/UI:N/S:U/C:H/I:H/A:H"}]}`, 0, SourceNoData, false, SourceOK},
+		{"vector in affected[]", `{"id":"GHSA-x","affected":[{"severity":[{"type":"CVSS_V3","score":"CVSS:3.0/AV:N/AC:L/PR:N/UI:N/S:C/C:H/I:H/A:H"}]}]}`, 0, SourceNoData, true, SourceOK},
+		{"CVSS v4 only is not read", `{"id":"GHSA-x","severity":[{"type":"CVSS_V4","score":"CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:H/VI:H/VA:H/SC:N/SI:N/SA:N"}]}`, 0, SourceNoData, false, SourceOK},
+		{"deps.dev 9.0", `{"id":"GHSA-x","database_specific":{"severity":"MODERATE"}}`, 9.0, SourceOK, true, SourceOK},
+		{"deps.dev 8.9", `{"id":"GHSA-x"}`, 8.9, SourceOK, false, SourceOK},
+		{"deps.dev failed: unknown", `{"id":"GHSA-x"}`, 0, SourceFailed, false, SourceFailed},
+		{"severity not a string", `{"id":"GHSA-x","database_specific":{"severity":5}}`, 0, SourceNoData, false, SourceOK},
+		{"withdrawn", `{"id":"GHSA-x","withdrawn":"2026-01-01T00:00:00Z","database_specific":{"severity":"CRITICAL"}}`, 0, SourceNoData, false, SourceOK},
+		{"details of another advisory", `{"id":"GHSA-y","database_specific":{"severity":"CRITICAL"}}`, 0, SourceNoData, false, SourceFailed},
+		{"malformed details", `{"id":"GHSA-x",`, 0, SourceNoData, false, SourceFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
