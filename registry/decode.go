@@ -53,6 +53,11 @@ type itemJSON struct {
 	Meta   json.RawMessage `json:"_meta"`
 }
 
+// metaJSON is the part of an item's _meta the decoder reads.
+type metaJSON struct {
+	Official *Official `json:"io.modelcontextprotocol.registry/official"`
+}
+
 // malformed returns an ErrMalformedPage error saying why.
 func malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrMalformedPage, fmt.Sprintf(format, args...))
@@ -65,16 +70,15 @@ func malformed(format string, args ...any) error {
 // items, and a cursor longer than 1 KiB. Unknown fields are ignored. Entries' Raw and
 // Meta are copies; body may be reused afterwards.
 func DecodePage(body []byte, maxServers int) ([]Entry, string, error) {
-	if !json.Valid(body) {
-		return nil, "", malformed("not JSON")
-	}
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 || body[0] != '{' {
-		return nil, "", malformed("not a JSON object")
-	}
 	var list listJSON
 	if err := json.Unmarshal(body, &list); err != nil {
+		if _, ok := errors.AsType[*json.SyntaxError](err); ok || len(bytes.TrimSpace(body)) == 0 {
+			return nil, "", malformed("not JSON: %v", err)
+		}
 		return nil, "", malformed("not a server list: %v", err)
+	}
+	if t := bytes.TrimSpace(body); len(t) == 0 || t[0] != '{' {
+		return nil, "", malformed("not a JSON object")
 	}
 	if list.Servers == nil {
 		return nil, "", malformed(`no "servers" array`)
@@ -134,15 +138,11 @@ func decodeItem(raw json.RawMessage) (Entry, error) {
 		if item.Meta[0] != '{' {
 			return Entry{}, malformed("server %s %s: _meta is not an object", s.Name, quote(s.Version))
 		}
-		var meta map[string]json.RawMessage
+		var meta metaJSON
 		if err := json.Unmarshal(item.Meta, &meta); err != nil {
 			return Entry{}, malformed("server %s %s: _meta: %v", s.Name, quote(s.Version), err)
 		}
-		if off, ok := meta[OfficialMetaKey]; ok && !bytes.Equal(off, []byte("null")) {
-			o := new(Official)
-			if err := json.Unmarshal(off, o); err != nil {
-				return Entry{}, malformed("server %s %s: official metadata: %v", s.Name, quote(s.Version), err)
-			}
+		if o := meta.Official; o != nil {
 			switch o.Status {
 			case "", StatusActive, StatusDeprecated, StatusDeleted:
 			default:

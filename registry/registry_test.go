@@ -845,3 +845,55 @@ func TestShippedOpenAPIMatchesClient(t *testing.T) {
 		}
 	}
 }
+
+func TestPageTimeout(t *testing.T) {
+	f := &fakeRegistry{pages: paginate(t, synthItems(t, 4), 2)}
+	release := make(chan struct{})
+	defer close(release)
+	f.hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if n == 2 {
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return true
+		}
+		return false
+	}
+	c, _ := start(t, f, Config{Limit: 2, PageTimeout: 200 * time.Millisecond})
+	pages, err := walk(c, context.Background(), ListOptions{})
+	var pe *PageError
+	if len(pages) != 1 || !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &pe) || pe.Cursor != "c2" {
+		t.Fatalf("%d pages, err %v", len(pages), err)
+	}
+}
+
+func TestRedirectToMetadataRefused(t *testing.T) {
+	f := &fakeRegistry{pages: paginate(t, synthItems(t, 2), 2)}
+	f.hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusFound)
+		return true
+	}
+	c, _ := start(t, f, Config{Limit: 2})
+	if _, err := walk(c, context.Background(), ListOptions{}); !errors.Is(err, egress.ErrBlocked) {
+		t.Fatalf("err = %v, want the egress guard's refusal", err)
+	}
+}
+
+func TestIncludeDeletedAlone(t *testing.T) {
+	items := synthItems(t, 2)
+	items[1]["_meta"].(map[string]any)[OfficialMetaKey].(map[string]any)["status"] = "deleted"
+	f := &fakeRegistry{pages: paginate(t, items, 2)}
+	c, _ := start(t, f, Config{Limit: 2})
+	pages, err := walk(c, context.Background(), ListOptions{IncludeDeleted: true})
+	if err != nil || len(pages) != 1 {
+		t.Fatalf("%d pages, err %v", len(pages), err)
+	}
+	if q := f.seen(); len(q) != 1 || q[0] != "include_deleted=true&limit=2" {
+		t.Errorf("queries %q", q)
+	}
+	e := pages[0].Entries
+	if !e[0].Listed() || e[1].Listed() || e[1].Official.Status != StatusDeleted {
+		t.Errorf("listed: %v %v (%+v)", e[0].Listed(), e[1].Listed(), e[1].Official)
+	}
+}
