@@ -25,18 +25,32 @@ const (
 	DefaultBaseURL = "https://registry.modelcontextprotocol.io"
 	// DefaultUserAgent identifies Probity to the registry.
 	DefaultUserAgent = "probity-registry/1 (+https://probity.dev)"
-	// DefaultLimit is the page size asked for; the official registry's maximum.
-	DefaultLimit          = 100
-	DefaultMaxPageBytes   = 4 << 20
-	DefaultMaxServers     = 500
-	DefaultMaxPages       = 2000
-	DefaultMaxRetries     = 3
-	DefaultMaxRetryWait   = 60 * time.Second
-	DefaultPageTimeout    = 60 * time.Second
-	defaultRetryAfter     = 5 * time.Second
-	maxExcerpt            = 200
-	serversPath           = "/v0.1/servers"
-	maxRetryAfterHeader   = 64
+	// DefaultLimit is the page size asked for: the official registry's maximum.
+	DefaultLimit = 100
+	// DefaultMaxPageBytes caps a page's body: 4 MiB, several times a full page.
+	DefaultMaxPageBytes = 4 << 20
+	// DefaultMaxServers caps a page's items: 500, five times the official maximum.
+	DefaultMaxServers = 500
+	// DefaultMaxPages caps one walk: 2,000 pages, 200,000 servers at DefaultLimit.
+	DefaultMaxPages = 2000
+	// DefaultMaxRetries is how often one page is retried after 429.
+	DefaultMaxRetries = 3
+	// DefaultMaxRetryWait bounds the Retry-After waits of one page, in total.
+	DefaultMaxRetryWait = 60 * time.Second
+	// DefaultPageTimeout bounds one page, retries included.
+	DefaultPageTimeout = 60 * time.Second
+)
+
+const (
+	// defaultRetryAfter is the wait after a 429 without Retry-After.
+	defaultRetryAfter = 5 * time.Second
+	// maxExcerpt is the longest body excerpt an error carries.
+	maxExcerpt = 200
+	// serversPath is the list endpoint under the base URL.
+	serversPath = "/v0.1/servers"
+	// maxRetryAfterHeader bounds the Retry-After value parsed.
+	maxRetryAfterHeader = 64
+	// maxErrorBodyReadBytes is how much of a non-200 body is read for the excerpt.
 	maxErrorBodyReadBytes = 4 << 10
 )
 
@@ -72,6 +86,8 @@ type Config struct {
 	// Logger receives one debug event per request (URL without secrets: the client
 	// sends none); default discards.
 	Logger *slog.Logger
+	// Now is the clock a Retry-After date is read against; default time.Now.
+	Now func() time.Time
 }
 
 // Client reads GET /v0.1/servers of one registry. It is safe for concurrent use.
@@ -87,6 +103,7 @@ type Client struct {
 	maxRetryWait time.Duration
 	pageTimeout  time.Duration
 	log          *slog.Logger
+	now          func() time.Time
 	// sleep waits d or until ctx is done; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
 }
@@ -130,6 +147,7 @@ func New(cfg Config) (*Client, error) {
 		maxRetryWait: cfg.MaxRetryWait,
 		pageTimeout:  cfg.PageTimeout,
 		log:          cfg.Logger,
+		now:          cfg.Now,
 		sleep:        sleepCtx,
 	}
 	if c.http == nil {
@@ -164,6 +182,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.now == nil {
+		c.now = time.Now
 	}
 	if c.limit > c.maxServers {
 		return nil, fmt.Errorf("registry client: limit %d is above MaxServersPerPage %d: every full page would be refused", c.limit, c.maxServers)
@@ -370,7 +391,7 @@ func (c *Client) get(ctx context.Context, u string) ([]byte, error) {
 		head, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyReadBytes))
 		c.log.DebugContext(ctx, "registry page", "url", u, "status", resp.StatusCode, "ms", time.Since(start).Milliseconds())
 		return nil, &StatusError{Status: resp.StatusCode, ContentType: clip(ctype), Excerpt: excerpt(head),
-			RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+			RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), c.now())}
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxPageBytes+1))
 	if err != nil {

@@ -110,14 +110,22 @@ type Remote struct {
 // Input describes a value a client supplies: an argument, a header, an environment
 // variable or a URL variable.
 type Input struct {
-	Description string   `json:"description,omitempty"`
-	IsRequired  bool     `json:"isRequired,omitempty"`
-	Format      string   `json:"format,omitempty"`
-	Value       string   `json:"value,omitempty"`
-	IsSecret    bool     `json:"isSecret,omitempty"`
-	Default     string   `json:"default,omitempty"`
-	Placeholder string   `json:"placeholder,omitempty"`
-	Choices     []string `json:"choices,omitempty"`
+	// Description tells the user what the value is for.
+	Description string `json:"description,omitempty"`
+	// IsRequired says the value must be supplied.
+	IsRequired bool `json:"isRequired,omitempty"`
+	// Format is string (default), number, boolean or filepath.
+	Format string `json:"format,omitempty"`
+	// Value is a fixed value, possibly with {variables}.
+	Value string `json:"value,omitempty"`
+	// IsSecret marks a password or token; the registry lists no secret values.
+	IsSecret bool `json:"isSecret,omitempty"`
+	// Default is the value used when none is supplied.
+	Default string `json:"default,omitempty"`
+	// Placeholder is an example shown while configuring.
+	Placeholder string `json:"placeholder,omitempty"`
+	// Choices, when given, are the only allowed values.
+	Choices []string `json:"choices,omitempty"`
 }
 
 // KeyValueInput is a named Input: a header or an environment variable.
