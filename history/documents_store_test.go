@@ -94,7 +94,7 @@ func testStoredDocumentsRoundTrip(t *testing.T, st store.Store) {
 			t.Fatal(err)
 		}
 		wantResults = append(wantResults, want)
-		if o, err := r.RunEntry(ctx, remote, store.Due{EntryID: remote.ID, Reason: store.ReasonCadence, At: now}, ""); err != nil || o.Status != rounds.SignedFull {
+		if o, err := r.RunEntry(ctx, remote, store.Due{EntryID: remote.ID, Reason: store.ReasonCadence, At: now}, ""); err != nil || o.Outcome != rounds.SignedFull {
 			t.Fatalf("round %d: %+v, %v", i, o, err)
 		}
 	}

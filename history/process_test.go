@@ -119,8 +119,8 @@ func TestHistoryFromRounds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !p.fail && o.Status != rounds.SignedFull {
-			t.Fatalf("round at %v: %s", at, o.Status)
+		if !p.fail && o.Outcome != rounds.SignedFull {
+			t.Fatalf("round at %v: %s", at, o.Outcome)
 		}
 	}
 	changes := func() []store.ChangeRecord {

@@ -197,8 +197,8 @@ func (r *statsRig) round(e store.Entry, at time.Time, replace []json.RawMessage)
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	if o.Status != rounds.SignedFull {
-		r.t.Fatalf("round of %s at %s: %s", e.Slug, at, o.Status)
+	if o.Outcome != rounds.SignedFull {
+		r.t.Fatalf("round of %s at %s: %s", e.Slug, at, o.Outcome)
 	}
 }
 

@@ -31,7 +31,7 @@ type Summary struct {
 	Errors []error
 }
 
-func (s *Summary) add(o Outcome, err error) {
+func (s *Summary) add(o RoundReport, err error) {
 	if err != nil {
 		s.Failed++
 		if len(s.Errors) < 20 {
@@ -39,7 +39,7 @@ func (s *Summary) add(o Outcome, err error) {
 		}
 		return
 	}
-	switch o.Status {
+	switch o.Outcome {
 	case SignedFull:
 		s.SignedFull++
 		s.Probed++
@@ -100,7 +100,7 @@ func (r *Runner) RunAll(ctx context.Context, opt RunOptions) (Summary, error) {
 	sum := Summary{RunID: run.ID, Resumed: resumed}
 
 	var mu sync.Mutex
-	report := func(o Outcome, err error) {
+	report := func(o RoundReport, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		sum.add(o, err)
@@ -115,7 +115,7 @@ func (r *Runner) RunAll(ctx context.Context, opt RunOptions) (Summary, error) {
 			for e := range work {
 				if e.Kind != store.KindRemote && r.cfg.Collector != nil {
 					if _, err := r.RunSupply(ctx, e, false); err == nil || ctx.Err() == nil {
-						report(Outcome{Status: SupplyRan}, err)
+						report(RoundReport{Outcome: SupplyRan}, err)
 					}
 					continue
 				}

@@ -107,24 +107,25 @@ func (r *Runner) listWeight(obs *checks.Observation) int64 {
 	return min(n, r.cfg.ListBytes)
 }
 
-// Status is what became of one entry's round.
-type Status string
+// RoundOutcome is what became of one entry's round.
+type RoundOutcome string
 
 // The outcomes of RunEntry.
 const (
-	SignedFull  Status = "signed_full"          // stored with a full-coverage envelope
-	SignedAuth  Status = "signed_auth_required" // stored with an auth_required envelope
-	Unsigned    Status = "unsigned"             // stored without an envelope
-	AlreadyDone Status = "already_done"         // a round for this due time was stored before
-	NotProbed   Status = "not_probed"           // a package or repository entry: no probe rounds
-	Failed      Status = "failed"               // nothing stored (see the error)
-	EntryGone   Status = "entry_gone"           // the entry was deleted meanwhile
-	SupplyRan   Status = "supply_ran"           // a package entry's supply checks ran (RunAll)
+	SignedFull  RoundOutcome = "signed_full"          // stored with a full-coverage envelope
+	SignedAuth  RoundOutcome = "signed_auth_required" // stored with an auth_required envelope
+	Unsigned    RoundOutcome = "unsigned"             // stored without an envelope
+	AlreadyDone RoundOutcome = "already_done"         // a round for this due time was stored before
+	NotProbed   RoundOutcome = "not_probed"           // a package or repository entry: no probe rounds
+	Failed      RoundOutcome = "failed"               // nothing stored (see the error)
+	EntryGone   RoundOutcome = "entry_gone"           // the entry was deleted meanwhile
+	SupplyRan   RoundOutcome = "supply_ran"           // a package entry's supply checks ran (RunAll)
 )
 
-// Outcome is the result of RunEntry.
-type Outcome struct {
-	Status        Status
+// RoundReport is what RunEntry reports of one entry's round: its outcome, the id of the
+// stored observation, the attempt and the time the round took.
+type RoundReport struct {
+	Outcome       RoundOutcome
 	ObservationID int64
 	Attempt       int
 	Duration      time.Duration
@@ -133,11 +134,11 @@ type Outcome struct {
 // RunEntry runs the round of entry e for due (see the package documentation). runID
 // names the manual run a manual round belongs to ("" otherwise). An error means nothing
 // was stored; the round can be retried.
-func (r *Runner) RunEntry(ctx context.Context, e store.Entry, due store.Due, runID string) (Outcome, error) {
+func (r *Runner) RunEntry(ctx context.Context, e store.Entry, due store.Due, runID string) (RoundReport, error) {
 	start := r.cfg.Now()
-	out := Outcome{Status: Failed}
+	out := RoundReport{Outcome: Failed}
 	if e.Kind != store.KindRemote {
-		out.Status = NotProbed
+		out.Outcome = NotProbed
 		return out, nil
 	}
 	switch due.EntryID {
@@ -150,10 +151,10 @@ func (r *Runner) RunEntry(ctx context.Context, e store.Entry, due store.Due, run
 	attempt, err := r.cfg.Store.StartAttempt(ctx, e.ID, due.At, start)
 	switch {
 	case errors.Is(err, store.ErrRoundDone):
-		out.Status = AlreadyDone
+		out.Outcome = AlreadyDone
 		return out, nil
 	case errors.Is(err, store.ErrNotFound):
-		out.Status = EntryGone
+		out.Outcome = EntryGone
 		return out, nil
 	case err != nil:
 		return out, fmt.Errorf("couldn't record the attempt for %s: %w", e.Slug, err)
@@ -197,10 +198,10 @@ func (r *Runner) RunEntry(ctx context.Context, e store.Entry, due store.Due, run
 	id, err := r.cfg.Store.SaveRound(saveCtx, round)
 	switch {
 	case errors.Is(err, store.ErrRoundDone):
-		out.Status = AlreadyDone
+		out.Outcome = AlreadyDone
 		return out, nil
 	case errors.Is(err, store.ErrNotFound):
-		out.Status = EntryGone
+		out.Outcome = EntryGone
 		return out, nil
 	case err != nil:
 		return out, fmt.Errorf("couldn't store the round of %s: %w", e.Slug, err)
@@ -214,15 +215,15 @@ func (r *Runner) RunEntry(ctx context.Context, e store.Entry, due store.Due, run
 	}
 	switch {
 	case round.Coverage == string(attest.CoverageFull):
-		out.Status = SignedFull
+		out.Outcome = SignedFull
 	case round.Coverage == string(attest.CoverageAuthRequired):
-		out.Status = SignedAuth
+		out.Outcome = SignedAuth
 	default:
-		out.Status = Unsigned
+		out.Outcome = Unsigned
 	}
 	r.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "round",
 		slog.String("entry", e.Slug), slog.String("round", round.RoundID), slog.String("reason", string(due.Reason)),
-		slog.String("outcome", string(out.Status)), slog.Int("attempt", attempt),
+		slog.String("outcome", string(out.Outcome)), slog.Int("attempt", attempt),
 		slog.String("reach", round.Reach), slog.Int("tools", round.ToolCount),
 		slog.Int64("prepare_ms", probing.Sub(start).Milliseconds()),
 		slog.Int64("probe_ms", probed.Sub(probing).Milliseconds()),

@@ -28,8 +28,8 @@ type SupplyHistory interface {
 	RecordManifest(ctx context.Context, entryID int64, tools []json.RawMessage, runID int64, payloadDigest string, at time.Time) (int, error)
 }
 
-// SupplyOutcome is what became of one supply run.
-type SupplyOutcome struct {
+// SupplyReport is what RunSupply reports of one supply run.
+type SupplyReport struct {
 	// Ran says the checks ran and were stored; false when a daily check found neither
 	// the package version nor the README changed since the last run.
 	Ran      bool
@@ -48,8 +48,8 @@ const supplyInterval = 7 * 24 * time.Hour
 // daily check) it stores nothing when the package version and README are the same as in
 // the last run. Like a round, no transaction is open and the key is not in use during
 // the network work.
-func (r *Runner) RunSupply(ctx context.Context, e store.Entry, onlyIfChanged bool) (SupplyOutcome, error) {
-	var out SupplyOutcome
+func (r *Runner) RunSupply(ctx context.Context, e store.Entry, onlyIfChanged bool) (SupplyReport, error) {
+	var out SupplyReport
 	if r.cfg.Collector == nil {
 		return out, errors.New("rounds: no supply collector configured")
 	}
@@ -127,7 +127,7 @@ func (r *Runner) RunSupply(ctx context.Context, e store.Entry, onlyIfChanged boo
 	}
 	r.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "supply", slog.String("entry", e.Slug), slog.Int("score", pred.Score),
 		slog.Bool("verified", pred.Verified), slog.Int("weight_ran", pred.WeightRan))
-	return SupplyOutcome{Ran: true, Score: pred.Score, Verified: pred.Verified, RunID: id}, nil
+	return SupplyReport{Ran: true, Score: pred.Score, Verified: pred.Verified, RunID: id}, nil
 }
 
 // remoteFacts returns a remote entry's last tool surface and what its newest round

@@ -871,8 +871,8 @@ func (w *loadWorker) work(ctx context.Context, e store.Entry, due store.Due) err
 	if err != nil {
 		return err
 	}
-	if out.Status == rounds.AlreadyDone || out.Status == rounds.Failed {
-		return fmt.Errorf("round %s of %s: %s", due.Reason, e.Slug, out.Status)
+	if out.Outcome == rounds.AlreadyDone || out.Outcome == rounds.Failed {
+		return fmt.Errorf("round %s of %s: %s", due.Reason, e.Slug, out.Outcome)
 	}
 	w.stats.round()
 	return nil

@@ -152,8 +152,8 @@ func setupWith(t *testing.T, rl web.RateLimit, desc string) *fixture {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o.Status != rounds.SignedFull {
-			t.Fatalf("round at %v: %s", at, o.Status)
+		if o.Outcome != rounds.SignedFull {
+			t.Fatalf("round at %v: %s", at, o.Outcome)
 		}
 	}
 	round(0, tool("search", "Search the catalog."))
