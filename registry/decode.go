@@ -133,7 +133,7 @@ func decodeItem(raw json.RawMessage) (Entry, error) {
 	if s.Version == "" || len(s.Version) > maxVersionLength {
 		return Entry{}, malformed("server %s: version missing or longer than %d bytes", s.Name, maxVersionLength)
 	}
-	e.Raw = bytes.Clone(item.Server)
+	e.Raw = item.Server // json.RawMessage copies what it decodes: body is not retained
 	if len(item.Meta) > 0 && !bytes.Equal(item.Meta, []byte("null")) {
 		if item.Meta[0] != '{' {
 			return Entry{}, malformed("server %s %s: _meta is not an object", s.Name, quote(s.Version))
@@ -150,7 +150,7 @@ func decodeItem(raw json.RawMessage) (Entry, error) {
 			}
 			e.Official = o
 		}
-		e.Meta = bytes.Clone(item.Meta)
+		e.Meta = item.Meta
 	}
 	return e, nil
 }

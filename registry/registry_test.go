@@ -897,3 +897,18 @@ func TestIncludeDeletedAlone(t *testing.T) {
 		t.Errorf("listed: %v %v (%+v)", e[0].Listed(), e[1].Listed(), e[1].Official)
 	}
 }
+
+func TestDecodedEntriesDoNotAliasBody(t *testing.T) {
+	body := readFile(t, "testdata/good_page_official.json")
+	entries, _, err := DecodePage(body, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := string(entries[3].Raw) + string(entries[3].Meta)
+	for i := range body {
+		body[i] = 'x'
+	}
+	if got := string(entries[3].Raw) + string(entries[3].Meta); got != want || entries[3].Server.Name != "io.github.user/remote-weather" {
+		t.Fatalf("entries changed with the body: %s", got)
+	}
+}
