@@ -236,7 +236,7 @@ func TestRegressionListBytesBoundsBuildAndStore(t *testing.T) {
 		{"a list larger than the bound", 500, 10, 100, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			env := newTestEnv(t, nil, Policy{})
+			env := newTestEnv(t, nil, Schedule{})
 			cs := &countingStore{Store: env.st}
 			r, err := NewRunner(Config{Store: cs, Prober: listProber{c.tools, c.toolBytes}, Signer: newFixedSigner(), ToolVersion: "test",
 				ListBytes: c.listBytes, Logger: testLogger()})

@@ -43,11 +43,12 @@
 //
 // Each entry has at most one due time per store.Reason:
 //
-//   - cadence: every Policy.Cadence (12 h) for unclaimed entries, Policy.ClaimedCadence
-//     (3 h) for claimed ones, or the entry's own cadence. The next due time is the last
-//     one plus the cadence, jittered by up to ±10 % with a value derived from the entry
-//     and the due time (so a retried job computes the same one); a round that ran late
-//     is rescheduled from now, so a stopped service does not replay missed rounds.
+//   - cadence: every Schedule.Cadence (12 h) for unclaimed entries,
+//     Schedule.ClaimedCadence (3 h) for claimed ones, or the entry's own cadence. The
+//     next due time is the last one plus the cadence, jittered by up to ±10 % with a
+//     value derived from the entry and the due time (so a retried job computes the same
+//     one); a round that ran late is rescheduled from now, so a stopped service does
+//     not replay missed rounds.
 //   - confirm: when a round's tools, instructions or server-reported version differ
 //     from the previous round that had them, a confirmation re-fetch at least one
 //     minute later (two hours when the tool list became empty), so that the history
@@ -62,7 +63,7 @@
 // An entry whose round was rate limited (429, or 503 with Retry-After) backs off: the
 // next cadence round waits for the larger of the server's Retry-After and an
 // exponential backoff (1 h, 2 h, 4 h, … after consecutive rate-limited rounds, at most
-// Policy.MaxBackoff), and its confirmation waits as long.
+// Schedule.MaxBackoff), and its confirmation waits as long.
 //
 // # Uptime
 //

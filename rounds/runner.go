@@ -46,7 +46,7 @@ type Config struct {
 	// SupplyHistory takes packages' newest versions and bundle manifests' tools into
 	// the history; nil: not recorded.
 	SupplyHistory SupplyHistory
-	Policy        Policy
+	Schedule      Schedule
 	// SaveTimeout bounds storing one round; default 30 s. A round that was probed is
 	// stored even when the context is cancelled meanwhile (e.g. on Ctrl-C).
 	SaveTimeout time.Duration
@@ -93,7 +93,7 @@ func NewRunner(cfg Config) (*Runner, error) {
 	if cfg.ListBytes <= 0 {
 		cfg.ListBytes = DefaultListBytes
 	}
-	cfg.Policy = cfg.Policy.withDefaults()
+	cfg.Schedule = cfg.Schedule.withDefaults()
 	return &Runner{cfg: cfg, keyID: keyID, lists: semaphore.NewWeighted(cfg.ListBytes)}, nil
 }
 
@@ -325,6 +325,6 @@ func (r *Runner) build(ctx context.Context, e store.Entry, due store.Due, runID 
 	} else {
 		round.UnsignedReason = unsignedReason(obs)
 	}
-	round.Due = r.cfg.Policy.dueUpdates(e, due, obs, fp, h, r.cfg.Now())
+	round.Due = r.cfg.Schedule.dueUpdates(e, due, obs, fp, h, r.cfg.Now())
 	return round, nil
 }

@@ -31,7 +31,7 @@ type testEnv struct {
 	r   *Runner
 }
 
-func newTestEnv(t *testing.T, p Prober, policy Policy) *testEnv {
+func newTestEnv(t *testing.T, p Prober, schedule Schedule) *testEnv {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -54,7 +54,7 @@ func newTestEnv(t *testing.T, p Prober, policy Policy) *testEnv {
 	if p == nil {
 		p = probe.New(probe.Config{Version: "test", AllowLoopback: true})
 	}
-	r, err := NewRunner(Config{Store: st, Prober: p, Signer: signer, ToolVersion: "0.1.0-test", Policy: policy, Logger: testLogger()})
+	r, err := NewRunner(Config{Store: st, Prober: p, Signer: signer, ToolVersion: "0.1.0-test", Schedule: schedule, Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func (env *testEnv) add(t *testing.T, kind, locator string) store.Entry {
 	slug := fmt.Sprintf("e%d", time.Now().UnixNano()%1e9)
 	e, _, err := env.st.AddEntry(context.Background(), store.NewEntry{
 		SlugBase: slug, Kind: kind, Locator: locator, Name: locator, Source: "import",
-		Due: env.r.cfg.Policy.FirstDue(store.Entry{Kind: kind, Locator: locator}, time.Now()),
+		Due: env.r.cfg.Schedule.FirstDue(store.Entry{Kind: kind, Locator: locator}, time.Now()),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +110,7 @@ func (env *testEnv) verifyExport(t *testing.T) cli.Summary {
 // checks what was stored and verifies the export offline.
 func TestRunAll(t *testing.T) {
 	ctx := context.Background()
-	env := newTestEnv(t, nil, Policy{})
+	env := newTestEnv(t, nil, Schedule{})
 	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: 20, Seed: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +253,7 @@ func TestRunAllResumes(t *testing.T) {
 	defer fleet.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	prober := &cancelAfter{p: probe.New(probe.Config{Version: "test", AllowLoopback: true}), cancel: cancel, count: make(chan struct{}, 25)}
-	env := newTestEnv(t, prober, Policy{})
+	env := newTestEnv(t, prober, Schedule{})
 	for _, u := range fleet.URLs() {
 		env.add(t, store.KindRemote, u)
 	}

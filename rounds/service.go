@@ -251,7 +251,7 @@ func (s *Service) work(ctx context.Context, a ProbeArgs) error {
 		return err
 	}
 	if a.Reason == store.ReasonStatus && sameUTCDay(e.LastRoundAt, now) {
-		return st.SetDue(ctx, e.ID, store.DueUpdate{Reason: store.ReasonStatus, At: s.r.cfg.Policy.nextStatus(a.DueAt, now)})
+		return st.SetDue(ctx, e.ID, store.DueUpdate{Reason: store.ReasonStatus, At: s.r.cfg.Schedule.nextStatus(a.DueAt, now)})
 	}
 	if _, err := s.r.RunEntry(ctx, e, due, ""); err != nil {
 		s.r.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "round failed", slog.String("entry", e.Slug), slog.String("error", err.Error()))

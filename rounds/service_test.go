@@ -23,7 +23,7 @@ func TestServiceOnSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fleet.Close()
-	env := newTestEnv(t, nil, Policy{Cadence: 2 * time.Second, FirstSpread: time.Second})
+	env := newTestEnv(t, nil, Schedule{Cadence: 2 * time.Second, FirstSpread: time.Second})
 	for _, u := range fleet.URLs() {
 		env.add(t, store.KindRemote, u)
 	}
@@ -97,7 +97,7 @@ func TestStatusCheckSkipsSeenEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fleet.Close()
-	env := newTestEnv(t, nil, Policy{})
+	env := newTestEnv(t, nil, Schedule{})
 	seen := env.add(t, store.KindRemote, fleet.URL(0))
 	unseen := env.add(t, store.KindRemote, fleet.URL(1))
 	ctx := context.Background()
@@ -143,7 +143,7 @@ func TestRunEntryDueOfAnotherEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fleet.Close()
-	env := newTestEnv(t, nil, Policy{})
+	env := newTestEnv(t, nil, Schedule{})
 	e := env.add(t, store.KindRemote, fleet.URL(0))
 	ctx := context.Background()
 	at := time.Now().Truncate(time.Millisecond)
@@ -166,7 +166,7 @@ func TestRunEntryDueOfAnotherEntry(t *testing.T) {
 // longest a live job runs (job timeout + save timeout + 30 s), not after River's hour,
 // and a rescue delay that would run live jobs twice is refused.
 func TestServiceRescueAfter(t *testing.T) {
-	env := newTestEnv(t, nil, Policy{})
+	env := newTestEnv(t, nil, Schedule{})
 	svc, err := NewService(ServiceConfig{Runner: env.r})
 	if err != nil {
 		t.Fatal(err)

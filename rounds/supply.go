@@ -72,7 +72,7 @@ func (r *Runner) RunSupply(ctx context.Context, e store.Entry, onlyIfChanged boo
 			return out, err
 		}
 		if len(prev) == 1 && !supplyChanged(prev[0].Facts, facts) {
-			err := r.cfg.Store.SetDue(ctx, e.ID, store.DueUpdate{Reason: store.ReasonStatus, At: now.Add(r.cfg.Policy.StatusInterval)})
+			err := r.cfg.Store.SetDue(ctx, e.ID, store.DueUpdate{Reason: store.ReasonStatus, At: now.Add(r.cfg.Schedule.StatusInterval)})
 			return out, err
 		}
 	}
@@ -103,7 +103,7 @@ func (r *Runner) RunSupply(ctx context.Context, e store.Entry, onlyIfChanged boo
 		LatestVersion: pred.PackageVersion, Facts: canonFacts, Verdict: verdictJSON, Envelope: envJSON, KeyID: r.keyID}
 	due := []store.DueUpdate{{Reason: store.ReasonSupply, At: now.Add(supplyInterval + spread(e, now, "supply", time.Hour))}}
 	if e.Kind != store.KindRemote {
-		due = append(due, store.DueUpdate{Reason: store.ReasonStatus, At: now.Add(r.cfg.Policy.StatusInterval)})
+		due = append(due, store.DueUpdate{Reason: store.ReasonStatus, At: now.Add(r.cfg.Schedule.StatusInterval)})
 	}
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.SaveTimeout)
 	defer cancel()

@@ -63,7 +63,7 @@ func (r *recordedVersions) RecordPackageVersion(ctx context.Context, entryID int
 // history, and the export verifies.
 func TestRunSupply(t *testing.T) {
 	ctx := context.Background()
-	env := newTestEnv(t, nil, Policy{})
+	env := newTestEnv(t, nil, Schedule{})
 	col := &cannedCollector{version: "1.2.0"}
 	versions := &recordedVersions{}
 	env.r.cfg.Collector, env.r.cfg.SupplyHistory = col, versions

@@ -597,16 +597,16 @@ type loadSim struct {
 
 // loadWorker builds entries one at a time with its own clock and Runner.
 type loadWorker struct {
-	st     store.Store
-	pr     *probe.Prober
-	stable *fixtures.Fleet
-	drift  *fixtures.Fleet
-	tmpl   *loadTemplates
-	runner *rounds.Runner
-	policy rounds.Policy
-	clock  time.Time
-	sim    *loadSim
-	stats  *loadProgress
+	st       store.Store
+	pr       *probe.Prober
+	stable   *fixtures.Fleet
+	drift    *fixtures.Fleet
+	tmpl     *loadTemplates
+	runner   *rounds.Runner
+	schedule rounds.Schedule
+	clock    time.Time
+	sim      *loadSim
+	stats    *loadProgress
 }
 
 // Probe is the worker's rounds.Prober: the entry's simulated server at the worker's
@@ -782,7 +782,7 @@ func (p *loadProgress) round() {
 	}
 }
 
-// build runs entry i from its creation to loadEnd: every due time the real policy sets,
+// build runs entry i from its creation to loadEnd: every due time the real schedule sets,
 // in order, as the service's worker would run it.
 func (w *loadWorker) build(ctx context.Context, i int) (string, error) {
 	p := planLoad(i)
@@ -815,7 +815,7 @@ func (w *loadWorker) build(ctx context.Context, i int) (string, error) {
 		s.loc = t.Locator
 		s.base = relocate(s.base, s.loc, s.tls)
 	}
-	ne.Due = w.policy.FirstDue(store.Entry{Kind: ne.Kind, Locator: ne.Locator, Claimed: ne.Claimed}, p.start)
+	ne.Due = w.schedule.FirstDue(store.Entry{Kind: ne.Kind, Locator: ne.Locator, Claimed: ne.Claimed}, p.start)
 	e, _, err := w.st.AddEntry(ctx, ne)
 	if err != nil {
 		return "", err
@@ -955,7 +955,7 @@ func buildLoad(b *testing.B, dsn string, signer *signing.Signer) error {
 			Now:          now,
 		})
 		w.runner, err = rounds.NewRunner(rounds.Config{Store: st, Prober: w, Signer: signer, ToolVersion: "0.1.0",
-			History: proc, SupplyHistory: proc, Collector: packageTemplates{coll}, Policy: w.policy, Now: now})
+			History: proc, SupplyHistory: proc, Collector: packageTemplates{coll}, Schedule: w.schedule, Now: now})
 		if err != nil {
 			return err
 		}

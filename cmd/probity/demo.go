@@ -136,7 +136,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	drifting := entries[demo.URL(fixtures.DemoDrifting)]
 
-	r, err := ef.runner(st, signer, rounds.Policy{}, logger)
+	r, err := ef.runner(st, signer, rounds.Schedule{}, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
@@ -189,10 +189,10 @@ func importDemo(ctx context.Context, st store.Store, demo *fixtures.Demo, stderr
 	}
 	entries := make(map[string]store.Entry, len(ts))
 	added := 0
-	policy := rounds.Policy{}
+	schedule := rounds.Schedule{}
 	for i, t := range ts {
 		ne := store.NewEntry{SlugBase: t.SlugBase, Kind: t.Kind, Locator: t.Locator, Name: t.Name, Source: t.Source}
-		ne.Due = policy.FirstDue(store.Entry{Kind: t.Kind, Locator: t.Locator}, time.Now())
+		ne.Due = schedule.FirstDue(store.Entry{Kind: t.Kind, Locator: t.Locator}, time.Now())
 		e, created, err := st.AddEntry(ctx, ne)
 		if err != nil {
 			return nil, fmt.Errorf("couldn't add %s: %w", t.Locator, err)
@@ -268,7 +268,7 @@ func confirmDrift(ctx context.Context, st store.Store, r *rounds.Runner, e store
 		}
 		return
 	}
-	// history.Policy's default confirmation delay, and a second to spare.
+	// The default confirmation delay of history.Rules, and a second to spare.
 	at := latest[0].StartedAt.Add(time.Minute + time.Second)
 	fmt.Fprintf(stderr, "round 3 (the confirmation) starts in %v …\n", time.Until(at).Round(time.Second))
 	t := time.NewTimer(time.Until(at))

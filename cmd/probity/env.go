@@ -155,7 +155,7 @@ func (f *envFlags) prober(logger *slog.Logger) (*probe.Prober, error) {
 }
 
 // runner builds a Runner on an open store.
-func (f *envFlags) runner(st store.Store, signer *signing.Signer, policy rounds.Policy, logger *slog.Logger) (*rounds.Runner, error) {
+func (f *envFlags) runner(st store.Store, signer *signing.Signer, schedule rounds.Schedule, logger *slog.Logger) (*rounds.Runner, error) {
 	p, err := f.prober(logger)
 	if err != nil {
 		return nil, err
@@ -168,7 +168,7 @@ func (f *envFlags) runner(st store.Store, signer *signing.Signer, policy rounds.
 	if err != nil {
 		return nil, err
 	}
-	return rounds.NewRunner(rounds.Config{Store: st, Prober: p, Signer: signer, ToolVersion: version, Policy: policy,
+	return rounds.NewRunner(rounds.Config{Store: st, Prober: p, Signer: signer, ToolVersion: version, Schedule: schedule,
 		History: h, Collector: collector, SupplyHistory: h, Logger: logger})
 }
 

@@ -73,11 +73,11 @@ func runRound(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *targetsFile != "" {
-		if code := importTargets(ctx, st, *targetsFile, rounds.Policy{}, stdout, stderr); code == 2 {
+		if code := importTargets(ctx, st, *targetsFile, rounds.Schedule{}, stdout, stderr); code == 2 {
 			return 2
 		}
 	}
-	r, err := ef.runner(st, signer, rounds.Policy{}, logger)
+	r, err := ef.runner(st, signer, rounds.Schedule{}, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2

@@ -72,10 +72,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	var ef envFlags
 	ef.register(fs, true)
-	var policy rounds.Policy
-	fs.DurationVar(&policy.Cadence, "cadence", 12*time.Hour, "")
-	fs.DurationVar(&policy.ClaimedCadence, "claimed-cadence", 3*time.Hour, "")
-	fs.DurationVar(&policy.FirstSpread, "first-spread", 15*time.Minute, "")
+	var schedule rounds.Schedule
+	fs.DurationVar(&schedule.Cadence, "cadence", 12*time.Hour, "")
+	fs.DurationVar(&schedule.ClaimedCadence, "claimed-cadence", 3*time.Hour, "")
+	fs.DurationVar(&schedule.FirstSpread, "first-spread", 15*time.Minute, "")
 	listen := fs.String("listen", "127.0.0.1:8080", "")
 	baseURL := fs.String("base-url", "", "")
 	var rate web.RateLimit
@@ -123,7 +123,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
-	r, err := ef.runner(st, signer, policy, logger)
+	r, err := ef.runner(st, signer, schedule, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2

@@ -45,8 +45,8 @@ func runTargets(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	var ef envFlags
 	ef.register(fs, false)
-	var policy rounds.Policy
-	fs.DurationVar(&policy.FirstSpread, "first-spread", 15*time.Minute, "")
+	var schedule rounds.Schedule
+	fs.DurationVar(&schedule.FirstSpread, "first-spread", 15*time.Minute, "")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, targetsUsage)
@@ -68,7 +68,7 @@ func runTargets(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		defer st.Close()
-		return importTargets(ctx, st, fs.Arg(0), policy, stdout, stderr)
+		return importTargets(ctx, st, fs.Arg(0), schedule, stdout, stderr)
 	case "list":
 		st, _, err := ef.openStore(ctx, slog.New(slog.DiscardHandler))
 		if err != nil {
@@ -84,7 +84,7 @@ func runTargets(args []string, stdout, stderr io.Writer) int {
 
 // importTargets imports a targets file into st and reports what it did. It returns the
 // exit status: 0 all lines imported, 1 some lines bad, 2 the file could not be read.
-func importTargets(ctx context.Context, st store.Store, path string, policy rounds.Policy, stdout, stderr io.Writer) int {
+func importTargets(ctx context.Context, st store.Store, path string, schedule rounds.Schedule, stdout, stderr io.Writer) int {
 	var in io.Reader = os.Stdin
 	if path != "-" {
 		f, err := os.Open(path)
@@ -108,7 +108,7 @@ func importTargets(ctx context.Context, st store.Store, path string, policy roun
 	for i, t := range ts {
 		now := time.Now()
 		ne := store.NewEntry{SlugBase: t.SlugBase, Kind: t.Kind, Locator: t.Locator, Name: t.Name, Source: t.Source}
-		ne.Due = policy.FirstDue(store.Entry{Kind: t.Kind, Locator: t.Locator}, now)
+		ne.Due = schedule.FirstDue(store.Entry{Kind: t.Kind, Locator: t.Locator}, now)
 		_, isNew, err := st.AddEntry(ctx, ne)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: line %d: couldn't add %s: %v\n", path, t.Line, t.Locator, err)

@@ -64,7 +64,7 @@ func TestRoundIDMatchesSchema(t *testing.T) {
 }
 
 func TestFirstDueSpreads(t *testing.T) {
-	p := Policy{}.withDefaults()
+	p := Schedule{}.withDefaults()
 	seen := map[time.Time]bool{}
 	for i := range 200 {
 		e := remote(0) // no id yet: the spread comes from the locator
@@ -95,7 +95,7 @@ func TestFirstDueSpreads(t *testing.T) {
 }
 
 func TestNextCadenceJitter(t *testing.T) {
-	p := Policy{}.withDefaults()
+	p := Schedule{}.withDefaults()
 	claimed := remote(7)
 	claimed.Claimed = true
 	own := remote(8)
@@ -126,7 +126,7 @@ func fps(surface, instructions string) *attest.Fingerprints {
 }
 
 func TestDueUpdates(t *testing.T) {
-	p := Policy{}.withDefaults()
+	p := Schedule{}.withDefaults()
 	e := remote(3)
 	ok := &checks.Observation{Handshake: checks.Handshake{ServerVersion: "1.0.0"}}
 	prev := &store.RoundSummary{Fingerprints: fps("sha256:a", "sha256:i"), ServerVersion: "1.0.0"}

@@ -11,8 +11,8 @@ import (
 	"github.com/probity-dev/probity/store"
 )
 
-// Policy sets when rounds are due. The zero value of a field means its default.
-type Policy struct {
+// Schedule sets when rounds are due. The zero value of a field means its default.
+type Schedule struct {
 	// Cadence is the time between rounds of an unclaimed entry; default 12 h.
 	Cadence time.Duration
 	// ClaimedCadence is the time between rounds of a claimed entry; default 3 h.
@@ -32,7 +32,7 @@ type Policy struct {
 	MaxBackoff time.Duration
 }
 
-func (p Policy) withDefaults() Policy {
+func (p Schedule) withDefaults() Schedule {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
 			*d = v
@@ -52,7 +52,7 @@ func (p Policy) withDefaults() Policy {
 }
 
 // CadenceOf returns the cadence of an entry.
-func (p Policy) CadenceOf(e store.Entry) time.Duration {
+func (p Schedule) CadenceOf(e store.Entry) time.Duration {
 	p = p.withDefaults()
 	switch {
 	case e.Cadence > 0:
@@ -87,7 +87,7 @@ func spread(e store.Entry, at time.Time, salt string, span time.Duration) time.D
 // over the second half of the first day, and the supply checks after the first round.
 // A package or repository entry, which has no probe rounds: the supply checks spread
 // over FirstSpread, and a daily status check of its version and README.
-func (p Policy) FirstDue(e store.Entry, now time.Time) []store.Due {
+func (p Schedule) FirstDue(e store.Entry, now time.Time) []store.Due {
 	p = p.withDefaults()
 	first := min(p.FirstSpread, p.CadenceOf(e))
 	status := store.Due{EntryID: e.ID, Reason: store.ReasonStatus, At: now.Add(p.StatusInterval/2 + spread(e, now, "status", p.StatusInterval/2)).Truncate(time.Millisecond)}
@@ -109,7 +109,7 @@ func (p Policy) FirstDue(e store.Entry, now time.Time) []store.Due {
 
 // nextCadence returns the cadence due time after one at `from`, jittered by up to ±10 %,
 // and not before now: a round that ran late is rescheduled from now.
-func (p Policy) nextCadence(e store.Entry, from, now time.Time) time.Time {
+func (p Schedule) nextCadence(e store.Entry, from, now time.Time) time.Time {
 	c := p.CadenceOf(e)
 	j := spread(e, from, "cadence", c/5+1) - c/10
 	next := from.Add(c + j)
@@ -121,7 +121,7 @@ func (p Policy) nextCadence(e store.Entry, from, now time.Time) time.Time {
 
 // nextStatus returns the status due time after one at `from`, on the same time of day,
 // skipping days that are already over.
-func (p Policy) nextStatus(from, now time.Time) time.Time {
+func (p Schedule) nextStatus(from, now time.Time) time.Time {
 	next := from.Add(p.StatusInterval)
 	for !next.After(now) {
 		next = next.Add(p.StatusInterval)
@@ -129,7 +129,7 @@ func (p Policy) nextStatus(from, now time.Time) time.Time {
 	return next.Truncate(time.Millisecond)
 }
 
-// history is what the policy needs to know about an entry's previous rounds.
+// history is what the schedule needs to know about an entry's previous rounds.
 type history struct {
 	// prev is the newest earlier round that had fingerprints (nil when none).
 	prev *store.RoundSummary
@@ -143,7 +143,7 @@ var emptySurface = attest.Digest([]byte("[]"))
 // DueUpdates returns the due-time changes a finished round makes: the next due time for
 // its reason, a confirmation when it differs from the previous round, and backoff after
 // rate limiting.
-func (p Policy) dueUpdates(e store.Entry, due store.Due, obs *checks.Observation, fp *attest.Fingerprints, h history, now time.Time) []store.DueUpdate {
+func (p Schedule) dueUpdates(e store.Entry, due store.Due, obs *checks.Observation, fp *attest.Fingerprints, h history, now time.Time) []store.DueUpdate {
 	p = p.withDefaults()
 	var ups []store.DueUpdate
 	if rateLimited(obs) {
