@@ -37,12 +37,12 @@ type Config struct {
 	Store       Store
 	Signer      Signer
 	ToolVersion string
-	Policy      Policy
+	Rules       Rules
 	Logger      *slog.Logger
 }
 
 // Processor turns an entry's stored rounds into its change history: it reads the rounds
-// stored since it last ran, applies the Policy, and stores the new state and the
+// stored since it last ran, applies the Rules, and stores the new state and the
 // numbered, signed changes in one transaction. It is idempotent and safe to run from
 // several processes: the store refuses an update computed from a stale state
 // (store.ErrConflict), and Process then starts over from the stored one.
@@ -106,14 +106,14 @@ func (p *Processor) processBatch(ctx context.Context, entryID int64) (int, bool,
 	}
 	d := p.newDiffer(ctx)
 	compare := d.compare
-	policy := p.cfg.Policy
-	policy.Same = d.same
+	rules := p.cfg.Rules
+	rules.Same = d.same
 
 	var changes []store.ChangeRecord
 	for i := range rounds {
 		read := readOf(&rounds[i])
 		var events []Event
-		st, events, err = policy.Apply(st, read)
+		st, events, err = rules.Apply(st, read)
 		if err != nil {
 			return 0, false, fmt.Errorf("couldn't apply round %s of %s: %w", read.RoundID, e.Slug, err)
 		}
@@ -336,7 +336,7 @@ func (p *Processor) recordEdit(ctx context.Context, entryID int64, field, before
 }
 
 // RecordPackageVersion takes a package's newest published version (npm, PyPI) into the
-// history: recorded at once, within the version limits (Policy.ApplyPackageVersion).
+// history: recorded at once, within the version limits (Rules.ApplyPackageVersion).
 // It returns whether a change was recorded.
 func (p *Processor) RecordPackageVersion(ctx context.Context, entryID int64, version string, at time.Time) (bool, error) {
 	for attempt := 0; ; attempt++ {
@@ -362,7 +362,7 @@ func (p *Processor) recordPackageVersion(ctx context.Context, entryID int64, ver
 		return false, fmt.Errorf("couldn't read the history state of %s: %w", e.Slug, err)
 	}
 	before := st.Version
-	st, events := p.cfg.Policy.ApplyPackageVersion(st, version, at)
+	st, events := p.cfg.Rules.ApplyPackageVersion(st, version, at)
 	if st.Version == before && len(events) == 0 && raw != nil && st.PendingVersion == "" {
 		return false, nil // nothing new: leave the state as it is
 	}
@@ -423,9 +423,9 @@ func (p *Processor) recordManifest(ctx context.Context, entryID int64, read Read
 	}
 	d := p.newDiffer(ctx)
 	compare := d.compare
-	policy := p.cfg.Policy
-	policy.Same = d.same
-	st, events, err := policy.Apply(st, read)
+	rules := p.cfg.Rules
+	rules.Same = d.same
+	st, events, err := rules.Apply(st, read)
 	if err != nil {
 		return 0, err
 	}
@@ -446,7 +446,7 @@ func (p *Processor) recordManifest(ctx context.Context, entryID int64, read Read
 }
 
 // differ compares the surfaces (and instructions) of reads, loading each from the store
-// once: the Policy's Same and the details of recorded changes both use it.
+// once: Rules.Same and the details of recorded changes both use it.
 type differ struct {
 	p        *Processor
 	ctx      context.Context
@@ -496,7 +496,7 @@ func (d *differ) compare(a, b *Read) (*diff.Change, error) {
 	return diff.Compare(sa, sb, diff.Options{Now: b.At})
 }
 
-// same is the Policy's Same: equal fingerprints, or no change once dates are masked.
+// same is Rules.Same: equal fingerprints, or no change once dates are masked.
 func (d *differ) same(a, b *Read) (bool, error) {
 	if a.Surface == b.Surface && a.Instructions == b.Instructions {
 		return true, nil

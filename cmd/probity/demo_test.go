@@ -112,7 +112,7 @@ func httpGet(url string) (int, string) {
 //
 // The test does not wait for the confirmation round a minute after the second round,
 // which records the drift as a change of tools: that rule is history's, tested with a
-// fake clock (TestHistoryFromRounds and the policy tests in package history).
+// fake clock (TestHistoryFromRounds and the rules tests in package history).
 func TestDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")

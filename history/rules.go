@@ -5,7 +5,7 @@
 //
 // # Rules
 //
-// Policy.Apply is a pure function of an entry's State and one Read, so that every rule
+// Rules.Apply is a pure function of an entry's State and one Read, so that every rule
 // is tested with a fake clock:
 //
 //   - The first successful read is the baseline: "observation started", with its tool
@@ -13,7 +13,7 @@
 //   - A read that failed, was aborted, or returned only part of the list (anything but a
 //     complete, fingerprinted tool list) is no data: it never removes tools and leaves
 //     the state as it is.
-//   - A read that differs from the recorded state (Policy.Same says whether two reads
+//   - A read that differs from the recorded state (Rules.Same says whether two reads
 //     differ once dates are masked) becomes the pending candidate. The difference is
 //     recorded only when a later read at least ConfirmAfter (one minute) after the
 //     candidate agrees with it; a list that becomes empty needs EmptyConfirmAfter (two
@@ -108,8 +108,9 @@ type Event struct {
 	VersionBefore, VersionAfter string
 }
 
-// Policy holds the limits. The zero value means the rules above.
-type Policy struct {
+// Rules holds the limits of the rules above. The zero value of a field means its
+// default.
+type Rules struct {
 	ConfirmAfter      time.Duration // default 1 min
 	EmptyConfirmAfter time.Duration // default 2 h
 	MaxToolChanges    int           // per 24 h; default 3
@@ -118,7 +119,7 @@ type Policy struct {
 	Same func(a, b *Read) (bool, error)
 }
 
-func (p Policy) withDefaults() Policy {
+func (p Rules) withDefaults() Rules {
 	if p.ConfirmAfter <= 0 {
 		p.ConfirmAfter = time.Minute
 	}
@@ -152,7 +153,7 @@ func IsVersion(v string) bool {
 
 // Apply takes one read into the state and returns the new state and the changes to
 // record, numbered from st.NextNumber. It does not modify st.
-func (p Policy) Apply(st State, r Read) (State, []Event, error) {
+func (p Rules) Apply(st State, r Read) (State, []Event, error) {
 	p = p.withDefaults()
 	st = st.clone()
 	if st.NextNumber < 1 {
@@ -174,7 +175,7 @@ func (p Policy) Apply(st State, r Read) (State, []Event, error) {
 
 // ApplyPackageVersion records a package's newest published version (npm, PyPI), which
 // needs no second read.
-func (p Policy) ApplyPackageVersion(st State, version string, at time.Time) (State, []Event) {
+func (p Rules) ApplyPackageVersion(st State, version string, at time.Time) (State, []Event) {
 	st = st.clone()
 	if st.NextNumber < 1 {
 		st.NextNumber = 1
@@ -191,7 +192,7 @@ func (st *State) number() int64 {
 	return n
 }
 
-func (p Policy) applyTools(st *State, r Read) ([]Event, error) {
+func (p Rules) applyTools(st *State, r Read) ([]Event, error) {
 	read := r
 	if st.Recorded == nil {
 		st.Recorded, st.Pending = &read, nil
