@@ -721,7 +721,7 @@ func TestEnvelopeImmutable(t *testing.T) {
 			`UPDATE ledger SET envelope = envelope`,
 			`UPDATE ledger SET payload_digest = payload_digest`,
 			`UPDATE ledger SET seq = seq`,
-			`UPDATE observations SET ledger_seq = NULL`,
+			`UPDATE rounds SET ledger_id = NULL`,
 			`DELETE FROM ledger`,
 		} {
 			if err := x.execForTest(t.Context(), q); err == nil {

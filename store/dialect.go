@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -82,6 +83,9 @@ type sqlStore struct {
 	d     dialect
 	read  querier
 	write querier
+	// leavePending, set by tests only, makes the writers skip their sequencing step,
+	// as a crash between a write's commit and its step would.
+	leavePending atomic.Bool
 }
 
 // collect scans every row with scan and closes rows; no rows is a nil slice.

@@ -125,7 +125,7 @@ func IsVerified(passed, signed bool) bool { return passed && signed }
 
 // supplySignedSQL says, in SQL, whether the supply run r is signed. It is the one place
 // the directory query knows where a supply run's signature is kept.
-const supplySignedSQL = `(r.ledger_seq IS NOT NULL)`
+const supplySignedSQL = `(r.ledger_id IS NOT NULL)`
 
 // verifiedSQL is IsVerified over the supply run r, in SQL.
 const verifiedSQL = `(r.verified AND ` + supplySignedSQL + `)`
@@ -136,8 +136,8 @@ const newestSupplyIDSQL = `(SELECT r2.id FROM supply_runs r2 WHERE r2.entry_id =
 	ORDER BY r2.ran_at DESC, r2.id DESC LIMIT 1)`
 
 // newestRoundIDSQL is the id of entry p's newest round (NULL: none), on the index
-// observations_entry_started_id. Its order is Rounds'.
-const newestRoundIDSQL = `(SELECT o2.id FROM observations o2 WHERE o2.entry_id = p.id
+// rounds_entry_started_id. Its order is Rounds'.
+const newestRoundIDSQL = `(SELECT o2.id FROM rounds o2 WHERE o2.entry_id = p.id
 	ORDER BY o2.started_at DESC, o2.id DESC LIMIT 1)`
 
 // checkDirectoryQuery refuses a query outside the bounds above.
@@ -257,7 +257,7 @@ func directorySQL(d dialect, q DirectoryQuery) (string, []any) {
 			ORDER BY ` + order + `
 			LIMIT ? OFFSET ?
 		) p
-		LEFT JOIN observations o ON o.id = ` + newestRoundIDSQL + `
+		LEFT JOIN rounds o ON o.id = ` + newestRoundIDSQL + `
 		LEFT JOIN supply_runs r ON r.id = ` + fmt.Sprintf(newestSupplyIDSQL, "p") + `
 		ORDER BY ` + outerOrder
 	args = append(args, q.Limit, q.Offset)

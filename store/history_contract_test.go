@@ -464,14 +464,14 @@ func TestChangesImmutable(t *testing.T) {
 		before := takeHistorySnapshot(t, s)
 		for _, q := range []string{
 			`UPDATE changes SET summary = 'forged'`,
-			`UPDATE changes SET ledger_seq = ledger_seq`,
-			`UPDATE changes SET ledger_seq = NULL`,
+			`UPDATE changes SET ledger_id = ledger_id`,
+			`UPDATE changes SET ledger_id = NULL`,
 			`UPDATE changes SET number = number + 1`,
 			`UPDATE changes SET recorded_at = recorded_at`,
 			`UPDATE changes SET details = details`,
 			`UPDATE changes SET badges = '[]'`,
 			`UPDATE changes SET origin = 'operator', kind = 'operator_edit'`,
-			`UPDATE changes SET after_observation = NULL`,
+			`UPDATE changes SET after_round = NULL`,
 			`UPDATE changes SET entry_id = entry_id`,
 			`UPDATE changes SET summary = 'forged', hidden = TRUE, hidden_reason = 'x'`,
 			// What the schema holds hidden and its reason to.
@@ -826,33 +826,28 @@ func seedRounds(tb testing.TB, s Store, entries, perEntry, blob int) {
 		stmts = []string{
 			// Stored as they would be once large: out of line (uncompressed, as random
 			// bytes would be).
-			`ALTER TABLE observations ALTER COLUMN results SET STORAGE EXTERNAL`,
+			`ALTER TABLE rounds ALTER COLUMN results SET STORAGE EXTERNAL`,
 			`ALTER TABLE ledger ALTER COLUMN envelope SET STORAGE EXTERNAL`,
 			`INSERT INTO surfaces (fingerprint, doc, created_at) VALUES (` + fp + `, '\x5b5d', now())`,
 			`INSERT INTO entries (slug, kind, locator, name, source, claimed, cadence_ms, created_at)
 			 SELECT 'seed-' || g, 'remote', 'https://seed-' || g || '.example.com/mcp', 'Seed ' || g, 'import',
 			        false, 0, now()
 			 FROM generate_series(1, ` + e + `) g`,
-			// The signed rounds' records first, numbered in storing order: a trigger that
-			// fires before the ledger's own guard (triggers fire in name order) takes each
-			// record's number as SaveRound would.
-			`CREATE FUNCTION seed_take() RETURNS trigger LANGUAGE plpgsql AS $$
-			 BEGIN UPDATE ledger_counter SET next = next + 1; RETURN NEW; END $$`,
-			`CREATE TRIGGER a_seed_take BEFORE INSERT ON ledger FOR EACH ROW EXECUTE FUNCTION seed_take()`,
-			`INSERT INTO ledger (seq, kind, entry_id, payload_digest, key_id, envelope, created_at)
-			 SELECT (SELECT next - 1 FROM ledger_counter) + row_number() OVER (ORDER BY n, e.id), 'probe', e.id,
+			// The signed rounds' records first, stored pending in storing order, then
+			// numbered by the sequencing step's statements, as SaveRound's would be.
+			`INSERT INTO ledger (kind, entry_id, payload_digest, key_id, envelope, created_at)
+			 SELECT 'probe', e.id,
 			        repeat('a', 64), 'seedkey', decode(repeat(md5(e.id || '-' || n), ` + b16 + `), 'hex'), x.t
 			 FROM generate_series(2, ` + p + `, 2) n
 			 CROSS JOIN entries e
 			 CROSS JOIN LATERAL (SELECT to_timestamp(` + start + ` / 1000.0) + n * interval '1 hour') x (t)
 			 WHERE e.slug LIKE 'seed-%'
 			 ORDER BY n, e.id`,
-			`DROP TRIGGER a_seed_take ON ledger`,
-			`DROP FUNCTION seed_take()`,
-			`INSERT INTO observations (entry_id, due_at, reason, round_id, started_at, finished_at, coverage,
+			seedNumberPending + `;` + advanceCounterSQL,
+			`INSERT INTO rounds (entry_id, due_at, reason, round_id, started_at, finished_at, coverage,
 			     signed, unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version,
 			     server_name, server_version, tool_count, pages, fp_surface, fp_toolset, fp_schema,
-			     fp_instructions, results, timings, ledger_seq)
+			     fp_instructions, results, timings, ledger_id)
 			 SELECT e.id, x.t, 'cadence', 'seed-' || e.id || '-' || n, x.t, x.t + interval '1 second',
 			        CASE WHEN n % 2 = 0 THEN 'full' ELSE '' END, n % 2 = 0,
 			        CASE WHEN n % 2 = 0 THEN '' ELSE 'no_handshake' END, '', 200, '', 'answered', 0,
@@ -860,7 +855,7 @@ func seedRounds(tb testing.TB, s Store, entries, perEntry, blob int) {
 			        CASE WHEN n % 2 = 0 THEN ` + fp + ` END, CASE WHEN n % 2 = 0 THEN ` + fp + ` END,
 			        CASE WHEN n % 2 = 0 THEN ` + fp + ` END, CASE WHEN n % 2 = 0 THEN ` + fp + ` END,
 			        decode(repeat(md5(e.id || '-' || n), ` + b16 + `), 'hex'), '\x7b7d',
-			        CASE WHEN n % 2 = 0 THEN (SELECT l.seq FROM ledger l WHERE l.entry_id = e.id AND l.created_at = x.t) END
+			        CASE WHEN n % 2 = 0 THEN (SELECT l.id FROM ledger l WHERE l.entry_id = e.id AND l.created_at = x.t) END
 			 FROM generate_series(1, ` + p + `) n
 			 CROSS JOIN entries e
 			 CROSS JOIN LATERAL (SELECT to_timestamp(` + start + ` / 1000.0) + n * interval '1 hour') x (t)
@@ -879,23 +874,20 @@ func seedRounds(tb testing.TB, s Store, entries, perEntry, blob int) {
 			 SELECT 'seed-' || n, 'remote', 'https://seed-' || n || '.example.com/mcp', 'Seed ' || n, 'import',
 			        0, 0, 0
 			 FROM g`,
-			// The signed rounds' records first, as on PostgreSQL; a TEMP trigger fires
-			// before the ledger's own.
-			`CREATE TEMP TRIGGER seed_take BEFORE INSERT ON main.ledger
-			 BEGIN UPDATE ledger_counter SET next = next + 1; END`,
+			// The signed rounds' records first, as on PostgreSQL.
 			series(p) + `
-			 INSERT INTO ledger (seq, kind, entry_id, payload_digest, key_id, envelope, created_at)
-			 SELECT (SELECT next - 1 FROM ledger_counter) + row_number() OVER (ORDER BY n, e.id), 'probe', e.id,
+			 INSERT INTO ledger (kind, entry_id, payload_digest, key_id, envelope, created_at)
+			 SELECT 'probe', e.id,
 			        '` + strings.Repeat("a", 64) + `', 'seedkey', randomblob(` + b + `), ` + start + ` + n * 3600000
 			 FROM g CROSS JOIN entries e
 			 WHERE e.slug GLOB 'seed-*' AND n % 2 = 0
 			 ORDER BY n, e.id`,
-			`DROP TRIGGER temp.seed_take`,
+			seedNumberPending + `;` + advanceCounterSQL,
 			series(p) + `
-			 INSERT INTO observations (entry_id, due_at, reason, round_id, started_at, finished_at, coverage,
+			 INSERT INTO rounds (entry_id, due_at, reason, round_id, started_at, finished_at, coverage,
 			     signed, unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version,
 			     server_name, server_version, tool_count, pages, fp_surface, fp_toolset, fp_schema,
-			     fp_instructions, results, timings, ledger_seq)
+			     fp_instructions, results, timings, ledger_id)
 			 SELECT e.id, ` + start + ` + n * 3600000, 'cadence', 'seed-' || e.id || '-' || n,
 			        ` + start + ` + n * 3600000, ` + start + ` + n * 3600000 + 1000,
 			        CASE WHEN n % 2 = 0 THEN 'full' ELSE '' END, n % 2 = 0,
@@ -904,7 +896,7 @@ func seedRounds(tb testing.TB, s Store, entries, perEntry, blob int) {
 			        CASE WHEN n % 2 = 0 THEN ` + fp + ` END, CASE WHEN n % 2 = 0 THEN ` + fp + ` END,
 			        CASE WHEN n % 2 = 0 THEN ` + fp + ` END, CASE WHEN n % 2 = 0 THEN ` + fp + ` END,
 			        randomblob(` + b + `), X'7B7D',
-			        CASE WHEN n % 2 = 0 THEN (SELECT l.seq FROM ledger l
+			        CASE WHEN n % 2 = 0 THEN (SELECT l.id FROM ledger l
 			                                  WHERE l.entry_id = e.id AND l.created_at = ` + start + ` + n * 3600000) END
 			 FROM g CROSS JOIN entries e
 			 WHERE e.slug GLOB 'seed-*'
@@ -1082,3 +1074,8 @@ func TestEntryDigest(t *testing.T) {
 		}
 	})
 }
+
+// seedNumberPending is numberPendingSQL for every pending record (both parameters 0),
+// as one statement without parameters for a seed; it goes in one transaction with
+// advanceCounterSQL (PostgreSQL checks at commit that the counter moved past the numbers).
+var seedNumberPending = strings.ReplaceAll(numberPendingSQL, "?", "0")

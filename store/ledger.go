@@ -26,9 +26,10 @@ const (
 
 // LedgerRecord is one signed record of the ledger.
 type LedgerRecord struct {
-	// Seq is the record's sequence number: 1, 2, … in the order the records were
-	// committed, each number used once, by a record or a tombstone (see the package
-	// documentation). It is the record's index in the transparency log to come.
+	// Seq is the record's sequence number: 1, 2, … in the order the numbers were
+	// committed (a sequencing step numbers records shortly after they are stored), each
+	// number used once, by a record or a tombstone (see the package documentation). It
+	// is the record's index in the transparency log to come.
 	Seq  int64
 	Kind RecordKind
 	// EntryID and EntrySlug name the entry the record is about (0 and "": none).
@@ -84,15 +85,15 @@ const ledgerPage = 256
 
 // ledgerColumns are the columns Ledger reads, of ledgerFrom (the same SQL on both
 // backends): each record with its entry and the row that references it, found on the
-// referencing tables' unique ledger_seq indexes.
+// referencing tables' unique ledger_id indexes.
 const (
 	ledgerColumns = `l.seq, l.kind, coalesce(l.entry_id, 0), coalesce(e.slug, ''), l.payload_digest,
 		l.key_id, l.envelope, l.created_at, coalesce(o.round_id, ''), coalesce(c.number, 0), r.ran_at`
 	ledgerFrom = `ledger l
 		LEFT JOIN entries e ON e.id = l.entry_id
-		LEFT JOIN observations o ON o.ledger_seq = l.seq
-		LEFT JOIN changes c ON c.ledger_seq = l.seq
-		LEFT JOIN supply_runs r ON r.ledger_seq = l.seq`
+		LEFT JOIN rounds o ON o.ledger_id = l.id
+		LEFT JOIN changes c ON c.ledger_id = l.id
+		LEFT JOIN supply_runs r ON r.ledger_id = l.id`
 )
 
 // checkLedgerFilter refuses a filter Ledger cannot answer.

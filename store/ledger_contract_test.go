@@ -332,7 +332,8 @@ func TestLedgerGuards(t *testing.T) {
 			`UPDATE ledger SET created_at = created_at`,
 			`DELETE FROM ledger WHERE seq = 1`,
 			`DELETE FROM ledger`,
-			// Numbers out of turn: one not taken, one taken before, one of a tombstone.
+			// A record is stored pending: a number given at insert is refused, whether
+			// the counter's next, one taken before, or a tombstone's.
 			`INSERT INTO ledger (seq, kind, entry_id, payload_digest, key_id, envelope, created_at)
 			 SELECT next, 'probe', NULL, '` + digest + `', 'k', envelope, created_at FROM ledger_counter, ledger WHERE seq = 1`,
 			`INSERT INTO ledger (seq, kind, entry_id, payload_digest, key_id, envelope, created_at)
@@ -340,7 +341,12 @@ func TestLedgerGuards(t *testing.T) {
 			`INSERT INTO ledger (seq, kind, entry_id, payload_digest, key_id, envelope, created_at)
 			 SELECT t.seq, 'probe', NULL, '` + digest + `', 'k', l.envelope, l.created_at
 			 FROM ledger_tombstones t, ledger l WHERE l.seq = 1`,
-			// The counter only counts up by one, and stays.
+			// A number never changes, nor goes, nor does the identity.
+			`UPDATE ledger SET seq = seq`,
+			`UPDATE ledger SET seq = seq + 100 WHERE seq = 1`,
+			`UPDATE ledger SET seq = NULL WHERE seq = 1`,
+			`UPDATE ledger SET id = id`,
+			// The counter moves only past numbers given, and stays.
 			`UPDATE ledger_counter SET next = next + 2`,
 			`UPDATE ledger_counter SET next = next - 1`,
 			`DELETE FROM ledger_counter`,
@@ -380,9 +386,11 @@ func TestLedgerGuards(t *testing.T) {
 		// A removal recorded while the entry still exists does not let the record go:
 		// the statements of a deletion, but for the entry's.
 		for _, q := range []string{
-			`UPDATE ledger_counter SET next = next + 1`,
+			// The tombstone takes the counter's next number, and the counter moves past
+			// it, in one transaction (PostgreSQL checks at commit that it did).
 			`INSERT INTO ledger_tombstones (seq, entry_id, entry_slug, reason, removed, deleted_at)
-			 SELECT next - 1, ` + fmt.Sprint(e.ID) + `, 'acme', 'forged', 1, 0 FROM ledger_counter`,
+			 SELECT next, ` + fmt.Sprint(e.ID) + `, 'acme', 'forged', 1, 0 FROM ledger_counter;
+			 UPDATE ledger_counter SET next = next + 1`,
 			`INSERT INTO ledger_removed (seq, tombstone, kind, payload_digest)
 			 SELECT 1, t.seq, l.kind, l.payload_digest FROM ledger_tombstones t, ledger l
 			 WHERE t.reason = 'forged' AND l.seq = 1`,

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -331,4 +333,180 @@ func fillSchema0005(t *testing.T, s store.Store, signer *ledgertest.Signer) []ol
 		VALUES (%d, %s, 0, %s, '', %s, %s)`, e.ID, ts(start), boolean(false), blob([]byte(`{}`)), blob([]byte(`{}`))))
 	exec(`DELETE FROM entries WHERE slug = 'deleted'`)
 	return want
+}
+
+// TestMigrateLedgerSequencer builds a store of migration 0006 (the ledger numbered by
+// its writers) holding signed rounds, changes and supply runs of several entries and a
+// tombstone, then migrates it to 0007 (records numbered by a sequencing step; rounds
+// renamed). Every record keeps its bytes and its number, as its id too (id = seq = the
+// old seq); every round, change and supply run references the same record; tombstones,
+// removals and the counter are untouched; new records continue the numbers and the ids;
+// and the export of the migrated store verifies.
+func TestMigrateLedgerSequencer(t *testing.T) {
+	for _, b := range store.BackendsForTest() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			s := b.OpenEmpty(t)
+			if err := store.MigrateForTest(ctx, s, 5); err != nil {
+				t.Fatalf("migrating through 0005: %v", err)
+			}
+			signer, err := ledgertest.NewSigner("sequencer")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fillSchema0005(t, s, signer)
+			if err := store.MigrateForTest(ctx, s, 6); err != nil {
+				t.Fatalf("migrating through 0006: %v", err)
+			}
+			// DeleteEntry as 0006's store ran it: take a number, record the tombstone and
+			// the removals, delete the entry.
+			deletedAt := "now()"
+			if s.Backend() == "sqlite" {
+				deletedAt = "0"
+			}
+			if err := store.ExecForTest(ctx, s, `
+				UPDATE ledger_counter SET next = next + 1;
+				INSERT INTO ledger_tombstones (seq, entry_id, entry_slug, reason, removed, deleted_at)
+				SELECT (SELECT next - 1 FROM ledger_counter), e.id, e.slug, 'removed by its operator',
+				       (SELECT count(*) FROM ledger WHERE entry_id = e.id), `+deletedAt+`
+				FROM entries e WHERE e.slug = 'entry-11';
+				INSERT INTO ledger_removed (seq, tombstone, kind, payload_digest)
+				SELECT l.seq, (SELECT next - 1 FROM ledger_counter), l.kind, l.payload_digest
+				FROM ledger l WHERE l.entry_id = (SELECT id FROM entries WHERE slug = 'entry-11')
+				ORDER BY l.seq;
+				DELETE FROM entries WHERE slug = 'entry-11'`); err != nil {
+				t.Fatalf("deleting entry-11 on 0006: %v", err)
+			}
+
+			query := func(q string, columns int) [][]string {
+				t.Helper()
+				rows, err := store.QueryForTest(ctx, s, q, columns)
+				if err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				return rows
+			}
+			const recordCols = `kind, coalesce(entry_id, 0), payload_digest, key_id, envelope, created_at`
+			type state struct{ records, rounds, changes, supply, tombstones, removed, counter [][]string }
+			read := func(seq, roundsTable, ref string) state {
+				return state{
+					records:    query(`SELECT `+seq+`, `+recordCols+` FROM ledger ORDER BY `+seq, 7),
+					rounds:     query(`SELECT id, `+ref+` FROM `+roundsTable+` WHERE `+ref+` IS NOT NULL ORDER BY id`, 2),
+					changes:    query(`SELECT id, `+ref+` FROM changes WHERE `+ref+` IS NOT NULL ORDER BY id`, 2),
+					supply:     query(`SELECT id, `+ref+` FROM supply_runs WHERE `+ref+` IS NOT NULL ORDER BY id`, 2),
+					tombstones: query(`SELECT seq, entry_id, entry_slug, reason, removed, deleted_at FROM ledger_tombstones ORDER BY seq`, 6),
+					removed:    query(`SELECT seq, tombstone, kind, payload_digest FROM ledger_removed ORDER BY seq`, 4),
+					counter:    query(`SELECT next FROM ledger_counter`, 1),
+				}
+			}
+			before := read("seq", "observations", "ledger_seq")
+			if len(before.records) == 0 || len(before.tombstones) != 1 || len(before.removed) == 0 {
+				t.Fatalf("0006 store: %d records, %d tombstones, %d removed", len(before.records), len(before.tombstones), len(before.removed))
+			}
+
+			start := time.Now()
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatalf("migrating to 0007: %v", err)
+			}
+			t.Logf("migrated %d records to 0007 in %v", len(before.records), time.Since(start))
+
+			// Nothing in the schema is named after observations any more.
+			names := `SELECT name FROM (
+				SELECT conname::text AS name FROM pg_constraint WHERE connamespace = 'public'::regnamespace
+				UNION ALL SELECT relname::text FROM pg_class WHERE relnamespace = 'public'::regnamespace
+				UNION ALL SELECT tgname::text FROM pg_trigger
+				UNION ALL SELECT proname::text FROM pg_proc WHERE pronamespace = 'public'::regnamespace
+				UNION ALL SELECT column_name::text FROM information_schema.columns WHERE table_schema = 'public') n
+				WHERE name LIKE '%observation%'`
+			if s.Backend() == "sqlite" {
+				names = `SELECT name FROM sqlite_master WHERE name LIKE '%observation%'
+				UNION ALL SELECT p.name FROM sqlite_master m, pragma_table_info(m.name) p
+				WHERE m.type = 'table' AND p.name LIKE '%observation%'
+				UNION ALL SELECT name FROM sqlite_sequence WHERE name LIKE '%observation%'`
+			}
+			if left := query(names, 1); len(left) != 0 {
+				t.Errorf("still named after observations: %v", left)
+			}
+
+			// Identity: the old number; position: the same number.
+			after := read("id", "rounds", "ledger_id")
+			if !slices.EqualFunc(after.records, before.records, slices.Equal) {
+				t.Errorf("records by id differ from the records by their old number")
+			}
+			if bySeq := query(`SELECT seq, `+recordCols+` FROM ledger ORDER BY seq`, 7); !slices.EqualFunc(bySeq, before.records, slices.Equal) {
+				t.Errorf("records by number differ from the records by their old number")
+			}
+			if n := query(`SELECT count(*) FROM ledger WHERE seq IS NULL OR seq <> id`, 1); n[0][0] != "0" {
+				t.Errorf("%s records whose number is not their id", n[0][0])
+			}
+			for _, c := range []struct {
+				what      string
+				got, want [][]string
+			}{
+				{"rounds' references", after.rounds, before.rounds},
+				{"changes' references", after.changes, before.changes},
+				{"supply runs' references", after.supply, before.supply},
+				{"tombstones", after.tombstones, before.tombstones},
+				{"removals", after.removed, before.removed},
+				{"counter", after.counter, before.counter},
+			} {
+				if !slices.EqualFunc(c.got, c.want, slices.Equal) {
+					t.Errorf("%s: %v, were %v", c.what, c.got, c.want)
+				}
+			}
+			kept := 0
+			for _, w := range want {
+				if w.slug != "entry-11" {
+					kept++
+				}
+			}
+			t.Logf("%d envelopes compared byte for byte (%d kept, %d removed with entry-11 on 0006)",
+				len(before.records), kept, len(before.removed))
+			if len(before.records) != kept {
+				t.Errorf("%d records on 0006, want %d", len(before.records), kept)
+			}
+
+			// New records continue the numbers (after the tombstone) and the ids.
+			next, maxID := before.counter[0][0], query(`SELECT max(id) FROM ledger`, 1)[0][0]
+			e, err := s.Entry(ctx, "entry-0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, err := signer.Supply(ctx, "entry-0", time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.SaveSupply(ctx, store.SupplyRecord{EntryID: e.ID, RanAt: time.Now(), Score: 100, Verified: true,
+				Facts: []byte(`{}`), Verdict: []byte(`{}`), Envelope: rec.Envelope, KeyID: signer.KeyID}, nil); err != nil {
+				t.Fatal(err)
+			}
+			last := query(`SELECT id, seq FROM ledger ORDER BY id DESC LIMIT 1`, 2)[0]
+			if fmt.Sprint(last[1]) != next {
+				t.Errorf("the first record after the migration has number %s, want %s", last[1], next)
+			}
+			if id, _ := strconv.ParseInt(last[0], 10, 64); fmt.Sprint(id-1) != maxID {
+				t.Errorf("the first record after the migration has id %s, want one after %s", last[0], maxID)
+			}
+			if err := s.DeleteEntry(ctx, "entry-1", "removed after the migration"); err != nil {
+				t.Fatal(err)
+			}
+
+			// The export of the migrated store verifies.
+			out := filepath.Join(t.TempDir(), "export.jsonl")
+			c, err := export.Write(ctx, s, signer.Doc, out, store.EnvelopeFilter{}, os.Stderr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum, err := cli.VerifyPaths(ctx, []string{out}, cli.StreamConfig{Keys: signer.Doc, Policy: verifier.DefaultPolicy(),
+				Emit: func(it cli.Item) {
+					if it.Err != nil {
+						t.Errorf("%s: %v", it.Source, it.Err)
+					}
+				}})
+			if err != nil || sum.Total != c.Rounds+c.Changes+c.Supply || sum.Verified != sum.Total || sum.Total == 0 {
+				t.Errorf("verify the export: %+v of %+v, %v", sum, c, err)
+			}
+			t.Logf("the export of the migrated store: %d of %d envelopes verified", sum.Verified, sum.Total)
+		})
+	}
 }

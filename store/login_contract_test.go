@@ -87,12 +87,12 @@ func TestRoundHandshakeLogin(t *testing.T) {
 		// or values outside the lists.
 		x := s.(testExecer)
 		for _, q := range []string{
-			`UPDATE observations SET login_challenge = NULL`,
-			`UPDATE observations SET login_metadata = NULL`,
-			`UPDATE observations SET login_unauthorized = 'login'`,
-			`UPDATE observations SET login_unauthorized = '', login_challenge = 'none'`,
-			`UPDATE observations SET handshake_method = 'ping'`,
-			`UPDATE observations SET login_metadata = 'Not a key'`,
+			`UPDATE rounds SET login_challenge = NULL`,
+			`UPDATE rounds SET login_metadata = NULL`,
+			`UPDATE rounds SET login_unauthorized = 'login'`,
+			`UPDATE rounds SET login_unauthorized = '', login_challenge = 'none'`,
+			`UPDATE rounds SET handshake_method = 'ping'`,
+			`UPDATE rounds SET login_metadata = 'Not a key'`,
 		} {
 			if err := x.execForTest(ctx, q); err == nil {
 				t.Errorf("the schema accepted %s", q)

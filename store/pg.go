@@ -31,9 +31,9 @@ const (
 	pgLockAddEntry int32 = 2          // transaction lock: AddEntry's slug choice
 )
 
-// pgRoundConstraint is the UNIQUE (entry_id, due_at) constraint of observations; its
+// pgRoundConstraint is the UNIQUE (entry_id, due_at) constraint of rounds; its
 // violation means the round is already stored.
-const pgRoundConstraint = "observations_entry_due"
+const pgRoundConstraint = "rounds_entry_due"
 
 // pgStore is the PostgreSQL backend: a pgxpool and raw, parameterized SQL.
 //
@@ -83,7 +83,14 @@ func openPostgres(ctx context.Context, cfg Config) (Store, error) {
 		return nil, fmt.Errorf("couldn't connect to PostgreSQL: %w", err)
 	}
 	q := newPgQuerier(pool)
-	return &pgStore{sqlStore: sqlStore{d: pgDialect, read: q, write: q}, pool: pool, log: log, now: time.Now}, nil
+	s := &pgStore{sqlStore: sqlStore{d: pgDialect, read: q, write: q}, pool: pool, log: log, now: time.Now}
+	// Records a writer left pending (it stopped between its commit and its sequencing
+	// step) are numbered now, rather than at the next signed write.
+	if err := s.sequencePending(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 func (s *pgStore) Backend() string { return "postgres" }
@@ -104,7 +111,10 @@ func (s *pgStore) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.migrate(ctx, ms, s.migrateRiver)
+	if err := s.migrate(ctx, ms, s.migrateRiver); err != nil {
+		return err
+	}
+	return s.sequencePending(ctx)
 }
 
 // migrateRiver applies River's migrations not applied yet.
@@ -222,7 +232,7 @@ func (s *pgStore) Stats(ctx context.Context) (Stats, error) {
 		       (SELECT count(*) FROM ledger WHERE kind = 'probe'),
 		       (SELECT count(*) FROM surfaces),
 		       pg_database_size(current_database())
-		FROM (SELECT count(*) AS total, count(*) FILTER (WHERE signed) AS signed FROM observations) o`,
+		FROM (SELECT count(*) AS total, count(*) FILTER (WHERE signed) AS signed FROM rounds) o`,
 	).Scan(&st.Entries, &st.Observations, &st.Signed, &st.Envelopes, &st.Surfaces, &st.Bytes)
 	if err != nil {
 		return Stats{}, fmt.Errorf("couldn't count the store: %w", err)

@@ -109,7 +109,7 @@ func pgQueueLockEntry(b *pgx.Batch, id int64) {
 // lock is held, on a snapshot of its own, and so sees the rounds committed by whoever
 // held the lock before.
 func pgQueueRoundNotStored(b *pgx.Batch, entryID int64, dueAt time.Time) {
-	b.Queue(`SELECT EXISTS (SELECT 1 FROM observations WHERE entry_id = $1 AND due_at = $2)`,
+	b.Queue(`SELECT EXISTS (SELECT 1 FROM rounds WHERE entry_id = $1 AND due_at = $2)`,
 		entryID, pgTime(dueAt)).QueryRow(func(row pgx.Row) error {
 		var stored bool
 		err := row.Scan(&stored)
@@ -197,7 +197,7 @@ func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (E
 	b.Queue(`SELECT `+entryColumns+` FROM entries WHERE slug = $1`, slug)
 	b.Queue(`
 		SELECT `+summaryColumns+`
-		FROM observations o LEFT JOIN ledger v ON v.seq = o.ledger_seq
+		FROM rounds o LEFT JOIN ledger v ON v.id = o.ledger_id
 		WHERE o.entry_id = `+pgEntryOf+`
 		ORDER BY o.started_at DESC, o.id DESC
 		LIMIT 1`, slug)
@@ -209,13 +209,13 @@ func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (E
 	b.Queue(`
 		SELECT CASE WHEN n.fp_surface IS NOT NULL THEN n.started_at ELSE (
 			SELECT max(r.started_at) FROM (
-				SELECT started_at, fp_surface FROM observations
+				SELECT started_at, fp_surface FROM rounds
 				WHERE entry_id = n.entry_id
 				ORDER BY started_at DESC, id DESC
 				LIMIT `+strconv.Itoa(ToolsReadRounds)+`) r
 			WHERE r.fp_surface IS NOT NULL) END
 		FROM (
-			SELECT entry_id, started_at, fp_surface FROM observations
+			SELECT entry_id, started_at, fp_surface FROM rounds
 			WHERE entry_id = `+pgEntryOf+`
 			ORDER BY started_at DESC, id DESC
 			LIMIT 1) n`, slug)

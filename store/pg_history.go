@@ -22,6 +22,7 @@ func (s *pgStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 	}
 	ids := changeObservations(u.Changes)
 	now := s.now()
+	var record int64 // the last change record's id; all are numbered by one step
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var (
 			processed, last int64
@@ -32,7 +33,7 @@ func (s *pgStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 		b.Queue(`
 			SELECT coalesce((SELECT processed FROM history_state WHERE entry_id = $1), 0),
 			       coalesce((SELECT max(number) FROM changes WHERE entry_id = $1), 0),
-			       (SELECT count(*) FROM observations WHERE entry_id = $1 AND id = ANY($2))`,
+			       (SELECT count(*) FROM rounds WHERE entry_id = $1 AND id = ANY($2))`,
 			u.EntryID, ids,
 		).QueryRow(func(row pgx.Row) error { return row.Scan(&processed, &last, &own) })
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
@@ -42,19 +43,20 @@ func (s *pgStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 			return err
 		}
 
-		// A signed change's record takes its sequence number just before the change's
-		// row, in the change's order.
+		// A signed change's record is stored pending just before the change's row, in
+		// the change's order (so its id, and its number, follow the change's); the
+		// records are numbered after the commit.
 		b = &pgx.Batch{}
 		for _, c := range rows {
-			ledgerSeq := `NULL`
+			ledgerID := `NULL`
 			if c.Envelope != nil {
-				pgQueueAppendRecord(b, RecordChange, c.EntryID, c.digest, c.KeyID, c.Envelope, now)
-				ledgerSeq = pgTakenSeq
+				pgQueueAppendRecord(b, RecordChange, c.EntryID, c.digest, c.KeyID, c.Envelope, now, &record)
+				ledgerID = pgRecordID
 			}
 			b.Queue(`
 				INSERT INTO changes (entry_id, number, recorded_at, origin, kind, summary, details, badges,
-					before_observation, after_observation, ledger_seq)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, `+ledgerSeq+`)`,
+					before_round, after_round, ledger_id)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, `+ledgerID+`)`,
 				c.EntryID, c.Number, pgTime(c.RecordedAt), c.Origin, c.Kind, c.Summary, c.Details, c.badges,
 				nullID(c.BeforeObservation), nullID(c.AfterObservation),
 			).Exec(func(pgconn.CommandTag) error { return nil })
@@ -73,6 +75,9 @@ func (s *pgStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 		}
 		return nil
 	})
+	if err == nil && record != 0 {
+		err = s.sequence(ctx, record)
+	}
 	if err != nil {
 		return fmt.Errorf("couldn't save the history of entry %d: %w", u.EntryID, err)
 	}

@@ -10,30 +10,88 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// pgTakenSeq is the sequence number the transaction took last (pgQueueAppendRecord): the
-// counter's row is locked by the transaction, so no other writer has moved it since.
-const pgTakenSeq = `(SELECT next - 1 FROM ledger_counter)`
+// pgRecordID is the id of the ledger record the transaction inserted last
+// (pgQueueAppendRecord): the session's last value of the ledger's identity sequence. A
+// statement queued after the insert references the record with it.
+const pgRecordID = `currval('ledger_id_seq')`
 
-// pgQueueAppendRecord queues the two statements that append a signed record to the
-// ledger: take the next sequence number (which locks the counter's row until the
-// transaction ends, see the package documentation), then insert the record with it. A
-// statement queued after them references the record as pgTakenSeq.
-func pgQueueAppendRecord(b *pgx.Batch, kind RecordKind, entryID int64, payloadDigest, keyID string, env []byte, now time.Time) {
-	b.Queue(`UPDATE ledger_counter SET next = next + 1`).Exec(func(pgconn.CommandTag) error { return nil })
-	b.Queue(`
-		INSERT INTO ledger (seq, kind, entry_id, payload_digest, key_id, envelope, created_at)
-		VALUES (`+pgTakenSeq+`, $1, $2, $3, $4, $5, $6)`,
-		string(kind), entryID, payloadDigest, keyID, env, pgTime(now),
-	).Exec(func(pgconn.CommandTag) error { return nil })
+// The sequencing statements (sql_ledger.go) in PostgreSQL's spelling, and the lock the
+// step takes first.
+var (
+	pgInsertRecord   = bindDollar(insertRecordSQL)
+	pgNumberPending  = bindDollar(numberPendingSQL)
+	pgAdvanceCounter = bindDollar(advanceCounterSQL)
+)
+
+// pgLockCounter locks the counter's row until the step's transaction ends: a step
+// waits for the one before it to commit, and then sees (READ COMMITTED, each statement
+// on a fresh snapshot) every number it gave. With a record's id ($1 not 0) it locks only
+// while that record is pending, so a writer whose record another writer's step numbered
+// takes no lock at all. SQLite needs none of it: its write transaction holds the
+// database.
+const pgLockCounter = `
+	SELECT 1 FROM ledger_counter
+	WHERE $1::bigint = 0 OR EXISTS (SELECT 1 FROM ledger WHERE id = $1 AND seq IS NULL)
+	FOR UPDATE`
+
+// pgHasPendingIndex says whether migration 0007 is applied (hasPending).
+const pgHasPendingIndex = `SELECT to_regclass('ledger_pending') IS NOT NULL`
+
+// pgQueueAppendRecord queues the insert of a pending signed record (see the package
+// documentation) and scans its id into id. A statement queued after it references the
+// record as pgRecordID.
+func pgQueueAppendRecord(b *pgx.Batch, kind RecordKind, entryID int64, payloadDigest, keyID string, env []byte, now time.Time, id *int64) {
+	b.Queue(pgInsertRecord, string(kind), entryID, payloadDigest, keyID, env, pgTime(now)).
+		QueryRow(func(row pgx.Row) error { return row.Scan(id) })
+}
+
+// sequence runs a sequencing step for the committed record own (0: for every pending
+// record; see pgLockCounter), so that it is numbered when sequence returns. The step is
+// one pipelined batch outside any transaction, which PostgreSQL runs as one implicit
+// transaction: lock, number, count, commit, in one round trip; the lock is held for
+// the step's own statements and its commit only, never for another write's.
+//
+// The caller's transaction has committed when sequence runs, so a cancelled ctx must
+// not keep the record from its number: the step runs without ctx's cancellation. (Were
+// it to fail anyway, the record stays pending until the next step, any writer's or
+// Open's.)
+func (s *pgStore) sequence(ctx context.Context, own int64) error {
+	if s.leavePending.Load() {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	b := &pgx.Batch{}
+	b.Queue(pgLockCounter, own).Exec(func(pgconn.CommandTag) error { return nil })
+	b.Queue(pgNumberPending, own, own).Exec(func(pgconn.CommandTag) error { return nil })
+	b.Queue(pgAdvanceCounter).Exec(func(pgconn.CommandTag) error { return nil })
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("couldn't number the ledger's pending records: %w", err)
+	}
+	return nil
+}
+
+// sequencePending runs a sequencing step when a record is pending (a writer stopped
+// between its commit and its step): Open and Migrate call it.
+func (s *pgStore) sequencePending(ctx context.Context) error {
+	pending, err := s.hasPending(ctx, pgHasPendingIndex)
+	if err != nil {
+		return fmt.Errorf("couldn't look for the ledger's pending records: %w", err)
+	}
+	if !pending {
+		return nil
+	}
+	return s.sequence(ctx, 0)
 }
 
 // DeleteEntry locks the entry's row (FOR UPDATE: it waits for a SaveRound, SaveHistory
-// or SaveSupply of the entry in progress, and blocks new ones), takes a sequence number
+// or SaveSupply of the entry in progress, and blocks new ones), then the ledger counter,
+// in the order every writer takes them (a writer takes the counter only after its
+// transaction, and the entry's lock, are over). Holding both, it numbers the pending
+// records (its entry's among them: a tombstone lists numbers), takes the next number
 // for the tombstone, records the tombstone and the entry's records, and deletes the
 // entry: ON DELETE CASCADE deletes its history, ledger records included, which the
 // schema allows only because the tombstone lists them and the entry is gone. One
-// pipelined batch; the lock is taken before the counter, in the order every writer
-// takes them.
+// pipelined batch.
 func (s *pgStore) DeleteEntry(ctx context.Context, slug, reason string) error {
 	if err := checkLine("reason", reason, maxDeleteReason); err != nil {
 		return fmt.Errorf("couldn't delete entry %q: %w", slug, err)
@@ -49,15 +107,19 @@ func (s *pgStore) DeleteEntry(ctx context.Context, slug, reason string) error {
 			}
 			return err
 		})
-		b.Queue(`UPDATE ledger_counter SET next = next + 1`).Exec(func(pgconn.CommandTag) error { return nil })
+		b.Queue(pgLockCounter, 0).Exec(func(pgconn.CommandTag) error { return nil })
+		b.Queue(pgNumberPending, 0, 0).Exec(func(pgconn.CommandTag) error { return nil })
+		b.Queue(pgAdvanceCounter).Exec(func(pgconn.CommandTag) error { return nil })
 		b.Queue(`
 			INSERT INTO ledger_tombstones (seq, entry_id, entry_slug, reason, removed, deleted_at)
-			SELECT `+pgTakenSeq+`, e.id, e.slug, $2, (SELECT count(*) FROM ledger WHERE entry_id = e.id), $3
+			SELECT (SELECT next FROM ledger_counter), e.id, e.slug, $2,
+			       (SELECT count(*) FROM ledger WHERE entry_id = e.id), $3
 			FROM entries e WHERE e.slug = $1`, slug, reason, pgTime(now),
 		).Exec(func(pgconn.CommandTag) error { return nil })
+		b.Queue(`UPDATE ledger_counter SET next = next + 1`).Exec(func(pgconn.CommandTag) error { return nil })
 		b.Queue(`
 			INSERT INTO ledger_removed (seq, tombstone, kind, payload_digest)
-			SELECT l.seq, `+pgTakenSeq+`, l.kind, l.payload_digest
+			SELECT l.seq, (SELECT next - 1 FROM ledger_counter), l.kind, l.payload_digest
 			FROM ledger l WHERE l.entry_id = (SELECT id FROM entries WHERE slug = $1)
 			ORDER BY l.seq`, slug,
 		).Exec(func(pgconn.CommandTag) error { return nil })

@@ -11,20 +11,21 @@ import (
 // SaveSupply calls of one entry are serialized across processes. Its statements go in
 // one pipelined batch, each running once the one before has finished: when the entry is
 // missing, the lock's ErrNotFound is returned and the rest rolled back. A signed run's
-// ledger record takes its sequence number just before the run's row. No run is deleted:
+// ledger record is stored pending just before the run's row, and numbered after the
+// commit. No run is deleted:
 // MaxSupplyRuns is what the pages show.
 func (s *pgStore) SaveSupply(ctx context.Context, r SupplyRecord, due []DueUpdate) (int64, error) {
 	if err := checkSupply(&r, due); err != nil {
 		return 0, fmt.Errorf("couldn't save the supply run of entry %d: %w", r.EntryID, err)
 	}
 	now := s.now()
-	var id int64
+	var id, record int64
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		pgQueueLockEntry(b, r.EntryID)
 		insert := pgInsertSupply
 		if r.Envelope != nil {
-			pgQueueAppendRecord(b, RecordSupply, r.EntryID, r.PayloadDigest, r.KeyID, r.Envelope, now)
+			pgQueueAppendRecord(b, RecordSupply, r.EntryID, r.PayloadDigest, r.KeyID, r.Envelope, now, &record)
 			insert = pgInsertSignedSupply
 		}
 		b.Queue(insert, supplyArgs(pgDialect, &r)...).QueryRow(func(row pgx.Row) error { return row.Scan(&id) })
@@ -33,6 +34,9 @@ func (s *pgStore) SaveSupply(ctx context.Context, r SupplyRecord, due []DueUpdat
 		}
 		return tx.SendBatch(ctx, b).Close()
 	})
+	if err == nil && record != 0 {
+		err = s.sequence(ctx, record)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("couldn't save the supply run of entry %d: %w", r.EntryID, err)
 	}

@@ -329,24 +329,24 @@ func TestPostgresSchemaGuards(t *testing.T) {
 		{`UPDATE ledger SET seq = seq`, "23000"},
 		{`TRUNCATE ledger CASCADE`, "23000"},
 		{`DELETE FROM ledger`, "23000"},
-		{`UPDATE observations SET signed = NOT signed WHERE id = ` + fmt.Sprint(signedID), "23000"},
+		{`UPDATE rounds SET signed = NOT signed WHERE id = ` + fmt.Sprint(signedID), "23000"},
 		// A record for an unsigned observation.
-		{`UPDATE observations SET ledger_seq = (SELECT max(seq) FROM ledger) WHERE id = ` + fmt.Sprint(unsignedID), "23000"},
-		{`INSERT INTO observations (entry_id, due_at, reason, round_id, started_at, finished_at, coverage,
+		{`UPDATE rounds SET ledger_id = (SELECT max(seq) FROM ledger) WHERE id = ` + fmt.Sprint(unsignedID), "23000"},
+		{`INSERT INTO rounds (entry_id, due_at, reason, round_id, started_at, finished_at, coverage,
 		  signed, unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version,
 		  server_name, server_version, tool_count, pages)
 		  SELECT entry_id, due_at + interval '1 day', reason, 'unrecorded', started_at, finished_at, coverage, signed,
 		  unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version,
-		  server_name, server_version, tool_count, pages FROM observations WHERE id = ` + fmt.Sprint(signedID), "23514"},
-		{`UPDATE observations SET coverage = '' WHERE id = ` + fmt.Sprint(signedID), "23514"},
+		  server_name, server_version, tool_count, pages FROM rounds WHERE id = ` + fmt.Sprint(signedID), "23514"},
+		{`UPDATE rounds SET coverage = '' WHERE id = ` + fmt.Sprint(signedID), "23514"},
 		// A second observation of one (entry, due time): the constraint SaveRound maps to
 		// ErrRoundDone, by name.
-		{`INSERT INTO observations (entry_id, due_at, reason, round_id, started_at, finished_at, coverage,
+		{`INSERT INTO rounds (entry_id, due_at, reason, round_id, started_at, finished_at, coverage,
 		  signed, unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version,
 		  server_name, server_version, tool_count, pages)
 		  SELECT entry_id, due_at, reason, 'again', started_at, finished_at, coverage, signed,
 		  unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version,
-		  server_name, server_version, tool_count, pages FROM observations WHERE id = ` + fmt.Sprint(unsignedID), "23505"},
+		  server_name, server_version, tool_count, pages FROM rounds WHERE id = ` + fmt.Sprint(unsignedID), "23505"},
 		{`UPDATE uptime_days SET status = 'online'`, "23514"},
 		{`UPDATE entries SET slug = 'Acme'`, "23514"},
 	} {

@@ -100,7 +100,7 @@ func decodeBadges(s string) ([]string, error) {
 	return badges, nil
 }
 
-// nullID is an observation id as stored: NULL for 0.
+// nullID is a round id as stored: NULL for 0.
 func nullID(id int64) any {
 	if id == 0 {
 		return nil

@@ -220,7 +220,7 @@ func (s *sqlStore) toolsReadAt(ctx context.Context, newest RoundSummary) (time.T
 // supplyStateColumns are the columns scanSupplyState reads, of supply_runs r joined
 // with supplyLedger: a run without its documents, and whether it is signed.
 const supplyStateColumns = `r.id, r.entry_id, r.ran_at, r.score, r.verified, r.latest_version, l.key_id,
-	l.payload_digest, r.ledger_seq IS NOT NULL`
+	l.payload_digest, r.ledger_id IS NOT NULL`
 
 // scanSupplyState scans the supplyStateColumns.
 func scanSupplyState(row rowScanner) (supplyState, error) {

@@ -22,7 +22,7 @@ func (s *sqlStore) RoundsAfter(ctx context.Context, entryID, afterID int64, limi
 }
 
 // WalkRounds reads the rounds in keyset pages of walkPage by (entry_id, id), on the
-// observations_entry_id index, each page a query of its own; no connection, transaction
+// rounds_entry_id index, each page a query of its own; no connection, transaction
 // or snapshot is held while fn runs, so fn may use the store, writes included, and a
 // long walk does not hold back vacuum (PostgreSQL) or the WAL's checkpoint (SQLite). A
 // round stored during the walk is seen when its key is after the page being read; one
@@ -113,12 +113,12 @@ func (s *sqlStore) HistoryState(ctx context.Context, entryID int64) ([]byte, int
 // ChangeFilter.WithoutEnvelopes).
 const (
 	changeColumnsHead = `c.entry_id, e.slug, c.number, c.recorded_at, c.origin, c.kind, c.summary,
-	c.details, c.badges, c.before_observation, c.after_observation, c.hidden, c.hidden_reason, `
+	c.details, c.badges, c.before_round, c.after_round, c.hidden, c.hidden_reason, `
 	changeColumns                = changeColumnsHead + `l.envelope, l.key_id, l.payload_digest`
 	changeColumnsWithoutEnvelope = changeColumnsHead + `NULL, l.key_id, l.payload_digest`
 	// changeFrom joins each change with its entry and its ledger record (a primary-key
 	// probe per change read).
-	changeFrom = `changes c JOIN entries e ON e.id = c.entry_id LEFT JOIN ledger l ON l.seq = c.ledger_seq`
+	changeFrom = `changes c JOIN entries e ON e.id = c.entry_id LEFT JOIN ledger l ON l.id = c.ledger_id`
 )
 
 // scanChange scans the changeColumns (or changeColumnsWithoutEnvelope) of changeFrom.

@@ -5,11 +5,66 @@ import (
 	"fmt"
 )
 
-// Ledger walks the matching records in keyset pages of ledgerPage by sequence number
-// (the primary key; with an entry, ledger_entry), each page a query of its own. No
-// connection, transaction or snapshot is held while fn runs. The walk ends at the newest
-// record committed when it began; as records are committed in sequence order, it has
-// then seen every record up to that one.
+// The ledger's writes, written once. A writer inserts its record pending (seq NULL) with
+// insertRecordSQL, in the transaction that stores what the record signs; a sequencing
+// step then numbers it (see the package documentation, "The ledger"). The step holds the
+// ledger counter's lock while it runs numberPendingSQL and advanceCounterSQL: on
+// PostgreSQL a row lock taken first (pgLockCounter), on SQLite the write transaction the
+// store runs the step in, which holds the database's write lock.
+const (
+	// insertRecordSQL stores a pending record (kind, entry_id, payload_digest, key_id,
+	// envelope, created_at) and returns its id.
+	insertRecordSQL = `
+	INSERT INTO ledger (kind, entry_id, payload_digest, key_id, envelope, created_at)
+	VALUES (?, ?, ?, ?, ?, ?)
+	RETURNING id`
+
+	// numberPendingSQL numbers every pending record the statement sees, in id order, from
+	// the counter's next number on. Its two parameters are one record's id: when it is
+	// not 0 and that record is numbered already (by another writer's step), it numbers
+	// nothing, and the writer's step costs no more than this statement. The caller holds
+	// the counter; the statement sees only committed records (and its own transaction's).
+	numberPendingSQL = `
+	UPDATE ledger SET seq = p.seq
+	FROM (SELECT l.id, c.next - 1 + row_number() OVER (ORDER BY l.id) AS seq
+	      FROM ledger l CROSS JOIN ledger_counter c
+	      WHERE l.seq IS NULL) p
+	WHERE ledger.id = p.id
+	  AND (CAST(? AS BIGINT) = 0 OR EXISTS (SELECT 1 FROM ledger own WHERE own.id = ? AND own.seq IS NULL))`
+
+	// advanceCounterSQL moves the counter past the numbers numberPendingSQL gave: with the
+	// counter held, every number at or above it was given by this step. Nothing numbered,
+	// nothing written.
+	advanceCounterSQL = `
+	UPDATE ledger_counter SET next = next + p.n
+	FROM (SELECT count(*) AS n FROM ledger WHERE seq >= (SELECT next FROM ledger_counter)) p
+	WHERE p.n > 0`
+
+	// pendingSQL says whether a record is pending: Open and Migrate run a sequencing step
+	// only then, so that opening a store to read takes no write lock.
+	pendingSQL = `SELECT EXISTS (SELECT 1 FROM ledger WHERE seq IS NULL)`
+)
+
+// hasPending reports whether the ledger holds a pending record; false, without error,
+// when the schema has no sequencer yet (migration 0007, whose index ledger_pending
+// hasPendingIndex finds, is not applied: Open does not migrate).
+func (s *sqlStore) hasPending(ctx context.Context, hasPendingIndex string) (bool, error) {
+	var ready bool
+	if err := s.read.QueryRow(ctx, hasPendingIndex).Scan(&ready); err != nil || !ready {
+		return false, err
+	}
+	var pending bool
+	err := s.read.QueryRow(ctx, pendingSQL).Scan(&pending)
+	return pending, err
+}
+
+// Ledger walks the numbered records in keyset pages of ledgerPage by sequence number
+// (the unique index ledger_seq; with an entry, ledger_entry), each page a query of its
+// own; pending records (seq NULL) are not walked until numbered. No connection,
+// transaction or snapshot is held while fn runs. The walk ends at the newest record
+// numbered when it began; as numbers are committed in order (each sequencing step
+// commits a run of them at once, under the counter's lock), it has then seen every
+// record up to that one.
 func (s *sqlStore) Ledger(ctx context.Context, f LedgerFilter, fn func(LedgerRecord) error) error {
 	if err := checkLedgerFilter(f); err != nil {
 		return fmt.Errorf("couldn't read the ledger: %w", err)

@@ -17,9 +17,9 @@ const summaryColumns = `o.id, o.entry_id, o.due_at, o.reason, o.round_id, o.star
 	o.fp_toolset, o.fp_schema, o.fp_instructions, coalesce(v.key_id, ''), coalesce(v.payload_digest, ''),
 	o.handshake_method, o.proposed_version, o.login_unauthorized, o.login_challenge, o.login_metadata`
 
-// summaryFrom is the FROM clause of summaryColumns: observations o with their ledger
+// summaryFrom is the FROM clause of summaryColumns: rounds o with their ledger
 // records v (NULL for an unsigned round).
-const summaryFrom = `observations o LEFT JOIN ledger v ON v.seq = o.ledger_seq`
+const summaryFrom = `rounds o LEFT JOIN ledger v ON v.id = o.ledger_id`
 
 // scanSummary scans the summaryColumns of summaryFrom.
 func scanSummary(row rowScanner) (RoundSummary, error) {
@@ -68,7 +68,7 @@ func (s *sqlStore) Rounds(ctx context.Context, entryID int64, limit int) ([]Roun
 
 func (s *sqlStore) RoundResults(ctx context.Context, observationID int64) ([]byte, error) {
 	var results []byte
-	err := s.read.QueryRow(ctx, `SELECT results FROM observations WHERE id = ?`, observationID).Scan(&results)
+	err := s.read.QueryRow(ctx, `SELECT results FROM rounds WHERE id = ?`, observationID).Scan(&results)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("observation %d: %w", observationID, ErrNotFound)
 	}
@@ -129,7 +129,7 @@ func (s *sqlStore) UptimeDays(ctx context.Context, entryID int64, from, to strin
 }
 
 // Envelopes walks the round records of the ledger in keyset pages of ledgerPage by
-// sequence number, each joined with its round (observations_ledger) and entry. No
+// sequence number, each joined with its round (rounds_ledger) and entry. No
 // connection, transaction or snapshot is held while fn runs, so fn may use the store,
 // writes included, a long export does not hold back vacuum (PostgreSQL) or the WAL's
 // checkpoint (SQLite). The walk ends at the newest record committed when it began; one
@@ -147,7 +147,7 @@ func (s *sqlStore) Envelopes(ctx context.Context, f EnvelopeFilter, fn func(Enve
 	query := `
 		SELECT v.seq, o.id, e.slug, o.round_id, o.started_at, v.key_id, v.envelope
 		FROM ledger v
-		JOIN observations o ON o.ledger_seq = v.seq
+		JOIN rounds o ON o.ledger_id = v.id
 		JOIN entries e ON e.id = o.entry_id
 		WHERE v.kind = 'probe' AND v.seq > ? AND v.seq <= ?`
 	args := []any{int64(0), *last}

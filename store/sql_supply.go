@@ -11,7 +11,7 @@ const supplyColumns = `r.id, r.entry_id, r.ran_at, r.score, r.verified, r.latest
 	r.verdict, l.envelope, l.key_id, l.payload_digest`
 
 // supplyLedger joins a supply run r with its ledger record l (NULL when unsigned).
-const supplyLedger = ` LEFT JOIN ledger l ON l.seq = r.ledger_seq`
+const supplyLedger = ` LEFT JOIN ledger l ON l.id = r.ledger_id`
 
 // scanSupply scans the supplyColumns of supply_runs r joined with supplyLedger.
 func scanSupply(row rowScanner) (SupplyRecord, error) {

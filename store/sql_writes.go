@@ -34,24 +34,24 @@ func upsertUptimeSQL(d dialect) string {
 		inconclusive = excluded.inconclusive, status = excluded.status`
 }
 
-// insertObservationSQL inserts a round's observation, with ledgerSeq (an expression, or
-// ? for one more parameter) as its ledger record's sequence number, and returns its id.
-// Its first 30 parameters are observationArgs.
-func insertObservationSQL(ledgerSeq string) string {
+// insertRoundSQL inserts a round, with ledgerID (an expression, or ? for one more
+// parameter) as its ledger record's id, and returns its id. Its first 30 parameters are
+// roundArgs.
+func insertRoundSQL(ledgerID string) string {
 	return `
-	INSERT INTO observations (
+	INSERT INTO rounds (
 		entry_id, due_at, reason, round_id, started_at, finished_at, coverage, signed,
 		unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version,
 		server_name, server_version, tool_count, pages, fp_surface, fp_toolset, fp_schema,
 		fp_instructions, results, timings, handshake_method, proposed_version,
-		login_unauthorized, login_challenge, login_metadata, ledger_seq)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ` + ledgerSeq + `)
+		login_unauthorized, login_challenge, login_metadata, ledger_id)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ` + ledgerID + `)
 	RETURNING id`
 }
 
-// observationArgs are the first 30 parameters of insertObservationSQL for the checked
-// round r, in d's spelling.
-func observationArgs(d dialect, r *Round) []any {
+// roundArgs are the first 30 parameters of insertRoundSQL for the checked round r, in
+// d's spelling.
+func roundArgs(d dialect, r *Round) []any {
 	fpSurface, fpToolset, fpSchema, fpInstructions := fingerprintArgs(r)
 	return []any{
 		r.EntryID, d.time(r.DueAt), string(r.Reason), r.RoundID, d.time(r.StartedAt), d.time(r.FinishedAt),
@@ -71,13 +71,13 @@ func fingerprintArgs(r *Round) (surface, toolset, schema, instructions *string) 
 	return nil, nil, nil, nil
 }
 
-// insertSupplySQL inserts a supply run, with ledgerSeq (an expression, or ? for one more
-// parameter) as its ledger record's sequence number, and returns its id. Its first 7
-// parameters are supplyArgs.
-func insertSupplySQL(ledgerSeq string) string {
+// insertSupplySQL inserts a supply run, with ledgerID (an expression, or ? for one more
+// parameter) as its ledger record's id, and returns its id. Its first 7 parameters are
+// supplyArgs.
+func insertSupplySQL(ledgerID string) string {
 	return `
-	INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict, ledger_seq)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ` + ledgerSeq + `)
+	INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict, ledger_id)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ` + ledgerID + `)
 	RETURNING id`
 }
 

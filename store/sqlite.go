@@ -107,11 +107,17 @@ func openSQLite(ctx context.Context, cfg Config) (Store, error) {
 	if err != nil {
 		return nil, errors.Join(err, writer.Close())
 	}
-	return &sqliteStore{
+	s := &sqliteStore{
 		sqlStore: sqlStore{d: sqliteDialect, read: sqliteQuerier{reader}, write: sqliteQuerier{writer}},
 		path:     path, log: log, now: time.Now, writer: writer, reader: reader,
 		stmts: map[string]*sql.Stmt{},
-	}, nil
+	}
+	// Records left pending (only a store written by another version, or a test, leaves
+	// any: sqliteSequence numbers them in their own transaction) are numbered now.
+	if err := s.sequencePending(ctx); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
+	return s, nil
 }
 
 // openSQLitePool opens a pool of at most conns connections to path in role and checks
@@ -166,7 +172,10 @@ func (s *sqliteStore) Migrate(ctx context.Context) error {
 	if err := s.migrate(ctx, ms); err != nil {
 		return err
 	}
-	return migrateRiver(ctx, riversqlite.New(s.writer), "sqlite", s.log)
+	if err := migrateRiver(ctx, riversqlite.New(s.writer), "sqlite", s.log); err != nil {
+		return err
+	}
+	return s.sequencePending(ctx)
 }
 
 // migrate applies the migrations of ms not applied yet (see schemaMigrations.apply) on
@@ -348,8 +357,8 @@ func (s *sqliteStore) Stats(ctx context.Context) (Stats, error) {
 	var st Stats
 	err := s.reader.QueryRowContext(ctx, `
 		SELECT (SELECT count(*) FROM entries),
-		       (SELECT count(*) FROM observations),
-		       (SELECT count(*) FROM observations WHERE signed = 1),
+		       (SELECT count(*) FROM rounds),
+		       (SELECT count(*) FROM rounds WHERE signed = 1),
 		       (SELECT count(*) FROM ledger WHERE kind = 'probe'),
 		       (SELECT count(*) FROM surfaces),
 		       (SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size())`,

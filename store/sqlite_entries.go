@@ -140,7 +140,7 @@ func (s *sqliteStore) StartAttempt(ctx context.Context, entryID int64, dueAt, at
 func sqliteRoundNotStored(ctx context.Context, tx *sqliteTx, entryID int64, dueAt time.Time) error {
 	var one int
 	err := tx.QueryRowContext(ctx,
-		`SELECT 1 FROM observations WHERE entry_id = ? AND due_at = ?`, entryID, millis(dueAt)).Scan(&one)
+		`SELECT 1 FROM rounds WHERE entry_id = ? AND due_at = ?`, entryID, millis(dueAt)).Scan(&one)
 	switch {
 	case err == nil:
 		return ErrRoundDone

@@ -33,7 +33,7 @@ func (s *sqliteStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 		err := tx.QueryRowContext(ctx, `
 			SELECT coalesce((SELECT processed FROM history_state WHERE entry_id = ?1), 0),
 			       coalesce((SELECT max(number) FROM changes WHERE entry_id = ?1), 0),
-			       (SELECT count(*) FROM observations
+			       (SELECT count(*) FROM rounds
 			        WHERE entry_id = ?1 AND id IN (SELECT value FROM json_each(?2)))`,
 			u.EntryID, string(idsJSON)).Scan(&processed, &last, &own)
 		if err != nil {
@@ -42,23 +42,25 @@ func (s *sqliteStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 		if err := checkHistoryBase(&u, processed, last, own, len(ids)); err != nil {
 			return err
 		}
-		// A signed change's record takes its sequence number just before the change's
-		// row, in the change's order.
+		// A signed change's record is stored pending just before the change's row, in
+		// the change's order (so its id, and its number, follow the change's), and
+		// numbered last (sqliteSequence).
+		var lastRecord int64
 		for _, c := range rows {
-			var ledgerSeq any
+			var record any
 			if c.Envelope != nil {
-				seq, err := sqliteAppendRecord(ctx, tx, RecordChange, c.EntryID, c.digest, c.KeyID, c.Envelope, now)
+				id, err := sqliteAppendRecord(ctx, tx, RecordChange, c.EntryID, c.digest, c.KeyID, c.Envelope, now)
 				if err != nil {
 					return fmt.Errorf("change %d: %w", c.Number, err)
 				}
-				ledgerSeq = seq
+				record, lastRecord = id, id
 			}
 			if _, err := tx.ExecContext(ctx, `
 				INSERT INTO changes (entry_id, number, recorded_at, origin, kind, summary, details, badges,
-					before_observation, after_observation, ledger_seq)
+					before_round, after_round, ledger_id)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				c.EntryID, c.Number, millis(c.RecordedAt), c.Origin, c.Kind, c.Summary, c.Details, c.badges,
-				nullID(c.BeforeObservation), nullID(c.AfterObservation), ledgerSeq,
+				nullID(c.BeforeObservation), nullID(c.AfterObservation), record,
 			); err != nil {
 				return fmt.Errorf("couldn't store change %d: %w", c.Number, err)
 			}
@@ -74,6 +76,9 @@ func (s *sqliteStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 			if err := sqliteSetDue(ctx, tx, u.EntryID, d); err != nil {
 				return fmt.Errorf("couldn't update the %s due time: %w", d.Reason, err)
 			}
+		}
+		if lastRecord != 0 {
+			return s.sqliteSequence(ctx, tx, lastRecord)
 		}
 		return nil
 	})

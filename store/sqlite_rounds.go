@@ -46,23 +46,24 @@ func sqliteSaveRound(ctx context.Context, tx *sqliteTx, r *Round, now time.Time)
 	}
 	fpSurface, _, _, _ := fingerprintArgs(r)
 
-	// Signed exactly when the ledger record is stored: both in this transaction.
-	var ledgerSeq any
+	// Signed exactly when the ledger record is stored: both in this transaction, which
+	// numbers the record last (sqliteSequence).
+	var record any
 	if r.Signed() {
-		seq, err := sqliteAppendRecord(ctx, tx, RecordProbe, r.EntryID, r.PayloadDigest, r.KeyID, r.Envelope, now)
+		id, err := sqliteAppendRecord(ctx, tx, RecordProbe, r.EntryID, r.PayloadDigest, r.KeyID, r.Envelope, now)
 		if err != nil {
 			return 0, err
 		}
-		ledgerSeq = seq
+		record = id
 	}
 
 	var id int64
-	err := tx.QueryRowContext(ctx, sqliteInsertObservation, append(observationArgs(sqliteDialect, r), ledgerSeq)...).Scan(&id)
+	err := tx.QueryRowContext(ctx, sqliteInsertRound, append(roundArgs(sqliteDialect, r), record)...).Scan(&id)
 	if isUniqueViolation(err) {
 		return 0, ErrRoundDone
 	}
 	if err != nil {
-		return 0, fmt.Errorf("couldn't store the observation: %w", err)
+		return 0, fmt.Errorf("couldn't store the round: %w", err)
 	}
 
 	onlineDelta, countedDelta, err := sqliteCountUptime(ctx, tx, r.EntryID, utcDay(r.StartedAt), r.Uptime)
@@ -76,7 +77,7 @@ func sqliteSaveRound(ctx context.Context, tx *sqliteTx, r *Round, now time.Time)
 	if r.Fingerprints != nil {
 		err := tx.QueryRowContext(ctx, `
 			SELECT NOT EXISTS (
-				SELECT 1 FROM observations
+				SELECT 1 FROM rounds
 				WHERE entry_id = ? AND started_at > ? AND fp_surface IS NOT NULL)`,
 			r.EntryID, millis(r.StartedAt)).Scan(&newestSurface)
 		if err != nil {
@@ -97,6 +98,11 @@ func sqliteSaveRound(ctx context.Context, tx *sqliteTx, r *Round, now time.Time)
 	for _, u := range r.Due {
 		if err := sqliteSetDue(ctx, tx, r.EntryID, u); err != nil {
 			return 0, fmt.Errorf("couldn't update the %s due time: %w", u.Reason, err)
+		}
+	}
+	if record != nil {
+		if err := tx.s.sqliteSequence(ctx, tx, record.(int64)); err != nil {
+			return 0, err
 		}
 	}
 	return id, nil
@@ -127,7 +133,7 @@ func sqliteCountUptime(ctx context.Context, tx *sqliteTx, entryID int64, day str
 // The shared write statements (sql_writes.go) that SQLite spells with a parameter more
 // or a day, built once: the statement cache (sqliteTx) keys on the query text.
 var (
-	sqliteInsertObservation = insertObservationSQL(`?`)
-	sqliteUpsertUptime      = upsertUptimeSQL(sqliteDialect)
-	sqliteInsertSupply      = insertSupplySQL(`?`)
+	sqliteInsertRound  = insertRoundSQL(`?`)
+	sqliteUpsertUptime = upsertUptimeSQL(sqliteDialect)
+	sqliteInsertSupply = insertSupplySQL(`?`)
 )

@@ -231,28 +231,28 @@ func TestSQLiteSchemaGuards(t *testing.T) {
 	before := takeSnapshot(t, s)
 	for _, q := range []string{
 		// A record for an unsigned observation; a signed one without its record.
-		`UPDATE observations SET ledger_seq = (SELECT max(seq) FROM ledger) WHERE id = ` + itoa(unsignedID),
-		`INSERT INTO observations (entry_id, due_at, reason, round_id, started_at, finished_at, coverage, signed,
+		`UPDATE rounds SET ledger_id = (SELECT max(seq) FROM ledger) WHERE id = ` + itoa(unsignedID),
+		`INSERT INTO rounds (entry_id, due_at, reason, round_id, started_at, finished_at, coverage, signed,
 			unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version, server_name,
 			server_version, tool_count, pages)
 		 SELECT entry_id, due_at + 1, reason, 'unrecorded', started_at, finished_at, coverage, signed,
 			unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version, server_name,
-			server_version, tool_count, pages FROM observations WHERE id = ` + itoa(signedID),
+			server_version, tool_count, pages FROM rounds WHERE id = ` + itoa(signedID),
 		// Changing or deleting a record.
 		`UPDATE ledger SET envelope = X'7B7D'`,
 		`DELETE FROM ledger`,
 		// Flipping a signed flag either way.
-		`UPDATE observations SET signed = 0, coverage = '' WHERE id = ` + itoa(signedID),
-		`UPDATE observations SET signed = 1, coverage = 'full', unsigned_reason = '' WHERE id = ` + itoa(unsignedID),
+		`UPDATE rounds SET signed = 0, coverage = '' WHERE id = ` + itoa(signedID),
+		`UPDATE rounds SET signed = 1, coverage = 'full', unsigned_reason = '' WHERE id = ` + itoa(unsignedID),
 		// A day whose status contradicts its counts.
 		`UPDATE uptime_days SET status = 'online'`,
 		// Values outside their domain; a value of the wrong type.
 		`UPDATE entries SET kind = 'docker'`,
 		`UPDATE entries SET slug = 'Acme'`,
-		`UPDATE observations SET uptime = 'maybe'`,
+		`UPDATE rounds SET uptime = 'maybe'`,
 		`UPDATE entries SET claimed = 'yes'`,
 		// An observation of no entry.
-		`INSERT INTO observations (entry_id, due_at, reason, round_id, started_at, finished_at, coverage, signed,
+		`INSERT INTO rounds (entry_id, due_at, reason, round_id, started_at, finished_at, coverage, signed,
 			unsigned_reason, reach, http_status, stop, uptime, retry_after_ms, protocol_version, server_name,
 			server_version, tool_count, pages)
 		 VALUES (999, 0, 'cadence', 'r', 0, 0, '', 0, 'x', '', 0, '', 'answered', 0, '', '', '', 0, 0)`,

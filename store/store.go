@@ -25,26 +25,29 @@
 // pipelined batches, whose round trips were measured; SQLite runs one IMMEDIATE
 // transaction on its single writer, through a statement cache), EntryDigest and
 // Directory on PostgreSQL (one batch, one round trip, instead of a query per part),
-// advisory locks, the ledger counter, the SQL one engine lacks (LATERAL, ILIKE,
-// greatest, FOR NO KEY UPDATE), and opening, closing and migrating.
+// advisory locks, where the ledger's sequencing step runs and how it holds the counter,
+// the SQL one engine lacks (LATERAL, ILIKE, greatest, FOR NO KEY UPDATE), and opening,
+// closing and migrating.
 //
 // # Contract
 //
 //   - Every method is safe for concurrent use by many goroutines and, on PostgreSQL, by
 //     many processes.
-//   - SaveRound is the only way a round enters the store. It writes the round's
-//     observation, its tool surface (content-addressed by surface fingerprint), its
-//     ledger record (when signed), the day's uptime and the entry's new due times in one
-//     transaction: after a crash either all of it is there or none of it. An observation
-//     is marked signed exactly when it references its ledger record.
+//   - SaveRound is the only way a round enters the store. It writes the round, its
+//     tool surface (content-addressed by surface fingerprint), its ledger record (when
+//     signed), the day's uptime and the entry's new due times in one transaction: after
+//     a crash either all of it is there or none of it. A round is marked signed exactly
+//     when it references its ledger record.
 //   - A round is identified by (entry, due time). A second SaveRound for the same pair
 //     returns ErrRoundDone and changes nothing, so a restarted worker can never store or
 //     publish an entry twice for the same due time.
 //   - Every signed record (a round's, a change's, a supply run's envelope) is a row of
-//     one append-only table, the ledger (ledger.go), with a sequence number; rounds,
-//     changes and supply runs reference their record. The method that stores the round,
-//     change or run appends its record in the same transaction. See "The ledger" below.
-//   - Records are immutable: no method updates one, and the schema refuses updates.
+//     one append-only table, the ledger (ledger.go); rounds, changes and supply runs
+//     reference their record. The method that stores the round, change or run stores
+//     its record in the same transaction, and returns once the record has its sequence
+//     number. See "The ledger" below.
+//   - Records are immutable: no method changes one, and the schema refuses every
+//     update but the one that gives a record its sequence number.
 //     They are deleted only with their entry (DeleteEntry deletes the entry's whole
 //     history), and that deletion is itself recorded, in a tombstone. Tool surfaces are
 //     shared between entries and are kept.
@@ -57,26 +60,56 @@
 //
 // # The ledger
 //
-// Sequence numbers come from a one-row counter (ledger_counter) that the writing
-// transaction increments before it inserts the record; the schema refuses a record or
-// tombstone whose number is not the one just taken. The counter's row lock (PostgreSQL)
-// or the database's write lock (SQLite, whose write transactions begin IMMEDIATE) is held
-// until the transaction ends, so:
+// A record has an identity (id), given when it is stored, which rounds, changes and
+// supply runs reference, and a sequence number (seq), its position: 1, 2, … with no
+// gaps, the index it will have in the transparency log. The number is given after the
+// record is stored, as a log sequencer does:
 //
-//   - numbers are gap-free: a transaction that rolls back gives its numbers back, and
-//     every number 1..n is used by exactly one record or tombstone;
-//   - numbers follow commit order: a writer waits for the previous one to commit before
-//     it gets the next number, so a reader never sees number n+1 without n (but for the
-//     records removed with their entry, which a tombstone lists).
+//   - A writer (SaveRound, SaveHistory, SaveSupply) stores its record pending (seq
+//     NULL) in its own transaction, without touching the counter, so writers of
+//     different entries commit side by side.
+//   - Then a sequencing step numbers every committed pending record, in id order, in one
+//     short transaction: it locks the counter (ledger_counter), numbers the pending
+//     records from the counter's next number on, moves the counter past them, and
+//     commits. Steps run one after the other on the counter's lock, each numbering the
+//     records committed before it, so a step numbers a batch of many writers' records
+//     at once. A writer runs a step after its commit and returns once its record is
+//     numbered; if another writer's step has numbered it already, it takes no lock.
+//   - A writer that stops between its commit and its step leaves its record pending:
+//     the next step, any writer's, numbers it, and so do Open and Migrate.
 //
-// On PostgreSQL this serializes the signed writes of every entry from the record's
-// insert to the commit (SaveRound holds it for its last batch, one round trip).
+// Hence:
 //
-// Nothing updates or deletes a record but DeleteEntry, which in one transaction writes a
-// tombstone (its own number, the entry, the reason, and the number, kind and payload
-// digest of each record that goes) and then deletes the entry; the schema refuses the
-// deletion of a record whose entry still exists or whose removal no tombstone lists, and
-// refuses every change to a tombstone.
+//   - numbers are gap-free: every number 1..n is used exactly once, by a record or a
+//     tombstone (a rolled-back step gives its numbers back);
+//   - numbers follow the order in which they are committed: a step commits its run of
+//     numbers at once, after the run before it, so a reader never sees number n+1 without
+//     n (but for the records removed with their entry, which a tombstone lists);
+//   - readers that walk the ledger by number (Ledger, Envelopes, and so the export) see
+//     numbered records only; a pending record is signed all the same (its round, change
+//     or run references it) and is walked once numbered, normally before its writer
+//     has returned.
+//
+// Numbers follow commit order, not store order: of two records stored at once, the
+// one committed first is numbered first, or both in one step in id order.
+//
+// On PostgreSQL the step is one pipelined batch in an implicit transaction (lock,
+// number, count, commit: one round trip), and the counter's lock is held for that step
+// only, never across another write's transaction or commit. On SQLite, whose single
+// writer already serializes write transactions, the step runs inside the writer's own
+// transaction, so a record is numbered when it commits and is never left pending.
+//
+// The schema enforces the numbering: a record is inserted pending; the only update of a
+// record sets seq, once, to one of the counter's next numbers; the counter moves only
+// forward, past numbers all used; and on PostgreSQL, at commit, no number given is
+// beyond the counter.
+//
+// Nothing deletes a record but DeleteEntry, which in one transaction locks the entry,
+// then the counter (the order every writer takes them), numbers the pending records,
+// writes a tombstone (the counter's next number, the entry, the reason, and the number,
+// kind and payload digest of each record that goes) and then deletes the entry; the
+// schema refuses the deletion of a record whose entry still exists or whose removal no
+// tombstone lists, and refuses every change to a tombstone.
 package store
 
 import (
@@ -388,11 +421,11 @@ type ChangeRecord struct {
 // transaction by SaveHistory.
 type HistoryUpdate struct {
 	EntryID int64
-	// ExpectProcessed is the processed observation id the update was computed from;
+	// ExpectProcessed is the processed round id the update was computed from;
 	// SaveHistory fails with ErrConflict when the stored one differs (another process
 	// got there first), and changes nothing.
 	ExpectProcessed int64
-	// Processed is the id of the last observation the update has taken into account.
+	// Processed is the id of the last round the update has taken into account.
 	Processed int64
 	// State is the history state after the update (opaque to the store).
 	State []byte
@@ -534,11 +567,11 @@ type Store interface {
 	// Attempts returns how many attempts were recorded for the entry and due time.
 	Attempts(ctx context.Context, entryID int64, dueAt time.Time) (int, error)
 	// SaveRound stores a round in one transaction (see the package documentation)
-	// and returns its observation id. ErrRoundDone: already stored, nothing changed.
+	// and returns its round id. ErrRoundDone: already stored, nothing changed.
 	SaveRound(ctx context.Context, r *Round) (int64, error)
 	// Rounds returns an entry's newest rounds, newest first, at most limit.
 	Rounds(ctx context.Context, entryID int64, limit int) ([]RoundSummary, error)
-	// RoundResults returns the stored results JSON of an observation.
+	// RoundResults returns the stored results JSON of a round, by round id.
 	RoundResults(ctx context.Context, observationID int64) ([]byte, error)
 	// PutSurface stores a content-addressed document (a canonical tools document read
 	// outside a round, e.g. from an MCP bundle manifest) under its fingerprint, which
@@ -549,19 +582,19 @@ type Store interface {
 	// fingerprint).
 	Surface(ctx context.Context, fingerprint string) ([]byte, error)
 
-	// RoundsAfter returns an entry's rounds with observation id above afterID, oldest
+	// RoundsAfter returns an entry's rounds with round id above afterID, oldest
 	// first (by id), at most limit.
 	RoundsAfter(ctx context.Context, entryID, afterID int64, limit int) ([]RoundSummary, error)
 
 	// WalkRounds calls fn for every stored round started at or after since, ordered by
-	// entry id then observation id, streaming (for statistics over the whole store). fn's
+	// entry id then round id, streaming (for statistics over the whole store). fn's
 	// error stops the walk and is returned.
 	WalkRounds(ctx context.Context, since time.Time, fn func(RoundSummary) error) error
 	// WalkUptime calls fn for every uptime day from..to inclusive, ordered by entry id then
 	// day, streaming.
 	WalkUptime(ctx context.Context, from, to string, fn func(entryID int64, d UptimeDay) error) error
 
-	// HistoryState returns an entry's history state and the last observation id it has
+	// HistoryState returns an entry's history state and the last round id it has
 	// processed; (nil, 0, nil) when none is stored yet.
 	HistoryState(ctx context.Context, entryID int64) (state []byte, processed int64, err error)
 	// SaveHistory stores a HistoryUpdate in one transaction: the state, the processed

@@ -273,8 +273,8 @@ func TestSupplyImmutable(t *testing.T) {
 			`UPDATE supply_runs SET verified = verified`,
 			`UPDATE supply_runs SET facts = facts WHERE id = ` + id,
 			`UPDATE supply_runs SET verdict = verdict`,
-			`UPDATE supply_runs SET ledger_seq = NULL`,
-			`UPDATE supply_runs SET ledger_seq = ledger_seq`,
+			`UPDATE supply_runs SET ledger_id = NULL`,
+			`UPDATE supply_runs SET ledger_id = ledger_id`,
 			`UPDATE supply_runs SET latest_version = '9.9.9'`,
 			`UPDATE supply_runs SET ran_at = ran_at`,
 			`UPDATE supply_runs SET entry_id = entry_id`,
@@ -282,9 +282,9 @@ func TestSupplyImmutable(t *testing.T) {
 			`INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict)
 			 SELECT entry_id, ran_at, 101, verified, latest_version, facts, verdict FROM supply_runs WHERE id = ` + id,
 			// A second run naming the record of the first, and a run naming no record.
-			`INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict, ledger_seq)
-			 SELECT entry_id, ran_at, score, verified, latest_version, facts, verdict, ledger_seq FROM supply_runs WHERE id = ` + id,
-			`INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict, ledger_seq)
+			`INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict, ledger_id)
+			 SELECT entry_id, ran_at, score, verified, latest_version, facts, verdict, ledger_id FROM supply_runs WHERE id = ` + id,
+			`INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict, ledger_id)
 			 SELECT entry_id, ran_at, score, verified, latest_version, facts, verdict, 999999 FROM supply_runs WHERE id = ` + id,
 			`INSERT INTO supply_runs (entry_id, ran_at, score, verified, latest_version, facts, verdict)
 			 SELECT 999999, ran_at, score, verified, latest_version, facts, verdict FROM supply_runs WHERE id = ` + id,

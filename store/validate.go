@@ -44,7 +44,7 @@ var (
 const maxVersionLen = 64
 
 // checkHandshakeLogin refuses a round's handshake path or login facts that the
-// observations table's constraints (migration 0005) would refuse.
+// rounds table's constraints (migration 0005) would refuse.
 func checkHandshakeLogin(r *Round) error {
 	if !slices.Contains(handshakeMethods, r.HandshakeMethod) {
 		return fmt.Errorf("handshake method %q is not one of %q", r.HandshakeMethod, handshakeMethods)
@@ -327,7 +327,7 @@ func checkHistoryUpdate(u *HistoryUpdate) error {
 	case u.EntryID <= 0:
 		return fmt.Errorf("history update has entry id %d", u.EntryID)
 	case u.ExpectProcessed < 0 || u.Processed < u.ExpectProcessed:
-		return fmt.Errorf("history update goes from processed observation %d to %d", u.ExpectProcessed, u.Processed)
+		return fmt.Errorf("history update goes from processed round %d to %d", u.ExpectProcessed, u.Processed)
 	case u.State == nil:
 		return errors.New("history update has no state")
 	case len(u.State) > maxHistoryState:
@@ -370,7 +370,7 @@ func checkChange(c *ChangeRecord) error {
 	case len(c.Badges) > maxChangeBadges:
 		return fmt.Errorf("%d badges, more than %d", len(c.Badges), maxChangeBadges)
 	case c.BeforeObservation < 0 || c.AfterObservation < 0:
-		return errors.New("negative observation id")
+		return errors.New("negative round id")
 	case c.Hidden || c.HiddenReason != "":
 		return errors.New("a new change is visible: hide it with HideChange")
 	}
@@ -397,18 +397,18 @@ func checkChange(c *ChangeRecord) error {
 // ErrConflict when the stored processed id (0 without a state) is not the one the update
 // was computed from, an error naming the numbers when its first change is not the
 // entry's next (last is the entry's highest change number, 0 without changes), and an
-// error when its changes name observations of another entry (own of the distinct
-// observation ids the changes name belong to the entry).
+// error when its changes name rounds of another entry (own of the distinct
+// round ids the changes name belong to the entry).
 func checkHistoryBase(u *HistoryUpdate, processed, last int64, own, named int) error {
 	if processed != u.ExpectProcessed {
-		return fmt.Errorf("computed from processed observation %d, stored %d: %w", u.ExpectProcessed, processed, ErrConflict)
+		return fmt.Errorf("computed from processed round %d, stored %d: %w", u.ExpectProcessed, processed, ErrConflict)
 	}
 	if len(u.Changes) > 0 && u.Changes[0].Number != last+1 {
 		return fmt.Errorf("changes %d to %d do not follow the entry's last change, %d",
 			u.Changes[0].Number, u.Changes[len(u.Changes)-1].Number, last)
 	}
 	if own != named {
-		return fmt.Errorf("changes name %d observations of other entries or of none", named-own)
+		return fmt.Errorf("changes name %d rounds of other entries or of none", named-own)
 	}
 	return nil
 }
