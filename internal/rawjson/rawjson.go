@@ -8,6 +8,9 @@
 // returned has its capacity cut to its length, so appending to it can never write into
 // the input.
 //
+// Every JSON string is read as encoding/json reads it, by NextRune (unescape.go), which
+// web's tool pages and history/diff use as well: it is the one home of that rule.
+//
 // Members and Elements check the input with json.Valid first. The Skip functions and
 // Walk's scanner assume JSON that json.Valid accepted and never read past the input.
 package rawjson
@@ -15,7 +18,6 @@ package rawjson
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/probity-dev/probity/attest"
@@ -81,54 +83,27 @@ func Elements(raw []byte) (out []json.RawMessage, ok bool) {
 func view(raw []byte, i, j int) json.RawMessage { return raw[i:j:j] }
 
 // Unquote returns the value of a quoted JSON string, unescaped as encoding/json does
-// (invalid UTF-8 and lone surrogates become U+FFFD), copying it only when it needs
-// unescaping.
+// (NextRune: invalid UTF-8 and lone surrogates become U+FFFD), copying it only when it
+// needs unescaping. It is for strings json.Valid accepted; anything else reads as "".
 func Unquote(quoted []byte) string {
-	if plain(quoted) {
-		return string(quoted[1 : len(quoted)-1])
-	}
-	return unescape(quoted)
+	v, _, _ := ReadString(quoted, 0)
+	return v
 }
 
 // UnquoteView is Unquote without the copy: a string that needs no unescaping shares the
 // bytes of quoted, so it is valid only as long as they do not change. It is for reading
 // text in place, not for keeping it.
 func UnquoteView(quoted []byte) string {
-	if plain(quoted) {
-		if len(quoted) == 2 {
-			return ""
-		}
-		return unsafe.String(&quoted[1], len(quoted)-2)
+	end, plain, err := ScanString(quoted, 0)
+	switch {
+	case err != nil:
+		return ""
+	case !plain:
+		return unescaped(quoted[1 : end-1])
+	case end == 2:
+		return ""
 	}
-	return unescape(quoted)
-}
-
-// plain reports whether the quoted string reads as its own bytes: no escapes, valid
-// UTF-8 (the rule of encoding/json's unquote).
-func plain(quoted []byte) bool {
-	s := quoted[1 : len(quoted)-1]
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '\\' || c == '"' || c < ' ':
-			return false
-		case c < utf8.RuneSelf:
-			i++
-		default:
-			r, size := utf8.DecodeRune(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				return false
-			}
-			i += size
-		}
-	}
-	return true
-}
-
-func unescape(quoted []byte) string {
-	var s string
-	_ = json.Unmarshal(quoted, &s) // valid: the whole document was validated
-	return s
+	return unsafe.String(&quoted[1], end-2)
 }
 
 // SkipSpace returns the index of the first byte at or after i that is not JSON space
