@@ -3,8 +3,9 @@ package web
 import (
 	"errors"
 	"fmt"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/probity-dev/probity/internal/rawjson"
 )
 
 // scanSurface calls fn for each tool of a stored surface document (a JSON array of tool
@@ -61,8 +62,8 @@ type scannedTool struct {
 }
 
 // field is a text as it is in the document: a string's content still escaped
-// (escaped set when it has an escape or bytes that are not ASCII), or a value's JSON;
-// cost is textCost of the text it stands for.
+// (escaped set when it must be unescaped: it has an escape or bytes that are not
+// UTF-8), or a value's JSON; cost is textCost of the text it stands for.
 type field struct {
 	raw     []byte
 	escaped bool
@@ -74,10 +75,11 @@ func (f field) text(buf *[]byte) []byte {
 	if !f.escaped {
 		return f.raw
 	}
-	out, err := unescape((*buf)[:0], f.raw, buf)
-	if err != nil { // str checked the escapes
+	out, err := rawjson.AppendUnescaped((*buf)[:0], f.raw)
+	if err != nil { // rawStr checked the escapes
 		return nil
 	}
+	*buf = out
 	return out
 }
 
@@ -99,16 +101,7 @@ func (t *scannedTool) cost() int {
 	return toolCost(t.name.cost, tf.cost, t.desc.cost)
 }
 
-func (s *surfaceScanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *surfaceScanner) ws() { s.i = rawjson.SkipSpace(s.b, s.i) }
 
 func (s *surfaceScanner) eat(c byte) bool {
 	if s.i < len(s.b) && s.b[s.i] == c {
@@ -285,27 +278,19 @@ func (s *surfaceScanner) literal(lit string) error {
 	return nil
 }
 
-// strSpecial marks the bytes rawStr stops at: the quote, the backslash, controls and
-// bytes that are not ASCII.
-var strSpecial = func() (t [256]bool) {
-	for c := range t {
-		t[c] = c == '"' || c == '\\' || c < ' ' || c >= utf8.RuneSelf
-	}
-	return t
-}()
-
-// rawStr reads a string at s.i and returns its content as it is, whether it has an
-// escape or bytes that are not ASCII (which unescape turns into valid UTF-8), and, with
-// withCost, textCost of its content unescaped (each escape costs what the character
-// it stands for does), all in one pass. Its escapes are checked.
+// rawStr reads a string at s.i and returns its content as it is, whether it must be
+// unescaped (an escape, or bytes that are not UTF-8), and, with withCost, textCost of
+// its content unescaped, all in one pass. Its characters are read by rawjson.NextRune,
+// as rawjson.AppendUnescaped and encoding/json read them, so each costs what the
+// character it stands for does (U+FFFD for a lone surrogate or an invalid byte).
 func (s *surfaceScanner) rawStr(withCost bool) (raw []byte, escaped bool, cost int, err error) {
 	b := s.b
 	s.i++ // the opening quote
 	start := s.i
 	shown := 0 // bytes of the unescaped content so far
 	for {
-		if withCost {
-			for s.i < len(b) && !strSpecial[b[s.i]] { // the common case: printable ASCII
+		if withCost { // the common case: printable ASCII, costed byte by byte
+			for s.i < len(b) && !rawjson.Special(b[s.i]) {
 				if shown < maxShown {
 					cost += asciiCost[b[s.i]]
 				}
@@ -313,74 +298,31 @@ func (s *surfaceScanner) rawStr(withCost bool) (raw []byte, escaped bool, cost i
 				s.i++
 			}
 		} else {
-			for s.i < len(b) && !strSpecial[b[s.i]] {
-				s.i++
-			}
+			s.i = rawjson.SkipPlain(b, s.i)
 		}
 		if s.i >= len(b) {
 			return nil, false, 0, errors.New("unterminated string")
 		}
-		var r rune
-		var size int // of the character in the unescaped content
-		switch c := b[s.i]; {
-		case c == '"':
+		if b[s.i] == '"' {
 			raw = b[start:s.i]
 			s.i++
 			if shown > maxShown {
 				cost += len("…")
 			}
 			return raw, escaped, cost, nil
-		case c < ' ':
-			return nil, false, 0, errors.New("control character in a string")
-		case c == '\\':
-			escaped = true
-			if s.i+1 >= len(b) {
-				return nil, false, 0, errors.New("unterminated string")
-			}
-			switch e := b[s.i+1]; e {
-			case '"', '\\', '/':
-				r = rune(e)
-			case 'b':
-				r = '\b'
-			case 'f':
-				r = '\f'
-			case 'n':
-				r = '\n'
-			case 'r':
-				r = '\r'
-			case 't':
-				r = '\t'
-			case 'u':
-				var ok bool
-				if r, ok = hex4(b[s.i+2:]); !ok {
-					return nil, false, 0, errors.New("malformed \\u escape in a string")
-				}
-				if utf16.IsSurrogate(r) && s.i+12 <= len(b) && b[s.i+6] == '\\' && b[s.i+7] == 'u' {
-					if r2, ok := hex4(b[s.i+8:]); ok {
-						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-							r = d
-							s.i += 6
-						}
-					}
-				}
-				s.i += 4
-			default:
-				return nil, false, 0, errors.New("malformed escape in a string")
-			}
-			s.i += 2
-			size = max(1, utf8.RuneLen(r))
-		default: // not ASCII
-			escaped = true
-			r, size = utf8.DecodeRune(b[s.i:])
-			if r == utf8.RuneError && size == 1 {
-				r = 0xDC00 // costs as a hidden character: visible writes it as \x..
-			}
-			s.i += size
 		}
+		r, next, err := rawjson.NextRune(b, s.i)
+		if err != nil {
+			return nil, false, 0, err
+		}
+		if b[s.i] == '\\' || (r == utf8.RuneError && next == s.i+1) {
+			escaped = true
+		}
+		s.i = next
 		if withCost && shown < maxShown {
 			cost += runeCost(r)
 		}
-		shown += size
+		shown += utf8.RuneLen(r)
 	}
 }
 
@@ -394,95 +336,13 @@ func (s *surfaceScanner) str(buf *[]byte) ([]byte, error) {
 	return field{raw: raw, escaped: true}.text(buf), nil
 }
 
-// runeCost is textCost of one character.
+// runeCost is textCost of one valid character.
 func runeCost(r rune) int {
 	switch {
-	case r < utf8.RuneSelf && r >= 0:
+	case 0 <= r && r < utf8.RuneSelf:
 		return asciiCost[r]
-	case hides(r), utf16.IsSurrogate(r):
+	case hides(r):
 		return 11 // \U000e0041 and the backslash's escape
 	}
 	return utf8.RuneLen(r)
-}
-
-// unescape appends raw's content unescaped to out and keeps it in *keep when not nil.
-func unescape(out, raw []byte, keep *[]byte) ([]byte, error) {
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c != '\\' {
-			if c < utf8.RuneSelf {
-				out = append(out, c)
-				i++
-				continue
-			}
-			r, size := utf8.DecodeRune(raw[i:])
-			out = utf8.AppendRune(out, r) // RuneError for an invalid byte
-			i += size
-			continue
-		}
-		if i+1 >= len(raw) {
-			return nil, errors.New("malformed escape in a string")
-		}
-		switch raw[i+1] {
-		case '"', '\\', '/':
-			out = append(out, raw[i+1])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(raw[i+2:])
-			if !ok {
-				return nil, errors.New("malformed \\u escape in a string")
-			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-					r2, _ := hex4(raw[i+2:]) // not hex: 0, not a low surrogate
-					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-						out = utf8.AppendRune(out, d)
-						i += 6
-						continue
-					}
-				}
-				r = utf8.RuneError
-			}
-			out = utf8.AppendRune(out, r)
-			continue
-		default:
-			return nil, errors.New("malformed escape in a string")
-		}
-		i += 2
-	}
-	if keep != nil {
-		*keep = out
-	}
-	return out, nil
-}
-
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
