@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/internal/rawjson"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -196,103 +196,15 @@ func isNumberByte(c byte) bool {
 	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
 }
 
-// string decodes the JSON string at dec.i.
+// string decodes the JSON string at dec.i (rawjson.ReadString: a string without
+// escapes is a substring of d).
 func (dec *decoder) string() (string, error) {
-	s, n, err := decodeString(dec.d[dec.i:])
-	dec.i += n
-	return s, err
-}
-
-// decodeString decodes the JSON string at the start of d and returns it and its length
-// in d. It accepts any valid JSON string, escapes included; a string without escapes
-// in a Go string is returned as a substring.
-func decodeString[T string | []byte](d T) (string, int, error) {
-	if len(d) == 0 || d[0] != '"' {
-		return "", 0, errSyntax
+	s, end, err := rawjson.ReadString(dec.d, dec.i)
+	if err != nil {
+		return "", errSyntax
 	}
-	i := 1
-	for i < len(d) && d[i] != '"' && d[i] != '\\' {
-		i++
-	}
-	if i < len(d) && d[i] == '"' {
-		return string(d[1:i]), i + 1, nil
-	}
-	buf := append([]byte(nil), d[1:i]...)
-	for i < len(d) {
-		c := d[i]
-		switch {
-		case c == '"':
-			return string(buf), i + 1, nil
-		case c != '\\':
-			buf = append(buf, c)
-			i++
-			continue
-		}
-		if i+1 >= len(d) {
-			return "", 0, errSyntax
-		}
-		e := d[i+1]
-		i += 2
-		switch e {
-		case '"', '\\', '/':
-			buf = append(buf, e)
-		case 'b':
-			buf = append(buf, '\b')
-		case 'f':
-			buf = append(buf, '\f')
-		case 'n':
-			buf = append(buf, '\n')
-		case 'r':
-			buf = append(buf, '\r')
-		case 't':
-			buf = append(buf, '\t')
-		case 'u':
-			r, ok := hex4(d, i)
-			if !ok {
-				return "", 0, errSyntax
-			}
-			i += 4
-			if utf16.IsSurrogate(r) {
-				r2, ok := rune(0), false
-				if i+1 < len(d) && d[i] == '\\' && d[i+1] == 'u' {
-					r2, ok = hex4(d, i+2)
-				}
-				if !ok {
-					return "", 0, errSyntax
-				}
-				i += 6
-				if r = utf16.DecodeRune(r, r2); r == utf8.RuneError {
-					return "", 0, errSyntax
-				}
-			}
-			buf = utf8.AppendRune(buf, r)
-		default:
-			return "", 0, errSyntax
-		}
-	}
-	return "", 0, errSyntax
-}
-
-func hex4[T string | []byte](d T, i int) (rune, bool) {
-	if i+4 > len(d) {
-		return 0, false
-	}
-	var r rune
-	for k := i; k < i+4; k++ {
-		c := d[k]
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
+	dec.i = end
+	return s, nil
 }
 
 // rawToolName returns the NFC "name" of a tool given as JSON that attest.CheckJSON
@@ -308,9 +220,9 @@ func rawToolName(raw []byte) (string, error) {
 		key := raw[i:kEnd]
 		isName := string(key) == `"name"`
 		if !isName && bytes.IndexByte(key, '\\') >= 0 {
-			k, _, err := decodeString(key)
+			k, _, err := rawjson.ReadString(key, 0)
 			if err != nil {
-				return "", err
+				return "", errSyntax
 			}
 			isName = k == "name"
 		}
@@ -320,7 +232,7 @@ func rawToolName(raw []byte) (string, error) {
 		}
 		i = attest.SkipJSONSpace(raw, i+1)
 		if isName {
-			name, _, err := decodeString(raw[i:])
+			name, _, err := rawjson.ReadString(raw, i)
 			if err != nil {
 				return "", errNameNotString
 			}
