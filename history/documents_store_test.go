@@ -104,7 +104,7 @@ func testStoredDocumentsRoundTrip(t *testing.T, st store.Store) {
 	}
 	slices.Reverse(rs) // oldest first
 	for i, round := range rs {
-		raw, err := st.RoundResults(ctx, round.ObservationID)
+		raw, err := st.RoundResults(ctx, round.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -51,7 +51,7 @@ func TestChangeDetailsForms(t *testing.T) {
 // A state reads back unchanged; no stored state is the zero State.
 func TestStateForms(t *testing.T) {
 	at := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
-	st := State{Recorded: &Read{ObservationID: 4, RoundID: "r", At: at, OK: true, Surface: "sha256:aa", ToolCount: 2},
+	st := State{Recorded: &Read{ID: 4, RoundID: "r", At: at, OK: true, Surface: "sha256:aa", ToolCount: 2},
 		ToolChanges: []time.Time{at}, Version: "1.0.0", Versions: []VersionSeen{{Version: "1.0.0", At: at}}, NextNumber: 3}
 	b, err := EncodeState(st)
 	if err != nil {

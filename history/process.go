@@ -129,7 +129,7 @@ func (p *Processor) processBatch(ctx context.Context, entryID int64) (int, bool,
 	if err != nil {
 		return 0, false, err
 	}
-	last := rounds[len(rounds)-1].ObservationID
+	last := rounds[len(rounds)-1].ID
 	err = p.cfg.Store.SaveHistory(ctx, store.HistoryUpdate{
 		EntryID: entryID, ExpectProcessed: processed, Processed: last, State: state, Changes: changes,
 	})
@@ -169,7 +169,7 @@ func (p *Processor) instructions(ctx context.Context, fp string) (text *string, 
 // readOf maps a stored round to the history's Read. Only a signed full round read a
 // complete, fingerprinted tool list.
 func readOf(r *store.RoundSummary) Read {
-	read := Read{ObservationID: r.ObservationID, RoundID: r.RoundID, At: r.StartedAt, ToolCount: r.ToolCount, Version: r.ServerVersion}
+	read := Read{ID: r.ID, RoundID: r.RoundID, At: r.StartedAt, ToolCount: r.ToolCount, Version: r.ServerVersion}
 	if r.PayloadDigest != "" {
 		read.PayloadDigest = "sha256:" + r.PayloadDigest
 	}
@@ -210,7 +210,7 @@ func (p *Processor) change(ctx context.Context, e store.Entry, ev Event, compare
 		n := ev.After.ToolCount
 		d.ToolCount = &n
 		rec.Summary = fmt.Sprintf("observation started with %d %s", n, plural(n, "tool", "tools"))
-		rec.AfterObservation = ev.After.ObservationID
+		rec.AfterRound = ev.After.ID
 		pred.After = *state(ev.After)
 	case EventTools:
 		c, err := compare(ev.Before, ev.After)
@@ -227,7 +227,7 @@ func (p *Processor) change(ctx context.Context, e store.Entry, ev Event, compare
 				rec.Badges = append(rec.Badges, b.Kind)
 			}
 		}
-		rec.BeforeObservation, rec.AfterObservation = ev.Before.ObservationID, ev.After.ObservationID
+		rec.BeforeRound, rec.AfterRound = ev.Before.ID, ev.After.ID
 		pred.Before, pred.After = state(ev.Before), *state(ev.After)
 	case EventVersion:
 		d.VersionBefore, d.VersionAfter = ev.VersionBefore, ev.VersionAfter

@@ -47,8 +47,8 @@ import (
 
 // Read is one round as the history sees it.
 type Read struct {
-	ObservationID int64
-	RoundID       string
+	ID      int64 // the round's id in the store (store.RoundSummary.ID)
+	RoundID string
 	// PayloadDigest is "sha256:" + hex of the round's signed payload ("" unsigned).
 	PayloadDigest string
 	At            time.Time

@@ -17,13 +17,13 @@ var obsID int64
 
 func ok(at time.Time, surface string, tools int) Read {
 	obsID++
-	return Read{ObservationID: obsID, RoundID: fmt.Sprintf("r%d", obsID), PayloadDigest: "sha256:p", At: at, OK: true,
+	return Read{ID: obsID, RoundID: fmt.Sprintf("r%d", obsID), PayloadDigest: "sha256:p", At: at, OK: true,
 		Surface: surface, Instructions: "sha256:i", ToolCount: tools}
 }
 
 func failed(at time.Time) Read {
 	obsID++
-	return Read{ObservationID: obsID, At: at}
+	return Read{ID: obsID, At: at}
 }
 
 // run applies reads in order and returns the final state and every event.
@@ -154,7 +154,7 @@ func TestDatesMaskedBySame(t *testing.T) {
 
 func version(at time.Time, v string) Read {
 	obsID++
-	return Read{ObservationID: obsID, At: at, Version: v}
+	return Read{ID: obsID, At: at, Version: v}
 }
 
 func TestVersionRules(t *testing.T) {

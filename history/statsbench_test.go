@@ -46,7 +46,7 @@ func BenchmarkStats200k(b *testing.B) {
 		b.Fatal(err)
 	}
 	end := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
-	if s, _ := st.Stats(ctx); s.Observations < entries*perEntry {
+	if s, _ := st.Stats(ctx); s.Rounds < entries*perEntry {
 		b.Logf("populating %d rounds …", entries*perEntry)
 		populate(b, st, entries, perEntry, end)
 	}

@@ -54,24 +54,24 @@ func LoadStats(ctx context.Context, st StatsStore, opt stats.Options) ([]stats.S
 			break
 		}
 	}
-	// Hidden tools changes: the observations whose surfaces they compare.
+	// Hidden tools changes: the rounds whose surfaces they compare.
 	hidden, err := st.Changes(ctx, store.ChangeFilter{IncludeHidden: true})
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read changes: %w", err)
 	}
 	type pair struct{ before, after int64 }
 	var hiddenPairs []pair
-	wantObs := map[int64]string{}
+	wantRounds := map[int64]string{}
 	for _, c := range hidden {
-		if c.Hidden && c.Kind == attest.ChangeTools && c.BeforeObservation != 0 && c.AfterObservation != 0 {
-			hiddenPairs = append(hiddenPairs, pair{c.BeforeObservation, c.AfterObservation})
-			wantObs[c.BeforeObservation], wantObs[c.AfterObservation] = "", ""
+		if c.Hidden && c.Kind == attest.ChangeTools && c.BeforeRound != 0 && c.AfterRound != 0 {
+			hiddenPairs = append(hiddenPairs, pair{c.BeforeRound, c.AfterRound})
+			wantRounds[c.BeforeRound], wantRounds[c.AfterRound] = "", ""
 		}
 	}
-	obsEntry := map[int64]int64{}
+	roundEntry := map[int64]int64{}
 	err = st.WalkRounds(ctx, time.Time{}, func(r store.RoundSummary) error {
-		if _, ok := wantObs[r.ObservationID]; ok && r.Fingerprints != nil {
-			wantObs[r.ObservationID], obsEntry[r.ObservationID] = r.Fingerprints.Surface, r.EntryID
+		if _, ok := wantRounds[r.ID]; ok && r.Fingerprints != nil {
+			wantRounds[r.ID], roundEntry[r.ID] = r.Fingerprints.Surface, r.EntryID
 		}
 		s := byID[r.EntryID]
 		if s == nil {
@@ -92,11 +92,11 @@ func LoadStats(ctx context.Context, st StatsStore, opt stats.Options) ([]stats.S
 	// entry → hidden after-surface → its before-surface
 	hide := map[int64]map[string]string{}
 	for _, p := range hiddenPairs {
-		b, a := wantObs[p.before], wantObs[p.after]
+		b, a := wantRounds[p.before], wantRounds[p.after]
 		if b == "" || a == "" || b == a {
 			continue
 		}
-		id := obsEntry[p.after]
+		id := roundEntry[p.after]
 		if hide[id] == nil {
 			hide[id] = map[string]string{}
 		}

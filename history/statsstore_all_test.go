@@ -50,7 +50,7 @@ func plainTool(name string) string {
 // storedRound is one round of the dataset.
 type storedRound struct {
 	at     time.Time
-	reason store.Reason
+	reason store.DueReason
 	// tools, when set, make a signed full round (a read) with that list.
 	tools []string
 	pages int

@@ -185,7 +185,7 @@ func TestRunAll(t *testing.T) {
 				t.Errorf("%s: surface %s not stored content-addressed (%v)", e.Slug, r.Fingerprints.Surface, err)
 			}
 		}
-		res, err := env.st.RoundResults(ctx, r.ObservationID)
+		res, err := env.st.RoundResults(ctx, r.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -230,7 +230,7 @@ func RoundID(due store.Due, runID string) string {
 	if due.Reason == store.ReasonManual && runID != "" {
 		return runID + suffix
 	}
-	prefix := map[store.Reason]string{store.ReasonCadence: "c", store.ReasonConfirm: "f", store.ReasonStatus: "d", store.ReasonManual: "r"}[due.Reason]
+	prefix := map[store.DueReason]string{store.ReasonCadence: "c", store.ReasonConfirm: "f", store.ReasonStatus: "d", store.ReasonManual: "r"}[due.Reason]
 	return prefix + stamp(due.At) + suffix
 }
 

@@ -50,7 +50,7 @@ func TestUptimeClass(t *testing.T) {
 func TestRoundIDMatchesSchema(t *testing.T) {
 	pattern := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 	due := store.Due{EntryID: 1<<63 - 1, At: time.Date(9999, 12, 31, 23, 59, 59, 999e6, time.UTC)}
-	for _, r := range []store.Reason{store.ReasonCadence, store.ReasonConfirm, store.ReasonStatus, store.ReasonManual} {
+	for _, r := range []store.DueReason{store.ReasonCadence, store.ReasonConfirm, store.ReasonStatus, store.ReasonManual} {
 		due.Reason = r
 		id := RoundID(due, "r"+stamp(due.At))
 		if !pattern.MatchString(id) {
@@ -130,7 +130,7 @@ func TestDueUpdates(t *testing.T) {
 	e := remote(3)
 	ok := &checks.Observation{Handshake: checks.Handshake{ServerVersion: "1.0.0"}}
 	prev := &store.RoundSummary{Fingerprints: fps("sha256:a", "sha256:i"), ServerVersion: "1.0.0"}
-	find := func(ups []store.DueUpdate, r store.Reason) (store.DueUpdate, bool) {
+	find := func(ups []store.DueUpdate, r store.DueReason) (store.DueUpdate, bool) {
 		for _, u := range ups {
 			if u.Reason == r {
 				return u, true

@@ -15,9 +15,9 @@ import (
 // ProbeArgs is the River job that runs one entry's round for one due time. Jobs are
 // unique by entry and due time.
 type ProbeArgs struct {
-	EntryID int64        `json:"entry_id" river:"unique"`
-	Reason  store.Reason `json:"reason"`
-	DueAt   time.Time    `json:"due_at" river:"unique"`
+	EntryID int64           `json:"entry_id" river:"unique"`
+	Reason  store.DueReason `json:"reason"`
+	DueAt   time.Time       `json:"due_at" river:"unique"`
 }
 
 // Kind is the River job kind.

@@ -248,7 +248,7 @@ func checkUnchanged(t *testing.T, s Store, before snapshot, what string) {
 	}
 }
 
-// checkSignedInvariant re-checks from the outside that an observation is marked signed
+// checkSignedInvariant re-checks from the outside that a round is marked signed
 // exactly when its envelope is stored.
 func checkSignedInvariant(t *testing.T, s Store) {
 	t.Helper()
@@ -265,19 +265,19 @@ func checkSignedInvariant(t *testing.T, s Store) {
 		}
 		for _, r := range rs {
 			if r.Signed != (r.KeyID != "" && r.PayloadDigest != "") {
-				t.Errorf("observation %d: signed %v, key id %q, payload digest %q", r.ObservationID, r.Signed, r.KeyID, r.PayloadDigest)
+				t.Errorf("round %d: signed %v, key id %q, payload digest %q", r.ID, r.Signed, r.KeyID, r.PayloadDigest)
 			}
 			if r.Signed {
-				signed[r.ObservationID] = true
+				signed[r.ID] = true
 			}
 		}
 	}
 	seen := map[int64]bool{}
 	err = s.Envelopes(ctx, EnvelopeFilter{}, func(r EnvelopeRecord) error {
-		if !signed[r.ObservationID] || seen[r.ObservationID] {
-			t.Errorf("envelope of observation %d: signed %v, seen before %v", r.ObservationID, signed[r.ObservationID], seen[r.ObservationID])
+		if !signed[r.Round] || seen[r.Round] {
+			t.Errorf("envelope of round %d: signed %v, seen before %v", r.Round, signed[r.Round], seen[r.Round])
 		}
-		seen[r.ObservationID] = true
+		seen[r.Round] = true
 		return nil
 	})
 	if err != nil {
@@ -496,7 +496,7 @@ func TestSaveRound(t *testing.T) {
 		}
 		for i, r := range []*Round{unsigned, auth, full} { // newest first
 			want := RoundSummary{
-				ObservationID: ids[r], EntryID: e.ID, DueAt: ms(r.DueAt), Reason: r.Reason, RoundID: r.RoundID,
+				ID: ids[r], EntryID: e.ID, DueAt: ms(r.DueAt), Reason: r.Reason, RoundID: r.RoundID,
 				StartedAt: ms(r.StartedAt), FinishedAt: ms(r.FinishedAt), Coverage: r.Coverage, Signed: r.Signed(),
 				UnsignedReason: r.UnsignedReason, Reach: r.Reach, HTTPStatus: r.HTTPStatus, Uptime: r.Uptime,
 				ProtocolVersion: r.ProtocolVersion, ServerName: r.ServerName, ServerVersion: r.ServerVersion,
@@ -512,7 +512,7 @@ func TestSaveRound(t *testing.T) {
 				t.Errorf("RoundResults(%d) = %s, %v", ids[r], res, err)
 			}
 		}
-		if rs, _ := s.Rounds(ctx, e.ID, 1); len(rs) != 1 || rs[0].ObservationID != ids[unsigned] {
+		if rs, _ := s.Rounds(ctx, e.ID, 1); len(rs) != 1 || rs[0].ID != ids[unsigned] {
 			t.Errorf("Rounds(limit 1) = %+v", rs)
 		}
 		if _, err := s.RoundResults(ctx, 1<<40); !errors.Is(err, ErrNotFound) {
@@ -541,7 +541,7 @@ func TestSaveRound(t *testing.T) {
 			t.Fatalf("Envelopes = %d, %v", len(envs), err)
 		}
 		for i, r := range []*Round{full, auth} {
-			want := EnvelopeRecord{Seq: int64(i + 1), ObservationID: ids[r], EntrySlug: "acme", RoundID: r.RoundID,
+			want := EnvelopeRecord{Seq: int64(i + 1), Round: ids[r], EntrySlug: "acme", RoundID: r.RoundID,
 				StartedAt: ms(r.StartedAt), KeyID: r.KeyID, Envelope: r.Envelope}
 			if !reflect.DeepEqual(envs[i], want) {
 				t.Errorf("envelope %d = %+v, want %+v", i, envs[i], want)
@@ -551,7 +551,7 @@ func TestSaveRound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Entries != 1 || st.Observations != 3 || st.Signed != 2 || st.Envelopes != 2 || st.Surfaces != 1 || st.Bytes <= 0 {
+		if st.Entries != 1 || st.Rounds != 3 || st.Signed != 2 || st.Envelopes != 2 || st.Surfaces != 1 || st.Bytes <= 0 {
 			t.Errorf("Stats = %+v", st)
 		}
 		checkSignedInvariant(t, s)
@@ -659,8 +659,8 @@ func TestSurfacesStoredOnce(t *testing.T) {
 		mustSave(t, s, fullRound(a.ID, t0.Add(time.Hour), t0.Add(time.Hour), "echo"))
 		mustSave(t, s, fullRound(b.ID, t0, t0, "echo"))
 		st, err := s.Stats(ctx)
-		if err != nil || st.Surfaces != 1 || st.Observations != 3 {
-			t.Errorf("Stats = %+v, %v; want 1 surface, 3 observations", st, err)
+		if err != nil || st.Surfaces != 1 || st.Rounds != 3 {
+			t.Errorf("Stats = %+v, %v; want 1 surface, 3 rounds", st, err)
 		}
 		mustSave(t, s, fullRound(b.ID, t0.Add(time.Hour), t0.Add(time.Hour), "other"))
 		if st, _ := s.Stats(ctx); st.Surfaces != 2 {
@@ -787,7 +787,7 @@ func TestDeleteEntry(t *testing.T) {
 			t.Errorf("Attempts after delete = %d, %v", n, err)
 		}
 		err := s.Envelopes(ctx, EnvelopeFilter{EntrySlug: "gone"}, func(r EnvelopeRecord) error {
-			return fmt.Errorf("envelope %d of a deleted entry", r.ObservationID)
+			return fmt.Errorf("envelope %d of a deleted entry", r.Round)
 		})
 		if err != nil {
 			t.Error(err)
@@ -800,7 +800,7 @@ func TestDeleteEntry(t *testing.T) {
 		delete(want.Rounds, gone.ID)
 		delete(want.Uptime, gone.ID)
 		want.Envs = want.Envs[2:]
-		want.Stats = Stats{Entries: 1, Observations: 1, Signed: 1, Envelopes: 1, Surfaces: 1}
+		want.Stats = Stats{Entries: 1, Rounds: 1, Signed: 1, Envelopes: 1, Surfaces: 1}
 		if got := takeSnapshot(t, s); !reflect.DeepEqual(got, want) {
 			t.Errorf("after delete:\n got %+v\nwant %+v", got, want)
 		}
@@ -921,7 +921,7 @@ func TestDue(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s Store) {
 		ctx := t.Context()
 		a, b := mustAddEntry(t, s, "a"), mustAddEntry(t, s, "b")
-		set := func(id int64, reason Reason, at time.Time) {
+		set := func(id int64, reason DueReason, at time.Time) {
 			t.Helper()
 			if err := s.SetDue(ctx, id, DueUpdate{Reason: reason, At: at}); err != nil {
 				t.Fatalf("SetDue: %v", err)
@@ -1079,7 +1079,7 @@ func TestEnvelopesFilter(t *testing.T) {
 			at   time.Time
 		}
 		var all []saved
-		// Saved out of time order, so observation order differs from time order.
+		// Saved out of time order, so round order differs from time order.
 		for _, x := range []struct {
 			e Entry
 			h int
@@ -1096,7 +1096,7 @@ func TestEnvelopesFilter(t *testing.T) {
 				if r.StartedAt.Location() != time.UTC || r.KeyID == "" || !strings.Contains(string(r.Envelope), r.RoundID) {
 					t.Errorf("record %+v", r)
 				}
-				got = append(got, saved{r.ObservationID, r.EntrySlug, r.StartedAt})
+				got = append(got, saved{r.Round, r.EntrySlug, r.StartedAt})
 				return nil
 			})
 			if err != nil {
@@ -1233,8 +1233,8 @@ func TestConcurrentSaves(t *testing.T) {
 			t.Errorf("shared entry: %d rounds, want %d", len(rs), sharedDues)
 		}
 		st, err := s.Stats(ctx)
-		if err != nil || st.Observations != workers*rounds+sharedDues {
-			t.Errorf("Stats = %+v, %v; want %d observations", st, err, workers*rounds+sharedDues)
+		if err != nil || st.Rounds != workers*rounds+sharedDues {
+			t.Errorf("Stats = %+v, %v; want %d rounds", st, err, workers*rounds+sharedDues)
 		}
 		checkSignedInvariant(t, s)
 	})

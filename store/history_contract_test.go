@@ -110,7 +110,7 @@ func TestSaveHistory(t *testing.T) {
 
 		// The baseline, with a confirmation round due.
 		base := testChange(e.ID, 1, t0.Add(time.Minute))
-		base.Kind, base.Summary, base.Badges, base.AfterObservation = "baseline", "observation started: 1 tool", nil, o1
+		base.Kind, base.Summary, base.Badges, base.AfterRound = "baseline", "observation started: 1 tool", nil, o1
 		confirm := t0.Add(2 * time.Hour)
 		mustSaveHistory(t, s, HistoryUpdate{
 			EntryID: e.ID, Processed: o1, State: []byte(`{"v":1}`), Changes: []ChangeRecord{base},
@@ -128,10 +128,10 @@ func TestSaveHistory(t *testing.T) {
 
 		// Two changes at once, one unsigned and without badges; the due time cleared.
 		tools := testChange(e.ID, 2, t0.Add(61*time.Minute))
-		tools.BeforeObservation, tools.AfterObservation = o1, o2
+		tools.BeforeRound, tools.AfterRound = o1, o2
 		version := testChange(e.ID, 3, t0.Add(61*time.Minute))
 		version.Kind, version.Summary, version.Badges = "version", "version 1.0.0 → 1.1.0", nil
-		version.Envelope, version.KeyID, version.AfterObservation = nil, "", o2
+		version.Envelope, version.KeyID, version.AfterRound = nil, "", o2
 		mustSaveHistory(t, s, HistoryUpdate{
 			EntryID: e.ID, ExpectProcessed: o1, Processed: o2, State: []byte(`{"v":2}`),
 			Changes: []ChangeRecord{tools, version},
@@ -225,7 +225,7 @@ func TestSaveHistoryRefusesBadInput(t *testing.T) {
 		otherObs := mustSave(t, s, fullRound(other.ID, t0, t0, "echo"))
 		valid := func() HistoryUpdate {
 			c := testChange(e.ID, 1, t0)
-			c.AfterObservation = o1
+			c.AfterRound = o1
 			return HistoryUpdate{EntryID: e.ID, Processed: o1, State: []byte(`{}`), Changes: []ChangeRecord{c},
 				Due: []DueUpdate{{Reason: ReasonConfirm, At: t0}}}
 		}
@@ -259,10 +259,10 @@ func TestSaveHistoryRefusesBadInput(t *testing.T) {
 			"badge twice":          func(_ *HistoryUpdate, c *ChangeRecord) { c.Badges = []string{"a", "a"} },
 			"badge not a token":    func(_ *HistoryUpdate, c *ChangeRecord) { c.Badges = []string{"Newly Destructive"} },
 			"seven badges":         func(_ *HistoryUpdate, c *ChangeRecord) { c.Badges = strings.Split("a b c d e f g", " ") },
-			"negative observation": func(_ *HistoryUpdate, c *ChangeRecord) { c.BeforeObservation = -1 },
-			"no such observation":  func(_ *HistoryUpdate, c *ChangeRecord) { c.BeforeObservation = 1 << 40 },
-			"another entry's observation": func(_ *HistoryUpdate, c *ChangeRecord) {
-				c.BeforeObservation = otherObs
+			"negative round":       func(_ *HistoryUpdate, c *ChangeRecord) { c.BeforeRound = -1 },
+			"no such round":        func(_ *HistoryUpdate, c *ChangeRecord) { c.BeforeRound = 1 << 40 },
+			"another entry's round": func(_ *HistoryUpdate, c *ChangeRecord) {
+				c.BeforeRound = otherObs
 			},
 		} {
 			u := valid()
@@ -459,7 +459,7 @@ func TestChangesImmutable(t *testing.T) {
 		e := mustAddEntry(t, s, "acme")
 		obs := mustSave(t, s, fullRound(e.ID, t0, t0, "echo"))
 		c := testChange(e.ID, 1, t0)
-		c.AfterObservation = obs
+		c.AfterRound = obs
 		mustSaveHistory(t, s, HistoryUpdate{EntryID: e.ID, Processed: obs, State: []byte(`1`), Changes: []ChangeRecord{c}})
 		before := takeHistorySnapshot(t, s)
 		for _, q := range []string{
@@ -505,7 +505,7 @@ func TestDeleteEntryHistory(t *testing.T) {
 			o1 := mustSave(t, s, fullRound(e.ID, t0, t0, "echo"))
 			o2 := mustSave(t, s, fullRound(e.ID, t0.Add(time.Hour), t0.Add(time.Hour), "echo2"))
 			c1, c2 := testChange(e.ID, 1, t0), testChange(e.ID, 2, t0.Add(time.Hour))
-			c1.AfterObservation, c2.BeforeObservation, c2.AfterObservation = o1, o1, o2
+			c1.AfterRound, c2.BeforeRound, c2.AfterRound = o1, o1, o2
 			mustSaveHistory(t, s, HistoryUpdate{EntryID: e.ID, Processed: o2, State: []byte(`"s"`), Changes: []ChangeRecord{c1, c2}})
 		}
 		if err := s.HideChange(ctx, gone.ID, 1, true, "spam"); err != nil {
@@ -573,7 +573,7 @@ func TestRoundsAfter(t *testing.T) {
 		}
 		byID := map[int64]RoundSummary{}
 		for _, r := range newest {
-			byID[r.ObservationID] = r
+			byID[r.ID] = r
 		}
 		check := func(afterID int64, limit int, want ...int64) {
 			t.Helper()
@@ -585,7 +585,7 @@ func TestRoundsAfter(t *testing.T) {
 				t.Fatalf("RoundsAfter(%d, %d) = %d rounds, want %d", afterID, limit, len(got), len(want))
 			}
 			for i, r := range got {
-				if r.ObservationID != want[i] || !reflect.DeepEqual(r, byID[want[i]]) {
+				if r.ID != want[i] || !reflect.DeepEqual(r, byID[want[i]]) {
 					t.Errorf("RoundsAfter(%d, %d)[%d] = %+v, want %+v", afterID, limit, i, r, byID[want[i]])
 				}
 			}
@@ -692,11 +692,11 @@ func TestWalkRoundsPages(t *testing.T) {
 		n := 0
 		var last RoundSummary
 		err := s.WalkRounds(t.Context(), time.Time{}, func(r RoundSummary) error {
-			if n > 0 && (r.EntryID < last.EntryID || r.EntryID == last.EntryID && r.ObservationID <= last.ObservationID) {
-				return fmt.Errorf("round %d of entry %d after round %d of entry %d", r.ObservationID, r.EntryID, last.ObservationID, last.EntryID)
+			if n > 0 && (r.EntryID < last.EntryID || r.EntryID == last.EntryID && r.ID <= last.ID) {
+				return fmt.Errorf("round %d of entry %d after round %d of entry %d", r.ID, r.EntryID, last.ID, last.EntryID)
 			}
 			if r.Signed != (r.KeyID != "") || r.Signed != (r.Fingerprints != nil) {
-				return fmt.Errorf("round %d: signed %v, key id %q, fingerprints %v", r.ObservationID, r.Signed, r.KeyID, r.Fingerprints)
+				return fmt.Errorf("round %d: signed %v, key id %q, fingerprints %v", r.ID, r.Signed, r.KeyID, r.Fingerprints)
 			}
 			n++
 			last = r

@@ -119,7 +119,7 @@ func TestLedgerOrder(t *testing.T) {
 		c1, c2 := testChange(a.ID, 1, t0), testChange(a.ID, 2, t0)
 		c2.Envelope, c2.KeyID = nil, "" // unsigned
 		c3 := testChange(a.ID, 3, t0)
-		c1.AfterObservation = o1
+		c1.AfterRound = o1
 		mustSaveHistory(t, s, HistoryUpdate{EntryID: a.ID, Processed: o1, State: []byte(`1`), Changes: []ChangeRecord{c1, c2, c3}})
 		sup := mustSaveSupply(t, s, testSupply(b.ID, t0, 1))
 		unsigned := testSupply(b.ID, t0.Add(time.Hour), 2)
@@ -162,7 +162,7 @@ func TestLedgerOrder(t *testing.T) {
 
 		// The rows reference their records.
 		envs := envelopeRecords(t, s, EnvelopeFilter{})
-		if len(envs) != 2 || envs[0].Seq != 1 || envs[0].ObservationID != o1 || envs[1].Seq != 5 {
+		if len(envs) != 2 || envs[0].Seq != 1 || envs[0].Round != o1 || envs[1].Seq != 5 {
 			t.Errorf("Envelopes = %+v", envs)
 		}
 		ch, err := s.Change(ctx, a.ID, 3)
@@ -442,7 +442,7 @@ func TestDeleteEntryTombstone(t *testing.T) {
 		mustSave(t, s, fullRound(kept.ID, t0, t0, "echo"))                           // 2
 		mustSave(t, s, unsignedRound(gone.ID, t0.Add(time.Hour), t0.Add(time.Hour))) // none
 		c := testChange(gone.ID, 1, t0)
-		c.AfterObservation = o1
+		c.AfterRound = o1
 		mustSaveHistory(t, s, HistoryUpdate{EntryID: gone.ID, Processed: o1, State: []byte(`1`), Changes: []ChangeRecord{c}}) // 3
 		mustSaveSupply(t, s, testSupply(gone.ID, t0, 1))                                                                      // 4
 		mustSaveSupply(t, s, testSupply(kept.ID, t0, 2))                                                                      // 5

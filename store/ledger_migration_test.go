@@ -163,13 +163,13 @@ func checkRowsReferenceRecords(t *testing.T, s store.Store, want []oldRecord) {
 		}
 		envs := map[int64][]byte{}
 		if err := s.Envelopes(ctx, store.EnvelopeFilter{EntrySlug: e.Slug}, func(r store.EnvelopeRecord) error {
-			envs[r.ObservationID] = r.Envelope
+			envs[r.Round] = r.Envelope
 			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range rs {
-			check(store.RecordProbe, e.Slug, r.RoundID, envs[r.ObservationID], r.Signed)
+			check(store.RecordProbe, e.Slug, r.RoundID, envs[r.ID], r.Signed)
 		}
 		cs, err := s.Changes(ctx, store.ChangeFilter{EntryID: e.ID, IncludeHidden: true})
 		if err != nil {

@@ -98,7 +98,7 @@ func TestLedgerPendingNumbered(t *testing.T) {
 		}
 		// Pending records are signed (referenced), but not walked.
 		rs, err := s.Rounds(ctx, a.ID, 1)
-		if err != nil || len(rs) != 1 || rs[0].ObservationID != pendingRound || !rs[0].Signed {
+		if err != nil || len(rs) != 1 || rs[0].ID != pendingRound || !rs[0].Signed {
 			t.Errorf("Rounds = %+v, %v; want the pending round, signed", rs, err)
 		}
 		if cs, err := s.Changes(ctx, ChangeFilter{EntryID: a.ID}); err != nil || len(cs) != 2 || cs[0].Envelope == nil {

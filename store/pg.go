@@ -233,7 +233,7 @@ func (s *pgStore) Stats(ctx context.Context) (Stats, error) {
 		       (SELECT count(*) FROM surfaces),
 		       pg_database_size(current_database())
 		FROM (SELECT count(*) AS total, count(*) FILTER (WHERE signed) AS signed FROM rounds) o`,
-	).Scan(&st.Entries, &st.Observations, &st.Signed, &st.Envelopes, &st.Surfaces, &st.Bytes)
+	).Scan(&st.Entries, &st.Rounds, &st.Signed, &st.Envelopes, &st.Surfaces, &st.Bytes)
 	if err != nil {
 		return Stats{}, fmt.Errorf("couldn't count the store: %w", err)
 	}

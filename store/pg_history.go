@@ -20,7 +20,7 @@ func (s *pgStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 	if err != nil {
 		return fmt.Errorf("couldn't save the history of entry %d: %w", u.EntryID, err)
 	}
-	ids := changeObservations(u.Changes)
+	ids := changeRounds(u.Changes)
 	now := s.now()
 	var record int64 // the last change record's id; all are numbered by one step
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
@@ -58,7 +58,7 @@ func (s *pgStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 					before_round, after_round, ledger_id)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, `+ledgerID+`)`,
 				c.EntryID, c.Number, pgTime(c.RecordedAt), c.Origin, c.Kind, c.Summary, c.Details, c.badges,
-				nullID(c.BeforeObservation), nullID(c.AfterObservation),
+				nullID(c.BeforeRound), nullID(c.AfterRound),
 			).Exec(func(pgconn.CommandTag) error { return nil })
 		}
 		b.Queue(`

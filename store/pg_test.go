@@ -365,7 +365,7 @@ func TestPostgresSchemaGuards(t *testing.T) {
 	if err := s.DeleteEntry(ctx, "acme", "removed by its operator"); err != nil {
 		t.Fatalf("DeleteEntry: %v", err)
 	}
-	if st, err := s.Stats(ctx); err != nil || st.Envelopes != 0 || st.Observations != 0 || st.Surfaces != 1 {
+	if st, err := s.Stats(ctx); err != nil || st.Envelopes != 0 || st.Rounds != 0 || st.Surfaces != 1 {
 		t.Errorf("after DeleteEntry: %+v, %v", st, err)
 	}
 }

@@ -68,7 +68,7 @@ func scanDue(row rowScanner) (Due, error) {
 	if err := row.Scan(&d.EntryID, &reason, timeCol(&d.At)); err != nil {
 		return Due{}, err
 	}
-	d.Reason = Reason(reason)
+	d.Reason = DueReason(reason)
 	return d, nil
 }
 

@@ -49,7 +49,7 @@ func (s *sqlStore) WalkRounds(ctx context.Context, since time.Time, fn func(Roun
 	args = append(args, walkPage)
 	return walkPages(func(buf []RoundSummary, last *RoundSummary) ([]RoundSummary, error) {
 		if last != nil {
-			args[0], args[1] = last.EntryID, last.ObservationID
+			args[0], args[1] = last.EntryID, last.ID
 		}
 		rows, err := s.read.Query(ctx, query, args...)
 		if err == nil {
@@ -138,10 +138,10 @@ func scanChange(row rowScanner) (ChangeRecord, error) {
 		return ChangeRecord{}, fmt.Errorf("change %d of entry %d: %w", c.Number, c.EntryID, err)
 	}
 	if before != nil {
-		c.BeforeObservation = *before
+		c.BeforeRound = *before
 	}
 	if after != nil {
-		c.AfterObservation = *after
+		c.AfterRound = *after
 	}
 	if keyID != nil && digest != nil {
 		c.KeyID, c.PayloadDigest = *keyID, *digest

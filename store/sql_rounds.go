@@ -29,7 +29,7 @@ func scanSummary(row rowScanner) (RoundSummary, error) {
 		surface, toolset, schema, i *string
 		unauthorized, challenge, md *string
 	)
-	err := row.Scan(&rs.ObservationID, &rs.EntryID, timeCol(&rs.DueAt), &reason, &rs.RoundID, timeCol(&rs.StartedAt),
+	err := row.Scan(&rs.ID, &rs.EntryID, timeCol(&rs.DueAt), &reason, &rs.RoundID, timeCol(&rs.StartedAt),
 		timeCol(&rs.FinishedAt), &rs.Coverage, &rs.Signed, &rs.UnsignedReason, &rs.Reach, &rs.HTTPStatus, &uptime,
 		&rs.ProtocolVersion, &rs.ServerName, &rs.ServerVersion, &rs.ToolCount, &rs.Pages, &surface,
 		&toolset, &schema, &i, &rs.KeyID, &rs.PayloadDigest, &rs.HandshakeMethod, &rs.ProposedVersion,
@@ -39,14 +39,14 @@ func scanSummary(row rowScanner) (RoundSummary, error) {
 	}
 	if unauthorized != nil {
 		if challenge == nil || md == nil {
-			return RoundSummary{}, fmt.Errorf("observation %d has some login facts only", rs.ObservationID)
+			return RoundSummary{}, fmt.Errorf("round %d has some login facts only", rs.ID)
 		}
 		rs.Login = &Login{Unauthorized: *unauthorized, Challenge: *challenge, Metadata: *md}
 	}
-	rs.Reason, rs.Uptime = Reason(reason), UptimeClass(uptime)
+	rs.Reason, rs.Uptime = DueReason(reason), UptimeClass(uptime)
 	if surface != nil {
 		if toolset == nil || schema == nil || i == nil {
-			return RoundSummary{}, fmt.Errorf("observation %d has some fingerprints only", rs.ObservationID)
+			return RoundSummary{}, fmt.Errorf("round %d has some fingerprints only", rs.ID)
 		}
 		rs.Fingerprints = &attest.Fingerprints{Surface: *surface, Toolset: *toolset, Schema: *schema, Instructions: *i}
 	}
@@ -66,14 +66,14 @@ func (s *sqlStore) Rounds(ctx context.Context, entryID int64, limit int) ([]Roun
 	return rs, nil
 }
 
-func (s *sqlStore) RoundResults(ctx context.Context, observationID int64) ([]byte, error) {
+func (s *sqlStore) RoundResults(ctx context.Context, roundID int64) ([]byte, error) {
 	var results []byte
-	err := s.read.QueryRow(ctx, `SELECT results FROM rounds WHERE id = ?`, observationID).Scan(&results)
+	err := s.read.QueryRow(ctx, `SELECT results FROM rounds WHERE id = ?`, roundID).Scan(&results)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("observation %d: %w", observationID, ErrNotFound)
+		return nil, fmt.Errorf("round %d: %w", roundID, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("couldn't read the results of observation %d: %w", observationID, err)
+		return nil, fmt.Errorf("couldn't read the results of round %d: %w", roundID, err)
 	}
 	return results, nil
 }
@@ -163,7 +163,7 @@ func (s *sqlStore) Envelopes(ctx context.Context, f EnvelopeFilter, fn func(Enve
 	args = append(args, ledgerPage)
 	scan := func(row rowScanner) (EnvelopeRecord, error) {
 		var rec EnvelopeRecord
-		err := row.Scan(&rec.Seq, &rec.ObservationID, &rec.EntrySlug, &rec.RoundID, timeCol(&rec.StartedAt), &rec.KeyID, &rec.Envelope)
+		err := row.Scan(&rec.Seq, &rec.Round, &rec.EntrySlug, &rec.RoundID, timeCol(&rec.StartedAt), &rec.KeyID, &rec.Envelope)
 		return rec, err
 	}
 	for {

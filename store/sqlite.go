@@ -362,7 +362,7 @@ func (s *sqliteStore) Stats(ctx context.Context) (Stats, error) {
 		       (SELECT count(*) FROM ledger WHERE kind = 'probe'),
 		       (SELECT count(*) FROM surfaces),
 		       (SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size())`,
-	).Scan(&st.Entries, &st.Observations, &st.Signed, &st.Envelopes, &st.Surfaces, &st.Bytes)
+	).Scan(&st.Entries, &st.Rounds, &st.Signed, &st.Envelopes, &st.Surfaces, &st.Bytes)
 	if err != nil {
 		return Stats{}, fmt.Errorf("couldn't count the store: %w", err)
 	}

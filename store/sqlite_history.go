@@ -16,7 +16,7 @@ func (s *sqliteStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 	if err != nil {
 		return fmt.Errorf("couldn't save the history of entry %d: %w", u.EntryID, err)
 	}
-	ids := changeObservations(u.Changes)
+	ids := changeRounds(u.Changes)
 	idsJSON, err := json.Marshal(ids)
 	if err != nil {
 		return fmt.Errorf("couldn't save the history of entry %d: %w", u.EntryID, err)
@@ -60,7 +60,7 @@ func (s *sqliteStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 					before_round, after_round, ledger_id)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				c.EntryID, c.Number, millis(c.RecordedAt), c.Origin, c.Kind, c.Summary, c.Details, c.badges,
-				nullID(c.BeforeObservation), nullID(c.AfterObservation), record,
+				nullID(c.BeforeRound), nullID(c.AfterRound), record,
 			); err != nil {
 				return fmt.Errorf("couldn't store change %d: %w", c.Number, err)
 			}

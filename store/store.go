@@ -147,16 +147,16 @@ const (
 // record, for as long as the entry exists.
 const MaxSupplyRuns = 10
 
-// Reason says why a round is due.
-type Reason string
+// DueReason says why a round is due.
+type DueReason string
 
 // The reasons a round can be due. Each entry has at most one due time per reason.
 const (
-	ReasonCadence Reason = "cadence" // the entry's regular cadence
-	ReasonConfirm Reason = "confirm" // a confirmation re-fetch after a difference
-	ReasonStatus  Reason = "status"  // the daily status check of a remote entry
-	ReasonManual  Reason = "manual"  // a `probity round` run
-	ReasonSupply  Reason = "supply"  // the weekly supply-chain checks
+	ReasonCadence DueReason = "cadence" // the entry's regular cadence
+	ReasonConfirm DueReason = "confirm" // a confirmation re-fetch after a difference
+	ReasonStatus  DueReason = "status"  // the daily status check of a remote entry
+	ReasonManual  DueReason = "manual"  // a `probity round` run
+	ReasonSupply  DueReason = "supply"  // the weekly supply-chain checks
 )
 
 // UptimeClass is what one round says about whether the endpoint answered.
@@ -220,13 +220,13 @@ type NewEntry struct {
 // Due is the next time a round of an entry is due for a reason.
 type Due struct {
 	EntryID int64
-	Reason  Reason
+	Reason  DueReason
 	At      time.Time
 }
 
 // DueUpdate sets (At non-zero) or clears (At zero) an entry's due time for Reason.
 type DueUpdate struct {
-	Reason Reason
+	Reason DueReason
 	At     time.Time
 }
 
@@ -234,7 +234,7 @@ type DueUpdate struct {
 type Round struct {
 	EntryID int64
 	DueAt   time.Time
-	Reason  Reason
+	Reason  DueReason
 	// RoundID is the statement's roundId (attest's pattern ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$).
 	RoundID    string
 	StartedAt  time.Time
@@ -295,10 +295,12 @@ func (r *Round) Signed() bool { return r.Envelope != nil }
 
 // RoundSummary is a stored round without its large columns.
 type RoundSummary struct {
-	ObservationID   int64
+	// ID is the round's id in the store (what changes name as BeforeRound and
+	// AfterRound); RoundID is its public id, the statement's roundId.
+	ID              int64
 	EntryID         int64
 	DueAt           time.Time
-	Reason          Reason
+	Reason          DueReason
 	RoundID         string
 	StartedAt       time.Time
 	FinishedAt      time.Time
@@ -374,13 +376,13 @@ type Run struct {
 
 // EnvelopeRecord is one stored round envelope with where it belongs.
 type EnvelopeRecord struct {
-	Seq           int64 // the record's sequence number in the ledger
-	ObservationID int64
-	EntrySlug     string
-	RoundID       string
-	StartedAt     time.Time
-	KeyID         string
-	Envelope      []byte
+	Seq       int64 // the record's sequence number in the ledger
+	Round     int64 // the round's id (RoundSummary.ID)
+	EntrySlug string
+	RoundID   string
+	StartedAt time.Time
+	KeyID     string
+	Envelope  []byte
 }
 
 // EnvelopeFilter selects round envelopes (Envelopes) and exported records (export.Write:
@@ -404,11 +406,11 @@ type ChangeRecord struct {
 	// before and after, …); it may hold server text and must be escaped when shown.
 	Details []byte
 	Badges  []string
-	// BeforeObservation and AfterObservation are the rounds compared (0: none).
-	BeforeObservation int64
-	AfterObservation  int64
-	Hidden            bool
-	HiddenReason      string
+	// BeforeRound and AfterRound are the ids of the rounds compared (0: none).
+	BeforeRound  int64
+	AfterRound   int64
+	Hidden       bool
+	HiddenReason string
 	// Envelope is the signed change statement (DSSE JSON) and KeyID its key, both or
 	// neither. PayloadDigest is the hex SHA-256 of its payload: SaveHistory computes it
 	// (one given must match), reads return it.
@@ -508,11 +510,11 @@ type EntryDigest struct {
 
 // Stats counts what the store holds.
 type Stats struct {
-	Entries      int64
-	Observations int64
-	Signed       int64
-	Envelopes    int64
-	Surfaces     int64
+	Entries   int64
+	Rounds    int64
+	Signed    int64
+	Envelopes int64
+	Surfaces  int64
 	// Bytes is the size of the database on disk (SQLite: page_count × page_size;
 	// PostgreSQL: pg_database_size).
 	Bytes int64
@@ -572,7 +574,7 @@ type Store interface {
 	// Rounds returns an entry's newest rounds, newest first, at most limit.
 	Rounds(ctx context.Context, entryID int64, limit int) ([]RoundSummary, error)
 	// RoundResults returns the stored results JSON of a round, by round id.
-	RoundResults(ctx context.Context, observationID int64) ([]byte, error)
+	RoundResults(ctx context.Context, roundID int64) ([]byte, error)
 	// PutSurface stores a content-addressed document (a canonical tools document read
 	// outside a round, e.g. from an MCP bundle manifest) under its fingerprint, which
 	// must be attest.Digest(doc); storing one that exists is a no-op.

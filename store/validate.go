@@ -30,8 +30,8 @@ var (
 	entryKinds = []string{KindRemote, KindNPM, KindPyPI, KindGitHub}
 	// dueReasons are the reasons a due time can have; roundReasons those of a round,
 	// all but ReasonSupply: a supply run is stored by SaveSupply, not as a round.
-	dueReasons    = []Reason{ReasonCadence, ReasonConfirm, ReasonStatus, ReasonManual, ReasonSupply}
-	roundReasons  = []Reason{ReasonCadence, ReasonConfirm, ReasonStatus, ReasonManual}
+	dueReasons    = []DueReason{ReasonCadence, ReasonConfirm, ReasonStatus, ReasonManual, ReasonSupply}
+	roundReasons  = []DueReason{ReasonCadence, ReasonConfirm, ReasonStatus, ReasonManual}
 	uptimeClasses = []UptimeClass{UptimeAnswered, UptimeNoAnswer, UptimeInconclusive}
 	// handshakeMethods are a round's HandshakeMethod values; loginPlaces and
 	// loginChallenges its Login's, "" (no 401) aside.
@@ -72,7 +72,7 @@ func checkHandshakeLogin(r *Round) error {
 }
 
 // checkReason refuses a due reason that is not one of dueReasons.
-func checkReason(r Reason) error {
+func checkReason(r DueReason) error {
 	if !slices.Contains(dueReasons, r) {
 		return fmt.Errorf("due reason %q is not one of %v", r, dueReasons)
 	}
@@ -80,7 +80,7 @@ func checkReason(r Reason) error {
 }
 
 // checkRoundReason refuses a round's reason that is not one of roundReasons.
-func checkRoundReason(r Reason) error {
+func checkRoundReason(r DueReason) error {
 	if !slices.Contains(roundReasons, r) {
 		return fmt.Errorf("round reason %q is not one of %v", r, roundReasons)
 	}
@@ -369,7 +369,7 @@ func checkChange(c *ChangeRecord) error {
 		return errors.New("details are not valid JSON")
 	case len(c.Badges) > maxChangeBadges:
 		return fmt.Errorf("%d badges, more than %d", len(c.Badges), maxChangeBadges)
-	case c.BeforeObservation < 0 || c.AfterObservation < 0:
+	case c.BeforeRound < 0 || c.AfterRound < 0:
 		return errors.New("negative round id")
 	case c.Hidden || c.HiddenReason != "":
 		return errors.New("a new change is visible: hide it with HideChange")
@@ -413,11 +413,11 @@ func checkHistoryBase(u *HistoryUpdate, processed, last int64, own, named int) e
 	return nil
 }
 
-// changeObservations returns the distinct observation ids the changes name.
-func changeObservations(cs []ChangeRecord) []int64 {
+// changeRounds returns the distinct round ids the changes name.
+func changeRounds(cs []ChangeRecord) []int64 {
 	ids := []int64{}
 	for _, c := range cs {
-		for _, id := range []int64{c.BeforeObservation, c.AfterObservation} {
+		for _, id := range []int64{c.BeforeRound, c.AfterRound} {
 			if id != 0 && !slices.Contains(ids, id) {
 				ids = append(ids, id)
 			}

@@ -292,7 +292,7 @@ func loadComplete(ctx context.Context, dsn, keyDir string) (*keys.Document, bool
 	defer conn.Close(ctx)
 	var entries, due, late, otherKeys int64
 	err = conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM entries), (SELECT count(*) FROM due),
-			(SELECT count(*) FROM observations WHERE started_at > $2) + (SELECT count(*) FROM supply_runs WHERE ran_at > $2),
+			(SELECT count(*) FROM rounds WHERE started_at > $2) + (SELECT count(*) FROM supply_runs WHERE ran_at > $2),
 			(SELECT count(*) FROM envelopes WHERE key_id <> $1)`,
 		keyID, loadEnd.Add(time.Hour)).Scan(&entries, &due, &late, &otherKeys)
 	switch {
@@ -1145,7 +1145,7 @@ func countLoad(ctx context.Context, dsn string) (loadCounts, error) {
 	if err := rows.Err(); err != nil {
 		return c, err
 	}
-	rows, err = conn.Query(ctx, `SELECT reason, count(*) FROM observations GROUP BY reason`)
+	rows, err = conn.Query(ctx, `SELECT reason, count(*) FROM rounds GROUP BY reason`)
 	if err != nil {
 		return c, err
 	}
@@ -1164,7 +1164,7 @@ func countLoad(ctx context.Context, dsn string) (loadCounts, error) {
 			count(*) FILTER (WHERE coverage = 'full'), count(*) FILTER (WHERE coverage = 'auth_required'),
 			count(*) FILTER (WHERE NOT signed), count(*) FILTER (WHERE results IS NOT NULL AND results <> '[]'::bytea),
 			count(*) FILTER (WHERE uptime = 'no_answer')
-		FROM observations`).Scan(&c.rounds, &c.signedFull, &c.signedAuth, &c.unsigned, &c.withResults, &c.offline)
+		FROM rounds`).Scan(&c.rounds, &c.signedFull, &c.signedAuth, &c.unsigned, &c.withResults, &c.offline)
 	if err != nil {
 		return c, err
 	}

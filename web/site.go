@@ -30,12 +30,12 @@ type site struct {
 	stats    statsCache // the computed statistics (stats.go)
 	// tools and checks remember the views of immutable data for the entry's JSON and
 	// Markdown: a page of a surface's tools by its fingerprint and page number
-	// (toolpages.go), a stored round's checks by its observation id (memo.go).
+	// (toolpages.go), a stored round's checks by its id (memo.go).
 	tools      *memo[toolPageKey, toolPage]
 	checks     *memo[int64, []checkView]
 	toolBuilds *toolBuilder
 	// The entry page's sections of immutable data, rendered once (fragment): a page of
-	// its tools by surface fingerprint and page, its checks by observation id, its
+	// its tools by surface fingerprint and page, its checks by round id, its
 	// supply checks by run id.
 	toolsHTML  *memo[toolPageKey, template.HTML]
 	checksHTML *memo[int64, template.HTML]
@@ -388,7 +388,7 @@ func (s *site) entryOf(ctx context.Context, slug string, toolsPage int, html boo
 			v.Round.EnvelopeURL = v.Links.Page + "/r/" + round.RoundID + ".json"
 		}
 		checks := func() ([]checkView, error) {
-			raw, err := s.st.RoundResults(ctx, round.ObservationID)
+			raw, err := s.st.RoundResults(ctx, round.ID)
 			if err != nil {
 				return nil, err
 			}
@@ -399,9 +399,9 @@ func (s *site) entryOf(ctx context.Context, slug string, toolsPage int, html boo
 			return cv, nil
 		}
 		if html {
-			v.ChecksHTML, err = section(s, s.checksHTML, round.ObservationID, "checks", checks)
+			v.ChecksHTML, err = section(s, s.checksHTML, round.ID, "checks", checks)
 		} else {
-			v.Checks, err = s.checks.get(round.ObservationID, checks)
+			v.Checks, err = s.checks.get(round.ID, checks)
 		}
 		if err != nil {
 			return nil, err

@@ -16,7 +16,7 @@ type Store interface {
 	Directory(ctx context.Context, q store.DirectoryQuery) (store.DirectoryPage, error)
 	Entry(ctx context.Context, slug string) (store.Entry, error)
 	EntryDigest(ctx context.Context, slug string, q store.EntryQuery) (store.EntryDigest, error)
-	RoundResults(ctx context.Context, observationID int64) ([]byte, error)
+	RoundResults(ctx context.Context, roundID int64) ([]byte, error)
 	SupplyRuns(ctx context.Context, entryID int64, limit int) ([]store.SupplyRecord, error)
 	Envelopes(ctx context.Context, f store.EnvelopeFilter, fn func(store.EnvelopeRecord) error) error
 }

@@ -155,7 +155,7 @@ func TestHistoryPageBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		cs = append(cs, store.ChangeRecord{EntryID: be.entry.ID, Number: n, RecordedAt: time.Date(2026, 12, 1, 6, int(n), 0, 0, time.UTC),
-			Origin: "automatic", Kind: "tools", Summary: c.Summary(), Details: details, AfterObservation: be.obs})
+			Origin: "automatic", Kind: "tools", Summary: c.Summary(), Details: details, AfterRound: be.obs})
 	}
 	if err := be.st.SaveHistory(t.Context(), store.HistoryUpdate{EntryID: be.entry.ID, Processed: be.obs, State: []byte(`{}`), Changes: cs}); err != nil {
 		t.Fatal(err)

@@ -170,7 +170,7 @@ func testServeRescue(t *testing.T, backend string) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if s, err := st.Stats(ctx); err != nil || s.Observations != 0 {
+	if s, err := st.Stats(ctx); err != nil || s.Rounds != 0 {
 		t.Fatalf("stats %+v (%v): the killed process stored rounds; the kill came too late", s, err)
 	}
 
@@ -195,12 +195,12 @@ func testServeRescue(t *testing.T, backend string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if stats.Observations >= servers {
+		if stats.Rounds >= servers {
 			break
 		}
 		if time.Since(killed) > bound {
 			t.Fatalf("%s after the kill only %d of %d entries have a round; %d probe jobs still running\n%s",
-				bound, stats.Observations, servers, runningProbeJobs(t, backend, dbURL, storeCfg.SQLitePath), tail(stderr.String(), 3000))
+				bound, stats.Rounds, servers, runningProbeJobs(t, backend, dbURL, storeCfg.SQLitePath), tail(stderr.String(), 3000))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -188,8 +188,8 @@ func reportStats(ctx context.Context, st store.Store, logger *slog.Logger) {
 		if err != nil {
 			continue
 		}
-		logger.Info("progress", "entries", s.Entries, "rounds", s.Observations, "signed", s.Signed, "new_rounds_30s", s.Observations-prev)
-		prev = s.Observations
+		logger.Info("progress", "entries", s.Entries, "rounds", s.Rounds, "signed", s.Signed, "new_rounds_30s", s.Rounds-prev)
+		prev = s.Rounds
 	}
 }
 

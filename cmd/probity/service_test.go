@@ -224,7 +224,7 @@ finished:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stats.Signed != stats.Envelopes || stats.Observations != servers {
+	if stats.Signed != stats.Envelopes || stats.Rounds != servers {
 		t.Fatalf("stats %+v: want %d observations and an envelope for every signed one", stats, servers)
 	}
 	t.Logf("%d kills, %d repeated attempts, %+v", kills, repeated, stats)
@@ -354,15 +354,15 @@ func TestServeThreeWorkers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if stats.Observations >= servers {
+		if stats.Rounds >= servers {
 			break
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
 	time.Sleep(3 * time.Second) // room for any duplicate to show up
 	stopAll()
-	if stats.Observations < servers {
-		t.Fatalf("after 150 s only %d of %d entries have a round", stats.Observations, servers)
+	if stats.Rounds < servers {
+		t.Fatalf("after 150 s only %d of %d entries have a round", stats.Rounds, servers)
 	}
 	entries, err := st.Entries(ctx, 0, 0)
 	if err != nil {
@@ -597,7 +597,7 @@ func TestServePublishOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s.Observations
+		return s.Rounds
 	}
 	before := rounds()
 	if before != 2 {

@@ -187,7 +187,7 @@ func addBigHistory(t *testing.T, st store.Store, n, size int, bigAt int64) {
 			d = details(600 << 10)
 		}
 		cs = append(cs, store.ChangeRecord{EntryID: e.ID, Number: i, RecordedAt: t0.Add(time.Duration(i) * time.Minute),
-			Origin: "automatic", Kind: "tools", Summary: fmt.Sprintf("change %d", i), Details: d, AfterObservation: o})
+			Origin: "automatic", Kind: "tools", Summary: fmt.Sprintf("change %d", i), Details: d, AfterRound: o})
 	}
 	if err := st.SaveHistory(ctx, store.HistoryUpdate{EntryID: e.ID, Processed: o, State: []byte(`{}`), Changes: cs}); err != nil {
 		t.Fatal(err)

@@ -97,7 +97,7 @@ func newFixture(t *testing.T) *fixture {
 		c := store.ChangeRecord{
 			EntryID: f.acme.ID, Number: n, RecordedAt: t0.Add(time.Duration(n) * time.Minute),
 			Origin: "automatic", Kind: "tools", Summary: fmt.Sprintf("change %d: 1 tool added", n),
-			Details: []byte(fmt.Sprintf(`{"toolCount":%d}`, n)), AfterObservation: o1,
+			Details: []byte(fmt.Sprintf(`{"toolCount":%d}`, n)), AfterRound: o1,
 		}
 		switch n {
 		case 1:
