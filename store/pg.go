@@ -68,6 +68,14 @@ func openPostgres(ctx context.Context, cfg Config) (Store, error) {
 		conns = defaultPostgresConns
 	}
 	poolCfg.MaxConns = int32(min(conns, math.MaxInt32))
+	// No parallel plans (unless the URL's options ask for them): the store's queries are
+	// keyset pages and point reads, and for a page of WalkRounds the planner picked a
+	// Gather Merge whose workers took 70 ms to start, 150 ms a page instead of 25
+	// (BenchmarkWalkRounds: 0.85 s at 0cdb884, 6 s with parallel pages). A worker's
+	// start-up costs more than any of these queries.
+	if _, set := poolCfg.ConnConfig.RuntimeParams["max_parallel_workers_per_gather"]; !set {
+		poolCfg.ConnConfig.RuntimeParams["max_parallel_workers_per_gather"] = "0"
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

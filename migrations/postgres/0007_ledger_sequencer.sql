@@ -25,8 +25,9 @@
 -- The guards, rewritten below:
 --   * a record is inserted pending (seq NULL);
 --   * the only UPDATE of a record numbers it: seq from NULL to a number the counter has
---     not given yet, within the run the pending records need, and that no tombstone or
---     removal holds; every other column is refused, even set to itself;
+--     not given yet and that no tombstone or removal holds (that it lies within the run
+--     the step's records need is the commit-time check below); every other column is
+--     refused, even set to itself;
 --   * the counter moves only forward, and only past numbers that are all used, each by a
 --     record or a tombstone, with none used beyond it;
 --   * at commit (deferred), every number a record or tombstone took is below the
@@ -133,18 +134,16 @@ END;
 $$;
 
 -- A number in turn: one the counter has not given yet (the step moves the counter past
--- its numbers after setting them, which ledger_counter_forward checks), within the run
--- the pending records need (next, next + 1, …, one per record pending or numbered since
--- the counter last moved: a constant while a step numbers them), and that no tombstone
--- or removal holds.
+-- its numbers after setting them, which ledger_counter_forward checks), and that no
+-- tombstone or removal holds. That it is within the run the step's records need is
+-- checked at commit (ledger_counted: every number given lies below the moved counter)
+-- rather than here: counting the pending records for every number would make a step
+-- over k records cost k², and a step after a stall can number many.
 CREATE FUNCTION ledger_numbered() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     IF OLD.seq IS NOT NULL OR NEW.seq IS NULL
             OR NEW.seq < (SELECT next FROM ledger_counter)
-            OR NEW.seq >= (SELECT next FROM ledger_counter)
-                          + (SELECT count(*) FROM ledger
-                             WHERE seq IS NULL OR seq >= (SELECT next FROM ledger_counter))
             OR EXISTS (SELECT 1 FROM ledger_tombstones WHERE seq = NEW.seq)
             OR EXISTS (SELECT 1 FROM ledger_removed WHERE seq = NEW.seq) THEN
         RAISE EXCEPTION 'ledger record % can only be numbered once, with the counter''s next number (not %)',
