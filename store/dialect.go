@@ -37,6 +37,8 @@ type dialect struct {
 	// contains is the condition that column contains an escaped LIKE pattern, ignoring
 	// case; the pattern is bound to each of its n placeholders.
 	contains func(column string) (cond string, n int)
+	// databaseSize is the expression of the database's size in bytes.
+	databaseSize string
 }
 
 // nullTime is t as a nullable time column stores it: NULL for the zero time.

@@ -232,22 +232,6 @@ func pgCollect[T any](rows pgx.Rows, scan func(rowScanner) (T, error)) ([]T, err
 	return pgx.AppendRows([]T(nil), rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
 }
 
-func (s *pgStore) Stats(ctx context.Context) (Stats, error) {
-	var st Stats
-	err := s.pool.QueryRow(ctx, `
-		SELECT (SELECT count(*) FROM entries),
-		       o.total, o.signed,
-		       (SELECT count(*) FROM ledger WHERE kind = 'probe'),
-		       (SELECT count(*) FROM surfaces),
-		       pg_database_size(current_database())
-		FROM (SELECT count(*) AS total, count(*) FILTER (WHERE signed) AS signed FROM rounds) o`,
-	).Scan(&st.Entries, &st.Rounds, &st.Signed, &st.Envelopes, &st.Surfaces, &st.Bytes)
-	if err != nil {
-		return Stats{}, fmt.Errorf("couldn't count the store: %w", err)
-	}
-	return st, nil
-}
-
 // pgDialect is the PostgreSQL spelling of the queries written once: $n placeholders,
 // timestamptz times truncated to the millisecond, NULL for no limit, date days, and ILIKE
 // (which SQLite lacks) for the case-insensitive search.
@@ -260,6 +244,7 @@ var pgDialect = dialect{
 	contains: func(column string) (string, int) {
 		return column + ` ILIKE ? ESCAPE '\'`, 1
 	},
+	databaseSize: `pg_database_size(current_database())`,
 }
 
 // pgDB is *pgxpool.Pool, *pgx.Conn or pgx.Tx.

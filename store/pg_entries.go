@@ -52,16 +52,7 @@ func (s *pgStore) AddEntry(ctx context.Context, ne NewEntry) (Entry, bool, error
 			return err
 		}
 
-		e = Entry{
-			Slug:      freeSlug(ne.SlugBase, taken),
-			Kind:      ne.Kind,
-			Locator:   ne.Locator,
-			Name:      ne.Name,
-			Source:    ne.Source,
-			Claimed:   ne.Claimed,
-			Cadence:   ne.Cadence.Truncate(time.Millisecond),
-			CreatedAt: pgTime(s.now()),
-		}
+		e = ne.entry(freeSlug(ne.SlugBase, taken), s.now())
 		err = tx.QueryRow(ctx, `
 			INSERT INTO entries (slug, kind, locator, name, source, claimed, cadence_ms, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)

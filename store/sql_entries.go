@@ -254,3 +254,34 @@ func (s *sqlStore) newestSupplyState(ctx context.Context, entryID int64) (*suppl
 	}
 	return &st, nil
 }
+
+// Stats counts what the store holds.
+func (s *sqlStore) Stats(ctx context.Context) (Stats, error) {
+	var st Stats
+	err := s.read.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM entries),
+		       o.total, o.signed,
+		       (SELECT count(*) FROM ledger WHERE kind = 'probe'),
+		       (SELECT count(*) FROM surfaces),
+		       `+s.d.databaseSize+`
+		FROM (SELECT count(*) AS total, count(*) FILTER (WHERE signed) AS signed FROM rounds) o`,
+	).Scan(&st.Entries, &st.Rounds, &st.Signed, &st.Envelopes, &st.Surfaces, &st.Bytes)
+	if err != nil {
+		return Stats{}, fmt.Errorf("couldn't count the store: %w", err)
+	}
+	return st, nil
+}
+
+// entry is the entry ne adds under slug at now, before it has an id.
+func (ne NewEntry) entry(slug string, now time.Time) Entry {
+	return Entry{
+		Slug:      slug,
+		Kind:      ne.Kind,
+		Locator:   ne.Locator,
+		Name:      ne.Name,
+		Source:    ne.Source,
+		Claimed:   ne.Claimed,
+		Cadence:   ne.Cadence.Truncate(time.Millisecond),
+		CreatedAt: now.UTC().Truncate(time.Millisecond),
+	}
+}

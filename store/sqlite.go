@@ -353,22 +353,6 @@ func boolInt(b bool) int {
 	return 0
 }
 
-func (s *sqliteStore) Stats(ctx context.Context) (Stats, error) {
-	var st Stats
-	err := s.reader.QueryRowContext(ctx, `
-		SELECT (SELECT count(*) FROM entries),
-		       (SELECT count(*) FROM rounds),
-		       (SELECT count(*) FROM rounds WHERE signed = 1),
-		       (SELECT count(*) FROM ledger WHERE kind = 'probe'),
-		       (SELECT count(*) FROM surfaces),
-		       (SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size())`,
-	).Scan(&st.Entries, &st.Rounds, &st.Signed, &st.Envelopes, &st.Surfaces, &st.Bytes)
-	if err != nil {
-		return Stats{}, fmt.Errorf("couldn't count the store: %w", err)
-	}
-	return st, nil
-}
-
 // sqliteDialect is the SQLite spelling of the queries written once: ? placeholders,
 // times as INTEGER Unix milliseconds, -1 for no limit, days as text, and the case
 // folding of sqliteFold (SQLite has no ILIKE, and its LIKE folds only ASCII).
@@ -382,6 +366,7 @@ var sqliteDialect = dialect{
 		return `(` + column + ` LIKE ? ESCAPE '\' OR (octet_length(` + column + `) <> length(` + column + `) AND ` +
 			sqliteFold + `(` + column + `) LIKE ? ESCAPE '\'))`, 2
 	},
+	databaseSize: `(SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size())`,
 }
 
 // sqliteDB is *sql.DB or *sqliteTx.

@@ -42,16 +42,7 @@ func (s *sqliteStore) AddEntry(ctx context.Context, ne NewEntry) (Entry, bool, e
 			return err
 		}
 
-		e = Entry{
-			Slug:      freeSlug(ne.SlugBase, taken),
-			Kind:      ne.Kind,
-			Locator:   ne.Locator,
-			Name:      ne.Name,
-			Source:    ne.Source,
-			Claimed:   ne.Claimed,
-			Cadence:   ne.Cadence.Truncate(time.Millisecond),
-			CreatedAt: s.now().UTC().Truncate(time.Millisecond),
-		}
+		e = ne.entry(freeSlug(ne.SlugBase, taken), s.now())
 		err = tx.QueryRowContext(ctx, `
 			INSERT INTO entries (slug, kind, locator, name, source, claimed, cadence_ms, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
