@@ -50,6 +50,8 @@ const (
 	serversPath = "/v0.1/servers"
 	// maxRetryAfterHeader bounds the Retry-After value parsed.
 	maxRetryAfterHeader = 64
+	// maxRetryAfter caps the wait a Retry-After header is read as, seconds or date.
+	maxRetryAfter = 24 * time.Hour
 	// maxErrorBodyReadBytes is how much of a non-200 body is read for the excerpt.
 	maxErrorBodyReadBytes = 4 << 10
 )
@@ -332,7 +334,7 @@ func (c *Client) fetch(ctx context.Context, cursor string, opts ListOptions) ([]
 		if wait <= 0 {
 			wait = defaultRetryAfter
 		}
-		if attempt >= c.maxRetries || waited+wait > c.maxRetryWait {
+		if attempt >= c.maxRetries || wait > c.maxRetryWait-waited { // waited+wait could overflow
 			se.Err = ErrRateLimited
 			return nil, "", se
 		}
@@ -423,8 +425,8 @@ func isJSONType(ctype string) bool {
 	return mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
 }
 
-// parseRetryAfter reads a Retry-After header: delay seconds or an HTTP date. It
-// returns 0 when absent or unreadable.
+// parseRetryAfter reads a Retry-After header: delay seconds or an HTTP date, capped
+// at 24 hours either way. It returns 0 when absent or unreadable.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" || len(v) > maxRetryAfterHeader {
@@ -434,14 +436,11 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 		if secs < 0 {
 			return 0
 		}
-		if secs > int64(24*time.Hour/time.Second) {
-			secs = int64(24 * time.Hour / time.Second)
-		}
-		return time.Duration(secs) * time.Second
+		return time.Duration(min(secs, int64(maxRetryAfter/time.Second))) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		if d := t.Sub(now); d > 0 {
-			return d.Round(time.Second)
+			return min(d.Round(time.Second), maxRetryAfter)
 		}
 	}
 	return 0

@@ -597,6 +597,29 @@ func TestRetryAfterBounded(t *testing.T) {
 	}
 }
 
+// A Retry-After date centuries ahead is a long wait like any other, even after a
+// first wait: refused, never slept (nor added up past the largest Duration).
+func TestRetryAfterFarDateBounded(t *testing.T) {
+	f := &fakeRegistry{pages: paginate(t, synthItems(t, 2), 2)}
+	f.hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		w.Header().Set("Retry-After", "1")
+		if n == 2 {
+			w.Header().Set("Retry-After", "Fri, 31 Dec 9999 23:59:59 GMT")
+		}
+		w.WriteHeader(http.StatusTooManyRequests)
+		return true
+	}
+	c, slept := start(t, f, Config{Limit: 2})
+	_, err := walk(c, context.Background(), ListOptions{})
+	var se *StatusError
+	if !errors.Is(err, ErrRateLimited) || !errors.As(err, &se) || se.RetryAfter != 24*time.Hour {
+		t.Fatalf("err = %v", err)
+	}
+	if len(*slept) != 1 || (*slept)[0] != time.Second {
+		t.Fatalf("slept %v, want [1s]", *slept)
+	}
+}
+
 func TestCancellation(t *testing.T) {
 	items := synthItems(t, 6)
 	f := &fakeRegistry{pages: paginate(t, items, 2)}
@@ -682,6 +705,8 @@ func TestParseRetryAfter(t *testing.T) {
 		"": 0, "0": 0, "-5": 0, "12": 12 * time.Second, "999999999999": 24 * time.Hour, "soon": 0,
 		now.Add(90 * time.Second).Format(http.TimeFormat): 90 * time.Second,
 		now.Add(-time.Minute).Format(http.TimeFormat):     0,
+		now.Add(48 * time.Hour).Format(http.TimeFormat):   24 * time.Hour,
+		"Fri, 31 Dec 9999 23:59:59 GMT":                   24 * time.Hour,
 	}
 	for in, want := range cases {
 		if got := parseRetryAfter(in, now); got != want {
