@@ -64,6 +64,18 @@ func TestStateForms(t *testing.T) {
 	if got, err := DecodeState(nil); err != nil || !reflect.DeepEqual(got, State{}) {
 		t.Errorf("DecodeState(nil) = %+v, %v", got, err)
 	}
+	// The stored form is the one states have always had (Read.ID included, stored as
+	// ObservationID): a state stored by an earlier release decodes, and is encoded
+	// again byte for byte.
+	stored := `{"recorded":{"ObservationID":4,"RoundID":"r","PayloadDigest":"","At":"2026-12-01T06:00:00Z","OK":true,` +
+		`"Surface":"sha256:aa","Instructions":"","ToolCount":2,"Version":""},"toolChanges":["2026-12-01T06:00:00Z"],` +
+		`"version":"1.0.0","versions":[{"version":"1.0.0","at":"2026-12-01T06:00:00Z"}],"nextNumber":3}`
+	if string(b) != stored {
+		t.Errorf("EncodeState = %s\nthe stored form is %s", b, stored)
+	}
+	if got, err := DecodeState([]byte(stored)); err != nil || !reflect.DeepEqual(got, st) {
+		t.Errorf("DecodeState(%s) = %+v, %v", stored, got, err)
+	}
 	for _, bad := range []string{``, `{"nextNumber":"3"}`, `{"recorded":{"Surface":"x","Extra":1}}`, `{"nextnumber":1,"other":2}`} {
 		if s, err := DecodeState([]byte(bad)); err == nil {
 			t.Errorf("DecodeState(%s) = %+v, want an error", bad, s)

@@ -47,7 +47,10 @@ import (
 
 // Read is one round as the history sees it.
 type Read struct {
-	ID      int64 // the round's id in the store (store.RoundSummary.ID)
+	// ID is the round's id in the store (store.RoundSummary.ID). A stored State keeps
+	// it under its first name, ObservationID, so that states stored before the rename
+	// still decode.
+	ID      int64 `json:"ObservationID"`
 	RoundID string
 	// PayloadDigest is "sha256:" + hex of the round's signed payload ("" unsigned).
 	PayloadDigest string
