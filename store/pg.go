@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,13 +69,16 @@ func openPostgres(ctx context.Context, cfg Config) (Store, error) {
 		conns = defaultPostgresConns
 	}
 	poolCfg.MaxConns = int32(min(conns, math.MaxInt32))
-	// No parallel plans (unless the URL's options ask for them): the store's queries are
-	// keyset pages and point reads, and for a page of WalkRounds the planner picked a
-	// Gather Merge whose workers took 70 ms to start, 150 ms a page instead of 25
-	// (BenchmarkWalkRounds: 0.85 s at 0cdb884, 6 s with parallel pages). A worker's
-	// start-up costs more than any of these queries.
-	if _, set := poolCfg.ConnConfig.RuntimeParams["max_parallel_workers_per_gather"]; !set {
-		poolCfg.ConnConfig.RuntimeParams["max_parallel_workers_per_gather"] = "0"
+	// No parallel plans (unless the URL asks for them, as a parameter of its own or in
+	// options): the store's queries are keyset pages and point reads, and for a page of
+	// WalkRounds the planner picked a Gather Merge whose workers took 70 ms to start, 150
+	// ms a page instead of 25 (BenchmarkWalkRounds: 0.85 s at 0cdb884, 6 s with parallel
+	// pages). A worker's start-up costs more than any of these queries. A startup
+	// parameter overrides options' -c settings, so both are looked at.
+	params := poolCfg.ConnConfig.RuntimeParams
+	if _, set := params["max_parallel_workers_per_gather"]; !set &&
+		!strings.Contains(params["options"], "max_parallel_workers_per_gather") {
+		params["max_parallel_workers_per_gather"] = "0"
 	}
 	log := cfg.Logger
 	if log == nil {

@@ -507,3 +507,36 @@ func BenchmarkPostgresSaveRound(b *testing.B) {
 		}
 	})
 }
+
+// TestPostgresParallelPlans: the pool plans no parallel pages unless the URL asks for
+// them, as a parameter of its own or in options (which a startup parameter of the
+// store's would override).
+func TestPostgresParallelPlans(t *testing.T) {
+	dbURL := newTestDatabase(t)
+	workers := func(u string) string {
+		t.Helper()
+		s := openTestPostgresAt(t, u, 1)
+		var v string
+		if err := s.(*pgStore).pool.QueryRow(t.Context(), `SHOW max_parallel_workers_per_gather`).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if v := workers(dbURL); v != "0" {
+		t.Errorf("by default max_parallel_workers_per_gather = %s, want 0", v)
+	}
+	for _, p := range [][2]string{
+		{"max_parallel_workers_per_gather", "3"},
+		{"options", "-c max_parallel_workers_per_gather=3"},
+	} {
+		u, err := url.Parse(dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// %20, not +, for a space: pgx reads + as itself.
+		u.RawQuery += "&" + p[0] + "=" + strings.ReplaceAll(url.QueryEscape(p[1]), "+", "%20")
+		if v := workers(u.String()); v != "3" {
+			t.Errorf("with %s=%q: max_parallel_workers_per_gather = %s, want 3", p[0], p[1], v)
+		}
+	}
+}
