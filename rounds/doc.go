@@ -19,9 +19,9 @@
 //     in canonical form once per round: the fingerprints the checks compute are the
 //     ones the statement and the store get, with the surface document built in the
 //     same pass.
-//  4. store.SaveRound writes the observation, its tool surface (content-addressed by
-//     the surface fingerprint), the envelope, the results, the day's uptime and the
-//     entry's next due times in one transaction. The observation keeps, besides the
+//  4. store.SaveRound writes the round, its tool surface (content-addressed by the
+//     surface fingerprint), the envelope, the results, the day's uptime and the
+//     entry's next due times in one transaction. The stored round keeps, besides the
 //     results, the facts seed 003's tables count: the handshake path (the method that
 //     completed the handshake and the version proposed on it) and the login facts
 //     (checks.Observation.Login: where the first 401 came and what its challenges
@@ -36,12 +36,12 @@
 // A crash before step 4 commits leaves only the attempt record; the restarted worker
 // probes again (attempt 2) and stores one round. A crash after it leaves a stored round
 // that the restarted worker skips. So a round is stored and published at most once per
-// entry and due time, and an observation is marked signed exactly when its envelope is
+// entry and due time, and a round is marked signed exactly when its envelope is
 // stored.
 //
 // # Due times
 //
-// Each entry has at most one due time per store.Reason:
+// Each entry has at most one due time per store.DueReason:
 //
 //   - cadence: every Schedule.Cadence (12 h) for unclaimed entries,
 //     Schedule.ClaimedCadence (3 h) for claimed ones, or the entry's own cadence. The

@@ -123,12 +123,13 @@ const (
 )
 
 // RoundReport is what RunEntry reports of one entry's round: its outcome, the id of the
-// stored observation, the attempt and the time the round took.
+// stored round (store.RoundSummary.ID; 0 when none was stored), the attempt and the
+// time the round took.
 type RoundReport struct {
-	Outcome       RoundOutcome
-	ObservationID int64
-	Attempt       int
-	Duration      time.Duration
+	Outcome  RoundOutcome
+	ID       int64
+	Attempt  int
+	Duration time.Duration
 }
 
 // RunEntry runs the round of entry e for due (see the package documentation). runID
@@ -207,7 +208,7 @@ func (r *Runner) RunEntry(ctx context.Context, e store.Entry, due store.Due, run
 		return out, fmt.Errorf("couldn't store the round of %s: %w", e.Slug, err)
 	}
 	end := r.cfg.Now()
-	out.ObservationID, out.Duration = id, end.Sub(start)
+	out.ID, out.Duration = id, end.Sub(start)
 	if r.cfg.History != nil {
 		if _, err := r.cfg.History.Process(saveCtx, e.ID); err != nil {
 			r.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "history not updated", slog.String("entry", e.Slug), slog.String("error", err.Error()))
