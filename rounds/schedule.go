@@ -32,35 +32,35 @@ type Schedule struct {
 	MaxBackoff time.Duration
 }
 
-func (p Schedule) withDefaults() Schedule {
+func (s Schedule) withDefaults() Schedule {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
 			*d = v
 		}
 	}
-	def(&p.Cadence, 12*time.Hour)
-	def(&p.ClaimedCadence, 3*time.Hour)
-	def(&p.FirstSpread, 15*time.Minute)
-	def(&p.StatusInterval, 24*time.Hour)
-	def(&p.ConfirmDelay, time.Minute)
-	def(&p.EmptyConfirmDelay, 2*time.Hour)
-	def(&p.MaxBackoff, 48*time.Hour)
-	if p.ConfirmDelay < time.Minute {
-		p.ConfirmDelay = time.Minute
+	def(&s.Cadence, 12*time.Hour)
+	def(&s.ClaimedCadence, 3*time.Hour)
+	def(&s.FirstSpread, 15*time.Minute)
+	def(&s.StatusInterval, 24*time.Hour)
+	def(&s.ConfirmDelay, time.Minute)
+	def(&s.EmptyConfirmDelay, 2*time.Hour)
+	def(&s.MaxBackoff, 48*time.Hour)
+	if s.ConfirmDelay < time.Minute {
+		s.ConfirmDelay = time.Minute
 	}
-	return p
+	return s
 }
 
 // CadenceOf returns the cadence of an entry.
-func (p Schedule) CadenceOf(e store.Entry) time.Duration {
-	p = p.withDefaults()
+func (s Schedule) CadenceOf(e store.Entry) time.Duration {
+	s = s.withDefaults()
 	switch {
 	case e.Cadence > 0:
 		return e.Cadence
 	case e.Claimed:
-		return p.ClaimedCadence
+		return s.ClaimedCadence
 	}
-	return p.Cadence
+	return s.Cadence
 }
 
 // spread returns a value in [0, span) derived from the entry (its kind and locator, known
@@ -87,10 +87,10 @@ func spread(e store.Entry, at time.Time, salt string, span time.Duration) time.D
 // over the second half of the first day, and the supply checks after the first round.
 // A package or repository entry, which has no probe rounds: the supply checks spread
 // over FirstSpread, and a daily status check of its version and README.
-func (p Schedule) FirstDue(e store.Entry, now time.Time) []store.Due {
-	p = p.withDefaults()
-	first := min(p.FirstSpread, p.CadenceOf(e))
-	status := store.Due{EntryID: e.ID, Reason: store.ReasonStatus, At: now.Add(p.StatusInterval/2 + spread(e, now, "status", p.StatusInterval/2)).Truncate(time.Millisecond)}
+func (s Schedule) FirstDue(e store.Entry, now time.Time) []store.Due {
+	s = s.withDefaults()
+	first := min(s.FirstSpread, s.CadenceOf(e))
+	status := store.Due{EntryID: e.ID, Reason: store.ReasonStatus, At: now.Add(s.StatusInterval/2 + spread(e, now, "status", s.StatusInterval/2)).Truncate(time.Millisecond)}
 	if e.Kind != store.KindRemote {
 		// Packages and repositories: the supply checks now, then a daily look at the
 		// version and README.
@@ -109,8 +109,8 @@ func (p Schedule) FirstDue(e store.Entry, now time.Time) []store.Due {
 
 // nextCadence returns the cadence due time after one at `from`, jittered by up to ±10 %,
 // and not before now: a round that ran late is rescheduled from now.
-func (p Schedule) nextCadence(e store.Entry, from, now time.Time) time.Time {
-	c := p.CadenceOf(e)
+func (s Schedule) nextCadence(e store.Entry, from, now time.Time) time.Time {
+	c := s.CadenceOf(e)
 	j := spread(e, from, "cadence", c/5+1) - c/10
 	next := from.Add(c + j)
 	if next.Before(now) {
@@ -121,10 +121,10 @@ func (p Schedule) nextCadence(e store.Entry, from, now time.Time) time.Time {
 
 // nextStatus returns the status due time after one at `from`, on the same time of day,
 // skipping days that are already over.
-func (p Schedule) nextStatus(from, now time.Time) time.Time {
-	next := from.Add(p.StatusInterval)
+func (s Schedule) nextStatus(from, now time.Time) time.Time {
+	next := from.Add(s.StatusInterval)
 	for !next.After(now) {
-		next = next.Add(p.StatusInterval)
+		next = next.Add(s.StatusInterval)
 	}
 	return next.Truncate(time.Millisecond)
 }
@@ -143,34 +143,34 @@ var emptySurface = attest.Digest([]byte("[]"))
 // DueUpdates returns the due-time changes a finished round makes: the next due time for
 // its reason, a confirmation when it differs from the previous round, and backoff after
 // rate limiting.
-func (p Schedule) dueUpdates(e store.Entry, due store.Due, obs *checks.Observation, fp *attest.Fingerprints, h history, now time.Time) []store.DueUpdate {
-	p = p.withDefaults()
+func (s Schedule) dueUpdates(e store.Entry, due store.Due, obs *checks.Observation, fp *attest.Fingerprints, h history, now time.Time) []store.DueUpdate {
+	s = s.withDefaults()
 	var ups []store.DueUpdate
 	if rateLimited(obs) {
 		backoff := time.Hour << min(h.rateLimited, 10)
-		backoff = min(max(backoff, obs.RetryAfter), p.MaxBackoff)
+		backoff = min(max(backoff, obs.RetryAfter), s.MaxBackoff)
 		at := now.Add(backoff + spread(e, due.At, "backoff", backoff/10+1)).Truncate(time.Millisecond)
 		ups = append(ups, store.DueUpdate{Reason: store.ReasonCadence, At: at})
 		switch due.Reason {
 		case store.ReasonConfirm:
 			ups = append(ups, store.DueUpdate{Reason: store.ReasonConfirm, At: at.Add(time.Minute)})
 		case store.ReasonStatus:
-			ups = append(ups, store.DueUpdate{Reason: store.ReasonStatus, At: p.nextStatus(due.At, now)})
+			ups = append(ups, store.DueUpdate{Reason: store.ReasonStatus, At: s.nextStatus(due.At, now)})
 		}
 		return ups
 	}
 	switch due.Reason {
 	case store.ReasonCadence, store.ReasonManual:
-		ups = append(ups, store.DueUpdate{Reason: store.ReasonCadence, At: p.nextCadence(e, due.At, now)})
+		ups = append(ups, store.DueUpdate{Reason: store.ReasonCadence, At: s.nextCadence(e, due.At, now)})
 	case store.ReasonStatus:
-		ups = append(ups, store.DueUpdate{Reason: store.ReasonStatus, At: p.nextStatus(due.At, now)})
+		ups = append(ups, store.DueUpdate{Reason: store.ReasonStatus, At: s.nextStatus(due.At, now)})
 	case store.ReasonConfirm:
 		ups = append(ups, store.DueUpdate{Reason: store.ReasonConfirm})
 	}
 	if due.Reason != store.ReasonConfirm && differs(obs, fp, h.prev) {
-		delay := p.ConfirmDelay
+		delay := s.ConfirmDelay
 		if fp.Surface == emptySurface {
-			delay = p.EmptyConfirmDelay
+			delay = s.EmptyConfirmDelay
 		}
 		at := now.Add(delay + spread(e, due.At, "confirm", 30*time.Second)).Truncate(time.Millisecond)
 		ups = append(ups, store.DueUpdate{Reason: store.ReasonConfirm, At: at})
