@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -407,4 +408,71 @@ func BenchmarkPostgresSequencer(b *testing.B) {
 			i++
 		}
 	})
+}
+
+// TestPostgresDeleteEntryConcurrent: DeleteEntry (entry, then counter) runs beside
+// writers of the same entry (their transaction, then the counter) without a deadlock, a
+// record left pending or a number skipped.
+func TestPostgresDeleteEntryConcurrent(t *testing.T) {
+	dbURL := newTestDatabase(t)
+	main := openTestPostgresAt(t, dbURL, 0)
+	if err := main.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	const (
+		workers = 6
+		each    = 12
+	)
+	stores := []Store{openTestPostgresAt(t, dbURL, 8), openTestPostgresAt(t, dbURL, 8)}
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*each*7)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := stores[w%len(stores)]
+			for i := range each {
+				e, _, err := s.AddEntry(ctx, newTestEntry(fmt.Sprintf("w%d-%d", w, i)))
+				if err != nil {
+					errs <- err
+					return
+				}
+				var writers sync.WaitGroup
+				for j := range 3 {
+					writers.Add(1)
+					go func() {
+						defer writers.Done()
+						at := t0.Add(time.Duration(j) * time.Hour)
+						// The entry may be gone already: ErrNotFound is the answer then.
+						if _, err := s.SaveRound(ctx, fullRound(e.ID, at, at, "echo")); err != nil && !errors.Is(err, ErrNotFound) {
+							errs <- err
+						}
+						if _, err := s.SaveSupply(ctx, testSupply(e.ID, at, j), nil); err != nil && !errors.Is(err, ErrNotFound) {
+							errs <- err
+						}
+					}()
+				}
+				if i%2 == 0 {
+					if err := s.DeleteEntry(ctx, e.Slug, "removed by its operator"); err != nil {
+						errs <- err
+					}
+				}
+				writers.Wait()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := pendingCount(t, main); n != 0 {
+		t.Errorf("%d records pending", n)
+	}
+	if ts := tombstones(t, main); len(ts) != workers*each/2 {
+		t.Errorf("%d tombstones, want %d", len(ts), workers*each/2)
+	}
+	checkLedgerNumbering(t, main)
+	checkSignedInvariant(t, main)
 }
