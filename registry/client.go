@@ -81,7 +81,8 @@ type Config struct {
 	// Retry-After); default 3, negative for never.
 	MaxRetries int
 	// MaxRetryWait bounds the total Retry-After wait for one page; default 60 s. A
-	// registry asking for more is refused with ErrRateLimited.
+	// registry asking for more, or for a wait the page's timeout (or the context's
+	// deadline) would cut, is refused with ErrRateLimited.
 	MaxRetryWait time.Duration
 	// PageTimeout bounds one page, retries and waits included; default 60 s.
 	PageTimeout time.Duration
@@ -334,7 +335,10 @@ func (c *Client) fetch(ctx context.Context, cursor string, opts ListOptions) ([]
 		if wait <= 0 {
 			wait = defaultRetryAfter
 		}
-		if attempt >= c.maxRetries || wait > c.maxRetryWait-waited { // waited+wait could overflow
+		// A wait past the page's deadline (or the caller's) would only end in its
+		// error: refuse it now, as the registry's answer it is.
+		deadline, ok := ctx.Deadline()
+		if attempt >= c.maxRetries || wait > c.maxRetryWait-waited || ok && time.Until(deadline) < wait {
 			se.Err = ErrRateLimited
 			return nil, "", se
 		}

@@ -62,7 +62,8 @@
 //     refused with ErrMalformedPage;
 //   - 429, and 503 with Retry-After, are retried after the wait the registry asks for,
 //     at most Config.MaxRetries times and Config.MaxRetryWait in total per page
-//     (default 3 and 60 s); a longer wait is refused with ErrRateLimited instead of
+//     (default 3 and 60 s); a longer wait, or one that would outlast the page's
+//     timeout or the context's deadline, is refused with ErrRateLimited instead of
 //     sleeping;
 //   - one page, retries included, takes at most Config.PageTimeout (default 60 s), and
 //     the caller's context cancels the walk at any point.

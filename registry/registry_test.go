@@ -620,6 +620,26 @@ func TestRetryAfterFarDateBounded(t *testing.T) {
 	}
 }
 
+// A wait the page's timeout would cut is refused at once as rate limiting, not slept
+// into a deadline error.
+func TestRetryAfterPastPageTimeout(t *testing.T) {
+	f := &fakeRegistry{pages: paginate(t, synthItems(t, 2), 2)}
+	f.hook = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		w.Header().Set("Retry-After", "5")
+		w.WriteHeader(http.StatusTooManyRequests)
+		return true
+	}
+	c, slept := start(t, f, Config{Limit: 2, PageTimeout: 2 * time.Second})
+	_, err := walk(c, context.Background(), ListOptions{})
+	var se *StatusError
+	if !errors.Is(err, ErrRateLimited) || !errors.As(err, &se) || se.RetryAfter != 5*time.Second {
+		t.Fatalf("err = %v", err)
+	}
+	if len(*slept) != 0 || len(f.seen()) != 1 {
+		t.Fatalf("slept %v over %d requests, want no wait and one request", *slept, len(f.seen()))
+	}
+}
+
 func TestCancellation(t *testing.T) {
 	items := synthItems(t, 6)
 	f := &fakeRegistry{pages: paginate(t, items, 2)}
