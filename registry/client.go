@@ -389,6 +389,9 @@ func (c *Client) get(ctx context.Context, u string) ([]byte, error) {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
 		}
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err // it would name the method and the URL a second time
+		}
 		return nil, fmt.Errorf("couldn't read %s: %w", u, err)
 	}
 	defer resp.Body.Close()

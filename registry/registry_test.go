@@ -699,6 +699,9 @@ func TestDefaultClientRefusesLoopback(t *testing.T) {
 	if !errors.Is(err, egress.ErrBlocked) || len(f.seen()) != 0 {
 		t.Fatalf("err = %v, %d requests reached the server", err, len(f.seen()))
 	}
+	if n := strings.Count(err.Error(), "/v0.1/servers"); n != 1 {
+		t.Errorf("the message names the URL %d times: %v", n, err)
+	}
 }
 
 func TestNewRefusesBadConfig(t *testing.T) {
