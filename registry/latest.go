@@ -36,7 +36,9 @@ type Latest struct {
 	bare  map[string]*Entry // a name's item without official metadata, while it is its only one
 }
 
-// Add takes the entries of one page.
+// Add takes the entries of one page. It keeps copies of the entries it may list, not
+// the slice: the caller may reuse it, and the rest of each page is not held for the
+// whole walk.
 func (l *Latest) Add(entries []Entry) {
 	if l.names == nil {
 		l.names = map[string]*Listing{}
@@ -53,7 +55,7 @@ func (l *Latest) Add(entries []Entry) {
 		li.Versions++
 		if e.Official == nil {
 			if li.Versions == 1 {
-				l.bare[name] = e
+				l.bare[name] = clonePtr(e)
 			}
 			continue
 		}
@@ -61,14 +63,20 @@ func (l *Latest) Add(entries []Entry) {
 			continue
 		}
 		if li.Latest == nil {
-			li.Latest = e
+			li.Latest = clonePtr(e)
 			continue
 		}
 		li.Conflicts++
 		if !e.Official.UpdatedAt.Before(li.Latest.Official.UpdatedAt) {
-			li.Latest = e
+			li.Latest = clonePtr(e)
 		}
 	}
+}
+
+// clonePtr returns a pointer to a copy of *e.
+func clonePtr(e *Entry) *Entry {
+	c := *e
+	return &c
 }
 
 // Listings returns the decision for every name seen, sorted by name.

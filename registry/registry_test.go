@@ -765,6 +765,7 @@ func TestLatest(t *testing.T) {
 			t.Fatal(err)
 		}
 		l.Add(entries)
+		clear(entries) // Latest keeps what it lists, not the caller's slice
 	}
 	type want struct {
 		version       string
