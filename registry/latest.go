@@ -14,8 +14,8 @@ type Listing struct {
 	// name's items seen did (an incremental walk that saw only an older version's
 	// update): the listing of the name is then unchanged.
 	Latest *Entry
-	// Listed reports whether Latest is active; false for deprecated and deleted, and
-	// when Latest is nil.
+	// Listed is Latest.Listed(): active, or without a status; false for deprecated
+	// and deleted, and when Latest is nil.
 	Listed bool
 	// Versions counts the name's items seen.
 	Versions int
