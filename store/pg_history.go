@@ -76,7 +76,7 @@ func (s *pgStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 		return nil
 	})
 	if err == nil && record != 0 {
-		err = s.sequence(ctx, record)
+		s.numberCommitted(ctx, record)
 	}
 	if err != nil {
 		return fmt.Errorf("couldn't save the history of entry %d: %w", u.EntryID, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -68,6 +69,21 @@ func (s *pgStore) sequence(ctx context.Context, own int64) error {
 		return fmt.Errorf("couldn't number the ledger's pending records: %w", err)
 	}
 	return nil
+}
+
+// numberCommitted numbers the record own of a write that has committed: a sequencing
+// step, tried twice. Should both fail, the write still stands and must not be reported
+// as failed (a caller would retry what is stored): the record stays pending, a warning
+// is logged, and the next step (any writer's, or Open's) numbers it.
+func (s *pgStore) numberCommitted(ctx context.Context, own int64) {
+	err := s.sequence(ctx, own)
+	if err == nil {
+		return
+	}
+	if err = s.sequence(ctx, own); err != nil {
+		s.log.Warn("a stored ledger record is not numbered yet; the next sequencing step numbers it",
+			slog.Int64("record", own), slog.Any("err", err))
+	}
 }
 
 // sequencePending runs a sequencing step when a record is pending (a writer stopped

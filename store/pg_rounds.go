@@ -21,7 +21,7 @@ func (s *pgStore) SaveRound(ctx context.Context, r *Round) (int64, error) {
 		return err
 	})
 	if err == nil && record != 0 {
-		err = s.sequence(ctx, record)
+		s.numberCommitted(ctx, record)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("couldn't save the round of entry %d due %s: %w",

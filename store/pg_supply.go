@@ -35,7 +35,7 @@ func (s *pgStore) SaveSupply(ctx context.Context, r SupplyRecord, due []DueUpdat
 		return tx.SendBatch(ctx, b).Close()
 	})
 	if err == nil && record != 0 {
-		err = s.sequence(ctx, record)
+		s.numberCommitted(ctx, record)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("couldn't save the supply run of entry %d: %w", r.EntryID, err)

@@ -45,7 +45,8 @@
 //     one append-only table, the ledger (ledger.go); rounds, changes and supply runs
 //     reference their record. The method that stores the round, change or run stores
 //     its record in the same transaction, and returns once the record has its sequence
-//     number. See "The ledger" below.
+//     number (on PostgreSQL, should the numbering fail after the commit, the write still
+//     succeeded: the record stays pending until the next step). See "The ledger" below.
 //   - Records are immutable: no method changes one, and the schema refuses every
 //     update but the one that gives a record its sequence number.
 //     They are deleted only with their entry (DeleteEntry deletes the entry's whole
@@ -76,7 +77,10 @@
 //     at once. A writer runs a step after its commit and returns once its record is
 //     numbered; if another writer's step has numbered it already, it takes no lock.
 //   - A writer that stops between its commit and its step leaves its record pending:
-//     the next step, any writer's, numbers it, and so do Open and Migrate.
+//     the next step, any writer's, numbers it, and so do Open and Migrate. So does one
+//     whose step fails twice (a dropped connection, a timeout): the write committed, so
+//     it returns success, with a warning in the log, rather than an error that would
+//     have the caller retry what is stored.
 //
 // Hence:
 //
