@@ -41,12 +41,12 @@ func TestRoundHandshakeLogin(t *testing.T) {
 			t.Helper()
 			w, ok := want[r.ID]
 			if !ok {
-				t.Errorf("%s: unexpected observation %d", how, r.ID)
+				t.Errorf("%s: unexpected round %d", how, r.ID)
 				return
 			}
 			got := RoundSummary{HandshakeMethod: r.HandshakeMethod, ProposedVersion: r.ProposedVersion, Login: r.Login}
 			if !reflect.DeepEqual(got, w) {
-				t.Errorf("%s: observation %d = %+v (login %+v), want %+v (login %+v)", how, r.ID, got, got.Login, w, w.Login)
+				t.Errorf("%s: round %d = %+v (login %+v), want %+v (login %+v)", how, r.ID, got, got.Login, w, w.Login)
 			}
 		}
 		rs, err := s.Rounds(ctx, e.ID, 0)
