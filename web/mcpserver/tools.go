@@ -104,7 +104,7 @@ type RoundInfo struct {
 	RoundID         string `json:"round_id" jsonschema:"the round's id, for get_attestation"`
 	StartedAt       string `json:"started_at" jsonschema:"RFC 3339 UTC"`
 	Coverage        string `json:"coverage" jsonschema:"full, auth_required or unsigned"`
-	Signed          bool   `json:"signed" jsonschema:"whether the round was signed (a DSSE envelope exists)"`
+	Signed          bool   `json:"signed" jsonschema:"whether the round's observation was signed (a DSSE envelope exists)"`
 	ProtocolVersion string `json:"protocol_version,omitempty" jsonschema:"the MCP protocol version negotiated"`
 	ToolCount       int    `json:"tool_count" jsonschema:"tools listed without credentials"`
 }
