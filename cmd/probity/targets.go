@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -20,6 +22,7 @@ const targetsUsage = `Usage:
 
 	probity targets import [--data-dir DIR] [--first-spread D] FILE|-
 	probity targets list [--data-dir DIR]
+	probity targets remove [--data-dir DIR] [--yes] [--reason TEXT] SLUG
 
 import adds the entries an import file lists: one reference per line (an https:// URL
 of a remote MCP endpoint; npm:NAME, pypi:NAME, github:OWNER/REPO or their registry
@@ -30,6 +33,14 @@ rest are imported; the exit status is then 1. New remote entries get their first
 at a random moment within --first-spread (default 15m) and a daily status check.
 
 list prints every entry: slug, kind, locator, last round and uptime.
+
+remove deletes the entry SLUG with its whole history (rounds, changes, supply runs,
+their signed records, uptime, due times), as seed 000 has it: nobody follows a deleted
+entry. The ledger keeps a tombstone that says when and why (--reason, one line of at
+most 200 characters; default "removed by the operator") and which records went; records
+published before stay verifiable with the key document. It asks for confirmation on
+standard input unless --yes is given; anything but "y" or "yes" leaves the entry as it
+is (exit status 1).
 
 ` + envHelp
 
@@ -47,6 +58,8 @@ func runTargets(args []string, stdout, stderr io.Writer) int {
 	ef.register(fs, false)
 	var schedule rounds.Schedule
 	fs.DurationVar(&schedule.FirstSpread, "first-spread", 15*time.Minute, "")
+	yes := fs.Bool("yes", false, "")
+	reason := fs.String("reason", "removed by the operator", "")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, targetsUsage)
@@ -77,6 +90,18 @@ func runTargets(args []string, stdout, stderr io.Writer) int {
 		}
 		defer st.Close()
 		return listTargets(ctx, st, stdout, stderr)
+	case "remove":
+		if fs.NArg() != 1 {
+			fmt.Fprintf(stderr, "error: want exactly one SLUG\n%s", targetsUsage)
+			return 2
+		}
+		st, _, err := ef.openStore(ctx, slog.New(slog.DiscardHandler))
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 2
+		}
+		defer st.Close()
+		return removeTarget(ctx, st, fs.Arg(0), *reason, *yes, os.Stdin, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "error: unknown targets command %q\n%s", args[0], targetsUsage)
 	return 2
@@ -129,6 +154,42 @@ func importTargets(ctx context.Context, st store.Store, path string, schedule ro
 	if failed > 0 {
 		return 1
 	}
+	return 0
+}
+
+// removeTarget deletes the entry slug with its history after asking on in (unless yes).
+// It returns the exit status: 0 deleted, 1 not deleted (declined, or no such entry), 2
+// the store failed.
+func removeTarget(ctx context.Context, st store.Store, slug, reason string, yes bool, in io.Reader, stdout, stderr io.Writer) int {
+	e, err := st.Entry(ctx, slug)
+	if errors.Is(err, store.ErrNotFound) {
+		fmt.Fprintf(stderr, "error: no entry %q (probity targets list shows the slugs)\n", slug)
+		return 1
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	if !yes {
+		fmt.Fprintf(stdout, "Delete %s (%s %s) and its whole history? Its rounds, changes and supply runs go; the ledger keeps a tombstone. [y/N] ",
+			e.Slug, e.Kind, e.Locator)
+		answer, _ := bufio.NewReader(io.LimitReader(in, 64)).ReadString('\n')
+		switch strings.ToLower(strings.TrimSpace(answer)) {
+		case "y", "yes":
+		default:
+			fmt.Fprintf(stdout, "\n%s is kept.\n", e.Slug)
+			return 1
+		}
+	}
+	if err := st.DeleteEntry(ctx, e.Slug, reason); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			fmt.Fprintf(stderr, "error: no entry %q (deleted meanwhile)\n", slug)
+			return 1
+		}
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "deleted %s and its history; the ledger's tombstone records it\n", e.Slug)
 	return 0
 }
 

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/probity-dev/probity/store"
+)
+
+// TestTargetsRemove: `probity targets remove` asks first, keeps the entry unless told
+// yes, deletes it with its history when told, records a tombstone with the reason, and
+// says clearly when there is no such entry or the reason is not one line.
+func TestTargetsRemove(t *testing.T) {
+	dir := t.TempDir()
+	dataDir := filepath.Join(dir, "data")
+	env := []string{"DATABASE_URL=", "PROBITY_KEY_DIR="}
+	file := writeTargetURLs(t, dir, []string{"https://alpha.example.com/mcp", "https://beta.example.com/mcp"})
+	if code, out, errOut := probity(t, env, "targets", "import", "--data-dir", dataDir, file); code != 0 {
+		t.Fatalf("import: exit %d\n%s%s", code, out, errOut)
+	}
+	slugs := func() string {
+		t.Helper()
+		code, out, errOut := probity(t, env, "targets", "list", "--data-dir", dataDir)
+		if code != 0 {
+			t.Fatalf("list: exit %d\n%s%s", code, out, errOut)
+		}
+		return out
+	}
+	before := slugs()
+	var slug string
+	for _, line := range strings.Split(before, "\n") {
+		if strings.Contains(line, "alpha.example.com") {
+			slug = strings.Fields(line)[0]
+		}
+	}
+	if slug == "" {
+		t.Fatalf("no alpha entry listed:\n%s", before)
+	}
+
+	// Declined at the prompt, or no answer at all: kept, exit 1.
+	for _, answer := range []string{"n\n", "", "maybe\n"} {
+		cmd := exec.Command(probityBinary(t), "targets", "remove", "--data-dir", dataDir, slug)
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Stdin = strings.NewReader(answer)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			t.Errorf("answer %q: %v, want exit 1\n%s%s", answer, err, stdout.String(), stderr.String())
+		}
+		if !strings.Contains(stdout.String(), "[y/N]") || !strings.Contains(stdout.String(), slug+" is kept") {
+			t.Errorf("answer %q: output does not ask and say it kept the entry:\n%s", answer, stdout.String())
+		}
+	}
+	if got := slugs(); got != before {
+		t.Fatalf("a declined remove changed the list:\n%s\nwant\n%s", got, before)
+	}
+
+	// A reason that is not one line: refused, nothing deleted.
+	if code, out, errOut := probity(t, env, "targets", "remove", "--data-dir", dataDir, "--yes", "--reason", "two\nlines", slug); code != 2 {
+		t.Errorf("two-line reason: exit %d, want 2\n%s%s", code, out, errOut)
+	}
+	if got := slugs(); got != before {
+		t.Fatalf("a refused remove changed the list:\n%s", got)
+	}
+
+	// --yes deletes it and records why.
+	code, out, errOut := probity(t, env, "targets", "remove", "--data-dir", dataDir, "--yes", "--reason", "listed by mistake", slug)
+	if code != 0 || !strings.Contains(out, "deleted "+slug) {
+		t.Fatalf("remove --yes: exit %d\n%s%s", code, out, errOut)
+	}
+	after := slugs()
+	if strings.Contains(after, slug) || !strings.Contains(after, "beta.example.com") {
+		t.Errorf("after removing %s the list is:\n%s", slug, after)
+	}
+	st, err := store.Open(context.Background(), store.Config{SQLitePath: filepath.Join(dataDir, "probity.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := st.Tombstones(context.Background(), 0)
+	st.Close()
+	if err != nil || len(ts) != 1 || ts[0].EntrySlug != slug || ts[0].Reason != "listed by mistake" {
+		t.Errorf("tombstones = %+v, %v; want one for %s with its reason", ts, err, slug)
+	}
+
+	// Gone: a second remove says there is no such entry.
+	code, _, errOut = probity(t, env, "targets", "remove", "--data-dir", dataDir, "--yes", slug)
+	if code != 1 || !strings.Contains(errOut, "no entry") {
+		t.Errorf("second remove: exit %d, want 1 with \"no entry\"\n%s", code, errOut)
+	}
+}
