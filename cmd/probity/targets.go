@@ -68,43 +68,31 @@ func runTargets(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n%s", err, targetsUsage)
 		return 2
 	}
+	// The operand each command takes ("": none), checked before the store is opened.
+	operand, known := map[string]string{"import": "FILE", "list": "", "remove": "SLUG"}[args[0]]
+	if !known {
+		fmt.Fprintf(stderr, "error: unknown targets command %q\n%s", args[0], targetsUsage)
+		return 2
+	}
+	if operand != "" && fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "error: want exactly one %s\n%s", operand, targetsUsage)
+		return 2
+	}
 	ctx := context.Background()
+	st, _, err := ef.openStore(ctx, slog.New(slog.DiscardHandler))
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	defer st.Close()
 	switch args[0] {
 	case "import":
-		if fs.NArg() != 1 {
-			fmt.Fprintf(stderr, "error: want exactly one FILE\n%s", targetsUsage)
-			return 2
-		}
-		st, _, err := ef.openStore(ctx, slog.New(slog.DiscardHandler))
-		if err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
-			return 2
-		}
-		defer st.Close()
 		return importTargets(ctx, st, fs.Arg(0), schedule, stdout, stderr)
-	case "list":
-		st, _, err := ef.openStore(ctx, slog.New(slog.DiscardHandler))
-		if err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
-			return 2
-		}
-		defer st.Close()
-		return listTargets(ctx, st, stdout, stderr)
 	case "remove":
-		if fs.NArg() != 1 {
-			fmt.Fprintf(stderr, "error: want exactly one SLUG\n%s", targetsUsage)
-			return 2
-		}
-		st, _, err := ef.openStore(ctx, slog.New(slog.DiscardHandler))
-		if err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
-			return 2
-		}
-		defer st.Close()
 		return removeTarget(ctx, st, fs.Arg(0), *reason, *yes, os.Stdin, stdout, stderr)
+	default:
+		return listTargets(ctx, st, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "error: unknown targets command %q\n%s", args[0], targetsUsage)
-	return 2
 }
 
 // importTargets imports a targets file into st and reports what it did. It returns the
