@@ -191,6 +191,14 @@ type Entry struct {
 	Locator string
 	Name    string // display name
 	Source  string // where the entry came from: "import", "registry"
+	// ServerName is the registry's server name ("" for an entry from a bare
+	// reference); Title the listed title. The rest of the listing, and the entry's
+	// parts, are read with EntryListing (servers.go).
+	ServerName string
+	Title      string
+	// Listed is false for a server whose listing is deprecated or deleted: it keeps
+	// its history but is left out of the directory and the schedule.
+	Listed  bool
 	Claimed bool
 	// Cadence overrides the default cadence; 0 means the default for its claimed state.
 	Cadence   time.Duration
@@ -510,6 +518,9 @@ type EntryDigest struct {
 	Changes []ChangeRecord
 	// Uptime are the days asked for, oldest first.
 	Uptime []UptimeDay
+	// Listing and Parts are the entry's listing and linked parts (EntryListing).
+	Listing Listing
+	Parts   []Part
 }
 
 // Stats counts what the store holds.
@@ -537,6 +548,29 @@ type Store interface {
 	// Locator unchanged (created false). The slug is SlugBase, or SlugBase-N for the
 	// smallest N ≥ 2 that is free; it never changes afterwards.
 	AddEntry(ctx context.Context, e NewEntry) (entry Entry, created bool, err error)
+	// UpsertServer adds a server as an entry with its parts (servers.go), or updates
+	// the entry that has its server name or, failing that, holds its primary part:
+	// its listing and its parts (parts no longer listed are unlinked; the primary part,
+	// the entry's Kind and Locator, may change), never its slug, history or schedule.
+	// A part another entry holds stays there and is reported in Conflicts. An entry
+	// whose listing status is deprecated or deleted is unlisted; active lists it again.
+	UpsertServer(ctx context.Context, s ServerUpsert) (UpsertResult, error)
+	// EntryListing returns an entry's listing and parts, the primary part first;
+	// ErrNotFound when there is no such entry.
+	EntryListing(ctx context.Context, entryID int64) (Listing, []Part, error)
+	// Listings returns the servers matching q (entries with a server name), in
+	// server-name order, each with its listing and parts.
+	Listings(ctx context.Context, q ListingQuery) ([]ServerListing, error)
+	// RegistrySyncState returns the sync state of the registry at baseURL (the zero
+	// state with BaseURL set when none is stored).
+	RegistrySyncState(ctx context.Context, baseURL string) (RegistrySync, error)
+	// SaveRegistrySync stores a registry's sync state.
+	SaveRegistrySync(ctx context.Context, s RegistrySync) error
+	// HTTPCache returns the kept response with the key, or ErrNotFound.
+	HTTPCache(ctx context.Context, key string) (HTTPCacheEntry, error)
+	// PutHTTPCache keeps a response, replacing the one with the same key; a body
+	// larger than MaxHTTPCacheBody is refused.
+	PutHTTPCache(ctx context.Context, e HTTPCacheEntry) error
 	// Entry returns the entry with the slug, or ErrNotFound.
 	Entry(ctx context.Context, slug string) (Entry, error)
 	// EntryDigest returns the entry with the slug (or ErrNotFound), its newest round and
@@ -558,7 +592,8 @@ type Store interface {
 	// entry.
 	DeleteEntry(ctx context.Context, slug, reason string) error
 
-	// DueBefore returns the due times at or before t, earliest first, at most limit.
+	// DueBefore returns the due times at or before t of listed entries, earliest
+	// first, at most limit.
 	DueBefore(ctx context.Context, t time.Time, limit int) ([]Due, error)
 	// SetDue sets (At non-zero) or clears (At zero) one due time of an entry.
 	SetDue(ctx context.Context, entryID int64, u DueUpdate) error
