@@ -9,16 +9,19 @@ import (
 
 // Store is what the site reads of the store (store.Store is one); it never writes.
 // Declared here, by its consumer: the directory read model, an entry with its digest,
-// rounds' results and surfaces, supply runs, changes, the round envelopes it serves, and
-// what the statistics page reads (history.StatsStore).
+// rounds' results and surfaces, supply runs, changes, the round envelopes it serves, the
+// history state (whose confirmed tool list the pages show), and what the statistics page
+// reads (history.StatsStore).
 type Store interface {
 	history.StatsStore
 	Directory(ctx context.Context, q store.DirectoryQuery) (store.DirectoryPage, error)
 	Entry(ctx context.Context, slug string) (store.Entry, error)
 	EntryDigest(ctx context.Context, slug string, q store.EntryQuery) (store.EntryDigest, error)
+	Listings(ctx context.Context, q store.ListingQuery) ([]store.ServerListing, error)
 	RoundResults(ctx context.Context, roundID int64) ([]byte, error)
 	SupplyRuns(ctx context.Context, entryID int64, limit int) ([]store.SupplyRecord, error)
 	Envelopes(ctx context.Context, f store.EnvelopeFilter, fn func(store.EnvelopeRecord) error) error
+	HistoryState(ctx context.Context, entryID int64) (state []byte, processed int64, err error)
 }
 
 var _ Store = store.Store(nil)
