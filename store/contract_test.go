@@ -324,7 +324,7 @@ func TestAddEntry(t *testing.T) {
 		}
 		want := Entry{
 			ID: e.ID, Slug: "acme", Kind: KindRemote, Locator: ne.Locator, Name: "Acme",
-			Source: "registry", Claimed: true, Cadence: 90 * time.Minute, CreatedAt: e.CreatedAt,
+			Source: "registry", Listed: true, Claimed: true, Cadence: 90 * time.Minute, CreatedAt: e.CreatedAt,
 		}
 		if e != want {
 			t.Errorf("AddEntry = %+v, want %+v", e, want)

@@ -85,6 +85,11 @@ type sqlStore struct {
 	d     dialect
 	read  querier
 	write querier
+	// writeTx runs fn in a write transaction, clock is the store's clock: set by the
+	// backend, for the writes written once (sql_servers.go). On PostgreSQL writeTx also
+	// takes the AddEntry lock, which serializes slug choices.
+	writeTx func(ctx context.Context, fn func(tx querier) error) error
+	clock   func() time.Time
 	// leavePending, set by tests only, makes the writers skip their sequencing step,
 	// as a crash between a write's commit and its step would.
 	leavePending atomic.Bool

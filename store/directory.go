@@ -201,6 +201,9 @@ func directorySQL(d dialect, q DirectoryQuery) (string, []any) {
 		where []string
 		args  []any
 	)
+	// Unlisted servers (a deprecated or deleted registry listing) keep their history
+	// but are not in the directory.
+	where = append(where, `e.listing_status = 'active'`)
 	if q.AfterID > 0 {
 		where, args = append(where, `e.id > ?`), append(args, q.AfterID)
 	}
@@ -332,7 +335,7 @@ func (s *sqlStore) Directory(ctx context.Context, q DirectoryQuery) (DirectoryPa
 		return DirectoryPage{}, fmt.Errorf("couldn't read the directory: %w", err)
 	}
 	if q.CountEntries {
-		if err := s.read.QueryRow(ctx, `SELECT count(*) FROM entries`).Scan(&page.Entries); err != nil {
+		if err := s.read.QueryRow(ctx, `SELECT count(*) FROM entries WHERE listing_status = 'active'`).Scan(&page.Entries); err != nil {
 			return DirectoryPage{}, fmt.Errorf("couldn't count the directory's entries: %w", err)
 		}
 	}

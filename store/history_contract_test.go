@@ -1020,6 +1020,9 @@ func TestEntryDigest(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if d.Listing, d.Parts, err = s.EntryListing(ctx, e.ID); err != nil {
+				t.Fatal(err)
+			}
 			return d
 		}
 		for _, c := range []struct {

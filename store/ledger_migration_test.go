@@ -234,7 +234,7 @@ func fillSchema0005(t *testing.T, s store.Store, signer *ledgertest.Signer) []ol
 	ids := map[string]int64{}
 	for i := range entries {
 		slug := fmt.Sprintf("entry-%d", i)
-		e, _, err := s.AddEntry(ctx, store.NewEntry{SlugBase: slug, Kind: store.KindRemote,
+		e, err := store.InsertEntryForTest(ctx, s, store.NewEntry{SlugBase: slug, Kind: store.KindRemote,
 			Locator: "https://" + slug + ".example.com/mcp", Name: slug, Source: "import"})
 		if err != nil {
 			t.Fatal(err)
@@ -324,7 +324,7 @@ func fillSchema0005(t *testing.T, s store.Store, signer *ledgertest.Signer) []ol
 	// An entry deleted last (DeleteEntry then was DELETE FROM entries, which cascaded)
 	// took the highest supply run id with it: no later run may be given that id again
 	// (history states name supply runs by id).
-	e, _, err := s.AddEntry(ctx, store.NewEntry{SlugBase: "deleted", Kind: store.KindRemote,
+	e, err := store.InsertEntryForTest(ctx, s, store.NewEntry{SlugBase: "deleted", Kind: store.KindRemote,
 		Locator: "https://deleted.example.com/mcp", Name: "deleted", Source: "import"})
 	if err != nil {
 		t.Fatal(err)

@@ -113,7 +113,7 @@ func TestMigrateRoundHandshakeLogin(t *testing.T) {
 			if err := s.(testMigrator).migrateForTest(ctx, 4); err != nil {
 				t.Fatalf("migrating through 0004: %v", err)
 			}
-			e, _, err := s.AddEntry(ctx, newTestEntry("old"))
+			e, err := InsertEntryForTest(ctx, s, newTestEntry("old"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -96,6 +96,17 @@ func openPostgres(ctx context.Context, cfg Config) (Store, error) {
 	}
 	q := newPgQuerier(pool)
 	s := &pgStore{sqlStore: sqlStore{d: pgDialect, read: q, write: q}, pool: pool, log: log, now: time.Now}
+	s.clock = func() time.Time { return s.now() }
+	s.writeTx = func(ctx context.Context, fn func(querier) error) error {
+		return s.inTx(ctx, func(tx pgx.Tx) error {
+			// One writer of entries at a time: a free slug and a part's absence stay true
+			// until the transaction commits.
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, pgLockClass, pgLockAddEntry); err != nil {
+				return err
+			}
+			return fn(newPgQuerier(tx))
+		})
+	}
 	// Records a writer left pending (it stopped between its commit and its sequencing
 	// step) are numbered now, rather than at the next signed write.
 	if err := s.sequencePending(ctx); err != nil {

@@ -11,75 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-func (s *pgStore) AddEntry(ctx context.Context, ne NewEntry) (Entry, bool, error) {
-	if err := checkNewEntry(ne); err != nil {
-		return Entry{}, false, fmt.Errorf("couldn't add entry: %w", err)
-	}
-	var (
-		e       Entry
-		created bool
-	)
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		existing := func() error {
-			var err error
-			e, err = scanEntry(tx.QueryRow(ctx,
-				`SELECT `+entryColumns+` FROM entries WHERE kind = $1 AND locator = $2`, ne.Kind, ne.Locator))
-			return err
-		}
-		// Most calls (an import run again) find the entry without waiting for the lock.
-		if err := existing(); err == nil || !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		// One AddEntry at a time from here: the free slug and the entry's absence stay
-		// true until this transaction commits. Each statement after the lock sees what
-		// the previous holder committed.
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, pgLockClass, pgLockAddEntry); err != nil {
-			return err
-		}
-		if err := existing(); err == nil || !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-
-		// The slugs base and base-*, on the slug's UNIQUE index (collation "C"). The
-		// base matches [a-z0-9][a-z0-9-]*, so it holds no LIKE wildcard.
-		rows, err := tx.Query(ctx, `SELECT slug FROM entries WHERE slug = $1 OR slug LIKE $2`,
-			ne.SlugBase, ne.SlugBase+"-%")
-		if err != nil {
-			return err
-		}
-		taken, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-
-		e = ne.entry(freeSlug(ne.SlugBase, taken), s.now())
-		err = tx.QueryRow(ctx, `
-			INSERT INTO entries (slug, kind, locator, name, source, claimed, cadence_ms, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-			RETURNING id`,
-			e.Slug, e.Kind, e.Locator, e.Name, e.Source, e.Claimed, e.Cadence.Milliseconds(), e.CreatedAt,
-		).Scan(&e.ID)
-		if err != nil {
-			return err
-		}
-		b := &pgx.Batch{}
-		for _, d := range ne.Due {
-			pgQueueSetDue(b, e.ID, DueUpdate{Reason: d.Reason, At: d.At})
-		}
-		if b.Len() > 0 {
-			if err := tx.SendBatch(ctx, b).Close(); err != nil {
-				return err
-			}
-		}
-		created = true
-		return nil
-	})
-	if err != nil {
-		return Entry{}, false, fmt.Errorf("couldn't add entry %q: %w", ne.SlugBase, err)
-	}
-	return e, created, nil
-}
-
 // pgQueueLockEntry queues the statement that locks the entry's row until the
 // transaction ends; its result is ErrNotFound when there is no such entry. FOR NO KEY
 // UPDATE serializes SaveRound and StartAttempt of one entry (and waits for or blocks
@@ -185,7 +116,7 @@ func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (E
 		return EntryDigest{}, fmt.Errorf("couldn't read entry %q: %w", slug, err)
 	}
 	b := &pgx.Batch{}
-	b.Queue(`SELECT `+entryColumns+` FROM entries WHERE slug = $1`, slug)
+	b.Queue(`SELECT `+entryColumns+`, `+listingColumns+` FROM entries WHERE slug = $1`, slug)
 	b.Queue(`
 		SELECT `+summaryColumns+`
 		FROM rounds o LEFT JOIN ledger v ON v.id = o.ledger_id
@@ -230,6 +161,7 @@ func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (E
 			WHERE entry_id = `+pgEntryOf+` AND day BETWEEN $2::date AND $3::date
 			ORDER BY day`, slug, q.UptimeFrom, q.UptimeTo)
 	}
+	b.Queue(`SELECT `+partColumns+` FROM entry_parts WHERE entry_id = `+pgEntryOf+` ORDER BY position`, slug)
 	br := s.pool.SendBatch(ctx, b)
 	d, err := pgReadDigest(br, slug, q)
 	if cerr := br.Close(); err == nil && cerr != nil {
@@ -244,14 +176,14 @@ func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (E
 // pgReadDigest reads the results of EntryDigest's batch, in the order it queued them.
 func pgReadDigest(br pgx.BatchResults, slug string, q EntryQuery) (EntryDigest, error) {
 	var d EntryDigest
-	e, err := scanEntry(br.QueryRow())
+	sl, err := scanEntryListing(br.QueryRow())
 	if errors.Is(err, pgx.ErrNoRows) {
 		return d, fmt.Errorf("entry %q: %w", slug, ErrNotFound)
 	}
 	if err != nil {
 		return d, fmt.Errorf("couldn't read entry %q: %w", slug, err)
 	}
-	d.Entry = e
+	d.Entry, d.Listing = sl.Entry, sl.Listing
 	rounds, err := pgCollectBatch(br, scanSummary)
 	if err != nil {
 		return d, fmt.Errorf("couldn't read the newest round of %q: %w", slug, err)
@@ -284,6 +216,13 @@ func pgReadDigest(br pgx.BatchResults, slug string, q EntryQuery) (EntryDigest, 
 			return d, fmt.Errorf("couldn't read the uptime of %q: %w", slug, err)
 		}
 		d.Uptime = days(ds)
+	}
+	parts, err := pgCollectBatch(br, scanPart)
+	if err != nil {
+		return d, fmt.Errorf("couldn't read the parts of %q: %w", slug, err)
+	}
+	for _, p := range parts {
+		d.Parts = append(d.Parts, p.Part)
 	}
 	return d, nil
 }

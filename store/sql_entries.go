@@ -10,21 +10,24 @@ import (
 
 // entryColumns are the columns scanEntry reads.
 const entryColumns = `id, slug, kind, locator, name, source, claimed, cadence_ms, created_at,
-	last_round_at, last_surface, uptime_online_days, uptime_counted_days`
+	last_round_at, last_surface, uptime_online_days, uptime_counted_days, server_name, title,
+	listing_status`
 
 // scanEntry scans the entryColumns of one row.
 func scanEntry(row rowScanner) (Entry, error) {
 	var (
 		e         Entry
 		cadenceMS int64
+		status    string
 	)
 	err := row.Scan(&e.ID, &e.Slug, &e.Kind, &e.Locator, &e.Name, &e.Source, &e.Claimed, &cadenceMS,
 		timeCol(&e.CreatedAt), timeCol(&e.LastRoundAt), nullStringCol{&e.LastSurface},
-		&e.UptimeOnlineDays, &e.UptimeCountedDays)
+		&e.UptimeOnlineDays, &e.UptimeCountedDays, nullStringCol{&e.ServerName}, &e.Title, &status)
 	if err != nil {
 		return Entry{}, err
 	}
 	e.Cadence = time.Duration(cadenceMS) * time.Millisecond
+	e.Listed = status == StatusActive
 	return e, nil
 }
 
@@ -75,6 +78,7 @@ func scanDue(row rowScanner) (Due, error) {
 func (s *sqlStore) DueBefore(ctx context.Context, t time.Time, limit int) ([]Due, error) {
 	ds, err := queryAll(ctx, s.read, scanDue, `
 		SELECT entry_id, reason, at FROM due WHERE at <= ?
+			AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.id = due.entry_id AND e.listing_status <> 'active')
 		ORDER BY at, entry_id, reason LIMIT ?`, s.d.time(t), s.d.limit(limit))
 	if err != nil {
 		return nil, fmt.Errorf("couldn't list due rounds: %w", err)
@@ -170,6 +174,9 @@ func (s *sqlStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (
 		return EntryDigest{}, err
 	}
 	d := EntryDigest{Entry: e}
+	if d.Listing, d.Parts, err = s.EntryListing(ctx, e.ID); err != nil {
+		return EntryDigest{}, err
+	}
 	rs, err := s.Rounds(ctx, e.ID, 1)
 	if err != nil {
 		return EntryDigest{}, err

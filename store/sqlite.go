@@ -112,6 +112,10 @@ func openSQLite(ctx context.Context, cfg Config) (Store, error) {
 		path:     path, log: log, now: time.Now, writer: writer, reader: reader,
 		stmts: map[string]*sql.Stmt{},
 	}
+	s.clock = func() time.Time { return s.now() }
+	s.writeTx = func(ctx context.Context, fn func(querier) error) error {
+		return s.inTx(ctx, func(tx *sqliteTx) error { return fn(sqliteQuerier{tx}) })
+	}
 	// Records left pending (only a store written by another version, or a test, leaves
 	// any: sqliteSequence numbers them in their own transaction) are numbered now.
 	if err := s.sequencePending(ctx); err != nil {

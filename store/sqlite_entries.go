@@ -8,64 +8,6 @@ import (
 	"time"
 )
 
-func (s *sqliteStore) AddEntry(ctx context.Context, ne NewEntry) (Entry, bool, error) {
-	if err := checkNewEntry(ne); err != nil {
-		return Entry{}, false, fmt.Errorf("couldn't add entry: %w", err)
-	}
-	var (
-		e       Entry
-		created bool
-	)
-	err := s.inTx(ctx, func(tx *sqliteTx) error {
-		var err error
-		e, err = scanEntry(tx.QueryRowContext(ctx,
-			`SELECT `+entryColumns+` FROM entries WHERE kind = ? AND locator = ?`, ne.Kind, ne.Locator))
-		if err == nil || !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-
-		// The slugs base and base-*, found on the slug index: "-" sorts just before ".".
-		rows, err := tx.QueryContext(ctx,
-			`SELECT slug FROM entries WHERE slug = ?1 OR (slug >= ?1 || '-' AND slug < ?1 || '.')`, ne.SlugBase)
-		if err != nil {
-			return err
-		}
-		var taken []string
-		for rows.Next() {
-			var slug string
-			if err := rows.Scan(&slug); err != nil {
-				return errors.Join(err, rows.Close())
-			}
-			taken = append(taken, slug)
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return err
-		}
-
-		e = ne.entry(freeSlug(ne.SlugBase, taken), s.now())
-		err = tx.QueryRowContext(ctx, `
-			INSERT INTO entries (slug, kind, locator, name, source, claimed, cadence_ms, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-			RETURNING id`,
-			e.Slug, e.Kind, e.Locator, e.Name, e.Source, boolInt(e.Claimed), e.Cadence.Milliseconds(), millis(e.CreatedAt),
-		).Scan(&e.ID)
-		if err != nil {
-			return err
-		}
-		for _, d := range ne.Due {
-			if err := sqliteSetDue(ctx, tx, e.ID, DueUpdate{Reason: d.Reason, At: d.At}); err != nil {
-				return err
-			}
-		}
-		created = true
-		return nil
-	})
-	if err != nil {
-		return Entry{}, false, fmt.Errorf("couldn't add entry %q: %w", ne.SlugBase, err)
-	}
-	return e, created, nil
-}
-
 // sqliteEntryExists returns ErrNotFound when there is no entry with the id.
 func sqliteEntryExists(ctx context.Context, tx *sqliteTx, id int64) error {
 	var one int

@@ -423,13 +423,13 @@ func TestMigrateSupplyKeepsDue(t *testing.T) {
 			x := s.(testExecer)
 
 			// The store of 0002, used: entries with due times of every old reason, set by
-			// AddEntry, SetDue and SaveRound (so that their statements are prepared, on
-			// SQLite, against the table 0003 replaces).
+			// SetDue and SaveRound's statement (so that they are prepared, on SQLite,
+			// against the table 0003 replaces); the entries go in with 0002's columns.
 			var es []Entry
 			for i := range 3 {
 				ne := newTestEntry(fmt.Sprintf("e%d", i))
 				ne.Due = []Due{{Reason: ReasonCadence, At: t0.Add(time.Duration(i) * time.Hour)}}
-				e, _, err := s.AddEntry(ctx, ne)
+				e, err := InsertEntryForTest(ctx, s, ne)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -468,23 +468,23 @@ func TestMigrateSupplyKeepsDue(t *testing.T) {
 				}
 				return ds
 			}
-			// What 0002's schema lets the store show (takeSnapshot reads supply runs too).
+			// What the store of 0002 holds, read by SQL: the store's methods read the
+			// columns of the newest schema.
 			type state struct {
-				Entries []Entry
-				Due     []Due
-				DueOf   map[int64][]Due
+				Entries [][]string
+				Due     [][]string
 			}
 			read := func() state {
 				t.Helper()
-				st := state{Due: dueBefore(), DueOf: map[int64][]Due{}}
-				var err error
-				if st.Entries, err = s.Entries(ctx, 0, 0); err != nil {
+				var (
+					st  state
+					err error
+				)
+				if st.Entries, err = QueryForTest(ctx, s, `SELECT id, slug, kind, locator, name, source FROM entries ORDER BY id`, 6); err != nil {
 					t.Fatal(err)
 				}
-				for _, e := range st.Entries {
-					if st.DueOf[e.ID], err = s.DueTimes(ctx, e.ID); err != nil {
-						t.Fatal(err)
-					}
+				if st.Due, err = QueryForTest(ctx, s, `SELECT entry_id, reason, at FROM due ORDER BY at, entry_id, reason`, 3); err != nil {
+					t.Fatal(err)
 				}
 				return st
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"testing"
+	"time"
 )
 
 // What the external test package (store_test) may use of the internal test helpers: the
@@ -67,4 +68,38 @@ func QueryForTest(ctx context.Context, s Store, query string, columns int) ([][]
 		}
 		return out, nil
 	}, query)
+}
+
+// InsertEntryForTest adds an entry with the columns of migration 0001 and its due times
+// through SetDue, for the migration tests that fill a store of an older schema (AddEntry
+// writes the columns of the newest).
+func InsertEntryForTest(ctx context.Context, s Store, ne NewEntry) (Entry, error) {
+	var w querier
+	switch x := s.(type) {
+	case *pgStore:
+		w = x.write
+	case *sqliteStore:
+		w = x.write
+	default:
+		return Entry{}, fmt.Errorf("no querier for %T", s)
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	d := pgDialect
+	if s.Backend() == "sqlite" {
+		d = sqliteDialect
+	}
+	e := Entry{Slug: ne.SlugBase, Kind: ne.Kind, Locator: ne.Locator, Name: ne.Name, Source: ne.Source,
+		Claimed: ne.Claimed, Cadence: ne.Cadence, CreatedAt: now, Listed: true}
+	err := w.QueryRow(ctx, `INSERT INTO entries (slug, kind, locator, name, source, claimed, cadence_ms, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		e.Slug, e.Kind, e.Locator, e.Name, e.Source, e.Claimed, e.Cadence.Milliseconds(), d.time(now)).Scan(&e.ID)
+	if err != nil {
+		return Entry{}, err
+	}
+	for _, du := range ne.Due {
+		if err := s.SetDue(ctx, e.ID, DueUpdate{Reason: du.Reason, At: du.At}); err != nil {
+			return Entry{}, err
+		}
+	}
+	return e, nil
 }

@@ -1,0 +1,291 @@
+package store
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func serverUpsert(name string, parts ...Part) ServerUpsert {
+	return ServerUpsert{
+		SlugBase: strings.ToLower(strings.ReplaceAll(strings.ReplaceAll(name, "/", "-"), ".", "-")),
+		Name:     name, Source: "registry",
+		Listing: Listing{ServerName: name, Title: "Title of " + name, Description: "What " + name + " does",
+			Website: "https://" + name, Version: "1.0.0", Document: []byte(`{"name":"` + name + `"}`),
+			RegistryMeta: []byte(`{"isLatest":true}`), Status: StatusActive},
+		Parts: parts,
+		Due:   []Due{{Reason: ReasonCadence, At: t0}},
+	}
+}
+
+var (
+	remoteA = Part{Kind: KindRemote, Locator: "https://a.example.com/mcp", Transport: "streamable-http"}
+	npmA    = Part{Kind: KindNPM, Locator: "pkg:npm/a-mcp", Version: "1.0.0"}
+	repoA   = Part{Kind: KindGitHub, Locator: "https://github.com/acme/a"}
+	ociA    = Part{Kind: PartOCI, Locator: "docker.io/acme/a:1.0.0"}
+)
+
+// TestUpsertServer: a server is one entry with its parts; re-importing it changes
+// nothing; a changed listing or part set updates the entry, never its slug or history;
+// parts held by another entry are reported, not moved; a bare reference of a part
+// finds the server's entry; a one-part entry becomes the server's entry.
+func TestUpsertServer(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		u := serverUpsert("com.example/a", remoteA, npmA, repoA, ociA)
+		res, err := s.UpsertServer(ctx, u)
+		if err != nil || !res.Created || res.Updated || len(res.Conflicts) != 0 {
+			t.Fatalf("UpsertServer = %+v, %v", res, err)
+		}
+		e := res.Entry
+		if e.Kind != KindRemote || e.Locator != remoteA.Locator || e.ServerName != "com.example/a" || !e.Listed || e.Title != "Title of com.example/a" {
+			t.Errorf("entry = %+v", e)
+		}
+		l, parts, err := s.EntryListing(ctx, e.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []Part{remoteA, npmA, repoA, ociA}; !reflect.DeepEqual(parts, want) {
+			t.Errorf("parts = %+v, want %+v", parts, want)
+		}
+		if l.Description != u.Listing.Description || string(l.Document) != string(u.Listing.Document) ||
+			string(l.RegistryMeta) != `{"isLatest":true}` || l.Status != StatusActive || l.UpdatedAt.IsZero() {
+			t.Errorf("listing = %+v", l)
+		}
+		if ds, err := s.DueTimes(ctx, e.ID); err != nil || len(ds) != 1 {
+			t.Errorf("due times = %+v, %v", ds, err)
+		}
+
+		// Again: nothing changes.
+		again, err := s.UpsertServer(ctx, u)
+		if err != nil || again.Created || again.Updated || again.Entry.ID != e.ID {
+			t.Errorf("UpsertServer again = %+v, %v", again, err)
+		}
+		// A bare reference of one of its parts is the server's entry.
+		got, created, err := s.AddEntry(ctx, NewEntry{SlugBase: "a-mcp", Kind: KindNPM, Locator: npmA.Locator, Name: "a-mcp", Source: "import"})
+		if err != nil || created || got.ID != e.ID {
+			t.Errorf("AddEntry of a server's package = %+v, %v, %v", got, created, err)
+		}
+
+		// A new version: the listing and parts change, the slug stays.
+		u2 := u
+		u2.Listing.Version, u2.Listing.Description = "1.1.0", "Now better"
+		u2.Parts = []Part{remoteA, repoA}
+		up, err := s.UpsertServer(ctx, u2)
+		if err != nil || up.Created || !up.Updated || up.Entry.Slug != e.Slug {
+			t.Fatalf("UpsertServer of a new version = %+v, %v", up, err)
+		}
+		if l, parts, _ := s.EntryListing(ctx, e.ID); l.Version != "1.1.0" || len(parts) != 2 || !l.UpdatedAt.After(time.Time{}) {
+			t.Errorf("after the update: %+v %+v", l, parts)
+		}
+
+		// Another server listing the same repository and its own remote: the repository
+		// stays with the first, reported.
+		b := serverUpsert("com.example/b", Part{Kind: KindRemote, Locator: "https://b.example.com/mcp"}, repoA)
+		rb, err := s.UpsertServer(ctx, b)
+		if err != nil || !rb.Created || len(rb.Conflicts) != 1 || rb.Conflicts[0].Part != repoA || rb.Conflicts[0].EntrySlug != e.Slug {
+			t.Fatalf("UpsertServer with a taken part = %+v, %v", rb, err)
+		}
+		// A server whose every checked part is taken makes no entry.
+		if _, err := s.UpsertServer(ctx, serverUpsert("com.example/c", remoteA)); !errors.Is(err, ErrPartsTaken) {
+			t.Errorf("UpsertServer with every part taken: %v, want ErrPartsTaken", err)
+		}
+		// The primary part taken: the next checked part leads.
+		rd, err := s.UpsertServer(ctx, serverUpsert("com.example/d", remoteA, Part{Kind: KindPyPI, Locator: "pkg:pypi/d"}))
+		if err != nil || rd.Entry.Kind != KindPyPI || len(rd.Conflicts) != 1 {
+			t.Errorf("UpsertServer with its remote taken = %+v, %v", rd, err)
+		}
+
+		// A one-part entry from a bare reference becomes the server's entry.
+		bare, _, err := s.AddEntry(ctx, NewEntry{SlugBase: "bare", Kind: KindRemote, Locator: "https://bare.example.com/mcp", Name: "bare", Source: "import"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		adopt, err := s.UpsertServer(ctx, serverUpsert("com.example/bare", Part{Kind: KindRemote, Locator: "https://bare.example.com/mcp"}, Part{Kind: KindNPM, Locator: "pkg:npm/bare"}))
+		if err != nil || adopt.Created || !adopt.Updated || adopt.Entry.ID != bare.ID || adopt.Entry.ServerName != "com.example/bare" {
+			t.Errorf("UpsertServer over a bare entry = %+v, %v", adopt, err)
+		}
+
+		// Deleted: unlisted, out of the directory and the schedule; active again: back.
+		del := u2
+		del.Listing.Status = StatusDeleted
+		if r, err := s.UpsertServer(ctx, del); err != nil || !r.Updated || r.Entry.Listed {
+			t.Fatalf("UpsertServer deleted = %+v, %v", r, err)
+		}
+		inDirectory := func() bool {
+			page, err := s.Directory(ctx, DirectoryQuery{Limit: 100, CountEntries: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range page.Rows {
+				if r.Entry.ID == e.ID {
+					return true
+				}
+			}
+			return false
+		}
+		scheduled := func() bool {
+			ds, err := s.DueBefore(ctx, t0.Add(time.Hour), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range ds {
+				if d.EntryID == e.ID {
+					return true
+				}
+			}
+			return false
+		}
+		if inDirectory() || scheduled() {
+			t.Error("a deleted listing is still in the directory or the schedule")
+		}
+		if en, err := s.EntryByID(ctx, e.ID); err != nil || en.Listed {
+			t.Errorf("EntryByID of an unlisted entry = %+v, %v", en, err)
+		}
+		if r, err := s.UpsertServer(ctx, u2); err != nil || !r.Updated || !r.Entry.Listed {
+			t.Fatalf("UpsertServer active again = %+v, %v", r, err)
+		}
+		if !inDirectory() || !scheduled() {
+			t.Error("a listing active again is not back in the directory and the schedule")
+		}
+
+		// Bad input is refused with nothing stored.
+		for _, bad := range []ServerUpsert{
+			{SlugBase: "x", Parts: nil},
+			{SlugBase: "x", Parts: []Part{ociA}},
+			{SlugBase: "x", Parts: []Part{{Kind: "ftp", Locator: "x"}}},
+			{SlugBase: "x", Parts: []Part{{Kind: KindRemote, Locator: ""}}},
+			{SlugBase: "x", Parts: []Part{{Kind: KindRemote, Locator: "https://x.example.com"}}, Listing: Listing{Status: "gone"}},
+			{SlugBase: "x", Parts: []Part{{Kind: KindRemote, Locator: "https://x.example.com"}}, Listing: Listing{Title: strings.Repeat("t", 201)}},
+			{SlugBase: "X!", Parts: []Part{{Kind: KindRemote, Locator: "https://x.example.com"}}},
+		} {
+			if _, err := s.UpsertServer(ctx, bad); err == nil {
+				t.Errorf("UpsertServer(%+v) accepted", bad)
+			}
+		}
+		if _, err := s.Entry(ctx, "x"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("a refused server was stored: %v", err)
+		}
+	})
+}
+
+// TestListings: servers in name order, paged, filtered by update time, search and
+// listing status, each with its parts.
+func TestListings(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		names := []string{"io.github.z/last", "com.example/b", "com.example/a", "ai.other/Mixed"}
+		for i, n := range names {
+			p := Part{Kind: KindRemote, Locator: "https://" + strings.ReplaceAll(n, "/", ".") + ".example.com/mcp"}
+			u := serverUpsert(n, p, Part{Kind: KindNPM, Locator: "pkg:npm/p" + string(rune('a'+i))})
+			if _, err := s.UpsertServer(ctx, u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, _, err := s.AddEntry(ctx, NewEntry{SlugBase: "unnamed", Kind: KindRemote, Locator: "https://unnamed.example.com", Name: "u", Source: "import"}); err != nil {
+			t.Fatal(err)
+		}
+		list := func(q ListingQuery) []string {
+			t.Helper()
+			sls, err := s.Listings(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, sl := range sls {
+				if len(sl.Parts) != 2 || sl.Parts[0].Kind != KindRemote || sl.Listing.ServerName != sl.Entry.ServerName {
+					t.Errorf("listing %+v", sl)
+				}
+				out = append(out, sl.Entry.ServerName)
+			}
+			return out
+		}
+		if got, want := list(ListingQuery{}), []string{"ai.other/Mixed", "com.example/a", "com.example/b", "io.github.z/last"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("Listings = %v, want %v", got, want)
+		}
+		if got := list(ListingQuery{AfterName: "com.example/a", Limit: 1}); !reflect.DeepEqual(got, []string{"com.example/b"}) {
+			t.Errorf("page after com.example/a = %v", got)
+		}
+		if got := list(ListingQuery{Name: "com.example/b"}); len(got) != 1 {
+			t.Errorf("by name = %v", got)
+		}
+		if got := list(ListingQuery{Search: "MIXED"}); !reflect.DeepEqual(got, []string{"ai.other/Mixed"}) {
+			t.Errorf("search = %v", got)
+		}
+		if got := list(ListingQuery{UpdatedSince: time.Now().Add(time.Hour)}); len(got) != 0 {
+			t.Errorf("updated since the future = %v", got)
+		}
+		if got := list(ListingQuery{UpdatedSince: time.Now().Add(-time.Hour)}); len(got) != 4 {
+			t.Errorf("updated since an hour ago = %v", got)
+		}
+		u := serverUpsert("com.example/a", Part{Kind: KindRemote, Locator: "https://com.example.a.example.com/mcp"}, Part{Kind: KindNPM, Locator: "pkg:npm/pc"})
+		u.Listing.Status = StatusDeprecated
+		if _, err := s.UpsertServer(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		if got := list(ListingQuery{}); len(got) != 3 {
+			t.Errorf("listed after deprecating one = %v", got)
+		}
+		if got := list(ListingQuery{IncludeUnlisted: true}); len(got) != 4 {
+			t.Errorf("with the unlisted = %v", got)
+		}
+	})
+}
+
+func TestRegistrySyncState(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		const base = "https://registry.example.com"
+		if r, err := s.RegistrySyncState(ctx, base); err != nil || r != (RegistrySync{BaseURL: base}) {
+			t.Fatalf("no state = %+v, %v", r, err)
+		}
+		want := RegistrySync{BaseURL: base, Since: ms(t0), WalkSince: ms(t0.Add(-time.Hour)), Cursor: "c/2",
+			WalkNewest: ms(t0.Add(time.Minute)), WalkStarted: ms(t0.Add(2 * time.Minute)), Servers: 42}
+		for range 2 {
+			if err := s.SaveRegistrySync(ctx, want); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := s.RegistrySyncState(ctx, base); err != nil || got != want {
+				t.Errorf("state = %+v, %v; want %+v", got, err, want)
+			}
+			want.Cursor, want.WalkSince, want.WalkNewest, want.WalkStarted, want.Finished = "", time.Time{}, time.Time{}, time.Time{}, ms(t0.Add(time.Hour))
+		}
+		if err := s.SaveRegistrySync(ctx, RegistrySync{BaseURL: base, Cursor: strings.Repeat("c", 4097)}); err == nil {
+			t.Error("a cursor over 4096 bytes was saved")
+		}
+	})
+}
+
+func TestHTTPCache(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		if _, err := s.HTTPCache(ctx, "GET https://registry.npmjs.org/x"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("HTTPCache of nothing: %v", err)
+		}
+		e := HTTPCacheEntry{Key: "GET https://registry.npmjs.org/x", Status: 200, ETag: `"abc"`,
+			LastModified: "Tue, 01 Dec 2026 10:00:00 GMT", Header: []byte(`{"Content-Type":["application/json"]}`),
+			Body: []byte(`{"name":"x"}`), StoredAt: ms(t0)}
+		for range 2 {
+			if err := s.PutHTTPCache(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.HTTPCache(ctx, e.Key)
+			if err != nil || !reflect.DeepEqual(got, e) {
+				t.Errorf("HTTPCache = %+v, %v; want %+v", got, err, e)
+			}
+			e.ETag, e.Body, e.Header, e.StoredAt = `"def"`, []byte{}, nil, ms(t0.Add(time.Hour))
+		}
+		for _, bad := range []HTTPCacheEntry{
+			{Key: "", Status: 200, StoredAt: t0},
+			{Key: "k", Status: 0, StoredAt: t0},
+			{Key: "k", Status: 200},
+			{Key: "k", Status: 200, StoredAt: t0, Body: make([]byte, MaxHTTPCacheBody+1)},
+		} {
+			if err := s.PutHTTPCache(ctx, bad); err == nil {
+				t.Errorf("PutHTTPCache(%q, %d, %d bytes) accepted", bad.Key, bad.Status, len(bad.Body))
+			}
+		}
+	})
+}
