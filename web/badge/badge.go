@@ -17,7 +17,15 @@
 //	signed: login required     blue-grey  the newest round was signed, but the server asked for a login
 //	signed: coverage unknown   blue-grey  the newest round was signed with a coverage this package does not know
 //	unsigned                   grey       the newest round was not signed
-//	not yet probed             lightgrey  there is no round yet
+//	signed                     blue       there is no round, but a signed supply run (State.HasSupply)
+//	unsigned                   grey       there is no round, and the supply run is not signed (State.Checked)
+//	not yet probed             lightgrey  nothing has been checked yet: no round, no supply run
+//
+// A server is checked in parts: a remote's rounds, and the supply run over its
+// repository and packages. A package or repository is never probed, and a remote's
+// supply run can come before its first round, so without a round the supply run is
+// what was checked: the badge never says "not yet probed" for a server whose parts
+// have been checked.
 //
 // A package entry whose supply checks ran but did not verify it gets its
 // score after the coverage: "signed | score 87". "verified" carries no score:
@@ -100,9 +108,15 @@ type State struct {
 	// together with HasSupply: a Verified without supply checks is
 	// contradictory and For ignores it.
 	Verified bool
-	// HasSupply reports that the supply checks ran for this entry (a
-	// package entry); only then do Verified and Score mean anything.
+	// HasSupply reports that a signed supply run of this entry counts for
+	// the badge (an unsigned run is no verdict anyone can check: the caller
+	// leaves HasSupply false for it and sets Checked); only then do Verified
+	// and Score mean anything.
 	HasSupply bool
+	// Checked reports that a supply run of the entry ran, signed or not: an
+	// entry without a round but with a supply run has been checked, and is
+	// not "not yet probed".
+	Checked bool
 	// Score is the supply checks' score, 0 to 100. It is shown only for an
 	// entry with HasSupply that is not Verified; a value outside 0..100 is
 	// not shown at all.
@@ -121,8 +135,13 @@ type State struct {
 //
 //   - HasSupply and Verified: "verified", green. The supply checks' decision
 //     outranks the newest round's coverage.
-//   - not Probed: "not yet probed", lightgrey. Coverage and Signed are
-//     ignored, since there is no round for them to describe.
+//   - not Probed, with HasSupply: "signed", blue: the signed supply run is
+//     the entry's signed record (a package or repository, or a remote before
+//     its first round). Coverage and Signed are ignored, since there is no
+//     round for them to describe.
+//   - not Probed, Checked without HasSupply: "unsigned", grey (an unsigned
+//     supply run only).
+//   - not Probed and nothing checked: "not yet probed", lightgrey.
 //   - Probed but not Signed: "unsigned", grey.
 //   - Signed with CoverageFull: "signed", blue.
 //   - Signed with CoverageAuthRequired: "signed: login required", blue-grey.
@@ -138,6 +157,10 @@ func For(s State) Badge {
 	}
 	var b Badge
 	switch {
+	case !s.Probed && s.HasSupply:
+		b = Badge{Label: Label, Message: "signed", Color: ColorSigned}
+	case !s.Probed && s.Checked:
+		b = Badge{Label: Label, Message: "unsigned", Color: ColorUnsigned}
 	case !s.Probed:
 		b = Badge{Label: Label, Message: "not yet probed", Color: ColorNotYetProbed}
 	case !s.Signed:

@@ -46,8 +46,16 @@ var forCases = []struct {
 		Badge{"probity", "not yet probed", ColorNotYetProbed}},
 	{"not_yet_probed_ignores_round_fields", State{Coverage: CoverageFull, Signed: true},
 		Badge{"probity", "not yet probed", ColorNotYetProbed}},
-	{"not_yet_probed_score", State{HasSupply: true, Score: 0},
-		Badge{"probity", "not yet probed | score 0", ColorNotYetProbed}},
+	// A server whose parts were checked without a round (a package, a repository, a
+	// remote before its first round) is never "not yet probed" (issue 14).
+	{"supply_only_score", State{HasSupply: true, Score: 0},
+		Badge{"probity", "signed | score 0", ColorSigned}},
+	{"supply_only_verified", State{HasSupply: true, Verified: true, Score: 95},
+		Badge{"probity", "verified", ColorVerified}},
+	{"supply_only_unsigned", State{Checked: true, Score: 60},
+		Badge{"probity", "unsigned", ColorUnsigned}},
+	{"supply_only_signed_checked", State{HasSupply: true, Checked: true, Score: 87},
+		Badge{"probity", "signed | score 87", ColorSigned}},
 }
 
 func TestFor(t *testing.T) {
