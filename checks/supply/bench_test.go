@@ -31,7 +31,7 @@ func BenchmarkScore1000WarmCache(b *testing.B) {
 	tools := []json.RawMessage{json.RawMessage(`{"name":"read_file","description":"Read a file.","inputSchema":{"type":"object"}}`)}
 	ctx := context.Background()
 	for _, e := range entries { // warm the cache
-		c.Collect(ctx, e.kind, e.locator, tools, nil)
+		c.Collect(ctx, TargetOf(e.kind, e.locator), tools, nil)
 	}
 	popular, err := EmbeddedPopularList()
 	if err != nil {
@@ -41,7 +41,7 @@ func BenchmarkScore1000WarmCache(b *testing.B) {
 	for b.Loop() {
 		for i := range 1000 {
 			e := entries[i%len(entries)]
-			f := c.Collect(ctx, e.kind, e.locator, tools, nil)
+			f := c.Collect(ctx, TargetOf(e.kind, e.locator), tools, nil)
 			if Evaluate(f, Options{Now: now, Popular: popular}).Verified {
 				verified++
 			}

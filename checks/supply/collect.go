@@ -129,41 +129,139 @@ func (t *timings) track(name string) func() {
 	}
 }
 
-// Collect gathers the facts of one entry, every fetch bounded by ctx and the
+// Target is the server one Collect reads: an entry with its linked parts (store.Part),
+// as the caller found them. The checks run over the whole server: its listed source
+// repository, its package and its remote endpoint.
+type Target struct {
+	// Kind and Locator are the entry's primary part ("remote", "npm", "pypi" or
+	// "github"; store.Entry.Kind and Locator): they name the facts and the signed
+	// statement's subject.
+	Kind, Locator string
+	// ServerName is the server's registry name (namespace/name), shown beside a
+	// package's ownership marker; "" for an entry from a bare reference.
+	ServerName string
+	// Remote is the remote endpoint the handshake check reads, as the endpoint facts
+	// given to Collect describe it (the primary remote: rounds probe it); "" when the
+	// server has none.
+	Remote string
+	// Package is the package checked: the server's first npm or PyPI package; nil when
+	// it has none. Further packages are listed in Unchecked, not checked.
+	Package *PackageRef
+	// Repository is the source repository the server lists (https://github.com/o/r, or
+	// another URL as listed); "" when it lists none. When it lists none, the repository
+	// the package's own metadata links is read as the source repository (seed 004: a
+	// package without a linked repository fails "Source repository").
+	Repository string
+	// Unchecked are the parts listed but not checked (further npm and PyPI packages,
+	// OCI images, NuGet packages, MCP bundle files); they are recorded in the facts.
+	Unchecked []PartRef
+}
+
+// PackageRef names an npm or PyPI package.
+type PackageRef struct {
+	// Ecosystem is "npm" or "pypi".
+	Ecosystem string
+	// Name is the package name (npm: @scope/name or name; PyPI: the project name).
+	Name string
+}
+
+// TargetOf is the Target of a one-part entry (a bare reference): kind "npm" or "pypi"
+// with a package locator (pkg:npm/…, pkg:pypi/…, or a plain name), "github" with a
+// repository URL, "remote" with an endpoint URL.
+func TargetOf(kind, locator string) Target {
+	t := Target{Kind: kind, Locator: locator}
+	switch kind {
+	case "npm":
+		t.Package = &PackageRef{Ecosystem: "npm", Name: npmName(locator)}
+	case "pypi":
+		t.Package = &PackageRef{Ecosystem: "pypi", Name: pypiName(locator)}
+	case "github":
+		t.Repository = locator
+	case "remote":
+		t.Remote = locator
+	}
+	return t
+}
+
+// PackageRefOf reads a package part's locator (pkg:npm/…, pkg:pypi/…) of kind "npm" or
+// "pypi"; ok is false for any other kind.
+func PackageRefOf(kind, locator string) (ref PackageRef, ok bool) {
+	switch kind {
+	case "npm":
+		return PackageRef{Ecosystem: "npm", Name: npmName(locator)}, true
+	case "pypi":
+		return PackageRef{Ecosystem: "pypi", Name: pypiName(locator)}, true
+	}
+	return PackageRef{}, false
+}
+
+// Collect gathers the facts of one server, every fetch bounded by ctx and the
 // Collector's Timeout, independent sources concurrently:
 //
-//   - npm and pypi: the package; then its repository (only when on GitHub: Repo is nil
-//     for a repository elsewhere and for none), the provenance
-//     of its latest version, the repository's Scorecard (deps.dev, then the Scorecard
-//     API) and the advisories of the latest version and its resolved dependencies
-//     (deps.dev graph, OSV); tools, when given, are the entry's last tool surface;
-//   - github: the repository, then its MCP bundle manifest at the head commit (whose
-//     tools replace the given ones) and its Scorecard;
-//   - remote: the given endpoint facts and tools.
+//   - the package (npm or PyPI), its ownership marker, the provenance of its latest
+//     version and the advisories of that version and its resolved dependencies
+//     (deps.dev graph, OSV);
+//   - the source repository and its Scorecard (deps.dev, then the Scorecard API): the
+//     one the server lists, read at once, or when it lists none the one the package's
+//     metadata links (only on GitHub: Repo stays nil for a repository elsewhere and for
+//     none); for a repository-only server (primary kind "github") also its MCP bundle
+//     manifest at the head commit, whose tools replace the given ones;
+//   - the remote: the given endpoint facts; tools, when given, are the entry's last
+//     tool surface.
 //
 // What a source could not read is in its facts' Source (SourceNoData or SourceFailed);
 // Collect itself never fails.
-func (c *Collector) Collect(ctx context.Context, kind, locator string, tools []json.RawMessage, endpoint *EndpointFacts) *Facts {
+func (c *Collector) Collect(ctx context.Context, t Target, tools []json.RawMessage, endpoint *EndpointFacts) *Facts {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	start := time.Now()
-	t := &timings{}
-	f := &Facts{Kind: kind, Locator: locator, Tools: tools}
-	switch kind {
-	case "npm":
-		c.collectNPM(ctx, f, npmName(locator), t)
-	case "pypi":
-		c.collectPyPI(ctx, f, pypiName(locator), t)
-	case "github":
-		c.collectGitHub(ctx, f, locator, t)
-	case "remote":
+	tm := &timings{}
+	f := &Facts{Kind: t.Kind, Locator: t.Locator, ServerName: clip(t.ServerName, maxMCPName), Tools: tools}
+	if t.Repository != "" {
+		f.Repository = NormalizeRepositoryURL(t.Repository)
+		if f.Repository == "" {
+			f.Repository = clip(strings.TrimSpace(t.Repository), 2048)
+		}
+	}
+	for _, u := range t.Unchecked {
+		if len(f.Unchecked) == maxUnchecked {
+			break
+		}
+		f.Unchecked = append(f.Unchecked, PartRef{Kind: clip(u.Kind, 16), Locator: clip(u.Locator, 512)})
+	}
+	var wg sync.WaitGroup
+	repoListed := false
+	if _, _, ok := ParseGitHubURL(f.Repository); ok {
+		repoListed = true
+		if t.Kind == "github" && t.Package == nil && t.Remote == "" {
+			wg.Go(func() { c.collectGitHub(ctx, f, f.Repository, tm) })
+		} else {
+			c.repoAndScorecard(ctx, &wg, f, f.Repository, tm)
+		}
+	}
+	if p := t.Package; p != nil {
+		// The package's own link is the source repository only when the server lists
+		// none (a listed repository elsewhere than GitHub is not replaced by it).
+		readLinked := !repoListed && f.Repository == ""
+		switch p.Ecosystem {
+		case "npm":
+			wg.Go(func() { c.collectNPM(ctx, f, p.Name, readLinked, tm) })
+		case "pypi":
+			wg.Go(func() { c.collectPyPI(ctx, f, p.Name, readLinked, tm) })
+		}
+	}
+	if t.Remote != "" || t.Kind == "remote" {
 		f.Endpoint = endpoint
 	}
-	attrs := append([]slog.Attr{slog.String("kind", kind), slog.String("locator", locator),
-		slog.Duration("took", time.Since(start))}, t.attrs...)
+	wg.Wait()
+	attrs := append([]slog.Attr{slog.String("kind", t.Kind), slog.String("locator", t.Locator),
+		slog.Duration("took", time.Since(start))}, tm.attrs...)
 	c.log.LogAttrs(ctx, slog.LevelInfo, "supply collect", attrs...)
 	return f
 }
+
+// maxUnchecked bounds Facts.Unchecked.
+const maxUnchecked = 32
 
 // npmName reads an npm locator (pkg:npm/%40scope/name) or a plain name.
 func npmName(locator string) string {
@@ -189,7 +287,7 @@ func pypiName(locator string) string {
 	return rest
 }
 
-func (c *Collector) collectNPM(ctx context.Context, f *Facts, name string, t *timings) {
+func (c *Collector) collectNPM(ctx context.Context, f *Facts, name string, readLinked bool, t *timings) {
 	done := t.track("npm")
 	pkg := c.npm.Package(ctx, name)
 	done()
@@ -199,7 +297,9 @@ func (c *Collector) collectNPM(ctx context.Context, f *Facts, name string, t *ti
 	}
 	latest := pkg.Facts.Latest
 	var wg sync.WaitGroup
-	c.repoAndScorecard(ctx, &wg, f, pkg.Facts.RepositoryURL, t)
+	if readLinked {
+		c.repoAndScorecard(ctx, &wg, f, pkg.Facts.RepositoryURL, t)
+	}
 	wg.Go(func() {
 		defer t.track("provenance")()
 		att, src := c.npm.Attestations(ctx, name, latest)
@@ -214,7 +314,7 @@ func (c *Collector) collectNPM(ctx context.Context, f *Facts, name string, t *ti
 	wg.Wait()
 }
 
-func (c *Collector) collectPyPI(ctx context.Context, f *Facts, name string, t *timings) {
+func (c *Collector) collectPyPI(ctx context.Context, f *Facts, name string, readLinked bool, t *timings) {
 	done := t.track("pypi")
 	proj := c.pypi.Project(ctx, name)
 	done()
@@ -224,7 +324,9 @@ func (c *Collector) collectPyPI(ctx context.Context, f *Facts, name string, t *t
 	}
 	latest := proj.Facts.Latest
 	var wg sync.WaitGroup
-	c.repoAndScorecard(ctx, &wg, f, proj.Facts.RepositoryURL, t)
+	if readLinked {
+		c.repoAndScorecard(ctx, &wg, f, proj.Facts.RepositoryURL, t)
+	}
 	wg.Go(func() {
 		defer t.track("provenance")()
 		prov, files, src := c.pypi.Provenance(ctx, name, latest, proj.Files)

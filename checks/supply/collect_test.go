@@ -62,7 +62,7 @@ func TestCollectNPM(t *testing.T) {
 	v := &fakeVerifier{t: t}
 	c, s := newTestCollector(t, v)
 	tools := []json.RawMessage{json.RawMessage(`{"name":"read_file"}`)}
-	f := c.Collect(context.Background(), "npm", "pkg:npm/%40modelcontextprotocol/server-filesystem", tools, nil)
+	f := c.Collect(context.Background(), TargetOf("npm", "pkg:npm/%40modelcontextprotocol/server-filesystem"), tools, nil)
 	if f.Kind != "npm" || f.Locator != "pkg:npm/%40modelcontextprotocol/server-filesystem" || len(f.Tools) != 1 {
 		t.Errorf("facts %+v", f)
 	}
@@ -95,7 +95,7 @@ func TestCollectNPMAttested(t *testing.T) {
 	v := &fakeVerifier{t: t, answer: ProvenanceFacts{Present: true, Verified: true, Kinds: []string{"npm-slsa-provenance", "npm-publish"},
 		Repository: "https://github.com/probity-fixtures/attested-server", Commit: "4f6c3a2b1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a"}}
 	c, s := newTestCollector(t, v)
-	f := c.Collect(context.Background(), "npm", "pkg:npm/%40probity-fixtures/attested", nil, nil)
+	f := c.Collect(context.Background(), TargetOf("npm", "pkg:npm/%40probity-fixtures/attested"), nil, nil)
 	if len(v.calls) != 1 || !strings.HasPrefix(v.calls[0], "npm @probity-fixtures/attested@1.2.0 sha512-") {
 		t.Fatalf("verifier calls %q", v.calls)
 	}
@@ -122,21 +122,21 @@ func TestCollectNPMAttested(t *testing.T) {
 func TestCollectNPMOutcomes(t *testing.T) {
 	c, _ := newTestCollector(t, nil)
 	ctx := context.Background()
-	gone := c.Collect(ctx, "npm", "pkg:npm/probity-fixture-unpublished", nil, nil)
+	gone := c.Collect(ctx, TargetOf("npm", "pkg:npm/probity-fixture-unpublished"), nil, nil)
 	if gone.Package.Source.Outcome != SourceNoData || !gone.Package.Unpublished || gone.Repo != nil || gone.Provenance != nil || gone.Advisories != nil || gone.Scorecard != nil {
 		t.Errorf("unpublished: %+v", gone)
 	}
-	gl := c.Collect(ctx, "npm", "probity-fixture-gitlab", nil, nil)
+	gl := c.Collect(ctx, TargetOf("npm", "probity-fixture-gitlab"), nil, nil)
 	if gl.Repo != nil || gl.Package.RepositoryURL != "https://gitlab.com/probity-group/sub-group/mcp-server" || gl.Scorecard != nil || gl.Advisories == nil {
 		t.Errorf("gitlab: package %+v repo %+v scorecard %+v", gl.Package, gl.Repo, gl.Scorecard)
 	}
 	// No verifier configured: present attestations are SourceFailed, never verified.
-	att := c.Collect(ctx, "npm", "pkg:npm/%40probity-fixtures/attested", nil, nil)
+	att := c.Collect(ctx, TargetOf("npm", "pkg:npm/%40probity-fixtures/attested"), nil, nil)
 	if att.Provenance == nil || att.Provenance.Source.Outcome != SourceFailed || !att.Provenance.Present || att.Provenance.Verified {
 		t.Errorf("no verifier: %+v", att.Provenance)
 	}
 	// The busy package's graph does not resolve and OSV answers garbage: SourceFailed.
-	busy := c.Collect(ctx, "npm", "probity-fixture-busy", nil, nil)
+	busy := c.Collect(ctx, TargetOf("npm", "probity-fixture-busy"), nil, nil)
 	if busy.Advisories == nil || busy.Advisories.Source.Outcome != SourceFailed {
 		t.Errorf("busy advisories: %+v", busy.Advisories)
 	}
@@ -145,7 +145,7 @@ func TestCollectNPMOutcomes(t *testing.T) {
 func TestCollectPyPI(t *testing.T) {
 	v := &fakeVerifier{t: t, answer: ProvenanceFacts{Present: true, Verified: true, Kinds: []string{"pypi-pep740"}, Repository: "https://github.com/modelcontextprotocol/servers"}}
 	c, s := newTestCollector(t, v)
-	f := c.Collect(context.Background(), "pypi", "pkg:pypi/mcp-server-fetch", nil, nil)
+	f := c.Collect(context.Background(), TargetOf("pypi", "pkg:pypi/mcp-server-fetch"), nil, nil)
 	if f.Package == nil || f.Package.Source.Outcome != SourceOK || f.Package.Latest != "2025.4.7" || f.Package.License != "MIT" {
 		t.Fatalf("package %+v", f.Package)
 	}
@@ -171,7 +171,7 @@ func TestCollectPyPI(t *testing.T) {
 func TestCollectGitHub(t *testing.T) {
 	c, s := newTestCollector(t, &fakeVerifier{t: t})
 	given := []json.RawMessage{json.RawMessage(`{"name":"stale"}`)}
-	f := c.Collect(context.Background(), "github", "https://github.com/probity-fixtures/bundle", given, nil)
+	f := c.Collect(context.Background(), TargetOf("github", "https://github.com/probity-fixtures/bundle"), given, nil)
 	if f.Repo == nil || !f.Repo.Exists || f.Repo.LicenseSPDX != "Apache-2.0" || f.Repo.HeadCommit != "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567" {
 		t.Fatalf("repo %+v", f.Repo)
 	}
@@ -189,11 +189,11 @@ func TestCollectGitHub(t *testing.T) {
 		t.Errorf("package facts on a github entry: %+v", f)
 	}
 	// A repository without manifest keeps the given tools.
-	g := c.Collect(context.Background(), "github", "https://github.com/modelcontextprotocol/servers", given, nil)
+	g := c.Collect(context.Background(), TargetOf("github", "https://github.com/modelcontextprotocol/servers"), given, nil)
 	if g.Manifest == nil || g.Manifest.Source.Outcome != SourceNoData || len(g.Tools) != 1 || g.ToolsIncomplete {
 		t.Errorf("servers: manifest %+v tools %s", g.Manifest, g.Tools)
 	}
-	d := c.Collect(context.Background(), "github", "https://github.com/probity-fixtures/deleted", nil, nil)
+	d := c.Collect(context.Background(), TargetOf("github", "https://github.com/probity-fixtures/deleted"), nil, nil)
 	if d.Repo == nil || d.Repo.Exists || d.Repo.Source.Outcome != SourceNoData || d.Manifest != nil || d.Scorecard != nil {
 		t.Errorf("deleted: %+v", d)
 	}
@@ -204,7 +204,7 @@ func TestCollectRemote(t *testing.T) {
 	c, s := newTestCollector(t, nil)
 	ep := &EndpointFacts{Source: Source{Outcome: SourceOK}, URL: "http://mcp.example.org/mcp", PlainHTTP: true, Answered: true}
 	tools := []json.RawMessage{json.RawMessage(`{"name":"exec_command"}`)}
-	f := c.Collect(context.Background(), "remote", "http://mcp.example.org/mcp", tools, ep)
+	f := c.Collect(context.Background(), TargetOf("remote", "http://mcp.example.org/mcp"), tools, ep)
 	if f.Endpoint != ep || len(f.Tools) != 1 || f.Package != nil || f.Repo != nil || f.Scorecard != nil {
 		t.Errorf("remote: %+v", f)
 	}
@@ -217,7 +217,7 @@ func TestCollectCanceled(t *testing.T) {
 	c, _ := newTestCollector(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	f := c.Collect(ctx, "npm", "pkg:npm/%40modelcontextprotocol/server-filesystem", nil, nil)
+	f := c.Collect(ctx, TargetOf("npm", "pkg:npm/%40modelcontextprotocol/server-filesystem"), nil, nil)
 	if f.Package == nil || f.Package.Source.Outcome != SourceFailed || !strings.Contains(f.Package.Source.Error, "context canceled") {
 		t.Errorf("canceled: %+v", f.Package)
 	}

@@ -33,13 +33,16 @@ type SourceOutcome string
 const (
 	// SourceOK: the source answered and the facts are filled.
 	SourceOK SourceOutcome = "ok"
-	// SourceNoData: the source answered that it has nothing (a 404, an unpublished
-	// package, a repository Scorecard never scanned, no attestation); checks depending
-	// on it are skipped, never failed.
+	// SourceNoData: the source answered that it has nothing (a 404 or 410, an
+	// unpublished package, a repository Scorecard never scanned, no attestation).
+	// Checks that need the data are skipped, except where seed 004 makes its absence a
+	// failure: a source repository that does not exist or no one can read fails.
 	SourceNoData SourceOutcome = "no_data"
-	// SourceFailed: the source could not be read (network error, 5xx, rate limited past
-	// the retry budget, malformed response); checks depending on it are skipped and the
-	// error is kept as evidence.
+	// SourceFailed: the source could not be read (network error, timeout, 5xx, rate
+	// limited or out of quota, malformed response): Probity's trouble, not the
+	// server's. Checks depending on it are not run (StatusNotRun, shown as "not run,
+	// retried"), the error is kept as evidence, and the run is retried soon
+	// (Verdict.Retry).
 	SourceFailed SourceOutcome = "failed"
 )
 
@@ -53,12 +56,23 @@ type Source struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Facts is everything the sources found about one entry, as plain data.
+// Facts is everything the sources found about one server (an entry with its linked
+// parts, see Target), as plain data.
 type Facts struct {
-	// Kind is the entry kind: "remote", "npm", "pypi" or "github".
+	// Kind is the kind of the entry's primary part: "remote", "npm", "pypi" or "github".
 	Kind string `json:"kind"`
-	// Locator is the entry's locator (store.Entry.Locator).
+	// Locator is the primary part's locator (store.Entry.Locator).
 	Locator string `json:"locator"`
+	// ServerName is the server's registry name (Target.ServerName); "" when none.
+	ServerName string `json:"serverName,omitempty"`
+	// Repository is the source repository the server lists (Target.Repository,
+	// normalized by NormalizeRepositoryURL); "" when it lists none. Repo holds what
+	// GitHub said of it; when the server lists none, Repo is the repository its
+	// package links.
+	Repository string `json:"repository,omitempty"`
+	// Unchecked are the server's parts that are listed but not checked: packages after
+	// the first, OCI images, NuGet packages, MCP bundle files.
+	Unchecked []PartRef `json:"unchecked,omitempty"`
 
 	Package    *PackageFacts    `json:"package,omitempty"`    // npm or PyPI; nil for remote/github entries
 	Repo       *RepoFacts       `json:"repo,omitempty"`       // the source repository, when one is named
@@ -96,6 +110,19 @@ type PackageFacts struct {
 	Maintainers []string `json:"maintainers,omitempty"`
 	// README is the package README, cut to 256 KiB.
 	README string `json:"readme,omitempty"`
+	// MCPName is the registry ownership marker the package carries: npm's mcpName in the
+	// latest version's package.json, PyPI's first "mcp-name: NAME" line in the README
+	// (as the official MCP Registry reads them to tie a package to a server name); ""
+	// when none (or longer than 200 bytes, which no server name is).
+	MCPName string `json:"mcpName,omitempty"`
+}
+
+// PartRef names a part of a server that is listed but not checked.
+type PartRef struct {
+	// Kind is "npm", "pypi", "oci", "nuget" or "mcpb".
+	Kind string `json:"kind"`
+	// Locator is the part's identifier as listed.
+	Locator string `json:"locator"`
 }
 
 // RepoFacts describes a GitHub repository.

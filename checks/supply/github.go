@@ -2,6 +2,8 @@ package supply
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -130,8 +132,14 @@ func (g *GitHub) Repository(ctx context.Context, owner, repo string) RepoFacts {
 	}
 	u, resp, err := g.get(ctx, "/repos/"+owner+"/"+repo, "application/vnd.github+json", 0, false)
 	f.Source = fetchSource("GitHub", u, resp, err, g.client.now())
-	if f.Source.Outcome == SourceNoData {
-		f.Source.Error = "GitHub: no such repository (404)"
+	switch {
+	case f.Source.Outcome == SourceNoData:
+		f.Source.Error = fmt.Sprintf("GitHub: no such repository (%d)", resp.status)
+	case err == nil && blockedRepository(resp):
+		// Unavailable to everyone (DMCA takedown, terms-of-service block): the
+		// server's repository cannot be read by anyone, not Probity's trouble.
+		f.Source.Outcome = SourceNoData
+		f.Source.Error = fmt.Sprintf("GitHub: the repository is blocked and no one can read it (%d)", resp.status)
 	}
 	if f.Source.Outcome != SourceOK {
 		return f
@@ -228,6 +236,25 @@ func (g *GitHub) Repository(ctx context.Context, owner, repo string) RepoFacts {
 		f.Source.Error = strings.Join(problems, "; ")
 	}
 	return f
+}
+
+// blockedRepository reports whether GitHub refused a repository to everyone: 451
+// Unavailable For Legal Reasons, or a 403 whose JSON body names an access block
+// ("Repository access blocked", with a "block" member). A rate limit's 403 is not one:
+// the client turns those into errors before a source sees them.
+func blockedRepository(resp *response) bool {
+	switch resp.status {
+	case http.StatusUnavailableForLegalReasons:
+		return true
+	case http.StatusForbidden:
+		var b struct {
+			Message string          `json:"message"`
+			Block   json.RawMessage `json:"block"`
+		}
+		return json.Unmarshal(resp.body, &b) == nil && (len(b.Block) > 0 && string(b.Block) != "null" ||
+			strings.Contains(strings.ToLower(b.Message), "access blocked"))
+	}
+	return false
 }
 
 // Manifest reads manifest.json at ref (the head commit) of a repository and parses it

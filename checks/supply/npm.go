@@ -84,6 +84,7 @@ type npmVersion struct {
 	Repository  json.RawMessage `json:"repository"`
 	Maintainers json.RawMessage `json:"maintainers"`
 	Readme      string          `json:"readme"`
+	MCPName     json.RawMessage `json:"mcpName"`
 	Dist        struct {
 		Integrity string `json:"integrity"`
 	} `json:"dist"`
@@ -166,6 +167,7 @@ func parsePackument(name string, body []byte, out *NPMPackage) {
 		f.README = v.Readme
 	}
 	f.README = cutUTF8(f.README, MaxREADME)
+	f.MCPName = npmMCPName(v.MCPName)
 	out.Integrity = v.Dist.Integrity
 }
 
@@ -195,6 +197,22 @@ func (n *NPM) Attestations(ctx context.Context, name, version string) ([]byte, S
 	}
 	return resp.body, src
 }
+
+// npmMCPName reads the mcpName field of a version's package.json, the MCP Registry's
+// ownership marker: a string, trimmed, of at most maxMCPName bytes; anything else is "".
+func npmMCPName(raw json.RawMessage) string {
+	var s string
+	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	if s = strings.TrimSpace(s); len(s) > maxMCPName {
+		return "" // not a server name; never shown cut
+	}
+	return s
+}
+
+// maxMCPName bounds PackageFacts.MCPName.
+const maxMCPName = 200
 
 // npmEscape escapes a package name for a registry path: @scope/name → @scope%2Fname.
 func npmEscape(name string) string {

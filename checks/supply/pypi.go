@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -116,6 +117,7 @@ func (p *PyPI) Project(ctx context.Context, project string) PyPIProject {
 	f.License = pypiLicense(j.Info.LicenseExpression, j.Info.License, j.Info.Classifiers)
 	f.RepositoryURL = pypiRepository(j.Info.ProjectURLs, j.Info.HomePage)
 	f.README = cutUTF8(j.Info.Description, MaxREADME)
+	f.MCPName = readmeMCPName(f.README)
 	files, ok := j.Releases[j.Info.Version]
 	if !ok {
 		files = j.URLs // the latest release's files; releases is deprecated
@@ -202,6 +204,20 @@ func (p *PyPI) Provenance(ctx context.Context, project, version string, files []
 		return nil, nil, *failed
 	}
 	return provenance, found, src
+}
+
+// mcpNameLine matches the MCP Registry's PyPI ownership marker: "mcp-name:" and a
+// server name (namespace/name) in the README, often inside an HTML comment.
+var mcpNameLine = regexp.MustCompile(`(?m)mcp-name:[ \t]*([A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*)`)
+
+// readmeMCPName returns the server name of the first "mcp-name: NAME" in a README; ""
+// when there is none or it is longer than maxMCPName bytes.
+func readmeMCPName(readme string) string {
+	m := mcpNameLine.FindStringSubmatch(readme)
+	if m == nil || len(m[1]) > maxMCPName {
+		return ""
+	}
+	return m[1]
 }
 
 // pypiRepository picks the repository from project_urls: a Source / Repository /

@@ -14,15 +14,29 @@ import (
 // The supply-chain suite: eleven weighted checks over Facts, the score and the Verified
 // decision, exactly as seed 004 states them.
 //
-// Each check gives one Result: passed (all its weight), failed (none), partial (only the
-// Scorecard check: a share of its weight proportional to the score), or skipped (the data
-// it needs is missing; it never counts against). The score is the points of the checks
-// that ran divided by their weight, as an integer 0–100 rounded half up, 0 when nothing
-// ran. Points are kept in hundredths, so the score is exact.
+// The suite runs over a whole server (Target): its listed source repository, its package
+// and its remote endpoint. Each check gives one Result: passed (all its weight), failed
+// (none), partial (only the Scorecard check: a share of its weight proportional to the
+// score), skipped (the check does not apply, or the data it needs does not exist: a
+// hosted server has no package, so the package, provenance and advisory checks do not
+// apply; it never counts against), or not_run (StatusNotRun: the check applies but a
+// source could not be read because of Probity's own trouble, such as a rate limit or
+// exhausted quota, a timeout, a 5xx answer, a network error; it counts neither way, is
+// shown as "not run, retried", never as a silent skip, and Verdict.Retry asks the
+// caller to run the suite again soon). The score is the points of the checks that ran
+// divided by their weight, as an integer 0–100 rounded half up, 0 when nothing ran.
+// Points are kept in hundredths, so the score is exact.
+//
+// A hosted server (a remote, no package) with a public repository that passes can be
+// Verified on the checks that apply: source repository 10, license 5, maintenance 5,
+// Scorecard 15, hidden instructions 15, destructive tools 5 and the handshake 5 make
+// exactly the 60 points Verified needs checked.
 //
 // Verified needs all four of: a score of 80 or more (the integer score as shown, so 79.5
 // rounds to 80 and counts); no serious finding (a failed package_name, hidden_instructions
-// or advisories check, or mcp_handshake failed for plain HTTP); at least 60 of the 100
+// or advisories check, mcp_handshake failed for plain HTTP, or, beyond the seed,
+// build_provenance failed: an attestation that exists but does not verify is a package
+// claiming a build it cannot prove); at least 60 of the 100
 // points checked (weight of the checks that ran); and a passed source_repository check.
 // The score and the decision are attest.SupplyScore and attest.SupplyVerified over the
 // checks as they are signed (attest.NewSupplyChecks), with attest's thresholds, ids and
@@ -30,14 +44,30 @@ import (
 //
 // The rules of each check, where the seed leaves a choice:
 //
-//   - source_repository: skipped for a remote entry that names no repository; failed for
-//     a package linking none, linking one outside GitHub, or one GitHub answers 404 for
-//     (or private); skipped when GitHub could not be read (an error on our side is not
-//     the server's fault); passed when the public repository exists (archived or not).
-//   - package_repository: the repository the package's verified build provenance names,
-//     else the one its metadata names, compared with the entry's repository after
-//     normalization (https://github.com/owner/repo, case-insensitive); naming none fails.
-//   - build_provenance: skipped unless an attestation exists; failed when none verifies.
+//   - source_repository: the repository the server lists, else (it lists none) the one
+//     its package's metadata links. Failed for a package linking none, a repository
+//     outside GitHub (these checks cannot read it), or one no one can read: GitHub
+//     answers 404 or 410, blocks it (451, access blocked), or it is private ("eines,
+//     das wir nicht erreichen können"). Not run when GitHub, or the package registry
+//     whose link names the repository, could not be read (Probity's trouble: quota,
+//     rate limit, timeout, 5xx, network). Skipped for a hosted server that lists none
+//     (it then cannot be Verified). Passed when the public repository exists
+//     (archived or not).
+//   - package_repository: the repository the package's own metadata names, compared
+//     with the one the server lists, after normalization (https://github.com/owner/repo,
+//     case-insensitive): another one fails, none fails; a verified build provenance
+//     naming another repository than the listed one fails too, and one naming the
+//     listed repository passes a package whose metadata names none. When the server
+//     lists no repository, the package's link is its source repository: the check
+//     compares that link with the repository a verified build provenance names (another
+//     fails, the same passes) and is skipped without one, as there is nothing else to
+//     compare with. Skipped for a server without a package; not run when the
+//     package's registry data could not be read. The ownership marker (npm mcpName,
+//     PyPI "mcp-name:") is shown as evidence, beside the server's registry name; it
+//     does not change the result (seed 004 has no such rule).
+//   - build_provenance: skipped unless an attestation exists; failed, serious, when
+//     attestations exist and none verifies (beyond the seed: a package claiming a build
+//     it cannot prove); not run when they could not be read.
 //   - license: the package's declared SPDX expression (license.go); when it declares
 //     none, or free text that is not an expression, GitHub's license.spdx_id of the
 //     repository. NOASSERTION (a license file GitHub could not identify) is a license,
@@ -55,11 +85,14 @@ import (
 //     checks.ScanText) over every tool and the package's and repository's READMEs;
 //     serious. A tool list known to be incomplete still passes on what was read.
 //   - destructive_tools: checks.DestructiveTool over every tool.
-//   - mcp_handshake: remote entries only; plain HTTP fails (serious), no answer fails.
+//   - mcp_handshake: servers with a remote only; plain HTTP fails (serious), no answer
+//     fails.
+//   - license, maintenance, scorecard, advisories: not run when their source could not
+//     be read (SourceFailed), skipped when it has no data.
 
 // SuiteVersion is the version of this check suite ("Checks (Version 2)" in seed 004).
 // Bump it with any change to the checks, weights or rules.
-const SuiteVersion = "2"
+const SuiteVersion = "2.1"
 
 // The check ids, in the seed's order: attest's, which signs them.
 const (
@@ -105,8 +138,25 @@ const (
 	StatusPassed  = attest.SupplyPassed
 	StatusFailed  = attest.SupplyFailed
 	StatusPartial = attest.SupplyPartial // the Scorecard check below 7: a proportional share
-	StatusSkipped = attest.SupplySkipped // no data: never counts against
+	StatusSkipped = attest.SupplySkipped // does not apply, or no data: never counts against
 )
+
+// StatusNotRun is a check that applies but was not run because a source could not be
+// read through Probity's own trouble (quota or rate limit, timeout, 5xx, network): shown
+// as "not run, retried" and retried soon (Verdict.Retry). It counts neither way, like a
+// skipped check, and is signed as skipped: the supply/v1 predicate has four statuses,
+// and a fifth would be a new predicate type (attest/doc.go). The stored verdict keeps
+// it.
+const StatusNotRun attest.SupplyStatus = "not_run"
+
+// StatusText is how a status is shown to people: "not run, retried" for StatusNotRun,
+// the status itself otherwise.
+func StatusText(s attest.SupplyStatus) string {
+	if s == StatusNotRun {
+		return "not run, retried"
+	}
+	return string(s)
+}
 
 // MaxEvidenceSample bounds Evidence.Sample.
 const MaxEvidenceSample = 120
@@ -162,7 +212,8 @@ type Verdict struct {
 	Score    int  `json:"score"`
 	Verified bool `json:"verified"`
 	// NotVerified gives each reason the badge is withheld, in plain words; empty when
-	// Verified.
+	// Verified. A check not run (StatusNotRun) is named here when it withholds the
+	// badge.
 	NotVerified  []string `json:"notVerified,omitempty"`
 	SuiteVersion string   `json:"suiteVersion"`
 }
@@ -251,6 +302,9 @@ func Evaluate(f *Facts, opt Options) Verdict {
 		if r.Status != StatusFailed {
 			r.Serious = false
 		}
+		if r.Status == StatusNotRun {
+			r.Points = 0
+		}
 		if len(r.Evidence) > maxResultEvidence {
 			r.Evidence = r.Evidence[:maxResultEvidence]
 		}
@@ -270,7 +324,7 @@ func decide(v *Verdict) {
 	var serious []string
 	sourcePassed, sourceStatus := false, StatusSkipped
 	for _, r := range v.Results {
-		if r.Status == StatusSkipped {
+		if r.Status == StatusSkipped || r.Status == StatusNotRun {
 			continue
 		}
 		v.WeightRan += r.Weight
@@ -301,7 +355,10 @@ func decide(v *Verdict) {
 	if v.WeightRan < VerifiedMinWeightRan {
 		v.NotVerified = append(v.NotVerified, fmt.Sprintf("only %d of the 100 points could be checked, fewer than %d", v.WeightRan, VerifiedMinWeightRan))
 	}
-	if !sourcePassed {
+	switch {
+	case sourceStatus == StatusNotRun:
+		v.NotVerified = append(v.NotVerified, "the Source repository check was not run (Probity could not read its source this time; it is retried): Verified needs a public source repository")
+	case !sourcePassed:
 		v.NotVerified = append(v.NotVerified, "the Source repository check did not pass ("+string(sourceStatus)+"): Verified needs a public source repository")
 	}
 	if !v.Verified && len(v.NotVerified) == 0 {
@@ -320,6 +377,32 @@ func failed(reason string, ev ...Evidence) Result {
 func skipped(reason string, ev ...Evidence) Result {
 	return Result{Status: StatusSkipped, Reason: reason, Evidence: ev}
 }
+
+// notRun is a check that applies but whose source could not be read this time; the
+// reason should end by saying it is retried.
+func notRun(reason string, ev ...Evidence) Result {
+	return Result{Status: StatusNotRun, Reason: reason, Evidence: ev}
+}
+
+// errorEvidence is the evidence of a source that could not be read.
+func errorEvidence(src Source) Evidence {
+	return Evidence{What: "the error", Sample: evSample(src.Error), Link: safeLink(src.URL)}
+}
+
+// NotRun returns the ids of the checks not run (StatusNotRun), in Catalog order.
+func (v Verdict) NotRun() []string {
+	var ids []string
+	for _, r := range v.Results {
+		if r.Status == StatusNotRun {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
+}
+
+// Retry reports whether a check was not run because of Probity's own trouble, so the
+// caller should run the suite again soon rather than in a week.
+func (v Verdict) Retry() bool { return len(v.NotRun()) > 0 }
 
 func (r Result) withSource(u string) Result {
 	r.SourceURL = safeLink(u)
@@ -348,74 +431,173 @@ func repoEvidence(what, u string) Evidence {
 
 func checkSourceRepository(in *evalInput) Result {
 	f := in.f
+	listed := f.Repository
+	if listed != "" {
+		if _, _, gh := ParseGitHubURL(listed); !gh {
+			return failed("The server lists "+repoName(listed)+", which is not on GitHub; these checks cannot read it.",
+				repoEvidence("the repository the server lists", listed))
+		}
+	}
 	r := f.Repo
 	if r == nil {
+		p := f.Package
 		switch {
-		case isRemote(f):
-			return skipped("The remote entry names no source repository, so there is none to check.")
-		case f.Package != nil && f.Package.RepositoryURL != "":
-			if _, _, gh := ParseGitHubURL(f.Package.RepositoryURL); !gh {
-				return failed("The package links "+repoName(f.Package.RepositoryURL)+", which is not on GitHub; these checks cannot read it.",
-					repoEvidence("the repository the package's metadata names", f.Package.RepositoryURL)).withSource(f.Package.Source.URL)
+		case listed != "":
+			// Listed on GitHub, but not read: Collect ran out of time before GitHub.
+			return notRun("The repository "+repoName(listed)+" was not read this time; the check is retried.",
+				repoEvidence("the repository the server lists", listed))
+		case p != nil && p.Source.Outcome == SourceFailed:
+			return notRun("The package's registry metadata could not be read this time, so the repository it links is unknown; the check is retried.",
+				errorEvidence(p.Source)).withSource(p.Source.URL)
+		case p != nil && p.Source.Outcome == SourceNoData:
+			return failed("The package "+nameText(p.Name)+" is not published on its registry, so it links no source repository, and the server lists none.",
+				Evidence{What: "the registry's answer", Sample: evSample(p.Source.Error), Link: safeLink(p.Source.URL)}).withSource(p.Source.URL)
+		case p != nil && p.RepositoryURL != "":
+			if _, _, gh := ParseGitHubURL(p.RepositoryURL); !gh {
+				return failed("The package links "+repoName(p.RepositoryURL)+", which is not on GitHub; these checks cannot read it.",
+					repoEvidence("the repository the package's metadata names", p.RepositoryURL)).withSource(p.Source.URL)
 			}
-			return skipped("The package links " + repoName(f.Package.RepositoryURL) + ", but its repository data is missing; the check counts neither way.").withSource(f.Package.Source.URL)
-		case f.Package != nil:
-			return failed("The package links no source repository.").withSource(f.Package.Source.URL)
+			return notRun("The package links "+repoName(p.RepositoryURL)+", but it was not read this time; the check is retried.",
+				repoEvidence("the repository the package's metadata names", p.RepositoryURL)).withSource(p.Source.URL)
+		case p != nil:
+			return failed("The package links no source repository, and the server lists none.").withSource(p.Source.URL)
+		case f.Endpoint != nil || isRemote(f):
+			return skipped("The hosted server lists no source repository, so there is none to check (and it cannot be Verified without one).")
 		}
 		return failed("The entry names no source repository.")
 	}
 	name := repoName(r.URL)
 	link := coalesce(r.URL, r.Source.URL)
+	whose, what := "The repository "+name+", ", "the repository"
+	switch {
+	case listed != "":
+		whose, what = "The repository the server lists, "+name+", ", "the repository the server lists"
+	case f.Package != nil:
+		whose, what = "The repository the package links, "+name+", ", "the repository the package links"
+	}
 	switch {
 	case r.Source.Outcome == SourceFailed:
-		return skipped("GitHub could not be read for "+name+" this time; the check counts neither way.",
-			Evidence{What: "the error", Sample: evSample(r.Source.Error)}).withSource(link)
+		return notRun("GitHub could not be read for "+name+" this time; the check is retried.", errorEvidence(r.Source)).withSource(link)
 	case r.Source.Outcome == SourceNoData || !r.Exists:
-		return failed("The repository " + name + " does not exist or is not public.").withSource(link)
+		return failed(whose+"does not exist or no one can read it.",
+			Evidence{What: "GitHub's answer", Sample: evSample(r.Source.Error), Link: safeLink(r.Source.URL)}).withSource(link)
 	case r.Private:
-		return failed("The repository " + name + " is private.").withSource(link)
+		return failed(whose+"is private.").withSource(link)
 	}
 	reason := "The public repository " + name + " exists."
 	if r.Archived {
 		reason += " It is archived."
 	}
-	return passed(reason, repoEvidence("the repository", r.URL)).withSource(link)
+	return passed(reason, repoEvidence(what, r.URL)).withSource(link)
+}
+
+// repoNotRead says why the source repository's data is missing through Probity's own
+// trouble: GitHub could not be read for it, or the package registry whose link names
+// it. ok is false when the data was read, or is missing for another reason.
+func repoNotRead(f *Facts) (why string, ok bool) {
+	if r := f.Repo; r != nil {
+		if r.Source.Outcome == SourceFailed {
+			return "GitHub could not be read for " + repoName(r.URL) + " this time", true
+		}
+		return "", false
+	}
+	if _, _, gh := ParseGitHubURL(f.Repository); gh {
+		return "The repository " + repoName(f.Repository) + " was not read this time", true
+	}
+	if p := f.Package; f.Repository == "" && p != nil {
+		if p.Source.Outcome == SourceFailed {
+			return "The package's registry metadata could not be read this time, so its repository is unknown", true
+		}
+		if _, _, gh := ParseGitHubURL(p.RepositoryURL); gh {
+			return "The repository " + repoName(p.RepositoryURL) + " the package links was not read this time", true
+		}
+	}
+	return "", false
 }
 
 // packageReadable reports whether the package's registry data was read.
 func packageReadable(p *PackageFacts) bool { return p != nil && p.Source.Outcome == SourceOK }
+
+// ownershipEvidence shows the package's registry ownership marker (npm mcpName, PyPI
+// mcp-name), beside the server's registry name; nil for a package of another ecosystem.
+func ownershipEvidence(f *Facts) *Evidence {
+	p := f.Package
+	marker := map[string]string{"npm": "npm package.json mcpName", "pypi": "PyPI README mcp-name"}[p.Ecosystem]
+	if marker == "" {
+		return nil
+	}
+	e := Evidence{What: "the package's registry ownership marker (" + marker + ")", Link: safeLink(p.Source.URL)}
+	switch {
+	case p.MCPName == "":
+		e.What += ": none"
+	case f.ServerName == "":
+		e.Sample = evSample(p.MCPName)
+	case p.MCPName == f.ServerName:
+		e.What += ", naming this server"
+		e.Sample = evSample(p.MCPName)
+	default:
+		e.What += ", naming another server than this one (" + evSample(f.ServerName) + ")"
+		e.Sample = evSample(p.MCPName)
+	}
+	return &e
+}
 
 func checkPackageRepository(in *evalInput) Result {
 	f := in.f
 	p := f.Package
 	switch {
 	case p == nil:
-		return skipped("The entry has no package.")
+		return skipped("The server has no package.")
+	case p.Source.Outcome == SourceFailed:
+		return notRun("The package's registry metadata could not be read this time; the check is retried.", errorEvidence(p.Source)).withSource(p.Source.URL)
 	case !packageReadable(p):
-		return skipped("The package's registry metadata could not be read.").withSource(p.Source.URL)
+		return skipped("The package is not published, so it has no metadata naming a repository.").withSource(p.Source.URL)
 	case p.Unpublished:
 		return skipped("The package is unpublished, so its metadata names no repository.").withSource(p.Source.URL)
-	case f.Repo == nil || f.Repo.URL == "":
-		return skipped("The entry names no repository to compare the package's with.").withSource(p.Source.URL)
 	}
-	claimed, by := p.RepositoryURL, "metadata"
 	var ev []Evidence
 	if p.RepositoryURL != "" {
 		ev = append(ev, repoEvidence("the repository the package's metadata names", p.RepositoryURL))
+	} else {
+		ev = append(ev, Evidence{What: "the package's metadata names no repository", Link: safeLink(p.Source.URL)})
 	}
+	prov := ""
 	if pv := f.Provenance; pv != nil && pv.Source.Outcome == SourceOK && pv.Verified && pv.Repository != "" {
-		claimed, by = pv.Repository, "verified build provenance"
-		ev = append(ev, repoEvidence("the repository the verified provenance names", pv.Repository))
+		prov = pv.Repository
+		ev = append(ev, repoEvidence("the repository the package's verified build provenance names", pv.Repository))
 	}
-	ev = append(ev, repoEvidence("the entry's repository", f.Repo.URL))
-	entry := repoName(f.Repo.URL)
-	if claimed == "" {
-		return failed("The package's metadata names no repository; the entry's is "+entry+".", ev...).withSource(p.Source.URL)
+	if listed := f.Repository; listed != "" {
+		ev = append(ev, repoEvidence("the repository the server lists", listed))
 	}
-	if !sameRepository(claimed, f.Repo.URL) {
-		return failed("The package's "+by+" names "+repoName(claimed)+", not the entry's repository "+entry+".", ev...).withSource(p.Source.URL)
+	if o := ownershipEvidence(f); o != nil {
+		ev = append(ev, *o)
 	}
-	return passed("The package's "+by+" names the entry's repository "+entry+".", ev...).withSource(p.Source.URL)
+	res := func(r Result) Result { return r.withSource(p.Source.URL) }
+	listed := f.Repository
+	if listed == "" {
+		// The server lists none: the package's own link is its source repository.
+		switch {
+		case p.RepositoryURL == "":
+			return res(skipped("The server lists no repository and the package's metadata names none, so there is nothing to compare (the Source repository check fails for it).", ev...))
+		case prov == "":
+			return res(skipped("The server lists no repository of its own; the repository the package's metadata names, "+repoName(p.RepositoryURL)+", is taken as its source, and there is nothing else to compare it with.", ev...))
+		case !sameRepository(p.RepositoryURL, prov):
+			return res(failed("The package's metadata names "+repoName(p.RepositoryURL)+", but its verified build provenance names "+repoName(prov)+".", ev...))
+		}
+		return res(passed("The package's metadata and its verified build provenance both name "+repoName(prov)+".", ev...))
+	}
+	want := repoName(listed)
+	switch {
+	case p.RepositoryURL != "" && !sameRepository(p.RepositoryURL, listed):
+		return res(failed("The package's metadata names "+repoName(p.RepositoryURL)+", not the repository the server lists, "+want+".", ev...))
+	case prov != "" && !sameRepository(prov, listed):
+		return res(failed("The package's verified build provenance names "+repoName(prov)+", not the repository the server lists, "+want+".", ev...))
+	case p.RepositoryURL != "":
+		return res(passed("The package's metadata names the repository the server lists, "+want+".", ev...))
+	case prov != "":
+		return res(passed("The package's metadata names no repository, but its verified build provenance names the one the server lists, "+want+".", ev...))
+	}
+	return res(failed("The package's metadata names no repository; the server lists "+want+".", ev...))
 }
 
 // sameRepository compares two repository references after normalization (GitHub URLs as
@@ -428,7 +610,11 @@ func sameRepository(a, b string) bool {
 func checkBuildProvenance(in *evalInput) Result {
 	f := in.f
 	if f.Package == nil {
-		return skipped("The entry has no package, so there is no build to attest.")
+		return skipped("The server has no package, so there is no build to attest.")
+	}
+	if f.Package.Source.Outcome == SourceFailed {
+		return notRun("The package's registry metadata could not be read this time, so its attestations were not looked up; the check is retried.",
+			errorEvidence(f.Package.Source)).withSource(f.Package.Source.URL)
 	}
 	pv := f.Provenance
 	if pv == nil || pv.Source.Outcome == SourceNoData || (pv.Source.Outcome == SourceOK && !pv.Present) {
@@ -439,13 +625,17 @@ func checkBuildProvenance(in *evalInput) Result {
 		return r
 	}
 	if pv.Source.Outcome == SourceFailed {
-		return skipped("The package's attestations could not be read this time; the check counts neither way.",
-			Evidence{What: "the error", Sample: evSample(pv.Source.Error)}).withSource(pv.Source.URL)
+		return notRun("The package's attestations could not be read or checked this time; the check is retried.",
+			errorEvidence(pv.Source)).withSource(pv.Source.URL)
 	}
 	ver := versionText(pv.Version)
 	if !pv.Verified {
-		return failed("Version "+ver+" has attestations, but none verified against the pinned Sigstore trusted root.",
+		// Serious (beyond seed 004, which counts only a present attestation): the
+		// package claims a build it cannot prove.
+		r := failed("Version "+ver+" has attestations, but none verified against the pinned Sigstore trusted root: the package claims a build it cannot prove, a serious finding.",
 			Evidence{What: "why they did not verify", Sample: evSample(pv.Error), Link: safeLink(pv.Source.URL)}).withSource(pv.Source.URL)
+		r.Serious = true
+		return r
 	}
 	var kinds []string
 	for _, k := range pv.Kinds {
@@ -473,6 +663,7 @@ func checkLicense(in *evalInput) Result {
 		return skipped("The OSI license list could not be loaded.")
 	}
 	p := f.Package
+	pkgFailed := p != nil && p.Source.Outcome == SourceFailed
 	if p != nil && !packageReadable(p) {
 		p = nil
 	}
@@ -496,6 +687,10 @@ func checkLicense(in *evalInput) Result {
 	r := f.Repo
 	switch {
 	case r == nil || r.Source.Outcome == SourceNoData || (r.Source.Outcome == SourceOK && !r.Exists):
+		if pkgFailed {
+			return notRun("The package's registry metadata could not be read this time, and there is no repository whose license GitHub identifies; the check is retried.",
+				errorEvidence(f.Package.Source)).withSource(f.Package.Source.URL)
+		}
 		if p == nil {
 			return skipped("There is neither package metadata nor a repository to read a license from.")
 		}
@@ -505,7 +700,7 @@ func checkLicense(in *evalInput) Result {
 		}
 		return failed("The package declares no license, and there is no repository whose license GitHub identifies.").withSource(p.Source.URL)
 	case r.Source.Outcome == SourceFailed:
-		return skipped("GitHub could not be read this time, so the repository's license is unknown; the check counts neither way.").withSource(r.URL)
+		return notRun("GitHub could not be read this time, so the repository's license is unknown; the check is retried.", errorEvidence(r.Source)).withSource(r.URL)
 	}
 	link := coalesce(r.URL, r.Source.URL)
 	spdx := strings.TrimSpace(r.LicenseSPDX)
@@ -569,6 +764,9 @@ func licenseText(expr string) string {
 func checkMaintenance(in *evalInput) Result {
 	f := in.f
 	r := f.Repo
+	if why, ok := repoNotRead(f); ok {
+		return notRun(why+"; the check is retried.").withSource(f.Repository)
+	}
 	if r == nil || r.Source.Outcome != SourceOK || !r.Exists {
 		return skipped("There is no repository data to date the last commit or release.")
 	}
@@ -608,6 +806,9 @@ func checkScorecard(in *evalInput) Result {
 	f := in.f
 	sc := f.Scorecard
 	if sc == nil {
+		if why, ok := repoNotRead(f); ok {
+			return notRun(why + ", so its OpenSSF Scorecard was not looked up; the check is retried.")
+		}
 		if f.Repo == nil {
 			return skipped("There is no repository for OpenSSF Scorecard to analyse.")
 		}
@@ -618,7 +819,7 @@ func checkScorecard(in *evalInput) Result {
 	case SourceNoData:
 		return skipped("OpenSSF Scorecard has not analysed this repository.").withSource(link)
 	case SourceFailed:
-		return skipped("The OpenSSF Scorecard result could not be read this time; the check counts neither way.").withSource(link)
+		return notRun("The OpenSSF Scorecard result could not be read this time; the check is retried.", errorEvidence(sc.Source)).withSource(link)
 	}
 	if math.IsNaN(sc.Score) || sc.Score < 0 || sc.Score > 10 {
 		return skipped("The OpenSSF Scorecard result is out of range (0 to 10) and is not used.").withSource(link)
@@ -772,7 +973,11 @@ func isCritical(a Advisory) bool {
 func checkAdvisories(in *evalInput) Result {
 	f := in.f
 	if f.Package == nil {
-		return skipped("The entry has no package, so there are no dependencies to look up.")
+		return skipped("The server has no package, so there are no dependencies to look up.")
+	}
+	if f.Package.Source.Outcome == SourceFailed {
+		return notRun("The package's registry metadata could not be read this time, so its advisories were not looked up; the check is retried.",
+			errorEvidence(f.Package.Source)).withSource(f.Package.Source.URL)
 	}
 	af := f.Advisories
 	if af == nil {
@@ -783,7 +988,7 @@ func checkAdvisories(in *evalInput) Result {
 	case SourceNoData:
 		return skipped("deps.dev and OSV have no data on this package version.").withSource(link)
 	case SourceFailed:
-		return skipped("The advisories could not be read this time; the check counts neither way.").withSource(link)
+		return notRun("The advisories could not be read this time; the check is retried.", errorEvidence(af.Source)).withSource(link)
 	}
 	ver := versionText(af.Version)
 	var crit, other []Evidence
@@ -963,8 +1168,8 @@ func checkDestructive(in *evalInput) Result {
 
 func checkHandshake(in *evalInput) Result {
 	f := in.f
-	if !isRemote(f) {
-		return skipped("Only remote entries have an endpoint to check.")
+	if f.Endpoint == nil && !isRemote(f) {
+		return skipped("The server has no remote endpoint to check.")
 	}
 	e := f.Endpoint
 	if e == nil || e.Source.Outcome == SourceNoData {

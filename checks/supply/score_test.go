@@ -18,16 +18,20 @@ func okSource(u string) Source { return Source{Outcome: SourceOK, URL: u, Fetche
 
 const testCommit = "0123456789abcdef0123456789abcdef01234567"
 
-// goodNPM is an npm entry every check passes (but mcp_handshake, which is skipped).
+// goodNPM is a server with an npm package and the repository it lists, which every
+// check passes (but mcp_handshake, which is skipped).
 func goodNPM() *Facts {
 	return &Facts{
-		Kind:    "npm",
-		Locator: "@acme/weather-mcp",
+		Kind:       "npm",
+		Locator:    "@acme/weather-mcp",
+		ServerName: "io.github.acme/weather-mcp",
+		Repository: "https://github.com/acme/weather-mcp",
 		Package: &PackageFacts{
 			Source: okSource("https://registry.npmjs.org/@acme%2fweather-mcp"), Ecosystem: "npm",
 			Name: "@acme/weather-mcp", Latest: "1.4.2", PublishedAt: testNow.AddDate(0, 0, -20),
 			RepositoryURL: "https://github.com/acme/weather-mcp", License: "MIT",
 			Maintainers: []string{"acme-bot"}, README: "# Weather MCP\n\nReturns forecasts for a city.",
+			MCPName: "io.github.acme/weather-mcp",
 		},
 		Repo: &RepoFacts{
 			Source: okSource("https://api.github.com/repos/acme/weather-mcp"), URL: "https://github.com/acme/weather-mcp",
@@ -50,7 +54,16 @@ func goodNPM() *Facts {
 	}
 }
 
-// goodRemote is a remote entry with a repository every check that applies passes.
+// packageOnly is goodNPM as a one-part entry: the server lists no repository, so the one
+// its package links is read.
+func packageOnly() *Facts {
+	f := goodNPM()
+	f.Repository, f.ServerName = "", ""
+	return f
+}
+
+// goodRemote is a hosted server (a remote and the repository it lists, no package) every
+// check that applies passes.
 func goodRemote() *Facts {
 	f := goodNPM()
 	f.Kind, f.Locator = "remote", "https://weather.example.com/mcp"
@@ -95,7 +108,7 @@ func TestCatalog(t *testing.T) {
 func TestScoreTable(t *testing.T) {
 	for _, tc := range []struct {
 		note      string
-		outcomes  string
+		outcomes  string // N: not run
 		scorecard float64 // the Scorecard score behind a p
 		ran       int
 		points    float64
@@ -162,6 +175,13 @@ func TestScoreTable(t *testing.T) {
 		{"remote without repository", "SSSSSSSSPPP", 0, 25, 25, 100, false, "ro"},
 		{"source failed, rest passed", "FPPPPPPPPPP", 0, 100, 90, 90, false, "o"},
 
+		// Not run (Probity's trouble): counts neither way, but withholds Verified when it
+		// is the source repository.
+		{"source repository not run", "NPPPPPPPPPP", 0, 90, 90, 100, false, "n"},
+		{"scorecard not run", "PPPPPNPPPPP", 0, 85, 85, 100, true, ""},
+		{"hosted, scorecard not run: 45 ran", "PSSPPNSSPPP", 0, 45, 45, 100, false, "r"},
+		{"provenance failed (serious)", "PP!PPPPPPPP", 0, 100, 90, 90, false, "x"},
+
 		// Serious and not serious together; several reasons at once.
 		{"serious with a high score", "PPPPPPPPPP!", 0, 100, 95, 95, false, "x"},
 		{"two serious findings", "PPPPPP!!PPP", 0, 100, 75, 75, false, "sxx"},
@@ -185,6 +205,8 @@ func TestScoreTable(t *testing.T) {
 					r.Status, r.Serious = StatusFailed, true
 				case 'S':
 					r.Status = StatusSkipped
+				case 'N':
+					r.Status = StatusNotRun
 				case 'p':
 					// Through the check, so the formula is tested too.
 					f := goodNPM()
@@ -205,6 +227,8 @@ func TestScoreTable(t *testing.T) {
 					why += "r"
 				case strings.Contains(s, "Source repository check did not pass"):
 					why += "o"
+				case strings.Contains(s, "Source repository check was not run") && strings.Contains(s, "retried"):
+					why += "n"
 				default:
 					t.Fatalf("unknown reason %q", s)
 				}
@@ -264,36 +288,58 @@ func TestChecks(t *testing.T) {
 		// source_repository
 		{"public repository", npm, nil, CheckSourceRepository, StatusPassed, false, "The public repository github.com/acme/weather-mcp exists.", 0},
 		{"archived", npm, func(f *Facts) { f.Repo.Archived = true }, CheckSourceRepository, StatusPassed, false, "archived", 0},
-		{"remote without repository", remote, func(f *Facts) { f.Repo = nil }, CheckSourceRepository, StatusSkipped, false, "names no source repository", 0},
-		{"package without repository", npm, func(f *Facts) { f.Repo = nil; f.Package.RepositoryURL = "" }, CheckSourceRepository, StatusFailed, false, "links no source repository", 0},
-		{"package with a GitLab repository", npm, func(f *Facts) { f.Repo = nil; f.Package.RepositoryURL = "https://gitlab.com/acme/weather" }, CheckSourceRepository, StatusFailed, false, "not on GitHub", 0},
-		{"package's GitHub repository not read", npm, func(f *Facts) { f.Repo = nil }, CheckSourceRepository, StatusSkipped, false, "repository data is missing", 0},
-		{"repository 404", npm, func(f *Facts) { f.Repo.Source.Outcome = SourceNoData; f.Repo.Exists = false }, CheckSourceRepository, StatusFailed, false, "does not exist or is not public", 0},
+		{"package only: the linked repository", packageOnly, nil, CheckSourceRepository, StatusPassed, false, "The public repository github.com/acme/weather-mcp exists.", 0},
+		{"hosted server", remote, nil, CheckSourceRepository, StatusPassed, false, "The public repository github.com/acme/weather-mcp exists.", 0},
+		{"remote without repository", remote, func(f *Facts) { f.Repo, f.Repository = nil, "" }, CheckSourceRepository, StatusSkipped, false, "hosted server lists no source repository", 0},
+		{"package without repository", packageOnly, func(f *Facts) { f.Repo = nil; f.Package.RepositoryURL = "" }, CheckSourceRepository, StatusFailed, false, "links no source repository, and the server lists none", 0},
+		{"package with a GitLab repository", packageOnly, func(f *Facts) { f.Repo = nil; f.Package.RepositoryURL = "https://gitlab.com/acme/weather" }, CheckSourceRepository, StatusFailed, false, "not on GitHub", 0},
+		{"server lists a GitLab repository", npm, func(f *Facts) { f.Repo = nil; f.Repository = "https://gitlab.com/acme/weather" }, CheckSourceRepository, StatusFailed, false, "The server lists https://gitlab.com/acme/weather, which is not on GitHub", 0},
+		{"package not published, none listed", packageOnly, func(f *Facts) {
+			f.Repo = nil
+			f.Package = &PackageFacts{Source: Source{Outcome: SourceNoData, Error: "npm answered 404: not found"}, Ecosystem: "npm", Name: "@acme/weather-mcp"}
+		}, CheckSourceRepository, StatusFailed, false, "is not published on its registry", 0},
+		{"package registry unreadable, none listed", packageOnly, func(f *Facts) {
+			f.Repo = nil
+			f.Package = &PackageFacts{Source: Source{Outcome: SourceFailed, Error: "npm answered 503"}, Ecosystem: "npm", Name: "@acme/weather-mcp"}
+		}, CheckSourceRepository, StatusNotRun, false, "is retried", 0},
+		{"package's GitHub repository not read", packageOnly, func(f *Facts) { f.Repo = nil }, CheckSourceRepository, StatusNotRun, false, "was not read this time; the check is retried", 0},
+		{"listed repository not read", npm, func(f *Facts) { f.Repo = nil }, CheckSourceRepository, StatusNotRun, false, "was not read this time; the check is retried", 0},
+		{"repository 404", npm, func(f *Facts) { f.Repo.Source.Outcome = SourceNoData; f.Repo.Exists = false }, CheckSourceRepository, StatusFailed, false, "The repository the server lists, github.com/acme/weather-mcp, does not exist or no one can read it.", 0},
+		{"linked repository 404", packageOnly, func(f *Facts) { f.Repo.Source.Outcome = SourceNoData; f.Repo.Exists = false }, CheckSourceRepository, StatusFailed, false, "The repository the package links, github.com/acme/weather-mcp, does not exist", 0},
 		{"repository private", npm, func(f *Facts) { f.Repo.Private = true }, CheckSourceRepository, StatusFailed, false, "is private", 0},
-		{"GitHub unreadable", npm, func(f *Facts) { f.Repo.Source.Outcome = SourceFailed; f.Repo.Source.Error = "rate limited" }, CheckSourceRepository, StatusSkipped, false, "could not be read", 0},
+		{"GitHub unreadable (quota)", npm, func(f *Facts) { f.Repo.Source.Outcome = SourceFailed; f.Repo.Source.Error = "quota exhausted" }, CheckSourceRepository, StatusNotRun, false, "could not be read for github.com/acme/weather-mcp this time; the check is retried", 0},
 
 		// package_repository
-		{"same repository, verified provenance", npm, nil, CheckPackageRepository, StatusPassed, false, "verified build provenance names the entry's repository", 0},
-		{"same repository, metadata", npm, func(f *Facts) { f.Provenance = nil }, CheckPackageRepository, StatusPassed, false, "metadata names the entry's repository", 0},
+		{"same repository, verified provenance", npm, nil, CheckPackageRepository, StatusPassed, false, "The package's metadata names the repository the server lists, github.com/acme/weather-mcp.", 0},
+		{"same repository, metadata", npm, func(f *Facts) { f.Provenance = nil }, CheckPackageRepository, StatusPassed, false, "metadata names the repository the server lists", 0},
 		{"same repository, other spelling", npm, func(f *Facts) {
 			f.Provenance = nil
 			f.Package.RepositoryURL = "git+ssh://git@github.com/Acme/Weather-MCP.git"
 		}, CheckPackageRepository, StatusPassed, false, "metadata names", 0},
-		{"metadata names another", npm, func(f *Facts) { f.Provenance = nil; f.Package.RepositoryURL = "https://github.com/evil/weather-mcp" }, CheckPackageRepository, StatusFailed, false, "names github.com/evil/weather-mcp, not the entry's repository github.com/acme/weather-mcp", 0},
-		{"provenance takes precedence", npm, func(f *Facts) { f.Provenance.Repository = "https://github.com/evil/weather-mcp" }, CheckPackageRepository, StatusFailed, false, "verified build provenance names github.com/evil/weather-mcp", 0},
+		{"compared with the listed repository, not with what was read from the metadata", npm, func(f *Facts) {
+			// The repository read is the listed one; the metadata names another.
+			f.Provenance = nil
+			f.Package.RepositoryURL = "https://github.com/evil/weather-mcp"
+		}, CheckPackageRepository, StatusFailed, false, "The package's metadata names github.com/evil/weather-mcp, not the repository the server lists, github.com/acme/weather-mcp.", 0},
+		{"provenance names another", npm, func(f *Facts) { f.Provenance.Repository = "https://github.com/evil/weather-mcp" }, CheckPackageRepository, StatusFailed, false, "verified build provenance names github.com/evil/weather-mcp, not the repository the server lists", 0},
+		{"metadata none, provenance names the listed one", npm, func(f *Facts) { f.Package.RepositoryURL = "" }, CheckPackageRepository, StatusPassed, false, "metadata names no repository, but its verified build provenance names the one the server lists", 0},
 		{"unverified provenance is ignored", npm, func(f *Facts) { f.Provenance.Verified = false; f.Provenance.Repository = "https://github.com/evil/x" }, CheckPackageRepository, StatusPassed, false, "metadata names", 0},
-		{"metadata names none", npm, func(f *Facts) { f.Provenance = nil; f.Package.RepositoryURL = "" }, CheckPackageRepository, StatusFailed, false, "names no repository", 0},
+		{"metadata names none", npm, func(f *Facts) { f.Provenance = nil; f.Package.RepositoryURL = "" }, CheckPackageRepository, StatusFailed, false, "metadata names no repository; the server lists github.com/acme/weather-mcp", 0},
 		{"no package", remote, nil, CheckPackageRepository, StatusSkipped, false, "no package", 0},
-		{"entry names no repository", npm, func(f *Facts) { f.Repo = nil }, CheckPackageRepository, StatusSkipped, false, "names no repository to compare", 0},
-		{"registry unreadable", npm, func(f *Facts) { f.Package.Source.Outcome = SourceFailed }, CheckPackageRepository, StatusSkipped, false, "could not be read", 0},
+		{"none listed: metadata and provenance agree", packageOnly, nil, CheckPackageRepository, StatusPassed, false, "metadata and its verified build provenance both name github.com/acme/weather-mcp", 0},
+		{"none listed: provenance names another", packageOnly, func(f *Facts) { f.Provenance.Repository = "https://github.com/evil/weather-mcp" }, CheckPackageRepository, StatusFailed, false, "but its verified build provenance names github.com/evil/weather-mcp", 0},
+		{"none listed, no provenance: nothing to compare", packageOnly, func(f *Facts) { f.Provenance = nil }, CheckPackageRepository, StatusSkipped, false, "nothing else to compare it with", 0},
+		{"none listed, none linked", packageOnly, func(f *Facts) { f.Provenance = nil; f.Package.RepositoryURL = ""; f.Repo = nil }, CheckPackageRepository, StatusSkipped, false, "the Source repository check fails for it", 0},
+		{"registry unreadable", npm, func(f *Facts) { f.Package.Source.Outcome = SourceFailed }, CheckPackageRepository, StatusNotRun, false, "is retried", 0},
 
 		// build_provenance
 		{"verified", npm, nil, CheckBuildProvenance, StatusPassed, false, "verified against the pinned Sigstore trusted root (npm-slsa-provenance, npm-publish); it names github.com/acme/weather-mcp at commit " + testCommit, 0},
 		{"no attestation", npm, func(f *Facts) { f.Provenance = &ProvenanceFacts{Source: Source{Outcome: SourceNoData}} }, CheckBuildProvenance, StatusSkipped, false, "absence does not count", 0},
 		{"nil provenance", npm, func(f *Facts) { f.Provenance = nil }, CheckBuildProvenance, StatusSkipped, false, "No attestation", 0},
 		{"not present", npm, func(f *Facts) { f.Provenance.Present, f.Provenance.Verified = false, false }, CheckBuildProvenance, StatusSkipped, false, "No attestation", 0},
-		{"present, not verified", npm, func(f *Facts) { f.Provenance.Verified = false; f.Provenance.Error = "certificate identity mismatch" }, CheckBuildProvenance, StatusFailed, false, "none verified", 0},
-		{"unreadable", npm, func(f *Facts) { f.Provenance.Source.Outcome = SourceFailed }, CheckBuildProvenance, StatusSkipped, false, "could not be read", 0},
+		{"present, not verified: serious", npm, func(f *Facts) { f.Provenance.Verified = false; f.Provenance.Error = "certificate identity mismatch" }, CheckBuildProvenance, StatusFailed, true, "none verified against the pinned Sigstore trusted root: the package claims a build it cannot prove, a serious finding", 0},
+		{"unreadable", npm, func(f *Facts) { f.Provenance.Source.Outcome = SourceFailed }, CheckBuildProvenance, StatusNotRun, false, "is retried", 0},
+		{"registry unreadable", npm, func(f *Facts) { f.Package.Source.Outcome = SourceFailed; f.Provenance = nil }, CheckBuildProvenance, StatusNotRun, false, "is retried", 0},
 		{"remote", remote, nil, CheckBuildProvenance, StatusSkipped, false, "no package", 0},
 
 		// license
@@ -307,9 +353,10 @@ func TestChecks(t *testing.T) {
 		{"none declared, NOASSERTION", npm, func(f *Facts) { f.Package.License = ""; f.Repo.LicenseSPDX = "NOASSERTION" }, CheckLicense, StatusFailed, false, "GitHub could not identify the repository's license (NOASSERTION)", 0},
 		{"no license anywhere", npm, func(f *Facts) { f.Package.License = ""; f.Repo.LicenseSPDX = "" }, CheckLicense, StatusFailed, false, "No license", 0},
 		{"none declared, no repository", npm, func(f *Facts) { f.Package.License = ""; f.Repo = nil }, CheckLicense, StatusFailed, false, "declares no license", 0},
-		{"none declared, GitHub unreadable", npm, func(f *Facts) { f.Package.License = ""; f.Repo.Source.Outcome = SourceFailed }, CheckLicense, StatusSkipped, false, "could not be read", 0},
+		{"none declared, GitHub unreadable", npm, func(f *Facts) { f.Package.License = ""; f.Repo.Source.Outcome = SourceFailed }, CheckLicense, StatusNotRun, false, "could not be read this time, so the repository's license is unknown; the check is retried", 0},
+		{"registry unreadable, no repository", packageOnly, func(f *Facts) { f.Package.Source.Outcome = SourceFailed; f.Repo = nil }, CheckLicense, StatusNotRun, false, "is retried", 0},
 		{"remote, repository MIT", remote, nil, CheckLicense, StatusPassed, false, "GitHub identifies", 0},
-		{"remote, no repository", remote, func(f *Facts) { f.Repo = nil }, CheckLicense, StatusSkipped, false, "neither package metadata nor a repository", 0},
+		{"remote, no repository", remote, func(f *Facts) { f.Repo, f.Repository = nil, "" }, CheckLicense, StatusSkipped, false, "neither package metadata nor a repository", 0},
 
 		// maintenance
 		{"recent commit", npm, nil, CheckMaintenance, StatusPassed, false, "the last commit was on 2026-11-27, 3 days before this check (within 365 days)", 0},
@@ -327,7 +374,9 @@ func TestChecks(t *testing.T) {
 			d := testNow.AddDate(0, 0, -366)
 			f.Repo.LastPush, f.Repo.LastCommit, f.Repo.LatestRelease, f.Package.PublishedAt = d, d, d, d
 		}, CheckMaintenance, StatusFailed, false, "366 days before", 0},
-		{"no repository", npm, func(f *Facts) { f.Repo = nil }, CheckMaintenance, StatusSkipped, false, "no repository data", 0},
+		{"no repository", packageOnly, func(f *Facts) { f.Repo = nil; f.Package.RepositoryURL = "" }, CheckMaintenance, StatusSkipped, false, "no repository data", 0},
+		{"listed repository not read", npm, func(f *Facts) { f.Repo = nil }, CheckMaintenance, StatusNotRun, false, "is retried", 0},
+		{"GitHub unreadable", npm, func(f *Facts) { f.Repo.Source.Outcome = SourceFailed }, CheckMaintenance, StatusNotRun, false, "is retried", 0},
 		{"no dates", remote, func(f *Facts) {
 			f.Repo.LastPush, f.Repo.LastCommit, f.Repo.LatestRelease = time.Time{}, time.Time{}, time.Time{}
 		}, CheckMaintenance, StatusSkipped, false, "No commit", 0},
@@ -340,6 +389,8 @@ func TestChecks(t *testing.T) {
 		{"out of range", npm, func(f *Facts) { f.Scorecard.Score = 11 }, CheckScorecard, StatusSkipped, false, "out of range", 0},
 		{"NaN", npm, func(f *Facts) { f.Scorecard.Score = math.NaN() }, CheckScorecard, StatusSkipped, false, "out of range", 0},
 		{"nil", npm, func(f *Facts) { f.Scorecard = nil }, CheckScorecard, StatusSkipped, false, "No OpenSSF Scorecard result", 0},
+		{"unreadable", npm, func(f *Facts) { f.Scorecard.Source.Outcome = SourceFailed }, CheckScorecard, StatusNotRun, false, "is retried", 0},
+		{"repository unreadable", npm, func(f *Facts) { f.Scorecard = nil; f.Repo.Source.Outcome = SourceFailed }, CheckScorecard, StatusNotRun, false, "is retried", 0},
 
 		// package_name
 		{"unique name", npm, nil, CheckPackageName, StatusPassed, false, `The name "@acme/weather-mcp" is not within typosquatting distance`, 0},
@@ -373,7 +424,7 @@ func TestChecks(t *testing.T) {
 			f.Advisories.Advisories = []Advisory{{ID: "CVE-2026-0001", Package: "x", Version: "2.0.0", CVSS: 9.8}, {ID: "PYSEC-2026-1", Package: "y", Version: "1", Severity: "critical"}}
 		}, CheckAdvisories, StatusFailed, true, "2 critical advisories affect version 1.4.2 or its 42 resolved dependencies: CVE-2026-0001, PYSEC-2026-1.", 0},
 		{"no data", npm, func(f *Facts) { f.Advisories.Source.Outcome = SourceNoData }, CheckAdvisories, StatusSkipped, false, "no data", 0},
-		{"unreadable", npm, func(f *Facts) { f.Advisories.Source.Outcome = SourceFailed }, CheckAdvisories, StatusSkipped, false, "could not be read", 0},
+		{"unreadable", npm, func(f *Facts) { f.Advisories.Source.Outcome = SourceFailed }, CheckAdvisories, StatusNotRun, false, "could not be read this time; the check is retried", 0},
 		{"nil", npm, func(f *Facts) { f.Advisories = nil }, CheckAdvisories, StatusSkipped, false, "No advisory data", 0},
 		{"remote", remote, nil, CheckAdvisories, StatusSkipped, false, "no package", 0},
 
@@ -408,7 +459,8 @@ func TestChecks(t *testing.T) {
 		{"plain HTTP by URL only", remote, func(f *Facts) { f.Endpoint.URL = "HTTP://weather.example.com/mcp" }, CheckHandshake, StatusFailed, true, "plain HTTP", 0},
 		{"no answer", remote, func(f *Facts) { f.Endpoint.Answered = false; f.Endpoint.Source.Outcome = SourceFailed }, CheckHandshake, StatusFailed, false, "did not answer the MCP handshake (initialize)", 0},
 		{"not probed", remote, func(f *Facts) { f.Endpoint = nil }, CheckHandshake, StatusSkipped, false, "not been probed", 0},
-		{"package", npm, nil, CheckHandshake, StatusSkipped, false, "Only remote entries", 0},
+		{"package", npm, nil, CheckHandshake, StatusSkipped, false, "no remote endpoint", 0},
+		{"package with a remote", npm, func(f *Facts) { f.Endpoint = goodRemote().Endpoint }, CheckHandshake, StatusPassed, false, "answered the MCP handshake over HTTPS", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.id+"/"+c.note, func(t *testing.T) {
@@ -420,7 +472,7 @@ func TestChecks(t *testing.T) {
 			if r.Status != c.status || r.Serious != c.serious || !strings.Contains(r.Reason, c.reason) {
 				t.Fatalf("%s: %s serious=%v %q; want %s serious=%v containing %q", c.id, r.Status, r.Serious, r.Reason, c.status, c.serious, c.reason)
 			}
-			if c.status == StatusPartial && r.Points != c.points || c.status == StatusPassed && r.Points != float64(r.Weight) || (c.status == StatusFailed || c.status == StatusSkipped) && r.Points != 0 {
+			if c.status == StatusPartial && r.Points != c.points || c.status == StatusPassed && r.Points != float64(r.Weight) || (c.status == StatusFailed || c.status == StatusSkipped || c.status == StatusNotRun) && r.Points != 0 {
 				t.Fatalf("points %v", r.Points)
 			}
 			checkResultText(t, r, nil)

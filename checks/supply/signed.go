@@ -7,7 +7,13 @@ import "github.com/probity-dev/probity/attest"
 func (v Verdict) Outcomes() map[string]attest.SupplyOutcome {
 	out := make(map[string]attest.SupplyOutcome, len(v.Results))
 	for _, r := range v.Results {
-		out[r.ID] = attest.SupplyOutcome{Status: r.Status, Points: r.Points, Serious: r.Serious}
+		st := r.Status
+		if st == StatusNotRun {
+			// Not run is signed as skipped: both count neither way, and the supply/v1
+			// predicate has no fifth status (attest/doc.go).
+			st = StatusSkipped
+		}
+		out[r.ID] = attest.SupplyOutcome{Status: st, Points: r.Points, Serious: r.Serious}
 	}
 	return out
 }
