@@ -482,7 +482,7 @@ func checkSourceRepository(in *evalInput) Result {
 		return failed(whose+"does not exist or no one can read it.",
 			Evidence{What: "GitHub's answer", Sample: evSample(r.Source.Error), Link: safeLink(r.Source.URL)}).withSource(link)
 	case r.Private:
-		return failed(whose+"is private.").withSource(link)
+		return failed(whose + "is private.").withSource(link)
 	}
 	reason := "The public repository " + name + " exists."
 	if r.Archived {
@@ -765,7 +765,7 @@ func checkMaintenance(in *evalInput) Result {
 	f := in.f
 	r := f.Repo
 	if why, ok := repoNotRead(f); ok {
-		return notRun(why+"; the check is retried.").withSource(f.Repository)
+		return notRun(why + "; the check is retried.").withSource(f.Repository)
 	}
 	if r == nil || r.Source.Outcome != SourceOK || !r.Exists {
 		return skipped("There is no repository data to date the last commit or release.")

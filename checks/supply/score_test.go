@@ -108,7 +108,7 @@ func TestCatalog(t *testing.T) {
 func TestScoreTable(t *testing.T) {
 	for _, tc := range []struct {
 		note      string
-		outcomes  string // N: not run
+		outcomes  string  // N: not run
 		scorecard float64 // the Scorecard score behind a p
 		ran       int
 		points    float64
