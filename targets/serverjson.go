@@ -11,13 +11,18 @@ import (
 
 // The parts of a server.json document (and of a registry API list item) Parse reads.
 type serverJSON struct {
-	Name       string          `json:"name"`
-	Title      string          `json:"title"`
-	Remotes    []remoteJSON    `json:"remotes"`
-	Packages   []packageJSON   `json:"packages"`
-	Repository *repositoryJSON `json:"repository"`
-	// Server is the document when this is an item of a list response.
+	Name        string          `json:"name"`
+	Title       string          `json:"title"`
+	Description string          `json:"description"`
+	Version     string          `json:"version"`
+	WebsiteURL  string          `json:"websiteUrl"`
+	Remotes     []remoteJSON    `json:"remotes"`
+	Packages    []packageJSON   `json:"packages"`
+	Repository  *repositoryJSON `json:"repository"`
+	// Server and Meta are the document and its _meta when this is an item of a list
+	// response.
 	Server json.RawMessage `json:"server"`
+	Meta   json.RawMessage `json:"_meta"`
 }
 
 type remoteJSON struct {
@@ -29,16 +34,13 @@ type packageJSON struct {
 	RegistryType    string `json:"registryType"`
 	RegistryBaseURL string `json:"registryBaseUrl"`
 	Identifier      string `json:"identifier"`
+	Version         string `json:"version"`
 }
 
 type repositoryJSON struct {
 	URL    string `json:"url"`
 	Source string `json:"source"`
 }
-
-// serverFields are the keys of a top-level object Parse keeps while it finds out
-// whether the object is a document or a list response.
-var serverFields = map[string]bool{"name": true, "title": true, "remotes": true, "packages": true, "repository": true, "server": true}
 
 // readChunk bounds one read from the input, and so how far the tracker reads ahead of
 // the decoder.
@@ -371,9 +373,7 @@ func (j *jsonReader) objectFields(fields map[string]json.RawMessage) (list bool,
 			if err := j.dec.Decode(&raw); err != nil {
 				return false, err
 			}
-			if serverFields[key] {
-				fields[key] = raw
-			}
+			fields[key] = raw // a document keeps every field; a list response's are dropped
 			continue
 		}
 		tok, err = j.dec.Token()
@@ -427,81 +427,41 @@ func jsonKind(tok json.Token) string {
 	return "value"
 }
 
-// document reads the targets of one server.json document or list item starting at
+// document reads the server of one server.json document or list item starting at
 // line; text is its beginning, for a LineError.
 func (p *parser) document(raw json.RawMessage, line int, text string) error {
-	var d serverJSON
-	if err := unmarshalObject(raw, &d); err != nil {
+	var item struct {
+		Name     string          `json:"name"`
+		Remotes  json.RawMessage `json:"remotes"`
+		Packages json.RawMessage `json:"packages"`
+		Repo     json.RawMessage `json:"repository"`
+		Server   json.RawMessage `json:"server"`
+		Meta     json.RawMessage `json:"_meta"`
+	}
+	if err := unmarshalObject(raw, &item); err != nil {
 		p.fail(line, text, err)
 		return nil
 	}
-	if len(d.Server) > 0 && d.Name == "" && len(d.Remotes) == 0 && len(d.Packages) == 0 && d.Repository == nil {
-		if err := unmarshalObject(d.Server, &d); err != nil {
+	var meta json.RawMessage
+	if len(item.Server) > 0 && item.Name == "" && len(item.Remotes) == 0 && len(item.Packages) == 0 && len(item.Repo) == 0 {
+		raw, meta = item.Server, item.Meta // a list item: {"server": {…}, "_meta": {…}}
+	}
+	s, probs, err := readServer(raw)
+	for _, pr := range probs {
+		p.fail(line, pr.text, pr.err)
+	}
+	if err != nil {
+		if len(probs) == 0 || !errors.Is(err, errNothing) {
 			p.fail(line, text, err)
-			return nil
 		}
+		return nil
 	}
-	name := cleanName(d.Title)
-	if name == "" {
-		name = cleanName(d.Name[strings.LastIndexByte(d.Name, '/')+1:])
-	}
-	found := false
-	add := func(r ref) error {
-		found = true
-		if name != "" {
-			r.name = name
-		}
-		return p.add(Target{Kind: r.kind, Locator: r.locator, Name: r.name, Source: sourceRegistry, Line: line})
-	}
-	for _, rm := range d.Remotes {
-		found = true // a bad remote is reported on its own
-		r, err := remoteRef(rm.URL)
-		if err != nil {
-			p.fail(line, rm.URL, fmt.Errorf("remote: %w", err))
-			continue
-		}
-		if err := add(r); err != nil {
-			return err
-		}
-	}
-	for _, pk := range d.Packages {
-		var r ref
-		var err error
-		switch strings.ToLower(pk.RegistryType) {
-		case "npm":
-			found = true
-			r, err = registryPackage(pk, "https://registry.npmjs.org", npmRef)
-		case "pypi":
-			found = true
-			r, err = registryPackage(pk, "https://pypi.org", pypiRef)
-		default:
-			continue // oci, nuget, mcpb, …: not watched by Probity
-		}
-		if err != nil {
-			p.fail(line, pk.RegistryType+":"+pk.Identifier, fmt.Errorf("package: %w", err))
-			continue
-		}
-		if err := add(r); err != nil {
-			return err
-		}
-	}
-	if repo := d.Repository; repo != nil && repo.URL != "" && strings.EqualFold(repo.Source, "github") {
-		found = true
-		r, err := repositoryRef(repo.URL)
-		if err != nil {
-			p.fail(line, repo.URL, fmt.Errorf("repository: %w", err))
-		} else if err := add(r); err != nil {
-			return err
-		}
-	}
-	if !found {
-		p.fail(line, text, errNothing)
-	}
-	return nil
+	s.RegistryMeta, s.Status, s.Latest = officialMeta(meta)
+	return p.addDocument(s, line, text)
 }
 
 // unmarshalObject decodes a JSON object into d.
-func unmarshalObject(raw json.RawMessage, d *serverJSON) error {
+func unmarshalObject(raw json.RawMessage, d any) error {
 	if len(raw) == 0 || raw[0] != '{' {
 		return errNotObject
 	}

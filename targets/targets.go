@@ -1,7 +1,11 @@
 // Package targets parses the target lists `probity targets import` reads and turns them
-// into entries to add: remote MCP endpoints, npm and PyPI packages, and GitHub
-// repositories. It does no I/O besides reading the io.Reader it is given and never
-// touches the network.
+// into servers to list (issue 14: an entry is a server): a server.json document is one
+// server with its parts, remote MCP endpoints, npm and PyPI packages, its GitHub
+// repository, and its OCI, NuGet and MCP bundle packages, which are listed but not
+// checked; a bare reference is a one-part server. It does no I/O besides reading the
+// io.Reader it is given and never touches the network. ParseServerJSON reads one
+// document by the same rules; the registry sync uses it, so the rule that turns a
+// server.json into parts has one owner.
 //
 // # Input
 //
@@ -28,21 +32,25 @@
 // https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json): a
 // single document, an array of them, a registry API list response
 // ({"servers":[{"server":{…},"_meta":{…}}, …], "metadata":{…}}, whose items may also be
-// documents themselves), or JSON Lines, one document or list response per line. From a
-// document Parse takes a remote target for every remotes[].url, a package target for
-// every npm and pypi entry of packages[] (published on the public registry), and a GitHub
-// target from repository.url when repository.source is "github"; other package types
-// (oci, nuget, mcpb, …) are skipped, and a document with nothing else is a LineError.
-// Headers and variables of remotes are ignored: Probity never sends credentials. The
-// Line of such a target is the line where its document starts.
+// documents themselves), or JSON Lines, one document or list response per line. A
+// document is one Server: its name, title, description, websiteUrl and version, the
+// document itself (icons and all), and as parts a remote for every remotes[].url, a
+// package for every npm and pypi entry of packages[] (published on the public
+// registry), the GitHub repository from repository.url when repository.source is
+// "github", and the oci, nuget and mcpb packages by their identifiers; other package
+// types are skipped. The primary part (Server.Parts) is of a checked kind; a document
+// without one is a LineError. Headers and variables of remotes are ignored: Probity
+// never sends credentials. The Line of a server is the line where its document starts.
+// A list item's registry metadata (status, isLatest) is kept, and of a name listed more
+// than once the isLatest version is the one read.
 //
 // # Output
 //
-// Locators are canonical (see store.Entry.Locator): locator.NormalizeURL of a remote URL
+// Locators of the checked kinds are canonical (see store.Entry.Locator): locator.NormalizeURL of a remote URL
 // whose host name is in its ASCII (punycode) form, pkg:npm/name or pkg:npm/%40scope/name,
 // pkg:pypi/name with the PEP 503 normalized name (locator.PEP503), and https://github.com/owner/repo in
-// lower case. Targets with the same kind and locator are returned once, the first one
-// read. Slug gives each target a slug base derived from its locator alone.
+// lower case. A part belongs to one server: the first one read that lists it. Slug gives
+// each server a slug base derived from its primary part's locator alone.
 //
 // # Refused
 //
@@ -56,8 +64,9 @@
 // # Bounds
 //
 // Parse reads at most MaxInputBytes. A text line may hold MaxLineBytes; a JSON document
-// MaxDocumentBytes, and the input at most MaxDocuments JSON values. Parse returns at
-// most MaxTargets targets and MaxLineErrors line errors, then one that counts the errors
+// MaxDocumentBytes, and the input at most MaxDocuments JSON values; a document lists at
+// most MaxParts remotes and packages. Parse returns at most MaxServers servers and
+// MaxLineErrors line errors, then one that counts the errors
 // left out. A JSON syntax error ends an array or list response, whose rest cannot be
 // read reliably; in JSON Lines, Parse goes on at the next line.
 package targets
@@ -87,34 +96,15 @@ const (
 	// input may hold; Parse refuses a longer one. It bounds the work on an input that
 	// is not a server.json list: 64 MiB of "1," is 32 million array elements.
 	MaxDocuments = 100_000
-	// MaxTargets is the most targets one input may yield; Parse refuses a longer list.
-	MaxTargets = 100_000
+	// MaxServers is the most servers one input may yield; Parse refuses a longer list.
+	MaxServers = 100_000
 	// MaxLineErrors is the most line errors Parse returns one by one; a last one counts
 	// those left out.
 	MaxLineErrors = 1000
 )
 
-// Target is one entry to add.
-type Target struct {
-	// Kind is "remote", "npm", "pypi" or "github" (store.KindRemote, store.KindNPM,
-	// store.KindPyPI, store.KindGitHub).
-	Kind string
-	// Locator identifies the entry within its kind; see store.Entry.Locator.
-	Locator string
-	// Name is a display name: the title or short name of a server.json document, or
-	// one derived from the reference (host and path, package name, owner/repo).
-	Name string
-	// SlugBase is Slug(Kind, Locator): ^[a-z0-9][a-z0-9-]{0,79}$.
-	SlugBase string
-	// Source is "import" for a text list and "registry" for server.json documents.
-	Source string
-	// Line is the 1-based line the target was read from; for a server.json document,
-	// the line where the document starts.
-	Line int
-}
-
-// The kinds of targets (the values of store.Kind*, which this package does not import
-// to stay free of the store's drivers).
+// The kinds of parts Probity checks (the values of store.Kind*, which this package does
+// not import to stay free of the store's drivers).
 const (
 	kindRemote = "remote"
 	kindNPM    = "npm"
@@ -164,7 +154,7 @@ var (
 // Errors that end Parse.
 var (
 	errTooLarge         = fmt.Errorf("the input is larger than %d MiB", MaxInputBytes>>20)
-	errTooMany          = fmt.Errorf("the input lists more than %d targets; split it", MaxTargets)
+	errTooMany          = fmt.Errorf("the input lists more than %d servers; split it", MaxServers)
 	errTooManyDocuments = fmt.Errorf("the input holds more than %d JSON documents; split it", MaxDocuments)
 )
 
@@ -174,41 +164,56 @@ type limits struct {
 	line      int
 	document  int
 	documents int
-	targets   int
+	servers   int
 	errors    int
 }
 
-var defaultLimits = limits{input: MaxInputBytes, line: MaxLineBytes, document: MaxDocumentBytes, documents: MaxDocuments, targets: MaxTargets, errors: MaxLineErrors}
+var defaultLimits = limits{input: MaxInputBytes, line: MaxLineBytes, document: MaxDocumentBytes, documents: MaxDocuments, servers: MaxServers, errors: MaxLineErrors}
 
-// Parse reads an import file and returns every target it could read and an error for
-// every line or document it could not; it never stops at a bad line. Duplicates (same
-// Kind and Locator) are returned once, the first one read. The error is non-nil only
-// when r fails, the input is longer than MaxInputBytes, holds more than MaxDocuments JSON
-// documents or yields more than MaxTargets targets; then the other results are nil:
-// nothing of such an input is imported.
-func Parse(r io.Reader) ([]Target, []*LineError, error) {
+// Parse reads an import file and returns every server it could read and an error for
+// every line or document it could not; it never stops at a bad line. A server.json
+// document is one server with all its parts; a bare reference is a one-part server.
+// Duplicates are returned once: a server name read again (the first one read wins,
+// unless a later one is the registry's isLatest version and the first is not), and a
+// bare reference to a part read before. A part of a document that an earlier server
+// of the input already has is left out of the later one. The error is non-nil only
+// when r fails, the input is longer than MaxInputBytes, holds more than MaxDocuments
+// JSON documents or yields more than MaxServers servers; then the other results are
+// nil: nothing of such an input is imported.
+func Parse(r io.Reader) ([]Server, []*LineError, error) {
 	return parse(r, defaultLimits)
 }
 
-func parse(r io.Reader, lim limits) ([]Target, []*LineError, error) {
-	p := &parser{lim: lim, seen: make(map[targetKey]struct{})}
+func parse(r io.Reader, lim limits) ([]Server, []*LineError, error) {
+	p := &parser{lim: lim, owner: make(map[targetKey]int), named: make(map[string]int)}
 	if err := p.read(r); err != nil {
 		return nil, nil, err
 	}
 	if p.dropped > 0 {
 		p.errs = append(p.errs, &LineError{Line: p.droppedLine, Err: fmt.Errorf("%d more lines or documents could not be read; only the first %d are listed", p.dropped, lim.errors)})
 	}
-	return p.targets, p.errs, nil
+	servers := p.servers[:0]
+	for _, s := range p.servers {
+		if s.Parts != nil {
+			servers = append(servers, s)
+		}
+	}
+	return servers, p.errs, nil
 }
 
 type targetKey struct{ kind, locator string }
 
 // parser collects what one Parse call reads.
 type parser struct {
-	lim     limits
-	targets []Target
-	seen    map[targetKey]struct{}
-	errs    []*LineError
+	lim limits
+	// servers are the servers read; one whose Parts is nil was replaced by a later
+	// version and is left out of the result.
+	servers []Server
+	// owner maps every part read to the index of its server; named maps a server name
+	// to its server's index.
+	owner map[targetKey]int
+	named map[string]int
+	errs  []*LineError
 	// dropped counts line errors beyond lim.errors; droppedLine is the first one's line.
 	dropped, droppedLine int
 	// documents counts the JSON values read.
@@ -223,20 +228,73 @@ func (p *parser) countDocument() error {
 	return nil
 }
 
-// add records t unless a target of the same kind and locator was read before.
-func (p *parser) add(t Target) error {
-	k := targetKey{t.Kind, t.Locator}
-	if _, ok := p.seen[k]; ok {
+// addRef records the one-part server of a bare reference unless its part was read
+// before.
+func (p *parser) addRef(r ref, line int) error {
+	k := targetKey{r.kind, r.locator}
+	if _, ok := p.owner[k]; ok {
 		return nil
 	}
-	if len(p.targets) >= p.lim.targets {
+	s := Server{Name: r.name, Source: sourceImport, Line: line, Parts: []Part{{Kind: r.kind, Locator: r.locator}}}
+	s.finish()
+	return p.append(s)
+}
+
+// append adds s as a new server and makes it the owner of its parts.
+func (p *parser) append(s Server) error {
+	if len(p.servers) >= p.lim.servers {
 		return errTooMany
 	}
-	p.seen[k] = struct{}{}
-	t.Name = cleanName(t.Name)
-	t.SlugBase = Slug(t.Kind, t.Locator)
-	p.targets = append(p.targets, t)
+	i := len(p.servers)
+	p.servers = append(p.servers, s)
+	for _, pt := range s.Parts {
+		p.owner[targetKey{pt.Kind, pt.Locator}] = i
+	}
+	if s.ServerName != "" {
+		p.named[s.ServerName] = i
+	}
 	return nil
+}
+
+// addDocument records the server of a document read at line (text is its beginning, for
+// a LineError): a server name read before is kept unless s is the registry's latest
+// version and the one kept is not; parts that earlier servers have are left out.
+func (p *parser) addDocument(s Server, line int, text string) error {
+	s.Line = line
+	replace := -1
+	if i, ok := p.named[s.ServerName]; ok && s.ServerName != "" {
+		if !s.Latest || p.servers[i].Latest {
+			return nil
+		}
+		replace = i
+		for _, pt := range p.servers[i].Parts {
+			delete(p.owner, targetKey{pt.Kind, pt.Locator})
+		}
+	}
+	parts := s.Parts[:0:0]
+	for _, pt := range s.Parts {
+		if j, taken := p.owner[targetKey{pt.Kind, pt.Locator}]; !taken || j == replace {
+			parts = append(parts, pt)
+		}
+	}
+	s.Parts = parts
+	if !orderParts(s.Parts) {
+		p.fail(line, text, errAllPartsTaken)
+		if replace >= 0 {
+			// The version kept stays as it was: give its parts back.
+			for _, pt := range p.servers[replace].Parts {
+				p.owner[targetKey{pt.Kind, pt.Locator}] = replace
+			}
+		}
+		return nil
+	}
+	s.finish()
+	if replace >= 0 {
+		// The version read before goes; the latest one takes its place at the end, so
+		// servers stay in the order of their lines.
+		p.servers[replace].Parts = nil
+	}
+	return p.append(s)
 }
 
 // fail records a line error; text is the raw offending input.
@@ -399,7 +457,7 @@ func (p *parser) textLine(line int, b []byte) error {
 		p.fail(line, s, err)
 		return nil
 	}
-	return p.add(Target{Kind: ref.kind, Locator: ref.locator, Name: ref.name, Source: sourceImport, Line: line})
+	return p.addRef(ref, line)
 }
 
 // maxNameRunes bounds a display name.
@@ -407,24 +465,4 @@ const maxNameRunes = 100
 
 // cleanName makes s fit for display: valid UTF-8, no control or bidirectional
 // formatting characters, white space collapsed, at most maxNameRunes runes.
-func cleanName(s string) string {
-	s = strings.ToValidUTF8(s[:min(len(s), 4*maxNameRunes)], "\uFFFD")
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case unicode.Is(unicode.Bidi_Control, r):
-			return -1
-		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
-			return ' '
-		}
-		return r
-	}, s)
-	s = strings.Join(strings.Fields(s), " ")
-	n := 0
-	for i := range s {
-		if n == maxNameRunes {
-			return strings.TrimSpace(s[:i])
-		}
-		n++
-	}
-	return s
-}
+func cleanName(s string) string { return cleanText(s, maxNameRunes) }

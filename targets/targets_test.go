@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -21,7 +22,7 @@ import (
 var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,79}$`)
 
 // parseString parses s and fails the test on an error of Parse itself.
-func parseString(t *testing.T, s string) ([]Target, []*LineError) {
+func parseString(t *testing.T, s string) ([]Server, []*LineError) {
 	t.Helper()
 	ts, errs, err := Parse(strings.NewReader(s))
 	if err != nil {
@@ -31,17 +32,17 @@ func parseString(t *testing.T, s string) ([]Target, []*LineError) {
 }
 
 // one parses a one-line input and returns its target or its line error.
-func one(t *testing.T, line string) (Target, *LineError) {
+func one(t *testing.T, line string) (Server, *LineError) {
 	t.Helper()
 	ts, errs := parseString(t, line+"\n")
 	switch {
 	case len(ts) == 1 && len(errs) == 0:
 		return ts[0], nil
 	case len(ts) == 0 && len(errs) == 1:
-		return Target{}, errs[0]
+		return Server{}, errs[0]
 	}
 	t.Fatalf("%q: %d targets, %d errors: %v %v", line, len(ts), len(errs), ts, errs)
-	return Target{}, nil
+	return Server{}, nil
 }
 
 func TestAcceptedReferences(t *testing.T) {
@@ -295,14 +296,18 @@ const mixed = "\ufeff# Probity targets, exported 2026-01-12\r\n" + // 1
 
 func TestMixedFile(t *testing.T) {
 	ts, errs := parseString(t, mixed)
-	want := []Target{
+	want := []Server{
 		{Kind: "remote", Locator: "https://mcp.tidewater.example.com/v2/mcp", Name: "mcp.tidewater.example.com/v2/mcp", SlugBase: "mcp-tidewater-example-com-v2-mcp", Source: "import", Line: 3},
 		{Kind: "npm", Locator: "pkg:npm/%40lumen-notes/mcp-server", Name: "@lumen-notes/mcp-server", SlugBase: "npm-lumen-notes-mcp-server", Source: "import", Line: 4},
 		{Kind: "pypi", Locator: "pkg:pypi/lumen-notes-mcp", Name: "Lumen_Notes.MCP", SlugBase: "pypi-lumen-notes-mcp", Source: "import", Line: 6},
 		{Kind: "github", Locator: "https://github.com/quillwork/pdf-tools", Name: "quillwork/pdf-tools", SlugBase: "gh-quillwork-pdf-tools", Source: "import", Line: 9},
 		{Kind: "pypi", Locator: "pkg:pypi/weather-mcp", Name: "weather-mcp", SlugBase: "pypi-weather-mcp", Source: "import", Line: 15},
 	}
-	if !slices.Equal(ts, want) {
+	// A bare reference is a one-part server: its part is its kind and locator.
+	for i := range want {
+		want[i].Parts = []Part{{Kind: want[i].Kind, Locator: want[i].Locator}}
+	}
+	if !reflect.DeepEqual(ts, want) {
 		t.Errorf("targets:\n%s\nwant:\n%s", dump(ts), dump(want))
 	}
 	wantErrs := []struct {
@@ -322,7 +327,7 @@ func TestMixedFile(t *testing.T) {
 	}
 }
 
-func dump(ts []Target) string {
+func dump(ts []Server) string {
 	var b strings.Builder
 	for _, t := range ts {
 		fmt.Fprintf(&b, "\t%+v\n", t)
@@ -491,12 +496,17 @@ func TestReadError(t *testing.T) {
 
 func TestTooManyTargets(t *testing.T) {
 	lim := defaultLimits
-	lim.targets = 3
+	lim.servers = 3
 	// Duplicates do not count.
 	if ts, _, err := parse(strings.NewReader("npm:a\nnpm:b\nnpm:a\nnpm:c\nnpm:b\n"), lim); err != nil || len(ts) != 3 {
 		t.Errorf("%v %v", ts, err)
 	}
-	for _, in := range []string{"npm:a\nnpm:b\nnpm:c\nnpm:d\n", `{"name":"a/b","packages":[{"registryType":"npm","identifier":"a"},{"registryType":"npm","identifier":"b"},{"registryType":"npm","identifier":"c"},{"registryType":"npm","identifier":"d"}]}`} {
+	// A document is one server, however many parts it has.
+	doc := `{"name":"a/b","packages":[{"registryType":"npm","identifier":"a"},{"registryType":"npm","identifier":"b"},{"registryType":"npm","identifier":"c"},{"registryType":"npm","identifier":"d"}]}`
+	if ts, _, err := parse(strings.NewReader(doc), lim); err != nil || len(ts) != 1 || len(ts[0].Parts) != 4 {
+		t.Errorf("%v %v", ts, err)
+	}
+	for _, in := range []string{"npm:a\nnpm:b\nnpm:c\nnpm:d\n", `[{"name":"a/b","packages":[{"registryType":"npm","identifier":"a"}]},{"name":"a/c","packages":[{"registryType":"npm","identifier":"b"}]},{"name":"a/d","packages":[{"registryType":"npm","identifier":"c"}]},{"name":"a/e","packages":[{"registryType":"npm","identifier":"d"}]}]`} {
 		if ts, errs, err := parse(strings.NewReader(in), lim); !errors.Is(err, errTooMany) || ts != nil || errs != nil {
 			t.Errorf("%q: %v %v %v", in, ts, errs, err)
 		}
@@ -542,7 +552,7 @@ func TestWhiteSpaceBetweenDocuments(t *testing.T) {
 	if err != nil || len(ts) != 1 || len(errs) != 1 || !errors.Is(errs[0], errDocTooLarge) {
 		t.Errorf("%v %v %v", ts, errs, err)
 	}
-	ts, errs, err = parse(strings.NewReader(doc+strings.Repeat("\n", 2<<10)+strings.Replace(doc, "a.example", "b.example", 1)), lim)
+	ts, errs, err = parse(strings.NewReader(doc+strings.Repeat("\n", 2<<10)+strings.NewReplacer("a.example", "b.example", "a/b", "a/c").Replace(doc)), lim)
 	if err != nil || len(ts) != 2 || len(errs) != 0 || ts[1].Line != 2<<10+1 {
 		t.Errorf("%v %v %v", ts, errs, err)
 	}
@@ -647,11 +657,18 @@ func checkParse(t *testing.T, in string, wantTs []wantTarget, wantErrs []wantErr
 	t.Helper()
 	ts, errs := parseString(t, in)
 	var got, want []string
+	// Each server reads as its parts, the primary one first, with the server's line
+	// and name.
 	for _, tg := range ts {
 		if tg.Source != "registry" && strings.HasPrefix(strings.TrimSpace(in), "{") {
 			t.Errorf("%+v: source %q", tg, tg.Source)
 		}
-		got = append(got, fmt.Sprintf("%d %s %s %q", tg.Line, tg.Kind, tg.Locator, tg.Name))
+		if tg.Kind != tg.Parts[0].Kind || tg.Locator != tg.Parts[0].Locator {
+			t.Errorf("%+v: kind and locator are not the first part's", tg)
+		}
+		for _, pt := range tg.Parts {
+			got = append(got, fmt.Sprintf("%d %s %s %q", tg.Line, pt.Kind, pt.Locator, tg.Name))
+		}
 	}
 	for _, w := range wantTs {
 		want = append(want, fmt.Sprintf("%d %s %s %q", w.line, w.kind, w.locator, w.name))
@@ -680,6 +697,7 @@ var (
 	packagesWant = []wantTarget{
 		{1, "npm", "pkg:npm/%40lumen-notes/mcp-server", "notes-server"},
 		{1, "pypi", "pkg:pypi/lumen-notes-mcp", "notes-server"},
+		{1, "oci", "ghcr.io/lumen-notes/mcp-server:0.9.4", "notes-server"}, // listed, not checked
 		{1, "github", "https://github.com/lumen-notes/notes-server", "notes-server"},
 	}
 	packagesErrs = []wantError{{1, errBadName}} // the package on another registry
@@ -1005,7 +1023,7 @@ func TestKinds(t *testing.T) {
 
 // checkResult checks what Parse returned against its contract; the fuzz target runs it
 // on every input.
-func checkResult(t *testing.T, in []byte, ts []Target, errs []*LineError) {
+func checkResult(t *testing.T, in []byte, ts []Server, errs []*LineError) {
 	t.Helper()
 	kinds := map[string]bool{kindRemote: true, kindNPM: true, kindPyPI: true, kindGitHub: true}
 	seen := map[targetKey]bool{}
@@ -1025,6 +1043,16 @@ func checkResult(t *testing.T, in []byte, ts []Target, errs []*LineError) {
 			t.Fatalf("duplicate %+v", tg)
 		}
 		prev = tg.Line
+		// Every part belongs to one server; the first is checked and is the server's.
+		if len(tg.Parts) == 0 || tg.Parts[0].Kind != tg.Kind || tg.Parts[0].Locator != tg.Locator || len(tg.Parts) > 2*MaxParts+1 {
+			t.Fatalf("bad parts %+v", tg)
+		}
+		for _, pt := range tg.Parts[1:] {
+			if pt.Locator == "" || seen[targetKey{pt.Kind, pt.Locator}] {
+				t.Fatalf("bad or shared part %+v of %+v", pt, tg)
+			}
+			seen[targetKey{pt.Kind, pt.Locator}] = true
+		}
 		seen[targetKey{tg.Kind, tg.Locator}] = true
 		// The locator reads back as the same target.
 		again, errs2, err := Parse(strings.NewReader(tg.Locator))
