@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,6 +62,20 @@ type ClientConfig struct {
 	// Cache keeps responses for revalidation and for the warm cache; default a
 	// MemoryCache of 4,096 entries and 64 MiB.
 	Cache Cache
+	// Store is the persistent level under Cache (CacheStore): a response missing or
+	// stale in memory is read from it, and 200 (and 404/410) answers are kept in it,
+	// so a restart revalidates instead of starting cold. Nil: memory only.
+	Store CacheStore
+	// Limits is Probity's own throttle per source host, applied before a request is
+	// sent; nil: DefaultLimits(). A non-nil map replaces the defaults (start from
+	// DefaultLimits() to keep them); a host not in it is not throttled.
+	Limits map[string]HostLimit
+	// MaxThrottleWait bounds how long one request waits for the throttle (its own
+	// limit, or the reset of a quota a server announced as used up); a longer wait,
+	// or one beyond the context's deadline, fails the request with a "throttled,
+	// retry after" or "quota exhausted until" error instead. Default
+	// DefaultMaxThrottleWait (30 s); negative: never wait.
+	MaxThrottleWait time.Duration
 	// MaxAge is how long a cached response is served without a request; older entries
 	// are revalidated with If-None-Match / If-Modified-Since. Default 1 h; a negative
 	// value always revalidates.
@@ -77,10 +93,15 @@ type ClientConfig struct {
 	Logger *slog.Logger
 }
 
-// Client is the HTTP client every source uses: a response cache with revalidation,
-// rate-limit handling (Retry-After, and quota headers X-RateLimit-Remaining /
-// X-RateLimit-Reset, per service), size caps and bounded attempts. It is safe for
-// concurrent use.
+// Client is the HTTP client every source uses: a response cache with revalidation
+// (in memory, over an optional persistent CacheStore), a throttle that keeps each
+// source under its published quota before a 429 (HostLimit, and the quota headers
+// X-RateLimit-Limit / -Remaining / -Reset), Retry-After handling, size caps and
+// bounded attempts. It is safe for concurrent use.
+//
+// A response served from the cache, memory or store, sends nothing and takes no
+// throttle token; a revalidation is a request and takes one, except where the
+// source does not count a 304 (GitHub with a token: HostLimit.FreeNotModified).
 //
 // Every request goes through the egress guard (checks/probe/egress), as the probe's
 // do: a source's base URL and each redirect hop are checked before the request is
@@ -90,22 +111,22 @@ type ClientConfig struct {
 // supply checks reach private networks, the host itself (without AllowLoopback) or a
 // cloud metadata service.
 type Client struct {
-	guard      *egress.Guard
-	http       *http.Client
-	userAgent  string
-	timeout    time.Duration
-	maxBody    int64
-	cache      Cache
-	maxAge     time.Duration
-	maxWait    time.Duration
-	maxRetries int
-	now        func() time.Time
-	log        *slog.Logger
+	guard       *egress.Guard
+	http        *http.Client
+	userAgent   string
+	timeout     time.Duration
+	maxBody     int64
+	cache       Cache
+	store       CacheStore
+	throttle    *throttle
+	maxThrottle time.Duration
+	maxAge      time.Duration
+	maxWait     time.Duration
+	maxRetries  int
+	now         func() time.Time
+	log         *slog.Logger
 	// sleep waits d or until ctx is done; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
-
-	mu    sync.Mutex
-	quota map[string]time.Time // service → time its quota resets, while exhausted
 }
 
 // NewClient returns a Client for cfg.
@@ -116,19 +137,20 @@ func NewClient(cfg ClientConfig) *Client {
 		transport = guard.Transport()
 	}
 	c := &Client{
-		guard:      guard,
-		http:       &http.Client{Transport: transport, CheckRedirect: guard.CheckRedirect},
-		userAgent:  cfg.UserAgent,
-		timeout:    cfg.Timeout,
-		maxBody:    cfg.MaxBody,
-		cache:      cfg.Cache,
-		maxAge:     cfg.MaxAge,
-		maxWait:    cfg.MaxWait,
-		maxRetries: cfg.MaxRetries,
-		now:        cfg.Now,
-		log:        cfg.Logger,
-		sleep:      sleepCtx,
-		quota:      map[string]time.Time{},
+		guard:       guard,
+		http:        &http.Client{Transport: transport, CheckRedirect: guard.CheckRedirect},
+		userAgent:   cfg.UserAgent,
+		timeout:     cfg.Timeout,
+		maxBody:     cfg.MaxBody,
+		cache:       cfg.Cache,
+		store:       cfg.Store,
+		maxThrottle: cfg.MaxThrottleWait,
+		maxAge:      cfg.MaxAge,
+		maxWait:     cfg.MaxWait,
+		maxRetries:  cfg.MaxRetries,
+		now:         cfg.Now,
+		log:         cfg.Logger,
+		sleep:       sleepCtx,
 	}
 	if c.userAgent == "" {
 		c.userAgent = DefaultUserAgent
@@ -157,6 +179,21 @@ func NewClient(cfg ClientConfig) *Client {
 	if c.now == nil {
 		c.now = time.Now
 	}
+	switch {
+	case c.maxThrottle == 0:
+		c.maxThrottle = DefaultMaxThrottleWait
+	case c.maxThrottle < 0:
+		c.maxThrottle = 0
+	}
+	limits := cfg.Limits
+	if limits == nil {
+		limits = DefaultLimits()
+	}
+	lower := make(map[string]HostLimit, len(limits))
+	for host, l := range limits {
+		lower[strings.ToLower(host)] = l
+	}
+	c.throttle = newThrottle(lower, c.now)
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -209,9 +246,10 @@ type response struct {
 	cached    bool // served without a request
 }
 
-// do performs r: from the warm cache when fresh, else over the network with
-// revalidation, rate-limit handling and size caps. A non-nil error means no usable
-// answer (the caller reports SourceFailed); a 404 is a response, not an error.
+// do performs r: from the cache (memory, then the CacheStore) when fresh, else over the
+// network behind the throttle, with revalidation, Retry-After handling and size caps.
+// A non-nil error means no usable answer (the caller reports SourceFailed); a 404 is a
+// response, not an error.
 func (c *Client) do(ctx context.Context, r request) (*response, error) {
 	start := time.Now()
 	if r.method == "" {
@@ -222,33 +260,44 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 		maxBody = c.maxBody
 	}
 	key := cacheKey(r)
-	entry, hit := c.cache.Get(key)
 	now := c.now()
-	if hit && c.maxAge > 0 && now.Sub(entry.FetchedAt) < c.maxAge && now.Sub(entry.FetchedAt) >= 0 {
-		c.logFetch(ctx, r, entry.Status, "fresh", 0, start)
+	entry, hit, level := c.lookup(ctx, key, maxBody, now)
+	if hit && c.fresh(entry, now) {
+		c.logFetch(ctx, r, entry.Status, "fresh-"+level, 0, start)
 		return &response{status: entry.Status, body: entry.Body, fetchedAt: entry.FetchedAt, cached: true}, nil
 	}
+	conditional := hit && entry.Status == http.StatusOK && (entry.ETag != "" || entry.LastModified != "")
+	bk := keyOf(r)
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {
-		if until, ok := c.exhausted(r.service); ok {
-			c.logFetch(ctx, r, 0, "quota", attempt, start)
-			return nil, quotaError(r.service, until)
+		g, err := c.throttle.reserve(bk, conditional, c.allowance(ctx))
+		if err != nil {
+			c.logFetch(ctx, r, 0, "throttled", attempt, start)
+			return nil, err
 		}
-		status, hdr, body, err := c.attempt(ctx, r, entry, hit, maxBody)
+		if g.delay > 0 {
+			if err := c.sleep(ctx, g.delay); err != nil {
+				c.throttle.cancel(g)
+				c.logFetch(ctx, r, 0, "throttled", attempt, start)
+				return nil, fmt.Errorf("%s %w: waiting %s for the throttle: %w", r.service, errThrottled, g.delay, err)
+			}
+		}
+		status, hdr, body, err := c.attempt(ctx, r, entry, conditional, maxBody)
 		if err != nil {
 			c.logFetch(ctx, r, status, "error", attempt, start)
 			return nil, err
 		}
-		c.noteQuota(r.service, status, hdr)
+		c.throttle.observe(bk, g, status, hdr)
 		switch {
-		case status == http.StatusNotModified && hit:
+		case status == http.StatusNotModified && conditional:
 			entry.FetchedAt = c.now()
 			c.cache.Put(key, entry)
-			c.logFetch(ctx, r, entry.Status, "revalidated", attempt, start)
+			c.keep(ctx, key, entry, hdr)
+			c.logFetch(ctx, r, entry.Status, "revalidated-"+level, attempt, start)
 			return &response{status: entry.Status, body: entry.Body, fetchedAt: entry.FetchedAt}, nil
 		case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable ||
 			status == http.StatusForbidden && hdr.Get("Retry-After") != "":
-			if until, ok := c.exhausted(r.service); ok {
+			if until, ok := c.throttle.exhausted(bk); ok {
 				c.logFetch(ctx, r, status, "quota", attempt, start)
 				return nil, quotaError(r.service, until)
 			}
@@ -274,28 +323,40 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 			waited += wait
 			continue
 		case status == http.StatusForbidden:
-			if until, ok := c.exhausted(r.service); ok {
+			if until, ok := c.throttle.exhausted(bk); ok {
 				c.logFetch(ctx, r, status, "quota", attempt, start)
 				return nil, quotaError(r.service, until)
 			}
 		}
 		fetched := c.now()
 		if status == http.StatusOK || status == http.StatusNotFound || status == http.StatusGone {
-			c.cache.Put(key, Entry{
+			e := Entry{
 				Status:       status,
 				Body:         body,
 				ETag:         hdr.Get("ETag"),
 				LastModified: hdr.Get("Last-Modified"),
 				FetchedAt:    fetched,
-			})
+			}
+			c.cache.Put(key, e)
+			c.keep(ctx, key, e, hdr)
 		}
 		c.logFetch(ctx, r, status, "miss", attempt, start)
 		return &response{status: status, body: body, fetchedAt: fetched}, nil
 	}
 }
 
+// allowance is how long a request may wait for the throttle: MaxThrottleWait, or less
+// when the context's deadline is nearer.
+func (c *Client) allowance(ctx context.Context) time.Duration {
+	a := c.maxThrottle
+	if dl, ok := ctx.Deadline(); ok {
+		a = min(a, time.Until(dl))
+	}
+	return a
+}
+
 // attempt sends r once and reads at most maxBody bytes of the answer.
-func (c *Client) attempt(ctx context.Context, r request, entry Entry, hit bool, maxBody int64) (int, http.Header, []byte, error) {
+func (c *Client) attempt(ctx context.Context, r request, entry Entry, conditional bool, maxBody int64) (int, http.Header, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	var rd io.Reader
@@ -326,7 +387,7 @@ func (c *Client) attempt(ctx context.Context, r request, entry Entry, hit bool, 
 	if r.auth != "" {
 		req.Header.Set("Authorization", r.auth)
 	}
-	if hit && entry.Status == http.StatusOK {
+	if conditional {
 		if entry.ETag != "" {
 			req.Header.Set("If-None-Match", entry.ETag)
 		}
@@ -376,47 +437,6 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 	return max(t.Sub(now), 0), true
 }
 
-// noteQuota reads X-RateLimit-Remaining and X-RateLimit-Reset (GitHub's quota
-// headers): when remaining is 0, no request of the service is sent before the reset.
-func (c *Client) noteQuota(service string, status int, h http.Header) {
-	if h == nil {
-		return
-	}
-	rem := strings.TrimSpace(h.Get("X-RateLimit-Remaining"))
-	if rem == "" {
-		return
-	}
-	n, err := strconv.ParseInt(rem, 10, 64)
-	if err != nil || n > 0 {
-		return
-	}
-	until := c.now().Add(time.Hour) // GitHub's window, when the reset is missing
-	if s, err := strconv.ParseInt(strings.TrimSpace(h.Get("X-RateLimit-Reset")), 10, 64); err == nil && s > 0 {
-		until = time.Unix(s, 0)
-	}
-	if until.Sub(c.now()) > 24*time.Hour {
-		until = c.now().Add(24 * time.Hour)
-	}
-	c.mu.Lock()
-	c.quota[service] = until
-	c.mu.Unlock()
-}
-
-// exhausted reports whether the service's quota is exhausted now, and until when.
-func (c *Client) exhausted(service string) (time.Time, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	until, ok := c.quota[service]
-	if !ok {
-		return time.Time{}, false
-	}
-	if !c.now().Before(until) {
-		delete(c.quota, service)
-		return time.Time{}, false
-	}
-	return until, true
-}
-
 // quotaError says a service's quota is exhausted until a time ("GitHub quota
 // exhausted until 2026-11-30T12:30:00Z").
 func quotaError(service string, until time.Time) error {
@@ -434,8 +454,9 @@ func (c *Client) logFetch(ctx context.Context, r request, status int, cache stri
 		slog.Duration("took", time.Since(start)))
 }
 
-// cacheKey identifies a response: method, URL, Accept, a hash of the request body,
-// and whether it was authenticated (never the credential itself).
+// cacheKey identifies a response: method, URL, Accept, the further request headers
+// (non-secret by request's contract), a hash of the request body, and whether it was
+// authenticated (never the credential itself). It is also the CacheStore's key.
 func cacheKey(r request) string {
 	var b strings.Builder
 	b.WriteString(r.method)
@@ -443,6 +464,16 @@ func cacheKey(r request) string {
 	b.WriteString(r.url)
 	b.WriteString(" accept=")
 	b.WriteString(r.accept)
+	names := slices.Sorted(maps.Keys(r.header))
+	for _, k := range names {
+		if strings.EqualFold(k, "Authorization") {
+			continue // never part of a key (request.auth carries credentials)
+		}
+		b.WriteByte(' ')
+		b.WriteString(http.CanonicalHeaderKey(k))
+		b.WriteByte('=')
+		b.WriteString(strings.Join(r.header[k], ","))
+	}
 	if r.body != nil {
 		sum := sha256.Sum256(r.body)
 		b.WriteString(" body=")
