@@ -137,7 +137,7 @@ type bucketKey struct {
 
 type bucket struct {
 	own     *rate.Limiter // nil: no limit of Probity's own for the host
-	desc    string        // the own limit, for errors
+	desc    string        // the own limit, for errors: "api.github.com without a token (…)"
 	free304 bool
 
 	// The server's announced quota, while its window lasts (reset in the future).
@@ -182,7 +182,7 @@ func (t *throttle) bucket(k bucketKey) *bucket {
 		}
 		if !l.off() {
 			b.own = rate.NewLimiter(rate.Limit(float64(l.Requests)/l.Per.Seconds()), max(l.Burst, 1))
-			b.desc = l.String() + " " + who + " to " + k.host
+			b.desc = k.host + " " + who + " (" + l.String() + ")"
 			b.free304 = hl.FreeNotModified && k.auth
 		}
 	}
@@ -250,7 +250,7 @@ func (t *throttle) reserve(k bucketKey, conditional bool, allowance time.Duratio
 		return grant{}, fmt.Errorf("%s %w: the quota it announced is nearly used up (%d left until %s), retry after %s",
 			k.service, errThrottled, b.remaining, b.reset.UTC().Format(time.RFC3339), retry)
 	}
-	return grant{}, fmt.Errorf("%s %w by Probity's own limit (%s), retry after %s", k.service, errThrottled, b.desc, retry)
+	return grant{}, fmt.Errorf("%s %w by Probity's own limit for %s, retry after %s", k.service, errThrottled, b.desc, retry)
 }
 
 // cancel gives back g's own token when its request was not sent.
