@@ -195,6 +195,10 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
+// BaseURL returns the registry's base URL as the client uses it (no trailing slash):
+// the key under which a sync keeps its state.
+func (c *Client) BaseURL() string { return c.base.String() }
+
 // ListOptions select what a walk lists.
 type ListOptions struct {
 	// Cursor starts the walk at a page; "" starts at the first. A walk that ended in
