@@ -332,7 +332,10 @@ func TestSyncWorker(t *testing.T) {
 		t.Errorf("%d entries, timeout %s", len(st.entries), w.Timeout(job))
 	}
 	// A failing registry fails the job (River retries it); a bad URL cancels it.
-	f.fault = func(w http.ResponseWriter, r *http.Request, n int) bool { http.Error(w, "down", http.StatusBadGateway); return true }
+	f.fault = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		http.Error(w, "down", http.StatusBadGateway)
+		return true
+	}
 	if err := w.Work(context.Background(), job); err == nil {
 		t.Error("a failed sync succeeded")
 	}
