@@ -123,6 +123,14 @@ func (r *Runner) RunAll(ctx context.Context, opt RunOptions) (Summary, error) {
 				if err != nil && ctx.Err() != nil {
 					continue // interrupted: not a failure of the entry
 				}
+				if err == nil && r.cfg.Collector != nil {
+					// A remote server with a package or repository: its supply checks
+					// after its round (supplyAfterRound); a failure fails the entry, so
+					// a resumed run retries it.
+					if err = r.supplyAfterRound(ctx, e, o, run.DueAt); err != nil && ctx.Err() != nil {
+						continue
+					}
+				}
 				report(o, err)
 			}
 		})

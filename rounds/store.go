@@ -28,6 +28,9 @@ type Store interface {
 
 	SaveSupply(ctx context.Context, r store.SupplyRecord, due []store.DueUpdate) (int64, error)
 	SupplyRuns(ctx context.Context, entryID int64, limit int) ([]store.SupplyRecord, error)
+	// EntryListing reads a server's listing and linked parts: the supply checks run over
+	// the whole server (supplyTarget).
+	EntryListing(ctx context.Context, entryID int64) (store.Listing, []store.Part, error)
 
 	UnfinishedRun(ctx context.Context) (store.Run, error)
 	StartRun(ctx context.Context, r store.Run) error

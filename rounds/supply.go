@@ -15,9 +15,10 @@ import (
 	"github.com/probity-dev/probity/store"
 )
 
-// Collector gathers the supply facts of an entry; *supply.Collector is one.
+// Collector gathers the supply facts of a server (an entry with its linked parts,
+// supply.Target); *supply.Collector is one.
 type Collector interface {
-	Collect(ctx context.Context, kind, locator string, tools []json.RawMessage, endpoint *supply.EndpointFacts) *supply.Facts
+	Collect(ctx context.Context, t supply.Target, tools []json.RawMessage, endpoint *supply.EndpointFacts) *supply.Facts
 }
 
 // SupplyHistory takes what a supply run read into the history: a package's newest
@@ -36,24 +37,44 @@ type SupplyReport struct {
 	Score    int
 	Verified bool
 	RunID    int64
+	// Retry says a check was not run because a source could not be read (Probity's
+	// trouble: quota, timeout, 5xx, network); the next run is due within hours
+	// (supplyRetryDelay), not in a week.
+	Retry bool
 }
 
 // supplyInterval is the time between forced supply runs (seed 004: weekly).
 const supplyInterval = 7 * 24 * time.Hour
 
-// RunSupply runs the supply-chain checks of an entry (seed 004): it collects the facts
-// (for a remote entry with its last tool surface and handshake), evaluates the eleven
-// checks, signs the result as a supply/v1 statement and stores it with the next weekly
-// due time, and records a package's new version in the history. With onlyIfChanged (the
-// daily check) it stores nothing when the package version and README are the same as in
-// the last run. Like a round, no transaction is open and the key is not in use during
-// the network work.
+// The retry of a run with checks not run: after supplyRetryFirst (GitHub's
+// unauthenticated quota resets hourly), doubling with each further such run in a row,
+// at most supplyRetryMax, plus up to a tenth of the delay of spread.
+const (
+	supplyRetryFirst = time.Hour
+	supplyRetryMax   = 24 * time.Hour
+)
+
+// RunSupply runs the supply-chain checks of an entry (seed 004) over the whole server:
+// it reads the entry's listing and parts (supplyTarget: the repository it lists, its
+// first package, its remote), collects the facts (for a remote entry with its last tool
+// surface and handshake), evaluates the eleven checks, signs the result as a supply/v1
+// statement and stores it with the next due time: weekly, or within hours when a check
+// was not run because a source could not be read (SupplyReport.Retry,
+// supplyRetryDelay). It records a package entry's new version in the history. With
+// onlyIfChanged (the daily check) it stores nothing when the package version and README
+// are the same as in the last run. Like a round, no transaction is open and the key is
+// not in use during the network work.
 func (r *Runner) RunSupply(ctx context.Context, e store.Entry, onlyIfChanged bool) (SupplyReport, error) {
 	var out SupplyReport
 	if r.cfg.Collector == nil {
 		return out, errors.New("rounds: no supply collector configured")
 	}
 	now := r.cfg.Now().UTC().Truncate(time.Millisecond)
+	listing, parts, err := r.cfg.Store.EntryListing(ctx, e.ID)
+	if err != nil {
+		return out, fmt.Errorf("couldn't read the parts of %s: %w", e.Slug, err)
+	}
+	target := supplyTarget(e, listing, parts)
 	var tools []json.RawMessage
 	var endpoint *supply.EndpointFacts
 	if e.Kind == store.KindRemote {
@@ -62,7 +83,7 @@ func (r *Runner) RunSupply(ctx context.Context, e store.Entry, onlyIfChanged boo
 			return out, err
 		}
 	}
-	facts := r.cfg.Collector.Collect(ctx, e.Kind, e.Locator, tools, endpoint)
+	facts := r.cfg.Collector.Collect(ctx, target, tools, endpoint)
 	if ctx.Err() != nil {
 		return out, ctx.Err()
 	}
@@ -101,7 +122,15 @@ func (r *Runner) RunSupply(ctx context.Context, e store.Entry, onlyIfChanged boo
 	}
 	rec := store.SupplyRecord{EntryID: e.ID, RanAt: now, Score: pred.Score, Verified: pred.Verified,
 		LatestVersion: pred.PackageVersion, Facts: canonFacts, Verdict: verdictJSON, Envelope: envJSON, KeyID: r.keyID}
-	due := []store.DueUpdate{{Reason: store.ReasonSupply, At: now.Add(supplyInterval + spread(e, now, "supply", time.Hour))}}
+	next := now.Add(supplyInterval + spread(e, now, "supply", time.Hour))
+	if verdict.Retry() {
+		delay, err := r.supplyRetryDelay(ctx, e)
+		if err != nil {
+			return out, err
+		}
+		next = now.Add(delay + spread(e, now, "supply-retry", delay/10))
+	}
+	due := []store.DueUpdate{{Reason: store.ReasonSupply, At: next}}
 	if e.Kind != store.KindRemote {
 		due = append(due, store.DueUpdate{Reason: store.ReasonStatus, At: now.Add(r.cfg.Schedule.StatusInterval)})
 	}
@@ -112,7 +141,9 @@ func (r *Runner) RunSupply(ctx context.Context, e store.Entry, onlyIfChanged boo
 		return out, fmt.Errorf("couldn't store the supply run of %s: %w", e.Slug, err)
 	}
 	if h := r.cfg.SupplyHistory; h != nil {
-		if facts.Package != nil && facts.Package.Source.Outcome == supply.SourceOK && facts.Package.Latest != "" {
+		// A package entry's version; a server whose primary part is a remote keeps the
+		// history of its tools.
+		if (e.Kind == store.KindNPM || e.Kind == store.KindPyPI) && facts.Package != nil && facts.Package.Source.Outcome == supply.SourceOK && facts.Package.Latest != "" {
 			if _, err := h.RecordPackageVersion(saveCtx, e.ID, facts.Package.Latest, now); err != nil {
 				r.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "package version not recorded", slog.String("entry", e.Slug), slog.String("error", err.Error()))
 			}
@@ -125,9 +156,32 @@ func (r *Runner) RunSupply(ctx context.Context, e store.Entry, onlyIfChanged boo
 			}
 		}
 	}
-	r.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "supply", slog.String("entry", e.Slug), slog.Int("score", pred.Score),
-		slog.Bool("verified", pred.Verified), slog.Int("weight_ran", pred.WeightRan))
-	return SupplyReport{Ran: true, Score: pred.Score, Verified: pred.Verified, RunID: id}, nil
+	attrs := []slog.Attr{slog.String("entry", e.Slug), slog.Int("score", pred.Score),
+		slog.Bool("verified", pred.Verified), slog.Int("weight_ran", pred.WeightRan), slog.Time("next", next)}
+	if verdict.Retry() {
+		attrs = append(attrs, slog.String("not_run", strings.Join(verdict.NotRun(), ",")))
+	}
+	r.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "supply", attrs...)
+	return SupplyReport{Ran: true, Score: pred.Score, Verified: pred.Verified, RunID: id, Retry: verdict.Retry()}, nil
+}
+
+// supplyRetryDelay is how long after a run with checks not run the next one is due:
+// supplyRetryFirst after the first such run, doubled for each earlier run in a row that
+// also had checks not run (read from the stored verdicts), at most supplyRetryMax.
+func (r *Runner) supplyRetryDelay(ctx context.Context, e store.Entry) (time.Duration, error) {
+	prev, err := r.cfg.Store.SupplyRuns(ctx, e.ID, 5)
+	if err != nil {
+		return 0, err
+	}
+	delay := supplyRetryFirst
+	for _, run := range prev {
+		v, err := supply.DecodeVerdict(run.Verdict)
+		if err != nil || !v.Retry() || delay >= supplyRetryMax {
+			break
+		}
+		delay *= 2
+	}
+	return min(delay, supplyRetryMax), nil
 }
 
 // remoteFacts returns a remote entry's last tool surface and what its newest round
@@ -218,4 +272,37 @@ func isCommit(s string) bool {
 		}
 	}
 	return true
+}
+
+// supplyAfterRound runs the supply checks of a remote entry after its round in a manual
+// run (RunAll) when the server has a package or a source repository linked
+// (hasSupplyParts): the round read the tools and the handshake the checks use. A round
+// stored by an earlier, interrupted invocation (AlreadyDone) runs them only when no
+// supply run is stored since the run's due time. Remote-only servers keep their weekly
+// supply runs under serve.
+func (r *Runner) supplyAfterRound(ctx context.Context, e store.Entry, o RoundReport, runDue time.Time) error {
+	if e.Kind != store.KindRemote || o.Outcome == EntryGone {
+		return nil
+	}
+	listing, parts, err := r.cfg.Store.EntryListing(ctx, e.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // deleted meanwhile
+	}
+	if err != nil {
+		return fmt.Errorf("couldn't read the parts of %s: %w", e.Slug, err)
+	}
+	if !hasSupplyParts(supplyTarget(e, listing, parts)) {
+		return nil
+	}
+	if o.Outcome == AlreadyDone {
+		prev, err := r.cfg.Store.SupplyRuns(ctx, e.ID, 1)
+		if err != nil {
+			return err
+		}
+		if len(prev) == 1 && !prev[0].RanAt.Before(runDue) {
+			return nil
+		}
+	}
+	_, err = r.RunSupply(ctx, e, false)
+	return err
 }
