@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/probity-dev/probity/registry/regsync"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/targets"
@@ -24,15 +25,21 @@ const targetsUsage = `Usage:
 	probity targets list [--data-dir DIR]
 	probity targets remove [--data-dir DIR] [--yes] [--reason TEXT] SLUG
 
-import adds the entries an import file lists: one reference per line (an https:// URL
-of a remote MCP endpoint; npm:NAME, pypi:NAME, github:OWNER/REPO or their registry
-URLs; blank lines and # comments are skipped), or official MCP registry server.json
-documents (one, an array, JSON Lines, or a registry API list response). Entries already
-listed are kept as they are. Bad lines are reported with their line numbers and the
-rest are imported; the exit status is then 1. New remote entries get their first round
-at a random moment within --first-spread (default 15m) and a daily status check.
+import adds the servers an import file lists, one entry per server: one reference per
+line (an https:// URL of a remote MCP endpoint; npm:NAME, pypi:NAME, github:OWNER/REPO
+or their registry URLs; blank lines and # comments are skipped), each a one-part
+entry, or official MCP registry server.json documents (one, an array, JSON Lines, or a
+registry API list response), each one entry with its remotes, packages and repository
+linked. Importing a server again updates its listing (title, description, parts, the
+server.json) and never its history; a deprecated or deleted server is unlisted. A part
+another entry already has stays there and is reported. Bad lines are reported with
+their line numbers and the rest are imported; the exit status is then 1. New remote
+entries get their first round at a random moment within --first-spread (default 15m)
+and a daily status check.
 
-list prints every entry: slug, kind, locator, last round and uptime.
+list prints every entry: slug, kind, locator (its primary part), server name ("-" for
+a bare reference; "(unlisted)" when deprecated or deleted), parts, last round and
+uptime.
 
 remove deletes the entry SLUG with its whole history (rounds, changes, supply runs,
 their signed records, uptime, due times), as seed 000 has it: nobody follows a deleted
@@ -108,7 +115,7 @@ func importTargets(ctx context.Context, st store.Store, path string, schedule ro
 		defer f.Close()
 		in = f
 	}
-	ts, bad, err := targets.Parse(in)
+	servers, bad, err := targets.Parse(in)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: couldn't read %s: %v\n", path, err)
 		return 2
@@ -116,29 +123,37 @@ func importTargets(ctx context.Context, st store.Store, path string, schedule ro
 	for _, le := range bad {
 		fmt.Fprintf(stderr, "%s: %v\n", path, le)
 	}
-	created, existing, failed := 0, 0, len(bad)
+	var created, updated, unchanged, skipped, conflicts int
+	failed := len(bad)
 	last := time.Now()
-	for i, t := range ts {
-		now := time.Now()
-		ne := store.NewEntry{SlugBase: t.SlugBase, Kind: t.Kind, Locator: t.Locator, Name: t.Name, Source: t.Source}
-		ne.Due = schedule.FirstDue(store.Entry{Kind: t.Kind, Locator: t.Locator}, now)
-		_, isNew, err := st.AddEntry(ctx, ne)
+	for i, s := range servers {
+		res, err := regsync.Import(ctx, st, s, regsync.ImportOptions{Due: schedule.FirstDue, Now: time.Now()})
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: line %d: couldn't add %s: %v\n", path, t.Line, t.Locator, err)
+			fmt.Fprintf(stderr, "%s: line %d: %v\n", path, s.Line, err)
 			failed++
 			continue
 		}
-		if isNew {
+		for _, c := range res.Conflicts {
+			fmt.Fprintf(stderr, "%s: line %d: %s\n", path, s.Line, regsync.ConflictText(c))
+			conflicts++
+		}
+		switch {
+		case res.Skipped:
+			skipped++
+		case res.Created:
 			created++
-		} else {
-			existing++
+		case res.Updated:
+			updated++
+		default:
+			unchanged++
 		}
 		if time.Since(last) > 5*time.Second {
-			fmt.Fprintf(stderr, "imported %d of %d …\n", i+1, len(ts))
+			fmt.Fprintf(stderr, "imported %d of %d …\n", i+1, len(servers))
 			last = time.Now()
 		}
 	}
-	fmt.Fprintf(stdout, "%d entries added, %d already listed, %d lines with errors\n", created, existing, failed)
+	fmt.Fprintf(stdout, "%d entries added, %d updated, %d already listed, %d not added (deprecated or deleted), %d parts held by other entries, %d lines with errors\n",
+		created, updated, unchanged, skipped, conflicts, failed)
 	if failed > 0 {
 		return 1
 	}
@@ -183,7 +198,7 @@ func removeTarget(ctx context.Context, st store.Store, slug, reason string, yes 
 
 func listTargets(ctx context.Context, st store.Store, stdout, stderr io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SLUG\tKIND\tLOCATOR\tLAST ROUND\tUPTIME")
+	fmt.Fprintln(tw, "SLUG\tKIND\tLOCATOR\tSERVER\tPARTS\tLAST ROUND\tUPTIME")
 	var after int64
 	for {
 		es, err := st.Entries(ctx, after, 1000)
@@ -199,8 +214,23 @@ func listTargets(ctx context.Context, st store.Store, stdout, stderr io.Writer) 
 			if e.UptimeCountedDays > 0 {
 				up = fmt.Sprintf("%d%% of %d days", (e.UptimeOnlineDays*100+e.UptimeCountedDays/2)/e.UptimeCountedDays, e.UptimeCountedDays)
 			}
+			_, parts, err := st.EntryListing(ctx, e.ID)
+			if err != nil {
+				fmt.Fprintf(stderr, "error: %v\n", err)
+				return 2
+			}
+			server := "-"
+			if e.ServerName != "" {
+				// A server name matches the registry's pattern ([a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+
+				// when it came from a registry; targets refuses white space and control
+				// characters in any), never free text.
+				server = e.ServerName
+			}
+			if !e.Listed {
+				server += " (unlisted)"
+			}
 			// Locators are validated on import (URLs and package names), never free text.
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Slug, e.Kind, e.Locator, last, up)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.Slug, e.Kind, e.Locator, server, len(parts), last, up)
 			after = e.ID
 		}
 		if len(es) < 1000 {
