@@ -1,0 +1,124 @@
+package regsync
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/probity-dev/probity/store"
+)
+
+// countingStore is a real store that counts UpsertServer calls and their results and
+// can fail the n-th call, as a crash would stop the sync there.
+type countingStore struct {
+	store.Store
+	upserts, created, updated atomic.Int64
+	failAt                    int64
+}
+
+var errCrash = errors.New("crash")
+
+func (c *countingStore) UpsertServer(ctx context.Context, u store.ServerUpsert) (store.UpsertResult, error) {
+	if n := c.upserts.Add(1); n == c.failAt {
+		return store.UpsertResult{}, errCrash
+	}
+	res, err := c.Store.UpsertServer(ctx, u)
+	if res.Created {
+		c.created.Add(1)
+	}
+	if res.Updated {
+		c.updated.Add(1)
+	}
+	return res, err
+}
+
+// openSQLite opens and migrates a store on a new SQLite file.
+func openSQLite(t testing.TB) store.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Config{SQLitePath: filepath.Join(t.TempDir(), "probity.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestSyncSQLite runs the sync against the real store on SQLite: 500 servers as 500
+// entries with their parts after a crash and its resumption, an incremental sync that
+// updates only the changed servers, and a deleted server unlisted and listed again.
+func TestSyncSQLite(t *testing.T) {
+	ctx := context.Background()
+	f := newFakeRegistry(t, synthRegistry(t, 500))
+	st := &countingStore{Store: openSQLite(t), failAt: 333}
+	if _, err := syncer(t, f, st, 0).Sync(ctx, SyncOptions{}); !errors.Is(err, errCrash) {
+		t.Fatalf("crash: %v", err)
+	}
+	sum, err := syncer(t, f, st, 0).Sync(ctx, SyncOptions{})
+	if err != nil || !sum.Resumed {
+		t.Fatalf("resumed: %+v %v", sum, err)
+	}
+	all, err := st.Listings(ctx, store.ListingQuery{IncludeUnlisted: true})
+	if err != nil || len(all) != 500 || st.created.Load() != 500 {
+		t.Fatalf("%d listings, %d created, %v", len(all), st.created.Load(), err)
+	}
+	for _, sl := range all {
+		if !sl.Entry.Listed || sl.Listing.Version != "1.0.0" || len(sl.Parts) == 0 || sl.Parts[0].Kind != sl.Entry.Kind || sl.Listing.Document == nil || sl.Entry.Source != "registry" {
+			t.Fatalf("listing %+v", sl)
+		}
+	}
+
+	// Three servers change; the next sync updates exactly those.
+	later := t0.Add(10 * time.Hour)
+	f.find("io.github.probity-test/s-0011", "1.0.0").server["description"] = "Changed"
+	f.find("io.github.probity-test/s-0011", "1.0.0").updatedAt = later
+	f.find("io.github.probity-test/s-0222", "1.0.0").status = "deprecated"
+	f.find("io.github.probity-test/s-0222", "1.0.0").updatedAt = later
+	del := f.find("io.github.probity-test/s-0333", "1.0.0")
+	del.status, del.updatedAt = "deleted", later
+	st.updated.Store(0)
+	before := st.upserts.Load()
+	sum, err = syncer(t, f, st, 0).Sync(ctx, SyncOptions{})
+	if err != nil || sum.Updated != 3 || st.updated.Load() != 3 || sum.Unchanged != 5 || st.upserts.Load()-before != 8 {
+		t.Fatalf("incremental: %+v, %d updated, %v", sum, st.updated.Load(), err)
+	}
+	listed, _ := st.Listings(ctx, store.ListingQuery{})
+	gone, _ := st.Listings(ctx, store.ListingQuery{Name: del.name, IncludeUnlisted: true})
+	if len(listed) != 498 || len(gone) != 1 || gone[0].Entry.Listed || gone[0].Listing.Status != store.StatusDeleted {
+		t.Fatalf("%d listed, deleted %+v", len(listed), gone)
+	}
+	slug := gone[0].Entry.Slug
+	del.status, del.updatedAt = "active", later.Add(time.Hour)
+	if sum, err = syncer(t, f, st, 0).Sync(ctx, SyncOptions{}); err != nil || sum.Updated != 1 {
+		t.Fatalf("relist: %+v %v", sum, err)
+	}
+	back, _ := st.Listings(ctx, store.ListingQuery{Name: del.name})
+	if len(back) != 1 || !back[0].Entry.Listed || back[0].Entry.Slug != slug {
+		t.Fatalf("relisted %+v", back)
+	}
+}
+
+// BenchmarkRegistrySync500 times a first sync of 500 servers (550 items, 6 pages from
+// a registry on loopback) into a new SQLite store: the bound is 10 s.
+//
+//	go test -run '^$' -bench BenchmarkRegistrySync500 -benchtime 1x -count 5 ./registry/regsync
+func BenchmarkRegistrySync500(b *testing.B) {
+	ctx := context.Background()
+	f := newFakeRegistry(b, synthRegistry(b, 500))
+	for b.Loop() {
+		b.StopTimer()
+		st := openSQLite(b)
+		sy := syncer(b, f, st, 0)
+		b.StartTimer()
+		sum, err := sy.Sync(ctx, SyncOptions{})
+		if err != nil || sum.Created != 500 {
+			b.Fatalf("%+v %v", sum, err)
+		}
+	}
+}
