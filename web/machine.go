@@ -18,23 +18,63 @@ import (
 // --- Entry JSON ---
 
 type entryJSON struct {
-	Slug          string        `json:"slug"`
-	Name          string        `json:"name"`
-	Kind          string        `json:"kind"`
-	Locator       string        `json:"locator"`
-	Page          string        `json:"page"`
-	Badge         badgeJSON     `json:"badge"`
-	Observes      string        `json:"observes"`
-	LastToolsRead *time.Time    `json:"lastToolsRead"`
-	Round         *roundJSON    `json:"round"`
-	Checks        []checkJSON   `json:"checks"`
-	Supply        *supplyJSON   `json:"supply"`
-	Tools         []toolJSON    `json:"tools"`
-	ToolsPage     toolsPageJSON `json:"toolsPage"`
-	Uptime        uptimeJSON    `json:"uptime"`
-	History       historyJSON   `json:"history"`
-	Verify        verifyJSON    `json:"verify"`
-	Limits        []string      `json:"whatTheChecksDoNotTellYou"`
+	Slug          string          `json:"slug"`
+	Name          string          `json:"name"`
+	Kind          string          `json:"kind"`
+	Locator       string          `json:"locator"`
+	Page          string          `json:"page"`
+	Server        serverJSON      `json:"server"`
+	Parts         []partJSON      `json:"parts"`
+	Badge         badgeJSON       `json:"badge"`
+	Observes      string          `json:"observes"`
+	Observation   observationJSON `json:"observation"`
+	LastToolsRead *time.Time      `json:"lastToolsRead"`
+	Round         *roundJSON      `json:"round"`
+	Checks        []checkJSON     `json:"checks"`
+	Supply        *supplyJSON     `json:"supply"`
+	Tools         []toolJSON      `json:"tools"`
+	ToolsPage     toolsPageJSON   `json:"toolsPage"`
+	Uptime        uptimeJSON      `json:"uptime"`
+	History       historyJSON     `json:"history"`
+	Verify        verifyJSON      `json:"verify"`
+	Limits        []string        `json:"whatTheChecksDoNotTellYou"`
+}
+
+// serverJSON is what the server's listing says (empty strings: not listed).
+type serverJSON struct {
+	Name        string   `json:"name,omitempty"`
+	Title       string   `json:"title,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Version     string   `json:"version,omitempty"`
+	Website     string   `json:"website,omitempty"`
+	Icons       []string `json:"icons,omitempty"`
+	Listed      bool     `json:"listed"`
+	Status      string   `json:"status,omitempty"`
+}
+
+// partJSON is one linked part of the server; checked is false for the kinds that are
+// listed, not checked (oci, nuget, mcpb).
+type partJSON struct {
+	Kind      string `json:"kind"`
+	Locator   string `json:"locator"`
+	Transport string `json:"transport,omitempty"`
+	Version   string `json:"version,omitempty"`
+	Link      string `json:"link,omitempty"`
+	Checked   bool   `json:"checked"`
+	Primary   bool   `json:"primary"`
+}
+
+// observationJSON is which of seed 000's cases applies to the entry (remote, login,
+// manifest, package, repository, unread) and when its tools were last fetched.
+type observationJSON struct {
+	Case             string     `json:"case"`
+	HasTools         bool       `json:"hasToolList"`
+	ToolsLastFetched *time.Time `json:"toolsLastFetched"`
+	Version          string     `json:"version,omitempty"`
+	SupplyCheckedAt  *time.Time `json:"supplyCheckedAt"`
+	// PendingSince is when a differing tool list was read that is not confirmed yet;
+	// the tools shown are the confirmed ones.
+	PendingSince *time.Time `json:"unconfirmedToolsReadAt,omitempty"`
 }
 
 type badgeJSON struct {
@@ -160,6 +200,19 @@ func (s *site) entryJSON(ctx context.Context, slug string, toolsPage int) ([]byt
 		t := v.LastToolsRead
 		j.LastToolsRead = &t
 	}
+	sv := v.Server
+	j.Server = serverJSON{Name: sv.ServerName, Title: sv.Title, Description: sv.Description, Version: sv.Version,
+		Website: sv.Website, Icons: sv.Icons, Listed: !sv.Unlisted, Status: sv.Status}
+	if j.Server.Website == "" {
+		j.Server.Website = sv.WebsiteText
+	}
+	j.Parts = make([]partJSON, 0, len(v.Parts))
+	for _, p := range v.Parts {
+		j.Parts = append(j.Parts, partJSON{Kind: p.Kind, Locator: p.Text, Transport: p.Transport, Version: p.Version,
+			Link: p.Link, Checked: p.Checked, Primary: p.Primary})
+	}
+	j.Observation = observationJSON{Case: v.Case.Case, HasTools: v.Case.HasTools, Version: v.Case.Version,
+		ToolsLastFetched: timeOrNil(v.Case.ToolsReadAt), SupplyCheckedAt: timeOrNil(v.Case.CheckedAt), PendingSince: timeOrNil(v.PendingAt)}
 	if r := v.Round; r != nil {
 		j.Round = &roundJSON{RoundID: r.RoundID, StartedAt: r.StartedAt, Coverage: r.Coverage, Signed: r.Signed,
 			UnsignedReason: r.UnsignedReason, ProtocolVersion: r.ProtocolVersion, ServerName: r.ServerName,
@@ -196,6 +249,14 @@ func (s *site) entryJSON(ctx context.Context, slug string, toolsPage int) ([]byt
 	return marshalJSON(j)
 }
 
+// timeOrNil is t, or nil when it is zero.
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
 func changeJSONOf(c changeView) changeJSON {
 	badges := c.Badges
 	if badges == nil {
@@ -227,6 +288,17 @@ func (s *site) entryMarkdown(ctx context.Context, slug string, toolsPage int) ([
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# %s\n\n", markdown(v.Name))
+	if sv := v.Server; sv.ServerName != "" {
+		p("- Registry name: %s\n", markdown(sv.ServerName))
+	}
+	if d := v.Server.Description; d != "" {
+		p("- Description: %s\n", markdown(d))
+	}
+	if w := v.Server.Website; w != "" {
+		p("- Website: <%s>\n", markdownURL(w))
+	} else if w := v.Server.WebsiteText; w != "" {
+		p("- Website: %s\n", markdown(w))
+	}
 	p("- Kind: %s\n", markdown(v.Kind))
 	p("- Address: %s\n", markdown(v.Locator))
 	p("- State: %s", v.State)
@@ -238,9 +310,28 @@ func (s *site) entryMarkdown(ctx context.Context, slug string, toolsPage int) ([
 		p("- Supply-chain score: %d of 100\n", v.Score)
 	}
 	if !v.LastToolsRead.IsZero() {
-		p("- Tools last read: %s\n", utc(v.LastToolsRead))
+		p("- Tools last fetched: %s\n", utc(v.LastToolsRead))
 	}
 	p("- Page: <%s>\n\n", v.Links.Page)
+	p("%s\n\n", v.Case.Text)
+	p("## Parts\n\n")
+	for _, pt := range v.Parts {
+		p("- %s: %s", pt.Label, markdown(pt.Text))
+		if pt.Transport != "" {
+			p(" (%s)", markdown(pt.Transport))
+		}
+		if pt.Version != "" {
+			p(", version %s", markdown(pt.Version))
+		}
+		if pt.Link != "" {
+			p(", <%s>", markdownURL(pt.Link))
+		}
+		if !pt.Checked {
+			p(", listed, not checked")
+		}
+		p("\n")
+	}
+	p("\n")
 
 	if len(v.Checks) > 0 {
 		p("## Checks of round %s\n\n", markdown(v.Round.RoundID))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"regexp"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/history/diff"
 	"github.com/probity-dev/probity/store"
+	"github.com/probity-dev/probity/web/badge"
 	"github.com/probity-dev/probity/web/feed"
 )
 
@@ -161,8 +163,11 @@ func stateOf(e store.Entry, round store.RoundState, run store.SupplyState) summa
 	}
 	if run.Present {
 		sum.Score = run.Score
-		if run.Signed && sum.State == stateUnsigned && e.Kind != store.KindRemote {
-			// A package or repository is never probed: its signed record is the supply run.
+		if run.Signed && !round.Present {
+			// Without a round the signed record of the server is its supply run: a
+			// package or repository is never probed, and a remote's supply run can come
+			// before its first round. Its parts were checked; it is signed, not "not yet
+			// probed".
 			sum.State = stateSigned
 		}
 		if store.IsVerified(run.Passed, run.Signed) {
@@ -201,6 +206,7 @@ type dirQuery struct {
 }
 
 type dirRow struct {
+	// Name is the listed title when the server has one, else the entry's name.
 	Slug, Name, Kind, Locator string
 	summaryOf
 }
@@ -239,7 +245,7 @@ func (s *site) directory(ctx context.Context, q dirQuery) (*dirPage, error) {
 	}
 	for _, r := range rows {
 		e := r.Entry
-		page.Rows = append(page.Rows, dirRow{Slug: e.Slug, Name: visibleLine(e.Name), Kind: e.Kind, Locator: visibleLine(e.Locator),
+		page.Rows = append(page.Rows, dirRow{Slug: e.Slug, Name: displayName(e), Kind: e.Kind, Locator: visibleLine(e.Locator),
 			summaryOf: stateOf(e, r.Round, r.Supply)})
 	}
 	return page, nil
@@ -248,22 +254,33 @@ func (s *site) directory(ctx context.Context, q dirQuery) (*dirPage, error) {
 // --- Entry page ---
 
 type entryView struct {
+	// Name is the listed title when the server has one, else the entry's name.
 	Slug, Name, Kind, Locator string
 	summaryOf
-	Observe       string // what Probity can observe for this kind of entry
+	Observe string // what Probity can observe of this entry: Case.Text
+	// Server is what the server's listing says, Parts its linked parts (the primary
+	// one first).
+	Server listingView
+	Parts  []partView
+	// Case is which of seed 000's cases applies and when the tools were last fetched.
+	Case caseView
+	// LastToolsRead is when the tools were last fetched (Case.ToolsReadAt).
 	LastToolsRead time.Time
-	LastToolsChg  *changeView // the newest visible tools change
-	ChangedWeek   bool        // LastToolsChg is within the last 7 days
-	Round         *roundView
-	Checks        []checkView
-	Supply        *supplyView
-	Tools         []toolView // ToolsPage's tools
-	ToolsPage     toolPage   // the page of the tools shown (entry; entryPage leaves both empty)
-	ToolsFrom     string     // the round id of the surface the tools come from
-	Uptime        uptimeView
-	History       []changeView // the newest jsonChanges visible changes (entryPage: markdownChanges)
-	Recent        []changeView // the newest markdownChanges of them
-	Links         links
+	// PendingAt is when a tool list differing from the one shown was read, not yet
+	// confirmed by a second read (zero: none is pending).
+	PendingAt    time.Time
+	LastToolsChg *changeView // the newest visible tools change
+	ChangedWeek  bool        // LastToolsChg is within the last 7 days
+	Round        *roundView
+	Checks       []checkView
+	Supply       *supplyView
+	Tools        []toolView // ToolsPage's tools
+	ToolsPage    toolPage   // the page of the tools shown (entry; entryPage leaves both empty)
+	ToolsFrom    string     // the round id of the surface the tools come from
+	Uptime       uptimeView
+	History      []changeView // the newest jsonChanges visible changes (entryPage: markdownChanges)
+	Recent       []changeView // the newest markdownChanges of them
+	Links        links
 
 	// The sections of the entry page, rendered by html/template from the views above
 	// (entryPage, which leaves those views empty but Uptime; entry leaves these empty).
@@ -340,14 +357,6 @@ func (s *site) links(slug string) links {
 	}
 }
 
-// observeText says what Probity can observe for each kind of entry (seed 000).
-var observeText = map[string]string{
-	store.KindRemote: "A remote MCP server. Every round performs the MCP handshake and reads tools/list without credentials, as a client would, and records the tools, the server's instructions and the version it reports. When the server asks for a login first, only reachability, transport, redirects and its login metadata can be observed.",
-	store.KindNPM:    "A local server published on npm. Probity never runs it: it reads the newest published version and the package's public metadata, and the tools of an MCP bundle manifest when its repository has one.",
-	store.KindPyPI:   "A local server published on PyPI. Probity never runs it: it reads the newest published version and the package's public metadata, and the tools of an MCP bundle manifest when its repository has one.",
-	store.KindGitHub: "A server described by an MCP bundle manifest in a GitHub repository. Probity reads manifest.json at the newest commit and never runs the server.",
-}
-
 // entry builds the view of slug for its JSON and Markdown: with Checks, Supply and
 // page toolsPage of its Tools (errNotFound past the last page).
 func (s *site) entry(ctx context.Context, slug string, toolsPage int) (*entryView, error) {
@@ -372,11 +381,21 @@ func (s *site) entryOf(ctx context.Context, slug string, toolsPage int, html boo
 		return nil, err
 	}
 	e, round, run := d.Entry, d.Round, d.Supply
+	hist, err := s.historyState(ctx, e)
+	if err != nil {
+		return nil, err
+	}
 	roundState, runState := digestState(&d)
 	sum := stateOf(e, roundState, runState)
 	v := &entryView{
-		Slug: e.Slug, Name: visibleLine(e.Name), Kind: e.Kind, Locator: visibleLine(e.Locator),
-		summaryOf: sum, Observe: observeText[e.Kind], Links: s.links(e.Slug),
+		Slug: e.Slug, Name: displayName(e), Kind: e.Kind, Locator: visibleLine(e.Locator),
+		summaryOf: sum, Links: s.links(e.Slug),
+		Server: listingViewOf(e, d.Listing), Parts: partViews(e, d.Parts),
+		Case: caseOf(&d, &hist),
+	}
+	v.Observe, v.LastToolsRead = v.Case.Text, v.Case.ToolsReadAt
+	if hist.Pending != nil {
+		v.PendingAt = hist.Pending.At
 	}
 	if round != nil {
 		v.Round = &roundView{
@@ -428,18 +447,18 @@ func (s *site) entryOf(ctx context.Context, slug string, toolsPage int, html boo
 			return nil, err
 		}
 	}
-	// The tools: a page of the newest surface (the last round that read a whole list).
-	// A surface that is not stored shows as no list.
+	// The tools: a page of the confirmed surface (shownSurface). A surface that is not
+	// stored shows as no list.
+	surface := shownSurface(e, &hist)
 	if html {
-		v.ToolsHTML, err = s.toolsPageHTML(ctx, e.LastSurface, toolsPage)
-		if errors.Is(err, store.ErrNotFound) && e.LastSurface != "" {
+		v.ToolsHTML, err = s.toolsPageHTML(ctx, surface, toolsPage)
+		if errors.Is(err, store.ErrNotFound) && surface != "" {
 			v.ToolsHTML, err = s.toolsPageHTML(ctx, "", toolsPage)
 		}
 		if err != nil {
 			return nil, err
 		}
 	} else {
-		surface := e.LastSurface
 		if surface != "" {
 			v.ToolsPage, err = s.toolsPage(ctx, surface, toolsPage)
 			if errors.Is(err, store.ErrNotFound) {
@@ -456,9 +475,6 @@ func (s *site) entryOf(ctx context.Context, slug string, toolsPage int, html boo
 			v.ToolsPage = toolPage{Page: 1, Pages: 1}
 		}
 		v.Tools = v.ToolsPage.Tools
-	}
-	if e.LastSurface != "" {
-		v.LastToolsRead = d.ToolsReadAt
 	}
 	cs := d.Changes
 	keep := jsonChanges // the JSON's history object
@@ -488,6 +504,301 @@ func (s *site) entryOf(ctx context.Context, slug string, toolsPage int, html boo
 		}
 	}
 	return v, nil
+}
+
+// --- The server: its listing, its parts, and what its history observes ---
+
+// displayName is what pages call an entry: the listed title when the server has one,
+// else the entry's name.
+func displayName(e store.Entry) string {
+	if t := visibleLine(e.Title); strings.TrimSpace(t) != "" {
+		return cut(t, maxListingLine)
+	}
+	return visibleLine(e.Name)
+}
+
+// Bounds of the listing's text on the pages: it is third-party text (the registry's or
+// the publisher's), shown as plain text.
+const (
+	maxListingLine = 200  // a name, title, version or website
+	maxDescription = 2000 // the description
+	maxIcons       = 8    // icon addresses listed
+	maxParts       = 64   // parts shown
+	maxPartText    = 500  // a part's locator
+)
+
+// listingView is what a server's listing says. Every field is visible text; Website is
+// set only when the address is an http(s) URL fit for a link, WebsiteText otherwise.
+type listingView struct {
+	ServerName, Title, Description string
+	Website, WebsiteText           string
+	Version                        string
+	// Icons are the addresses of the listed icons, shown as text and never loaded
+	// (the pages load nothing from third parties).
+	Icons []string
+	// Unlisted says the registry deprecated or deleted the server.
+	Unlisted bool
+	Status   string
+}
+
+// partView is one linked part of a server.
+type partView struct {
+	Kind  string // store.Kind* or store.Part*
+	Label string // "remote", "npm package", …
+	// Text is the part's locator as text; Link, when set, is the part's public page (a
+	// registry's package page, the repository), an https URL.
+	Text, Link         string
+	Transport, Version string
+	// Checked says Probity checks this kind of part; the others are listed, not checked.
+	Checked bool
+	Primary bool
+}
+
+// partLabels name the kinds of parts.
+var partLabels = map[string]string{
+	store.KindRemote: "remote", store.KindNPM: "npm package", store.KindPyPI: "PyPI package",
+	store.KindGitHub: "repository", store.PartOCI: "OCI image", store.PartNuGet: "NuGet package",
+	store.PartMCPB: "MCP bundle",
+}
+
+// listingViewOf is the view of an entry's listing.
+func listingViewOf(e store.Entry, l store.Listing) listingView {
+	v := listingView{
+		ServerName:  cut(visibleLine(l.ServerName), maxListingLine),
+		Title:       cut(visibleLine(l.Title), maxListingLine),
+		Description: cut(visibleLine(l.Description), maxDescription),
+		Version:     cut(visibleLine(l.Version), maxListingLine),
+		Unlisted:    !l.Listed(),
+	}
+	if v.ServerName == "" {
+		v.ServerName = cut(visibleLine(e.ServerName), maxListingLine)
+	}
+	if v.Title == "" {
+		v.Title = cut(visibleLine(e.Title), maxListingLine)
+	}
+	if v.Unlisted {
+		v.Status = visibleLine(l.Status)
+	}
+	if l.Website != "" {
+		if u := httpLink(l.Website); u != "" && len(u) <= maxListingLine*4 {
+			v.Website = u
+		} else {
+			v.WebsiteText = cut(visibleLine(l.Website), maxListingLine)
+		}
+	}
+	v.Icons = iconsOf(l.Document)
+	return v
+}
+
+// iconsOf returns the addresses of the icons a server.json lists (at most maxIcons),
+// as text; nil when it lists none or is not a JSON object.
+func iconsOf(doc []byte) []string {
+	if len(doc) == 0 {
+		return nil
+	}
+	var d struct {
+		Icons []struct {
+			Src string `json:"src"`
+		} `json:"icons"`
+	}
+	if json.Unmarshal(doc, &d) != nil {
+		return nil
+	}
+	var out []string
+	for _, ic := range d.Icons {
+		if len(out) == maxIcons {
+			break
+		}
+		if ic.Src != "" {
+			out = append(out, cut(visibleLine(ic.Src), maxListingLine*2))
+		}
+	}
+	return out
+}
+
+// partViews are the views of an entry's parts, the primary one first. An entry whose
+// parts are not stored (parts is empty) shows its primary part, its Kind and Locator.
+func partViews(e store.Entry, parts []store.Part) []partView {
+	if len(parts) == 0 {
+		parts = []store.Part{{Kind: e.Kind, Locator: e.Locator}}
+	}
+	out := make([]partView, 0, min(len(parts), maxParts))
+	for i, p := range parts {
+		if i == maxParts {
+			break
+		}
+		v := partView{
+			Kind: visibleLine(p.Kind), Label: partLabels[p.Kind], Text: cut(visibleLine(p.Locator), maxPartText),
+			Transport: cut(visibleLine(p.Transport), maxListingLine), Version: cut(visibleLine(p.Version), maxListingLine),
+			Primary: p.Kind == e.Kind && p.Locator == e.Locator,
+		}
+		if v.Label == "" {
+			v.Label = v.Kind
+		}
+		switch p.Kind {
+		case store.KindRemote:
+			v.Checked = true
+		case store.KindNPM, store.KindPyPI:
+			v.Checked, v.Link = true, packagePage(p.Kind, p.Locator, p.Version)
+		case store.KindGitHub:
+			v.Checked = true
+			if strings.HasPrefix(p.Locator, "https://github.com/") {
+				v.Link = httpsLink(p.Locator)
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+var (
+	npmName     = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$`)
+	pypiName    = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
+	linkVersion = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+!-]*$`)
+)
+
+// packagePage is the registry page of a package, by its purl (store.Part.Locator:
+// pkg:npm/%40scope/name, pkg:pypi/name) and listed version ("" : the package's
+// page); "" when the name is not one the registry's addresses take as it is.
+func packagePage(kind, purl, version string) string {
+	if len(purl) > 300 || len(version) > 100 || (version != "" && !linkVersion.MatchString(version)) {
+		return ""
+	}
+	switch kind {
+	case store.KindNPM:
+		name, ok := strings.CutPrefix(purl, "pkg:npm/")
+		if !ok {
+			return ""
+		}
+		name = strings.Replace(name, "%40", "@", 1)
+		if !npmName.MatchString(name) {
+			return ""
+		}
+		if version != "" {
+			return "https://www.npmjs.com/package/" + name + "/v/" + version
+		}
+		return "https://www.npmjs.com/package/" + name
+	case store.KindPyPI:
+		name, ok := strings.CutPrefix(purl, "pkg:pypi/")
+		if !ok || !pypiName.MatchString(name) {
+			return ""
+		}
+		if version != "" {
+			return "https://pypi.org/project/" + name + "/" + version + "/"
+		}
+		return "https://pypi.org/project/" + name + "/"
+	}
+	return ""
+}
+
+// Seed 000's cases: what the history of an entry can observe.
+const (
+	caseRemote     = "remote"     // a remote that lists its tools without a login
+	caseLogin      = "login"      // a remote that asks for a login first: no tool list
+	caseManifest   = "manifest"   // the tools of an MCP bundle manifest
+	casePackage    = "package"    // a package: its version only, no tool list
+	caseRepository = "repository" // a repository without a bundle manifest read: no tool list
+	caseUnread     = "unread"     // a remote whose tools have not been read yet
+)
+
+// caseTexts say what each case means for the history.
+var caseTexts = map[string]string{
+	caseRemote:     "A remote server that lists its tools without a login: every round performs the MCP handshake and reads tools/list, and the history records changes to its tools, its instructions and the version it reports.",
+	caseLogin:      "A remote server that asks for a login or an API key before it lists its tools: there is no tool list Probity can observe. The history records the version it reports when it can be read, and changes by the server's operator.",
+	caseManifest:   "A server whose tools are described in an MCP bundle manifest: Probity reads manifest.json in its repository again at the newest commit, and the history records changes to those tools.",
+	casePackage:    "A local server published as a package, without a bundle manifest: Probity follows the newest published version and never runs the server, so there is no tool list to observe. The history records new versions and changes by the server's operator.",
+	caseRepository: "A repository without an MCP bundle manifest that Probity could read: there is no tool list to observe. The history records changes by the server's operator.",
+	caseUnread:     "A remote server whose tool list has not been read yet: the first round has not run, or the server has not answered it with a complete list without a login.",
+}
+
+// caseView is which of seed 000's cases applies to an entry, shown at the top of its
+// history and on its page.
+type caseView struct {
+	Case, Text string
+	// ToolsReadAt is when the tools were last fetched (zero: never); HasTools says the
+	// case has a tool list at all.
+	ToolsReadAt time.Time
+	HasTools    bool
+	// Version is the version the history follows ("" when none was read).
+	Version string
+	// CheckedAt is when the newest supply run read the server's packages and
+	// repository (zero: none ran).
+	CheckedAt time.Time
+}
+
+// caseOf decides which of seed 000's cases applies to the entry of d, with its history
+// state st:
+//
+//   - a remote entry (its primary part is a remote) whose newest round was signed
+//     with coverage auth_required asks for a login; one whose rounds read a whole
+//     tool list (EntryDigest.ToolsReadAt) lists its tools without a login; otherwise
+//     its tools have not been read yet;
+//   - an entry whose history holds a bundle manifest's read (a read of a supply run,
+//     round id "s…") has a manifest;
+//   - a package entry follows its version only, a repository entry has no tool list.
+func caseOf(d *store.EntryDigest, st *history.State) caseView {
+	c := caseView{Version: cut(visibleLine(st.Version), maxListingLine)}
+	if d.Supply != nil {
+		c.CheckedAt = d.Supply.RanAt
+	}
+	manifestAt := manifestRead(st)
+	switch {
+	case d.Entry.Kind == store.KindRemote && d.Round != nil && d.Round.Signed && d.Round.Coverage == badge.CoverageAuthRequired:
+		c.Case, c.ToolsReadAt = caseLogin, d.ToolsReadAt
+	case d.Entry.Kind == store.KindRemote && !d.ToolsReadAt.IsZero():
+		c.Case, c.ToolsReadAt, c.HasTools = caseRemote, d.ToolsReadAt, true
+	case d.Entry.Kind == store.KindRemote:
+		c.Case = caseUnread
+	case !manifestAt.IsZero():
+		c.Case, c.ToolsReadAt, c.HasTools = caseManifest, manifestAt, true
+	case d.Entry.Kind == store.KindNPM || d.Entry.Kind == store.KindPyPI:
+		c.Case = casePackage
+	default:
+		c.Case = caseRepository
+	}
+	c.Text = caseTexts[c.Case]
+	return c
+}
+
+// manifestRead is when the history last took in a bundle manifest's tools (the newest
+// of its recorded and pending reads made by a supply run); zero when it never did. A
+// read that agrees with the recorded one changes no state, so this is the last read
+// that differed, a lower bound of the last fetch.
+func manifestRead(st *history.State) time.Time {
+	var at time.Time
+	for _, r := range []*history.Read{st.Recorded, st.Pending} {
+		if r != nil && strings.HasPrefix(r.RoundID, "s") && r.At.After(at) {
+			at = r.At
+		}
+	}
+	return at
+}
+
+// historyState reads and decodes an entry's history state (the zero State when none
+// is stored).
+func (s *site) historyState(ctx context.Context, e store.Entry) (history.State, error) {
+	raw, _, err := s.st.HistoryState(ctx, e.ID)
+	if err != nil {
+		return history.State{}, err
+	}
+	st, err := history.DecodeState(raw)
+	if err != nil {
+		return history.State{}, fmt.Errorf("history state of %s: %w", e.Slug, err)
+	}
+	return st, nil
+}
+
+// shownSurface is the surface whose tools an entry shows: the confirmed one, the tool
+// list its history last recorded (seed 000: "Ist eine Änderung bestätigt, zeigt der
+// Eintrag sofort die neue Tool-Liste"), never a newer read that is not confirmed yet.
+// Before the history has recorded a baseline, the newest round's surface is shown:
+// the history has not processed that read yet, and the first complete read becomes the
+// baseline as it is.
+func shownSurface(e store.Entry, st *history.State) string {
+	if st.Recorded != nil && st.Recorded.OK {
+		return st.Recorded.Surface
+	}
+	return e.LastSurface
 }
 
 // supplyRun reads supply run id of the entry with its documents (EntryDigest leaves
@@ -599,7 +910,20 @@ func supplyViewOf(run *store.SupplyRecord) (*supplyView, error) {
 
 // httpsLink returns u when it is a plain https URL fit for a link, else "".
 func httpsLink(u string) string {
-	if !strings.HasPrefix(u, "https://") || len(u) > 2048 || strings.ContainsFunc(u, func(r rune) bool { return r <= ' ' || r == 0x7F || hides(r) }) {
+	if !strings.HasPrefix(u, "https://") {
+		return ""
+	}
+	return httpLink(u)
+}
+
+// httpLink returns u when it is a plain http or https URL fit for a link (with a host,
+// no spaces, controls or hidden characters, at most 2048 bytes), else "".
+func httpLink(u string) string {
+	rest, ok := strings.CutPrefix(u, "https://")
+	if !ok {
+		rest, ok = strings.CutPrefix(u, "http://")
+	}
+	if !ok || rest == "" || rest[0] == '/' || len(u) > 2048 || strings.ContainsFunc(u, func(r rune) bool { return r <= ' ' || r == 0x7F || hides(r) }) {
 		return ""
 	}
 	return u
@@ -850,10 +1174,13 @@ func hintValue(b *bool) string {
 
 type historyView struct {
 	Slug, Name, Kind string
-	Changes          []changeView
-	Page             int
-	HasNext          bool
-	Links            links
+	// Case is which of seed 000's cases applies and when the tools were last fetched:
+	// the top of the history says it.
+	Case    caseView
+	Changes []changeView
+	Page    int
+	HasNext bool
+	Links   links
 }
 
 // history returns page (1-based) of the visible changes of slug, newest first; the
@@ -862,7 +1189,12 @@ type historyView struct {
 // The store pages changes by number only (BeforeNumber), so a page is read as the
 // newest page×pageSize+1 changes with the earlier pages dropped; maxPage bounds it.
 func (s *site) history(ctx context.Context, slug string, page int) (*historyView, error) {
-	e, err := s.st.Entry(ctx, slug)
+	d, err := s.st.EntryDigest(ctx, slug, store.EntryQuery{})
+	if err != nil {
+		return nil, err
+	}
+	e := d.Entry
+	hist, err := s.historyState(ctx, e)
 	if err != nil {
 		return nil, err
 	}
@@ -870,7 +1202,7 @@ func (s *site) history(ctx context.Context, slug string, page int) (*historyView
 	if err != nil {
 		return nil, err
 	}
-	v := &historyView{Slug: e.Slug, Name: visibleLine(e.Name), Kind: e.Kind, Page: page, Links: s.links(e.Slug)}
+	v := &historyView{Slug: e.Slug, Name: displayName(e), Kind: e.Kind, Case: caseOf(&d, &hist), Page: page, Links: s.links(e.Slug)}
 	if len(cs) > page*pageSize {
 		v.HasNext = true
 		cs = cs[:page*pageSize]

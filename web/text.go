@@ -130,3 +130,11 @@ func markdown(s string) string {
 	}
 	return b.String()
 }
+
+// markdownURL is an http(s) address (httpLink's) for a Markdown autolink, <u>: an
+// autolink ends at the first > and holds no < or space, so those are percent-encoded
+// (httpLink refuses spaces and controls already); nothing inside an autolink is
+// otherwise interpreted.
+func markdownURL(u string) string {
+	return strings.NewReplacer("<", "%3C", ">", "%3E").Replace(u)
+}
