@@ -168,3 +168,42 @@ func TestAllPartsTaken(t *testing.T) {
 		t.Errorf("%+v %v", ts, errs)
 	}
 }
+
+// FuzzParseServerJSON holds ParseServerJSON to its contract on any input: a server with
+// a checked primary part first, each part once, a slug of its primary part, a compact
+// JSON document; or an error and the zero Server.
+func FuzzParseServerJSON(f *testing.F) {
+	for _, name := range []string{"good_server_remotes.json", "good_server_packages.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"name":"a/w","packages":[{"registryType":"oci","identifier":"x"},{"registryType":"npm","identifier":"w"}]}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		s, perrs, err := ParseServerJSON(in)
+		for _, pe := range perrs {
+			if pe.Err == nil || pe.Text == "" {
+				t.Fatalf("bad part error %+v", pe)
+			}
+		}
+		if err != nil {
+			if s.Parts != nil || s.Document != nil {
+				t.Fatalf("%v with %+v", err, s)
+			}
+			return
+		}
+		if len(s.Parts) == 0 || !checked(s.Parts[0].Kind) || s.Kind != s.Parts[0].Kind || s.Locator != s.Parts[0].Locator ||
+			s.SlugBase != Slug(s.Kind, s.Locator) || !json.Valid(s.Document) || s.Source != "registry" || s.Name == "" {
+			t.Fatalf("bad server %+v", s)
+		}
+		seen := map[targetKey]bool{}
+		for _, p := range s.Parts {
+			if p.Locator == "" || seen[targetKey{p.Kind, p.Locator}] {
+				t.Fatalf("bad or repeated part %+v", p)
+			}
+			seen[targetKey{p.Kind, p.Locator}] = true
+		}
+	})
+}
