@@ -2,11 +2,17 @@ package regsync
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"net/url"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/probity-dev/probity/store"
 )
@@ -50,13 +56,67 @@ func openSQLite(t testing.TB) store.Store {
 	return st
 }
 
-// TestSyncSQLite runs the sync against the real store on SQLite: 500 servers as 500
-// entries with their parts after a crash and its resumption, an incremental sync that
-// updates only the changed servers, and a deleted server unlisted and listed again.
-func TestSyncSQLite(t *testing.T) {
+// openPostgres opens and migrates a store on a new PostgreSQL database of the server
+// PROBITY_TEST_DATABASE_URL names (under CI, the local one), dropped after the test;
+// it skips the test when there is none.
+func openPostgres(t *testing.T) store.Store {
+	t.Helper()
+	admin := os.Getenv("PROBITY_TEST_DATABASE_URL")
+	if admin == "" && os.Getenv("CI") == "true" {
+		admin = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	}
+	if admin == "" {
+		t.Skip("set PROBITY_TEST_DATABASE_URL to run against PostgreSQL")
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	name := "probity_t_" + hex.EncodeToString(b[:])
+	exec := func(ctx context.Context, sql string) {
+		t.Helper()
+		conn, err := pgx.Connect(ctx, admin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	exec(t.Context(), "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+	})
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	st, err := store.Open(t.Context(), store.Config{DatabaseURL: u.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestSyncStore runs the sync against the real store, on SQLite and (when
+// PROBITY_TEST_DATABASE_URL is set) on PostgreSQL: 500 servers as 500 entries with
+// their parts after a crash and its resumption, an incremental sync that updates only
+// the changed servers, and a deleted server unlisted and listed again.
+func TestSyncStore(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { syncStoreScenario(t, openSQLite(t)) })
+	t.Run("postgres", func(t *testing.T) { syncStoreScenario(t, openPostgres(t)) })
+}
+
+func syncStoreScenario(t *testing.T, real store.Store) {
 	ctx := context.Background()
 	f := newFakeRegistry(t, synthRegistry(t, 500))
-	st := &countingStore{Store: openSQLite(t), failAt: 333}
+	st := &countingStore{Store: real, failAt: 333}
 	if _, err := syncer(t, f, st, 0).Sync(ctx, SyncOptions{}); !errors.Is(err, errCrash) {
 		t.Fatalf("crash: %v", err)
 	}
