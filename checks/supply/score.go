@@ -78,7 +78,8 @@ import (
 //   - scorecard: 7 or more passes; below 7 the share 15 × score / 10 (to hundredths) is
 //     partial, except a score of 0, whose share is 0 and which is failed; never scanned
 //     or out of range is skipped.
-//   - package_name: typosquat.go; serious.
+//   - package_name: typosquat.go (a variant, or 1 edit from 4 characters and 2 from 8,
+//     Damerau–Levenshtein, of a popular package of another owner); serious.
 //   - advisories: critical when the source flagged it, GitHub's severity is CRITICAL or
 //     the CVSS base score is 9.0 or more; any critical one fails, serious.
 //   - hidden_instructions: the detectors of the remote check (checks.ScanTool,
