@@ -85,30 +85,43 @@ func (c *Client) loadStored(ctx context.Context, key string) (Entry, bool) {
 	if !ok || cr.Key != key || cr.Status == 0 {
 		return Entry{}, false
 	}
-	e := Entry{Status: cr.Status, Body: cr.Body, ETag: cr.ETag, LastModified: cr.LastModified, FetchedAt: cr.StoredAt}
+	e := Entry{Status: cr.Status, Body: cr.Body, ETag: cr.ETag, LastModified: cr.LastModified,
+		Header: mergeKept(nil, cr.Header), FetchedAt: cr.StoredAt}
 	if !c.storable(e) {
 		return Entry{}, false
 	}
 	return e, true
 }
 
-// keep writes e to the CacheStore when it is storable, with the kept headers of hdr
-// (nil: none). A store error is logged.
-func (c *Client) keep(ctx context.Context, key string, e Entry, hdr http.Header) {
+// mergeKept returns the kept headers of old updated with those hdr carries (a 304
+// updates the stored headers it repeats, RFC 9111 section 4.3.4); nil when none.
+// Neither argument is modified.
+func mergeKept(old, hdr http.Header) http.Header {
+	var out http.Header
+	for _, h := range keptHeaders {
+		v := hdr.Get(h)
+		if v == "" {
+			v = old.Get(h)
+		}
+		if v != "" {
+			if out == nil {
+				out = http.Header{}
+			}
+			out.Set(h, v)
+		}
+	}
+	return out
+}
+
+// keep writes e to the CacheStore when it is storable. A store error is logged.
+func (c *Client) keep(ctx context.Context, key string, e Entry) {
 	if c.store == nil || !c.storable(e) {
 		return
 	}
-	cr := CachedResponse{Key: key, Status: e.Status, ETag: e.ETag, LastModified: e.LastModified, Body: e.Body, StoredAt: e.FetchedAt}
+	cr := CachedResponse{Key: key, Status: e.Status, ETag: e.ETag, LastModified: e.LastModified,
+		Header: mergeKept(nil, e.Header), Body: e.Body, StoredAt: e.FetchedAt}
 	if e.Status != http.StatusOK {
-		cr.Body, cr.ETag, cr.LastModified = nil, "", ""
-	}
-	for _, h := range keptHeaders {
-		if v := hdr.Get(h); v != "" {
-			if cr.Header == nil {
-				cr.Header = http.Header{}
-			}
-			cr.Header.Set(h, v)
-		}
+		cr.Body, cr.ETag, cr.LastModified, cr.Header = nil, "", "", nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()

@@ -177,6 +177,9 @@ func TestClientStoreRestart(t *testing.T) {
 	if len(sent) != 2 || sent[1].Get("If-None-Match") != `"v1"` || sent[1].Get("If-Modified-Since") != "Sun, 29 Nov 2026 10:00:00 GMT" {
 		t.Fatalf("requests %v, want a second one with If-None-Match and If-Modified-Since", sent)
 	}
+	if h := store.get(t, key).Header; h.Get("Content-Type") != "application/json" {
+		t.Errorf("kept headers after the 304: %v (a 304 carries no Content-Type; the kept one stays)", h)
+	}
 	if !third.fetchedAt.Equal(clk.now()) || !store.get(t, key).StoredAt.Equal(clk.now()) {
 		t.Errorf("after the 304: FetchedAt %v, StoredAt %v, want %v", third.fetchedAt, store.get(t, key).StoredAt, clk.now())
 	}

@@ -291,8 +291,9 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 		switch {
 		case status == http.StatusNotModified && conditional:
 			entry.FetchedAt = c.now()
+			entry.Header = mergeKept(entry.Header, hdr)
 			c.cache.Put(key, entry)
-			c.keep(ctx, key, entry, hdr)
+			c.keep(ctx, key, entry)
 			c.logFetch(ctx, r, entry.Status, "revalidated-"+level, attempt, start)
 			return &response{status: entry.Status, body: entry.Body, fetchedAt: entry.FetchedAt}, nil
 		case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable ||
@@ -335,10 +336,11 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 				Body:         body,
 				ETag:         hdr.Get("ETag"),
 				LastModified: hdr.Get("Last-Modified"),
+				Header:       mergeKept(nil, hdr),
 				FetchedAt:    fetched,
 			}
 			c.cache.Put(key, e)
-			c.keep(ctx, key, e, hdr)
+			c.keep(ctx, key, e)
 		}
 		c.logFetch(ctx, r, status, "miss", attempt, start)
 		return &response{status: status, body: body, fetchedAt: fetched}, nil
@@ -511,7 +513,10 @@ type Entry struct {
 	Body         []byte // shared: never modified by the Client or its callers
 	ETag         string
 	LastModified string
-	FetchedAt    time.Time
+	// Header holds the kept response headers (Content-Type), nil when none; shared
+	// like Body.
+	Header    http.Header
+	FetchedAt time.Time
 }
 
 // Cache keeps responses between requests. Implementations must be safe for concurrent

@@ -164,7 +164,7 @@ func (f *envFlags) runner(st store.Store, signer *signing.Signer, schedule round
 	if err != nil {
 		return nil, err
 	}
-	collector, err := f.collector(logger)
+	collector, err := f.collector(st, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -173,15 +173,17 @@ func (f *envFlags) runner(st store.Store, signer *signing.Signer, schedule round
 }
 
 // collector builds the supply-chain collector: the sources at their base URLs over one
-// caching client behind the egress guard (loopback only with --allow-loopback), and
-// the provenance verifier with the pinned trusted root.
-func (f *envFlags) collector(logger *slog.Logger) (*supply.Collector, error) {
+// caching client behind the egress guard (loopback only with --allow-loopback), its
+// cache kept in the store (so a restart or the next round revalidates instead of
+// starting cold) and its requests throttled under each source's published quota
+// (supply.DefaultLimits), and the provenance verifier with the pinned trusted root.
+func (f *envFlags) collector(st httpCacheStore, logger *slog.Logger) (*supply.Collector, error) {
 	verifier, err := supply.NewVerifier(supply.DefaultTrustedRoot())
 	if err != nil {
 		return nil, fmt.Errorf("couldn't load the pinned Sigstore trusted root: %w", err)
 	}
 	client := supply.NewClient(supply.ClientConfig{UserAgent: "probity/" + version + " (+https://probity.dev/probe)", Logger: logger,
-		AllowLoopback: f.allowLoopback})
+		AllowLoopback: f.allowLoopback, Store: httpCache{st: st}})
 	return supply.NewCollector(supply.CollectorConfig{
 		Client:       client,
 		NPM:          supply.NewNPM(supply.NPMConfig{Client: client, BaseURL: f.npmURL}),
