@@ -379,3 +379,126 @@ func TestCheckedServerNotUnprobed(t *testing.T) {
 		t.Errorf("an entry checked in no way: badge %q, want not yet probed", b.Message)
 	}
 }
+
+// listedTitle and listedDescription are listing text with markup: third-party text,
+// shown escaped.
+const (
+	listedTitle       = `Acme <b>Search</b>`
+	listedDescription = `Searches. <script>alert(1)</script><img src=x onerror=alert(1)>`
+)
+
+// TestServerPage: an entry is a server. Its page, JSON and Markdown show the listing
+// (name, title, description, website, icons as text) and its linked parts; the
+// directory row shows the title; every listing text is escaped; nothing is loaded from
+// a third party; a website that is not http(s) is plain text.
+func TestServerPage(t *testing.T) {
+	r := newRig(t)
+	doc, _ := json.Marshal(map[string]any{
+		"name": "io.github.acme/search", "title": listedTitle, "description": listedDescription, "version": "1.2.0",
+		"websiteUrl": "https://acme.example/search",
+		"icons":      []map[string]any{{"src": "https://cdn.acme.example/icon.png", "mimeType": "image/png"}},
+	})
+	remote := r.fleet.URL(0)
+	res, err := r.st.UpsertServer(r.ctx, store.ServerUpsert{
+		SlugBase: "acme-search", Name: "io.github.acme/search", Source: "registry",
+		Listing: store.Listing{ServerName: "io.github.acme/search", Title: listedTitle, Description: listedDescription,
+			Website: "https://acme.example/search", Version: "1.2.0", Document: doc, Status: store.StatusActive},
+		Parts: []store.Part{
+			{Kind: store.KindRemote, Locator: remote, Transport: "streamable-http"},
+			{Kind: store.KindNPM, Locator: "pkg:npm/%40acme/search-mcp", Version: "1.2.0"},
+			{Kind: store.KindPyPI, Locator: "pkg:pypi/acme-search", Version: "1.2.0"},
+			{Kind: store.KindGitHub, Locator: "https://github.com/acme/search-mcp"},
+			{Kind: store.PartOCI, Locator: "docker.io/acme/search-mcp:1.2.0"},
+			{Kind: store.PartNuGet, Locator: "Acme.Search.Mcp", Version: "1.2.0"},
+			{Kind: store.PartMCPB, Locator: "https://github.com/acme/search-mcp/releases/download/v1.2.0/search.mcpb"},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.Entry
+	r.round(t, e, 0, rounds.SignedFull, tool("search", "Search the catalog."))
+	// A second server whose website is not an http(s) address.
+	res2, err := r.st.UpsertServer(r.ctx, store.ServerUpsert{
+		SlugBase: "odd", Name: "io.github.acme/odd", Source: "registry",
+		Listing: store.Listing{ServerName: "io.github.acme/odd", Website: "javascript:alert(1)"},
+		Parts:   []store.Part{{Kind: store.KindNPM, Locator: "pkg:npm/odd-mcp"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.handler(t)
+
+	page := fetch(t, h, "/s/"+e.Slug)
+	for _, want := range []string{
+		"<h1>Acme &lt;b&gt;Search&lt;/b&gt; ",
+		"Searches. &lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;",
+		"<code>io.github.acme/search</code>",
+		`<a href="https://acme.example/search" rel="nofollow ugc noopener">https://acme.example/search</a>`,
+		"<code>https://cdn.acme.example/icon.png</code>",
+		"<code>" + remote + "</code> · streamable-http",
+		`<a href="https://www.npmjs.com/package/@acme/search-mcp/v/1.2.0" rel="nofollow ugc noopener"><code>pkg:npm/%40acme/search-mcp</code></a>`,
+		`<a href="https://pypi.org/project/acme-search/1.2.0/" rel="nofollow ugc noopener">`,
+		`<a href="https://github.com/acme/search-mcp" rel="nofollow ugc noopener">`,
+		"OCI image</td>\n<td><code>docker.io/acme/search-mcp:1.2.0</code></td>\n<td>listed, not checked</td>",
+		"NuGet package</td>\n<td><code>Acme.Search.Mcp</code> · version 1.2.0</td>\n<td>listed, not checked</td>",
+		"MCP bundle</td>\n<td><code>https://github.com/acme/search-mcp/releases/download/v1.2.0/search.mcpb</code></td>\n<td>listed, not checked</td>",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"<script>alert", "<img src=x", "<b>Search", `src="https://cdn.acme.example`, "<img src=\"https://"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page holds %q", bad)
+		}
+	}
+
+	d := entryJSON(t, h, e.Slug)
+	if d.Name != listedTitle || d.Server.Name != "io.github.acme/search" || d.Server.Title != listedTitle ||
+		d.Server.Description != listedDescription || d.Server.Website != "https://acme.example/search" ||
+		len(d.Server.Icons) != 1 || !d.Server.Listed || d.Server.Version != "1.2.0" {
+		t.Errorf("server: %+v", d.Server)
+	}
+	if len(d.Parts) != 7 || !d.Parts[0].Primary || d.Parts[0].Kind != store.KindRemote || d.Parts[0].Transport != "streamable-http" {
+		t.Fatalf("parts: %+v", d.Parts)
+	}
+	for _, p := range d.Parts {
+		checked := p.Kind != store.PartOCI && p.Kind != store.PartNuGet && p.Kind != store.PartMCPB
+		if p.Checked != checked {
+			t.Errorf("part %s checked = %v, want %v", p.Kind, p.Checked, checked)
+		}
+	}
+	if body := fetch(t, h, "/s/"+e.Slug+".json"); strings.Contains(body, "<script>") {
+		t.Error("the JSON holds a raw <script>")
+	}
+
+	md := fetch(t, h, "/s/"+e.Slug+".md")
+	for _, want := range []string{
+		"# Acme &lt;b&gt;Search&lt;\\/b&gt;",
+		"- Registry name: io\\.github\\.acme\\/search",
+		"- Website: <https://acme.example/search>",
+		"- npm package: pkg\\:npm\\/\\%40acme\\/search\\-mcp, version 1\\.2\\.0, <https://www.npmjs.com/package/@acme/search-mcp/v/1.2.0>",
+		"- OCI image: docker\\.io\\/acme\\/search\\-mcp\\:1\\.2\\.0, listed, not checked",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the Markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "<script") || strings.Contains(md, "<b>") {
+		t.Error("the Markdown holds raw markup")
+	}
+
+	dir := fetch(t, h, "/")
+	if !strings.Contains(dir, `<a href="/s/`+e.Slug+`">Acme &lt;b&gt;Search&lt;/b&gt;</a>`) {
+		t.Error("the directory row does not show the title")
+	}
+	if strings.Contains(dir, "<b>Search") {
+		t.Error("the directory holds the title's markup")
+	}
+
+	odd := fetch(t, h, "/s/"+res2.Entry.Slug)
+	if strings.Contains(odd, `href="javascript`) || !strings.Contains(odd, "<dt>Website</dt><dd>javascript:alert(1)</dd>") {
+		t.Error("a website that is not http(s) is not shown as plain text")
+	}
+}

@@ -53,7 +53,8 @@ func (s *scripted) Probe(ctx context.Context, url string) (*checks.Observation, 
 // canned is a supply Collector with the facts of a well-kept repository.
 type canned struct{}
 
-func (canned) Collect(ctx context.Context, kind, locator string, tools []json.RawMessage, ep *supply.EndpointFacts) *supply.Facts {
+func (canned) Collect(ctx context.Context, target supply.Target, tools []json.RawMessage, ep *supply.EndpointFacts) *supply.Facts {
+	kind, locator := target.Kind, target.Locator
 	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 	repo := "https://github.com/acme/search-mcp"
 	return &supply.Facts{
