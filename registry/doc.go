@@ -75,4 +75,10 @@
 // (icons and websiteUrl came that way), and a sync must not break on the next one.
 // Each Entry keeps the server object's bytes as received (Entry.Raw) and the whole
 // _meta object, so nothing the registry sent is lost to the typed view.
+//
+// # The sync
+//
+// Package registry/regsync syncs a registry into Probity's store with this client
+// (`probity registry sync`, and a periodic job under `probity serve`); this package
+// stays free of the store and its drivers (TestClientStaysApartFromTheStore).
 package registry

@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
 
+	"github.com/probity-dev/probity/checks/probe/egress"
+	"github.com/probity-dev/probity/registry"
 	"github.com/probity-dev/probity/store"
 )
 
@@ -180,5 +183,49 @@ func BenchmarkRegistrySync500(b *testing.B) {
 		if err != nil || sum.Created != 500 {
 			b.Fatalf("%+v %v", sum, err)
 		}
+	}
+}
+
+// TestPeriodicSyncUnderRiver: the periodic job and its worker on a River client of the
+// SQLite store, as serve runs them: the job inserted on start syncs the registry.
+func TestPeriodicSyncUnderRiver(t *testing.T) {
+	f := newFakeRegistry(t, synthRegistry(t, 120))
+	st := openSQLite(t)
+	w, err := NewSyncWorker(WorkerConfig{Store: st, Client: registry.Config{HTTPClient: registry.GuardedHTTPClient(egress.Config{AllowLoopback: true})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, w); err != nil {
+		t.Fatal(err)
+	}
+	q, err := st.NewQueue(&river.Config{Workers: workers, Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
+		FetchPollInterval: 100 * time.Millisecond, FetchCooldown: 50 * time.Millisecond,
+		PeriodicJobs: []*river.PeriodicJob{PeriodicSync(f.srv.URL, time.Hour)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		q.Stop(ctx)
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ls, err := st.Listings(t.Context(), store.ListingQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		state, _ := st.RegistrySyncState(t.Context(), f.srv.URL)
+		if len(ls) == 120 && !state.Finished.IsZero() {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s: %d listings, state %+v", len(ls), state)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

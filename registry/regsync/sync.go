@@ -134,6 +134,11 @@ func (s *Summary) problem(format string, args ...any) {
 // stored before stays, and the walk stays resumable. A server the store refuses ends it
 // too (the page is read again next time); a server.json Probity cannot use is counted
 // in Invalid and skipped. The Summary says what was done either way.
+//
+// The version listed is chosen per page (registry.Latest over the page's items): a
+// name whose versions straddle two pages is decided by the isLatest item wherever it
+// stands. A registry that writes no official metadata (no updatedAt) gives no mark, so
+// each of its syncs reads everything.
 func (sy *Syncer) Sync(ctx context.Context, opts SyncOptions) (Summary, error) {
 	start := sy.cfg.Now()
 	base := sy.cfg.Client.BaseURL()

@@ -328,7 +328,7 @@ func TestSyncWorker(t *testing.T) {
 	if err := w.Work(context.Background(), job); err != nil {
 		t.Fatal(err)
 	}
-	if len(st.entries) != 120 || w.Timeout(job) != DefaultSyncTimeout {
+	if len(st.entries) != 120 || w.Timeout(job) != 0 {
 		t.Errorf("%d entries, timeout %s", len(st.entries), w.Timeout(job))
 	}
 	// A failing registry fails the job (River retries it); a bad URL cancels it.

@@ -24,10 +24,12 @@ type SyncArgs struct {
 // Kind is the River job kind.
 func (SyncArgs) Kind() string { return "probity_registry_sync" }
 
-// DefaultSyncTimeout bounds one sync job: a full walk of the official registry is a
-// few hundred pages of at most 60 s each (registry.Config.PageTimeout), typically a
-// second or two each. A walk cut short resumes at the next job.
-const DefaultSyncTimeout = 30 * time.Minute
+// DefaultSyncAttempts is how often River runs one sync job before it gives up until
+// the next period. A sync cut short by the job timeout or a refused page has stored
+// what it read and its place, so each retry continues the walk: a first full sync
+// longer than one job's timeout completes over several attempts (River waits attempt⁴
+// seconds between them: 1 s, 16 s, 81 s, …).
+const DefaultSyncAttempts = 10
 
 // DefaultSyncInterval is how often PeriodicSync syncs: the cadence of seed 000's
 // reads.
@@ -43,7 +45,9 @@ type WorkerConfig struct {
 	Client registry.Config
 	// Due gives new entries their first due times (rounds.Schedule.FirstDue).
 	Due DueFunc
-	// Timeout bounds one job; default DefaultSyncTimeout.
+	// Timeout bounds one job; 0 leaves it to the River client's JobTimeout (2 min
+	// under serve). It must stay below the client's RescueStuckJobsAfter, or River
+	// would take a live sync for an abandoned one and start it a second time.
 	Timeout time.Duration
 	// Logger receives the sync's events; default discards.
 	Logger *slog.Logger
@@ -60,16 +64,14 @@ func NewSyncWorker(cfg WorkerConfig) (*SyncWorker, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("regsync: WorkerConfig needs a Store")
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultSyncTimeout
-	}
+	cfg.Timeout = max(cfg.Timeout, 0)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &SyncWorker{cfg: cfg}, nil
 }
 
-// Timeout is the job's timeout, which replaces the client's (a round's 2 minutes).
+// Timeout is the job's timeout: WorkerConfig.Timeout, or 0 for the client's.
 func (w *SyncWorker) Timeout(*river.Job[SyncArgs]) time.Duration { return w.cfg.Timeout }
 
 // Work syncs the job's registry. A sync that stops (a refused page, the timeout) has
@@ -97,7 +99,8 @@ func (w *SyncWorker) Work(ctx context.Context, job *river.Job[SyncArgs]) error {
 
 // PeriodicSync is the periodic job that syncs the registry at baseURL every interval
 // (default DefaultSyncInterval), first when the service starts; at most one job per
-// registry runs per interval, whatever the number of processes.
+// registry is inserted per interval, whatever the number of processes, and it is
+// tried DefaultSyncAttempts times.
 func PeriodicSync(baseURL string, interval time.Duration) *river.PeriodicJob {
 	if interval <= 0 {
 		interval = DefaultSyncInterval
@@ -105,7 +108,7 @@ func PeriodicSync(baseURL string, interval time.Duration) *river.PeriodicJob {
 	return river.NewPeriodicJob(
 		river.PeriodicInterval(interval),
 		func() (river.JobArgs, *river.InsertOpts) {
-			return SyncArgs{BaseURL: baseURL}, &river.InsertOpts{MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true, ByPeriod: interval}}
+			return SyncArgs{BaseURL: baseURL}, &river.InsertOpts{MaxAttempts: DefaultSyncAttempts, UniqueOpts: river.UniqueOpts{ByArgs: true, ByPeriod: interval}}
 		},
 		&river.PeriodicJobOpts{RunOnStart: true},
 	)
