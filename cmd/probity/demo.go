@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"github.com/probity-dev/probity/checks/fixtures"
+	"github.com/probity-dev/probity/checks/supply"
 	"github.com/probity-dev/probity/history"
+	"github.com/probity-dev/probity/registry/regsync"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/targets"
@@ -129,7 +131,17 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		srv.Shutdown(shutdown)
 	}()
 
-	entries, err := importDemo(ctx, st, demo, stderr)
+	// The supply-chain sources answer from the demo's fixtures on loopback: the linked
+	// servers' packages and repositories are read there, never on the network.
+	ef.npmURL, ef.pypiURL, ef.githubURL = demo.DemoSourceURL("npm"), demo.DemoSourceURL("pypi"), demo.DemoSourceURL("github")
+	ef.depsdevURL, ef.osvURL, ef.scorecardURL = demo.DemoSourceURL("depsdev"), demo.DemoSourceURL("osv"), demo.DemoSourceURL("scorecard")
+	// The listed servers are hosted over TLS with a certificate of the demo's CA, which
+	// the probe trusts through --ca-file.
+	if ef.caFile, err = writeDemoCA(ef.dataDir); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	entries, servers, err := importDemo(ctx, st, demo, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
@@ -151,6 +163,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "the demo is up after %v\n", time.Since(started).Round(100*time.Millisecond))
 	printDemoGuide(stdout, base, drifting.Slug, ef)
+	printDemoServers(ctx, st, stdout, base, servers)
 
 	var wg sync.WaitGroup
 	wg.Go(func() { confirmDrift(ctx, st, r, drifting, base, stdout, stderr) })
@@ -176,34 +189,67 @@ func demoBaseURL(listen string) (string, error) {
 	return "http://" + net.JoinHostPort(host, port), nil
 }
 
-// importDemo adds the demo's endpoints as entries (those already listed are kept) and
-// returns them by URL.
-func importDemo(ctx context.Context, st store.Store, demo *fixtures.Demo, stderr io.Writer) (map[string]store.Entry, error) {
-	urls := demo.URLs()
-	ts, bad, err := targets.Parse(strings.NewReader(strings.Join(urls, "\n")))
-	if err == nil && (len(bad) > 0 || len(ts) != len(urls)) {
-		err = fmt.Errorf("%d of %d demo URLs did not parse", len(urls)-len(ts), len(urls))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("couldn't read the demo's URLs: %w", err)
-	}
-	entries := make(map[string]store.Entry, len(ts))
-	added := 0
+// importDemo adds the demo's listed servers (fixtures.DemoServers: a remote, an npm
+// package and a GitHub repository each, linked as one entry) and its other endpoints
+// as one-part entries; those already listed are kept. It returns the entries by URL
+// and the listed servers' entries by server name.
+func importDemo(ctx context.Context, st store.Store, demo *fixtures.Demo, stderr io.Writer) (map[string]store.Entry, map[string]store.Entry, error) {
 	schedule := rounds.Schedule{}
-	for i, t := range ts {
-		ne := store.NewEntry{SlugBase: t.SlugBase, Kind: t.Kind, Locator: t.Locator, Name: t.Name, Source: t.Source}
-		ne.Due = schedule.FirstDue(store.Entry{Kind: t.Kind, Locator: t.Locator}, time.Now())
-		e, created, err := st.AddEntry(ctx, ne)
+	opts := regsync.ImportOptions{Due: schedule.FirstDue}
+	byURL := map[string]store.Entry{}
+	byName := map[string]store.Entry{}
+	added, total := 0, 0
+	add := func(s targets.Server) (store.Entry, error) {
+		res, err := regsync.Import(ctx, st, s, opts)
 		if err != nil {
-			return nil, fmt.Errorf("couldn't add %s: %w", t.Locator, err)
+			return store.Entry{}, err
 		}
-		if created {
+		for _, c := range res.Conflicts {
+			fmt.Fprintf(stderr, "warning: %s\n", regsync.ConflictText(c))
+		}
+		total++
+		if res.Created {
 			added++
 		}
-		entries[urls[i]] = e
+		return res.Entry, nil
 	}
-	fmt.Fprintf(stderr, "entries: %d added, %d already listed\n", added, len(ts)-added)
-	return entries, nil
+	inServers := map[string]bool{}
+	for _, ds := range fixtures.DemoServers {
+		s, _, err := targets.ParseServerJSON(ds.ServerJSON(demo))
+		if err != nil {
+			return nil, nil, fmt.Errorf("couldn't read the demo's server.json of %s: %w", ds.Name, err)
+		}
+		e, err := add(s)
+		if err != nil {
+			return nil, nil, fmt.Errorf("couldn't add %s: %w", ds.Name, err)
+		}
+		byName[ds.Name] = e
+		byURL[demo.TLSURL(ds.Path)] = e
+		inServers[demo.URL(ds.Path)] = true
+	}
+	var urls []string
+	for _, u := range demo.URLs() {
+		if !inServers[u] {
+			urls = append(urls, u)
+		}
+	}
+	ss, bad, err := targets.Parse(strings.NewReader(strings.Join(urls, "\n")))
+	if err == nil && (len(bad) > 0 || len(ss) != len(urls)) {
+		err = fmt.Errorf("%d of %d demo URLs did not parse", len(urls)-len(ss), len(urls))
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("couldn't read the demo's URLs: %w", err)
+	}
+	for i, s := range ss {
+		e, err := add(s)
+		if err != nil {
+			return nil, nil, fmt.Errorf("couldn't add %s: %w", s.Locator, err)
+		}
+		byURL[urls[i]] = e
+	}
+	fmt.Fprintf(stderr, "entries: %d added, %d already listed (%d servers with a remote, a package and a repository linked)\n",
+		added, total-added, len(fixtures.DemoServers))
+	return byURL, byName, nil
 }
 
 // demoRound runs one round over every entry and reports it in a line; it returns false
@@ -299,4 +345,54 @@ func confirmDrift(ctx context.Context, st store.Store, r *rounds.Runner, e store
 		return
 	}
 	fmt.Fprintf(stderr, "warning: the history of %s records no change of tools yet\n", e.Slug)
+}
+
+// printDemoServers says, for each of the demo's listed servers, whether its newest
+// supply run earned Verified and, when not, why, with the checks that failed.
+func printDemoServers(ctx context.Context, st store.Store, w io.Writer, base string, servers map[string]store.Entry) {
+	fmt.Fprintf(w, "\nThe demo's listed servers (a remote, an npm package and a GitHub repository each, read from\nthe demo's own source fixtures on loopback):\n\n")
+	for _, ds := range fixtures.DemoServers {
+		e, ok := servers[ds.Name]
+		if !ok {
+			continue
+		}
+		runs, err := st.SupplyRuns(ctx, e.ID, 1)
+		if err != nil || len(runs) == 0 {
+			fmt.Fprintf(w, "  %-26s %s/s/%s  no supply run yet\n", ds.Name, base, e.Slug)
+			continue
+		}
+		run := runs[0]
+		v, err := supply.DecodeVerdict(run.Verdict)
+		if err != nil {
+			fmt.Fprintf(w, "  %-26s %s/s/%s  unreadable verdict: %v\n", ds.Name, base, e.Slug, err)
+			continue
+		}
+		if store.IsVerified(run.Verified, run.Envelope != nil) {
+			fmt.Fprintf(w, "  %-26s %s/s/%s  Verified, score %d of 100 (%d points checked)\n", ds.Name, base, e.Slug, v.Score, v.WeightRan)
+			continue
+		}
+		fmt.Fprintf(w, "  %-26s %s/s/%s  not Verified, score %d of 100 (%d points checked):\n", ds.Name, base, e.Slug, v.Score, v.WeightRan)
+		for _, why := range v.NotVerified {
+			fmt.Fprintf(w, "      - %s\n", why)
+		}
+		for _, r := range v.Results {
+			if r.Status == supply.StatusFailed || r.Status == supply.StatusPartial {
+				fmt.Fprintf(w, "      %s: %s\n", r.ID, r.Reason)
+			}
+		}
+	}
+}
+
+// writeDemoCA writes the demo CA's certificate into the data directory and returns its
+// path, for the probe's --ca-file.
+func writeDemoCA(dataDir string) (string, error) {
+	pem, err := fixtures.CAPEM()
+	if err != nil {
+		return "", fmt.Errorf("couldn't make the demo's CA: %w", err)
+	}
+	path := filepath.Join(dataDir, "demo-ca.pem")
+	if err := os.WriteFile(path, pem, 0o644); err != nil {
+		return "", fmt.Errorf("couldn't write the demo's CA: %w", err)
+	}
+	return path, nil
 }

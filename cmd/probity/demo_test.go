@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,7 +121,7 @@ func TestDemo(t *testing.T) {
 	}
 	dataDir := filepath.Join(t.TempDir(), "data")
 	env := []string{"DATABASE_URL=", "PROBITY_KEY_DIR="}
-	listen, fixturesAddr := freeAddr(t), freeAddr(t)
+	listen, fixturesAddr := freeAddr(t), freeAddrPair(t)
 	slug := slugOf(t, "http://"+fixturesAddr+"/drifting")
 
 	d := startDemo(t, env, dataDir, listen, fixturesAddr)
@@ -138,6 +140,30 @@ func TestDemo(t *testing.T) {
 			t.Errorf("the guide does not name %s:\n%s", site+path, d.stdout)
 		}
 	}
+	// The listed servers: a remote, a package and a repository linked as one entry,
+	// read from the demo's source fixtures: one Verified, one not, with the reasons.
+	var weather, notes string
+	for line := range strings.Lines(d.stdout.String()) {
+		switch {
+		case strings.Contains(line, "dev.probity.demo/weather"):
+			weather = line
+		case strings.Contains(line, "dev.probity.demo/notes"):
+			notes = line
+		}
+	}
+	if !strings.Contains(weather, " Verified, score 100 of 100") {
+		t.Errorf("the demo's Weather server is not Verified: %q\n%s", weather, d.stdout)
+	}
+	if !strings.Contains(notes, "not Verified") || !strings.Contains(d.stdout.String(), "a serious finding in the Hidden instructions check") ||
+		!strings.Contains(d.stdout.String(), "package_repository: The package's metadata names github.com/someone-else/notes-fork") {
+		t.Errorf("the demo's Notes server is not shown as not Verified with its reasons: %q\n%s", notes, d.stdout)
+	}
+	weatherSlug := slugOf(t, "https://"+nextPort(t, fixturesAddr)+"/healthy")
+	if code, body := httpGet(site + "/s/" + weatherSlug + ".json"); code != http.StatusOK ||
+		!strings.Contains(body, `"pkg:npm/%40probity-demo/weather-mcp"`) || !strings.Contains(body, "https://github.com/probity-demo/weather-mcp") {
+		t.Errorf("GET /s/%s.json does not show the linked package and repository: %d %.600s", weatherSlug, code, body)
+	}
+
 	code, body := httpGet(site + "/s/" + slug + ".json")
 	if code != http.StatusOK {
 		t.Fatalf("GET /s/%s.json: %d %.300s", slug, code, body)
@@ -207,4 +233,30 @@ func TestDemo(t *testing.T) {
 			}
 		}
 	}
+}
+
+// freeAddrPair returns a loopback address whose port and the port after it are free:
+// the demo serves its TLS endpoints on the next port.
+func freeAddrPair(t *testing.T) string {
+	t.Helper()
+	for range 50 {
+		a := freeAddr(t)
+		ln, err := net.Listen("tcp", nextPort(t, a))
+		if err == nil {
+			ln.Close()
+			return a
+		}
+	}
+	t.Fatal("no two free ports in a row on 127.0.0.1")
+	return ""
+}
+
+// nextPort is addr with the port after its own.
+func nextPort(t *testing.T, addr string) string {
+	t.Helper()
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return netip.AddrPortFrom(ap.Addr(), ap.Port()+1).String()
 }
