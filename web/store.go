@@ -10,8 +10,9 @@ import (
 // Store is what the site reads of the store (store.Store is one); it never writes.
 // Declared here, by its consumer: the directory read model, an entry with its digest,
 // rounds' results and surfaces, supply runs, changes, the round envelopes it serves, the
-// history state (whose confirmed tool list the pages show), and what the statistics page
-// reads (history.StatsStore).
+// history state (whose confirmed tool list the pages show), the listed servers the
+// subregistry publishes (subregistry.go), and what the statistics page reads
+// (history.StatsStore).
 type Store interface {
 	history.StatsStore
 	Directory(ctx context.Context, q store.DirectoryQuery) (store.DirectoryPage, error)

@@ -17,6 +17,7 @@
 //	GET /.well-known/probity-keys.json  key document
 //	GET /stats, /stats.json             statistics (tables and SVG charts), cached 10 min
 //	GET /api/v1/…                       JSON API; /api/v1/openapi.json describes it
+//	GET /v0.1/servers…                  the MCP Registry API as a subregistry (subregistry.go)
 //	/mcp (any method)                   Probity's own MCP server, when Config.MCP is set
 //	GET /healthz, /metrics              store reachable; Prometheus text format
 //
@@ -183,6 +184,9 @@ func New(cfg Config) (http.Handler, error) {
 		refused: refused,
 	}
 	site, err := h.router(cfg.TrustedProxies)
+	if err == nil {
+		err = newSubregistry(s).register(site) // GET /v0.1/servers…: subregistry.go
+	}
 	if err != nil || cfg.MCP == nil {
 		return site, err
 	}
