@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -354,5 +356,42 @@ func TestSyncWorker(t *testing.T) {
 	}
 	if (SyncArgs{}).Kind() != "probity_registry_sync" {
 		t.Error("kind")
+	}
+}
+
+// TestSyncRecordedPage replays the recorded page of the official registry
+// (registry/testdata/good_page_official.json) and an empty last page: the isLatest
+// version of remote-weather is listed with the registry's metadata as sent, the
+// deprecated local-weather (never listed) is not added, and weather, which lists
+// nothing Probity can check, is refused by name.
+func TestSyncRecordedPage(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("..", "testdata", "good_page_official.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFakeRegistry(t, nil)
+	f.fault = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("cursor") == "" {
+			w.Write(page)
+		} else {
+			w.Write([]byte(`{"servers":[],"metadata":{"count":0}}`))
+		}
+		return true
+	}
+	st := newFakeStore()
+	sum, err := syncer(t, f, st, 0).Sync(context.Background(), SyncOptions{})
+	if err != nil || sum.Pages != 2 || sum.Items != 4 || sum.Created != 1 || sum.Skipped != 1 || sum.Invalid != 1 ||
+		len(sum.Problems) != 1 || !strings.HasPrefix(sum.Problems[0], "io.github.user/weather: nothing to import") {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	e := st.byName("io.github.user/remote-weather")
+	if e == nil || e.listing.Version != "2.1.0" || e.listing.Title != "Remote Weather" || e.listing.Website != "https://modelcontextprotocol.io/examples" ||
+		!strings.Contains(string(e.listing.Document), `"icons"`) ||
+		string(e.listing.RegistryMeta) != `{"status":"active","publishedAt":"2025-10-03T10:00:00Z","updatedAt":"2025-10-03T10:00:00Z","isLatest":true}` {
+		t.Fatalf("%+v", e)
+	}
+	if !st.state[f.srv.URL].Since.Equal(time.Date(2025, 11, 20, 12, 0, 0, 0, time.UTC)) {
+		t.Errorf("mark %v", st.state[f.srv.URL].Since)
 	}
 }
