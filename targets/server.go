@@ -95,8 +95,9 @@ const (
 	MaxParts = 64
 	// maxDescriptionRunes bounds a description.
 	maxDescriptionRunes = 300
-	// maxIdentifier bounds an OCI, NuGet or bundle identifier.
-	maxIdentifier = 2048
+	// maxIdentifier bounds an OCI, NuGet or bundle identifier (the store keeps
+	// locators of up to 2,000 bytes).
+	maxIdentifier = 2000
 )
 
 // The official registry's metadata member of a list item's _meta.

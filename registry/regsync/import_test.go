@@ -108,3 +108,18 @@ func TestImport(t *testing.T) {
 		t.Errorf("duplicate key: %v", err)
 	}
 }
+
+// TestImportRefusesWhatTheStoreWould: a server the store would refuse for its size is
+// refused as invalid before the store sees it, so a sync skips it instead of stopping
+// at its page every time.
+func TestImportRefusesWhatTheStoreWould(t *testing.T) {
+	long := "https://w.example.com/" + strings.Repeat("a", 2000)
+	s, _, err := targets.ParseServerJSON([]byte(`{"name":"com.example/w","remotes":[{"url":"` + long + `"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newFakeStore()
+	if _, err := Import(context.Background(), st, s, ImportOptions{}); !errors.Is(err, ErrInvalid) || st.upserts != 0 {
+		t.Errorf("%v, %d upserts", err, st.upserts)
+	}
+}
