@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/probity-dev/probity/checks/supply"
@@ -18,14 +19,20 @@ const supplyUsage = `Usage:
 
 	probity supply [--json] SLUG
 
-Prints the newest run of an entry's supply-chain checks (seed 004): each of the eleven
-checks with its status, points of its weight, the reason in plain words and the public
-source to check it yourself; the score, and whether the entry is Verified and if not
-why. --json prints the stored verdict and facts. The run itself is signed
-(supply/v1) and exported with the rounds; "probity verify" recomputes the Verified
-decision from the signed checks.
+Prints the newest run of an entry's supply-chain checks (seed 004), which read the whole
+server: the repository it lists, its first npm or PyPI package and its remote. Each of
+the eleven checks with its status, points of its weight, the reason in plain words and
+the public source to check it yourself, then the evidence of each check; the parts
+listed but not checked; the score, and whether the entry is Verified and if not why.
+A status "not run, retried" is a check Probity could not run because a source could not
+be read on its side (quota, timeout, a 5xx answer, the network): it counts neither way,
+and the checks run again within hours. --json prints the stored verdict and facts. The
+run itself is signed (supply/v1, where a check not run is signed as skipped) and
+exported with the rounds; "probity verify" recomputes the Verified decision from the
+signed checks.
 
-The checks run with "probity round" (package and repository entries) and weekly under
+The checks run with "probity round" (package and repository entries, and remote
+servers with a linked package or repository, after their round) and weekly under
 "probity serve", and again when a package's version or README changes.
 
 ` + envHelp
@@ -93,11 +100,56 @@ func runSupply(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(tw, "CHECK\tSTATUS\tPOINTS\tREASON\tSOURCE")
 	for _, r := range v.Results {
 		// Reasons are built from the suite's own text and checked identifiers only.
-		fmt.Fprintf(tw, "%s\t%s\t%.2g/%d\t%s\t%s\n", r.ID, r.Status, r.Points, r.Weight, r.Reason, r.SourceURL)
+		fmt.Fprintf(tw, "%s\t%s\t%.2g/%d\t%s\t%s\n", r.ID, supply.StatusText(r.Status), r.Points, r.Weight, r.Reason, r.SourceURL)
 	}
 	tw.Flush()
+	printSupplyEvidence(stdout, v)
+	var facts supply.Facts
+	if json.Unmarshal(run.Facts, &facts) == nil && len(facts.Unchecked) > 0 {
+		fmt.Fprintln(stdout, "\nListed, not checked:")
+		for _, p := range facts.Unchecked {
+			fmt.Fprintf(stdout, "  %s %s\n", oneLine(p.Kind), oneLine(p.Locator))
+		}
+	}
+	if ids := v.NotRun(); len(ids) > 0 {
+		fmt.Fprintf(stdout, "\nnot run, retried: %s (a source could not be read on Probity's side; the checks run again within hours)\n", strings.Join(ids, ", "))
+	}
 	for _, why := range v.NotVerified {
 		fmt.Fprintf(stdout, "not Verified: %s\n", why)
 	}
 	return 0
+}
+
+// printSupplyEvidence prints the evidence of each check: what it is, the escaped excerpt
+// of third-party text (supply.Evidence.Sample) and the link to check it.
+func printSupplyEvidence(w io.Writer, v supply.Verdict) {
+	first := true
+	for _, r := range v.Results {
+		for _, e := range r.Evidence {
+			if first {
+				fmt.Fprintln(w, "\nEvidence:")
+				first = false
+			}
+			line := "  " + r.ID + ": " + oneLine(e.What)
+			if e.Sample != "" {
+				line += " [" + oneLine(e.Sample) + "]"
+			}
+			if e.Link != "" {
+				line += " <" + oneLine(e.Link) + ">"
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+}
+
+// oneLine keeps stored text on one line of printable characters: control characters
+// (a terminal's escapes among them) become "?". Samples are escaped when stored; this
+// guards against a verdict or facts document written by something else.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '?'
+		}
+		return r
+	}, s)
 }
