@@ -86,7 +86,14 @@
 // decision from the checks, so a Verified badge can be checked offline:
 //
 //   - passed earns the full weight, failed and skipped nothing, partial a share strictly
-//     between; only a failed check is serious;
+//     between; only a failed check is serious (which failures are serious is the suite's
+//     rule, checks/supply: the verifier only reads the flag);
+//   - skipped is a check that did not count: one that does not apply or had no data, and
+//     one Probity could not run because a source could not be read on its side (quota,
+//     timeout, 5xx, network). The suite shows the latter as "not run, retried"
+//     (checks/supply.StatusNotRun) and runs it again within hours; it is signed as
+//     skipped, since both count neither way and a fifth status would be a new predicate
+//     type;
 //   - weightRan is the weight of the checks not skipped; score is the points over
 //     weightRan as a percentage, rounded half up (SupplyScore);
 //   - verified holds exactly when score ≥ 80 (SupplyVerifiedMinScore), weightRan ≥ 60

@@ -1,7 +1,9 @@
 // Package supply reads what public data says about a server's origin, practices, supply
 // chain, tool safety and endpoint (npm, PyPI, GitHub, deps.dev, OSV, OpenSSF Scorecard,
-// Sigstore attestations, MCP bundle manifests), and scores it with the eleven weighted
-// checks behind the Verified badge (seed 004).
+// Sigstore attestations, MCP bundle manifests, the MCP Registry's ownership markers), and
+// scores it with the eleven weighted checks behind the Verified badge (seed 004). The
+// checks run over the whole server (Target): the source repository it lists, its first
+// npm or PyPI package and its remote endpoint.
 //
 // The package has three layers, each testable alone:
 //

@@ -9,7 +9,8 @@ import (
 
 // EncodeVerdict returns the stored form of a supply run's verdict
 // (store.SupplyRecord.Verdict): Verdict as JSON, results with their evidence and links.
-// Its shape has not changed since the first stored run.
+// Its shape has not changed since the first stored run; suite 2.1 added the status
+// StatusNotRun ("not_run"), which older verdicts do not use.
 func EncodeVerdict(v Verdict) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
