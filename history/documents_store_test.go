@@ -26,7 +26,8 @@ type packageFacts struct {
 	given   []*supply.Facts
 }
 
-func (c *packageFacts) Collect(ctx context.Context, kind, locator string, tools []json.RawMessage, ep *supply.EndpointFacts) *supply.Facts {
+func (c *packageFacts) Collect(ctx context.Context, tg supply.Target, tools []json.RawMessage, ep *supply.EndpointFacts) *supply.Facts {
+	kind, locator := tg.Kind, tg.Locator
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
@@ -203,7 +204,15 @@ func testStoredDocumentsRoundTrip(t *testing.T, st store.Store) {
 					t.Errorf("tools change details: %s", c.Details)
 				}
 			case attest.ChangeVersion:
-				if d.VersionBefore != "1.0.0" || d.VersionAfter != "1.1.0" {
+				switch {
+				case c.Number == 1 && e.ID == pkg.ID:
+					// The package's first version: its baseline, with no before.
+					if d.VersionBefore != "" || d.VersionAfter != "1.0.0" || c.Summary != "observation started at version 1.0.0" {
+						t.Errorf("version baseline details: %s, summary %q", c.Details, c.Summary)
+					}
+					kinds["version baseline"]++
+					kinds[c.Kind]--
+				case d.VersionBefore != "1.0.0" || d.VersionAfter != "1.1.0":
 					t.Errorf("version change details: %s", c.Details)
 				}
 			case attest.ChangeOperatorEdit:
@@ -246,7 +255,7 @@ func testStoredDocumentsRoundTrip(t *testing.T, st store.Store) {
 			t.Errorf("%s: state version %q", e.Slug, s.Version)
 		}
 	}
-	if kinds[attest.ChangeBaseline] != 1 || kinds[attest.ChangeTools] != 1 || kinds[attest.ChangeVersion] != 1 || kinds[attest.ChangeOperatorEdit] != 2 {
+	if kinds[attest.ChangeBaseline] != 1 || kinds["version baseline"] != 1 || kinds[attest.ChangeTools] != 1 || kinds[attest.ChangeVersion] != 1 || kinds[attest.ChangeOperatorEdit] != 2 {
 		t.Errorf("changes by kind: %v", kinds)
 	}
 }

@@ -192,6 +192,13 @@ func state(r *Read) *attest.ChangeState {
 	return s
 }
 
+// versionBaselineKind is the change kind a package's version baseline is recorded and
+// signed as: a version change with no before side ("observation started at version X").
+// attest's change rules require a baseline to name the round of its tool surface, which
+// a package has none of; once they also accept a baseline that names only a version,
+// this becomes attest.ChangeBaseline.
+const versionBaselineKind = attest.ChangeVersion
+
 // change builds the record of an event, with its signed change statement.
 func (p *Processor) change(ctx context.Context, e store.Entry, ev Event, compare func(a, b *Read) (*diff.Change, error)) (store.ChangeRecord, error) {
 	rec := store.ChangeRecord{EntryID: e.ID, Number: ev.Number, RecordedAt: ev.At.UTC().Truncate(time.Millisecond), Origin: attest.OriginAutomatic, Kind: ev.Kind}
@@ -207,6 +214,15 @@ func (p *Processor) change(ctx context.Context, e store.Entry, ev Event, compare
 	var d ChangeDetails
 	switch ev.Kind {
 	case EventBaseline:
+		if ev.After == nil {
+			// A package's version baseline: no tool list, the version it started at.
+			// Signed as versionBaselineKind, with no before.
+			rec.Kind, pred.Kind = versionBaselineKind, versionBaselineKind
+			d.VersionAfter = ev.VersionAfter
+			rec.Summary = "observation started at version " + ev.VersionAfter
+			pred.After = attest.ChangeState{Version: ev.VersionAfter}
+			break
+		}
 		n := ev.After.ToolCount
 		d.ToolCount = &n
 		rec.Summary = fmt.Sprintf("observation started with %d %s", n, plural(n, "tool", "tools"))
@@ -336,8 +352,9 @@ func (p *Processor) recordEdit(ctx context.Context, entryID int64, field, before
 }
 
 // RecordPackageVersion takes a package's newest published version (npm, PyPI) into the
-// history: recorded at once, within the version limits (Rules.ApplyPackageVersion).
-// It returns whether a change was recorded.
+// history: recorded at once, within the version limits (Rules.ApplyPackageVersion); the
+// first version of an entry without a baseline is its baseline ("observation started at
+// version X"). It returns whether a change was recorded.
 func (p *Processor) RecordPackageVersion(ctx context.Context, entryID int64, version string, at time.Time) (bool, error) {
 	for attempt := 0; ; attempt++ {
 		ok, err := p.recordPackageVersion(ctx, entryID, version, at)
@@ -387,7 +404,10 @@ func (p *Processor) recordPackageVersion(ctx context.Context, entryID int64, ver
 // the history under the same rules as a remote endpoint's tool list: the first read is
 // the baseline, a difference needs a second agreeing read at least a minute later, at
 // most three tool changes a day. The recorded changes name the supply runs they compare
-// (roundId "s" + run id). It returns how many changes it recorded.
+// (roundId "s" + run id). A read that becomes the pending candidate of a difference
+// schedules the confirming read (store.ReasonConfirm) Rules.Confirmation later, in the
+// same transaction as the state, as a remote's round does: the change is confirmed a
+// minute later, not at the next weekly run. It returns how many changes it recorded.
 func (p *Processor) RecordManifest(ctx context.Context, entryID int64, tools []json.RawMessage, runID int64, payloadDigest string, at time.Time) (int, error) {
 	// The fingerprints and the surface document from one canonicalization of the tools.
 	fp, doc, err := attest.ComputeSurface(tools, nil)
@@ -425,6 +445,7 @@ func (p *Processor) recordManifest(ctx context.Context, entryID int64, read Read
 	compare := d.compare
 	rules := p.cfg.Rules
 	rules.Same = d.same
+	prevPending := st.Pending
 	st, events, err := rules.Apply(st, read)
 	if err != nil {
 		return 0, err
@@ -441,8 +462,64 @@ func (p *Processor) recordManifest(ctx context.Context, entryID int64, read Read
 	if err != nil {
 		return 0, err
 	}
-	err = p.cfg.Store.SaveHistory(ctx, store.HistoryUpdate{EntryID: e.ID, ExpectProcessed: processed, Processed: processed, State: state, Changes: changes})
+	u := store.HistoryUpdate{EntryID: e.ID, ExpectProcessed: processed, Processed: processed, State: state, Changes: changes}
+	if at, ok := confirmAt(rules, prevPending, st.Pending); ok {
+		u.Due = []store.DueUpdate{{Reason: store.ReasonConfirm, At: at}}
+	}
+	err = p.cfg.Store.SaveHistory(ctx, u)
 	return len(changes), err
+}
+
+// confirmMargin is added to the confirmation delay of a manifest's pending difference,
+// so that the confirming read, which takes its time when it starts, is surely late
+// enough.
+const confirmMargin = 5 * time.Second
+
+// confirmAt returns when the confirming read of a new pending candidate is due: ok when
+// the read just taken became the candidate (none before, or another one).
+func confirmAt(rules Rules, before, after *Read) (time.Time, bool) {
+	if after == nil || before != nil && before.At.Equal(after.At) && before.Surface == after.Surface {
+		return time.Time{}, false
+	}
+	wait, empty := rules.Confirmation()
+	if after.ToolCount == 0 {
+		wait = empty
+	}
+	return after.At.Add(wait + confirmMargin).UTC().Truncate(time.Millisecond), true
+}
+
+// ManifestNew reports whether the tools of an MCP bundle manifest, read cheaply on the
+// entry's cadence, are news for its history, so that a signed read (a supply run, which
+// RecordManifest then takes) is worth making: true when the history has no tool list
+// yet, has a pending difference to confirm or drop, or its recorded tools differ from
+// these once dates are masked (Rules.Same). Unchanged tools cost no signed run.
+func (p *Processor) ManifestNew(ctx context.Context, entryID int64, tools []json.RawMessage, at time.Time) (bool, error) {
+	raw, _, err := p.cfg.Store.HistoryState(ctx, entryID)
+	if err != nil {
+		return false, err
+	}
+	st, err := DecodeState(raw)
+	if err != nil {
+		return false, fmt.Errorf("couldn't read the history state of entry %d: %w", entryID, err)
+	}
+	if st.Recorded == nil || st.Pending != nil {
+		return true, nil
+	}
+	fp, doc, err := attest.ComputeSurface(tools, nil)
+	if err != nil {
+		return false, fmt.Errorf("couldn't fingerprint the manifest's tools: %w", err)
+	}
+	if fp.Surface == st.Recorded.Surface && fp.Instructions == st.Recorded.Instructions {
+		return false, nil
+	}
+	// Different bytes: the same tools once dates are masked is no news. The comparison
+	// reads both surfaces from the store, so the new one is stored (content-addressed).
+	if err := p.cfg.Store.PutSurface(ctx, fp.Surface, doc); err != nil {
+		return false, err
+	}
+	read := Read{At: at.UTC(), OK: true, Surface: fp.Surface, Instructions: fp.Instructions, ToolCount: len(tools)}
+	same, err := p.newDiffer(ctx).same(st.Recorded, &read)
+	return !same, err
 }
 
 // differ compares the surfaces (and instructions) of reads, loading each from the store

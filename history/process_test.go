@@ -332,6 +332,145 @@ func TestManifestToolsFeedTheHistory(t *testing.T) {
 	}
 }
 
+// TestManifestDifferenceSchedulesItsConfirmation: a manifest read that becomes the
+// pending candidate schedules the confirming read a minute later (as a remote's round
+// does), in the same transaction as the state; a read that keeps the candidate, or
+// agrees with the recorded tools, schedules none. ManifestNew says whether a cheap read
+// of the manifest is worth a signed one.
+func TestManifestDifferenceSchedulesItsConfirmation(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	st, _, proc := newHistoryEnv(t, now)
+	e, _, err := st.AddEntry(ctx, store.NewEntry{SlugBase: "gh-acme-bundle", Kind: store.KindGitHub, Locator: "https://github.com/acme/bundle", Source: "import"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	confirm := func() (time.Time, bool) {
+		t.Helper()
+		dues, err := st.DueTimes(ctx, e.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range dues {
+			if d.Reason == store.ReasonConfirm {
+				return d.At, true
+			}
+		}
+		return time.Time{}, false
+	}
+	news := func(tools []json.RawMessage, at time.Time) bool {
+		t.Helper()
+		n, err := proc.ManifestNew(ctx, e.ID, tools, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	a := []json.RawMessage{tool("search", "Search.", "")}
+	dated := []json.RawMessage{tool("search", "Search. Today is 2026-12-01.", "")}
+	datedLater := []json.RawMessage{tool("search", "Search. Today is 2026-12-02.", "")}
+	b := []json.RawMessage{tool("search", "Search.", ""), tool("drop_table", "Drop a table.", "")}
+	record := func(tools []json.RawMessage, run int64, at time.Time) int {
+		t.Helper()
+		n, err := proc.RecordManifest(ctx, e.ID, tools, run, attest.Digest([]byte(fmt.Sprint(run))), at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if !news(a, now) {
+		t.Error("no baseline yet, and the manifest is not news")
+	}
+	if record(dated, 1, now) != 1 {
+		t.Fatal("no baseline")
+	}
+	if _, ok := confirm(); ok {
+		t.Error("the baseline scheduled a confirmation")
+	}
+	if news(dated, now.Add(3*time.Hour)) || news(datedLater, now.Add(27*time.Hour)) {
+		t.Error("the same tools (dates masked) are news")
+	}
+	if !news(b, now.Add(6*time.Hour)) {
+		t.Error("a new tool is not news")
+	}
+	first := now.Add(6 * time.Hour)
+	if record(b, 2, first) != 0 {
+		t.Fatal("a first read of a difference recorded a change")
+	}
+	at, ok := confirm()
+	if !ok || at.Sub(first) < time.Minute || at.Sub(first) > 2*time.Minute {
+		t.Fatalf("confirmation due %v after the first read of the difference (%v), want about a minute", at.Sub(first), ok)
+	}
+	if !news(b, first.Add(time.Minute)) {
+		t.Error("a pending difference is not news: its confirming read would not be made")
+	}
+	// Too soon: the candidate stays, no new confirmation.
+	if err := st.SetDue(ctx, e.ID, store.DueUpdate{Reason: store.ReasonConfirm}); err != nil {
+		t.Fatal(err)
+	}
+	if record(b, 3, first.Add(10*time.Second)) != 0 {
+		t.Fatal("confirmed 10 s later")
+	}
+	if _, ok := confirm(); ok {
+		t.Error("a read that kept the candidate scheduled another confirmation")
+	}
+	if record(b, 4, at) != 1 {
+		t.Fatal("the confirming read a minute later recorded nothing")
+	}
+	if news(b, at.Add(3*time.Hour)) {
+		t.Error("the recorded tools are news")
+	}
+}
+
+// TestPackageVersionBaseline: a package entry's first version is recorded as its
+// baseline, "observation started at version X", later ones at once under the version
+// rules; the changes are signed and verify offline.
+func TestPackageVersionBaseline(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	st, doc, proc := newHistoryEnv(t, now)
+	e, _, err := st.AddEntry(ctx, store.NewEntry{SlugBase: "acme", Kind: store.KindNPM, Locator: "pkg:npm/acme", Source: "import"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range []struct {
+		version string
+		at      time.Duration
+		want    bool
+	}{
+		{"1.0.0", 0, true},              // the baseline
+		{"1.0.0", 3 * time.Hour, false}, // the same
+		{"1.1.0", 6 * time.Hour, true},  // at once, no second read
+		{"1.2.0", 9 * time.Hour, false}, // one version change per 24 h: waits
+		{"1.2.0", 30 * time.Hour, true}, // recorded a day after 1.1.0
+		{"1.1.0", 33 * time.Hour, false},
+	} {
+		got, err := proc.RecordPackageVersion(ctx, e.ID, s.version, now.Add(s.at))
+		if err != nil || got != s.want {
+			t.Fatalf("read %d (%s): recorded %v, %v; want %v", i, s.version, got, err, s.want)
+		}
+	}
+	cs, err := st.Changes(ctx, store.ChangeFilter{EntryID: e.ID})
+	if err != nil || len(cs) != 3 {
+		t.Fatalf("changes %+v, %v", cs, err)
+	}
+	if c := cs[2]; c.Number != 1 || c.Summary != "observation started at version 1.0.0" || !c.RecordedAt.Equal(now) {
+		t.Errorf("baseline %+v", c)
+	}
+	if cs[1].Summary != "version 1.0.0 → 1.1.0" || cs[0].Summary != "version 1.1.0 → 1.2.0" {
+		t.Errorf("version changes %q, %q", cs[1].Summary, cs[0].Summary)
+	}
+	out := t.TempDir()
+	counts, err := export.Write(ctx, st, doc, out, store.EnvelopeFilter{}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := cli.VerifyPaths(ctx, []string{out}, cli.StreamConfig{Keys: doc, Policy: verifier.DefaultPolicy()})
+	if err != nil || sum.Failed != 0 || counts.Changes != 3 || sum.Verified != 3 {
+		t.Fatalf("export %+v verified %+v (%v)", counts, sum, err)
+	}
+}
+
 // newHistoryEnv is a migrated SQLite store, a key valid from an hour before now, and a
 // Processor signing with it.
 func newHistoryEnv(t *testing.T, now time.Time) (store.Store, *keys.Document, *history.Processor) {

@@ -9,7 +9,9 @@
 // is tested with a fake clock:
 //
 //   - The first successful read is the baseline: "observation started", with its tool
-//     count. Nothing before it counts as a change.
+//     count. Nothing before it counts as a change. An entry whose history watches only
+//     a package's version (npm, PyPI; no tool list) gets its baseline from the first
+//     version read: "observation started at version X" (ApplyPackageVersion).
 //   - A read that failed, was aborted, or returned only part of the list (anything but a
 //     complete, fingerprinted tool list) is no data: it never removes tools and leaves
 //     the state as it is.
@@ -24,11 +26,18 @@
 //     24 hours old, and is recorded by the first agreeing read after that.
 //   - Versions count only in the form of version numbers (1.3.0, v2.0.0-beta.1; see
 //     IsVersion). A server-reported version is recorded after two agreeing reads at least
-//     a minute apart; a package version (npm, PyPI) at once (ApplyPackageVersion). At
-//     most one version change is recorded in 24 hours (a later one waits, pending); a
-//     version equal to one recorded within the last week is not recorded again (the
-//     state follows it silently). The first version seen is the version baseline and is
-//     not a change.
+//     a minute apart; a package version (npm, PyPI) at once (ApplyPackageVersion), on
+//     the entry's cadence and not held until a weekly run. At most one version change is
+//     recorded in 24 hours (a later one waits, pending); a version equal to one recorded
+//     within the last week is not recorded again (the state follows it silently). The
+//     first version seen is the version baseline and is not a version change: a package
+//     entry records it as its baseline event ("observation started at version X",
+//     signed as a version change with no before side), an entry with a tool list
+//     follows it silently.
+//
+// The confirmation delays (ConfirmAfter, EmptyConfirmAfter) are owned here: the
+// schedule (rounds.Schedule) reads them through Rules.Confirmation, so that the
+// confirming read never comes before the rules would take it.
 //   - Operator edits are recorded as they are made (OperatorEdit), outside these limits.
 //
 // # Stored documents
@@ -95,7 +104,7 @@ type State struct {
 
 // Event kinds.
 const (
-	EventBaseline = "baseline"
+	EventBaseline = "baseline" // observation started: the first tool list, or a package's first version
 	EventTools    = "tools"
 	EventVersion  = "version"
 )
@@ -105,17 +114,26 @@ type Event struct {
 	Kind   string
 	Number int64
 	At     time.Time
-	// Before and After are the reads compared (Before nil for the baseline).
+	// Before and After are the reads compared (Before nil for the baseline; both nil for
+	// a package's version baseline).
 	Before, After *Read
-	// VersionBefore and VersionAfter are set for version changes.
+	// VersionBefore and VersionAfter are set for version changes; VersionAfter alone
+	// for a package's version baseline.
 	VersionBefore, VersionAfter string
 }
 
+// Default confirmation delays of Rules (seed 000: "mindestens eine Minute später"; a
+// list that becomes empty "im Abstand von mindestens zwei Stunden").
+const (
+	DefaultConfirmAfter      = time.Minute
+	DefaultEmptyConfirmAfter = 2 * time.Hour
+)
+
 // Rules holds the limits of the rules above. The zero value of a field means its
-// default.
+// default; a ConfirmAfter below a minute is taken as a minute.
 type Rules struct {
-	ConfirmAfter      time.Duration // default 1 min
-	EmptyConfirmAfter time.Duration // default 2 h
+	ConfirmAfter      time.Duration // default DefaultConfirmAfter (1 min), at least 1 min
+	EmptyConfirmAfter time.Duration // default DefaultEmptyConfirmAfter (2 h)
 	MaxToolChanges    int           // per 24 h; default 3
 	// Same reports whether two OK reads show the same tools and instructions once
 	// dates are masked; nil compares fingerprints only.
@@ -123,11 +141,9 @@ type Rules struct {
 }
 
 func (p Rules) withDefaults() Rules {
-	if p.ConfirmAfter <= 0 {
-		p.ConfirmAfter = time.Minute
-	}
+	p.ConfirmAfter = max(p.ConfirmAfter, DefaultConfirmAfter)
 	if p.EmptyConfirmAfter <= 0 {
-		p.EmptyConfirmAfter = 2 * time.Hour
+		p.EmptyConfirmAfter = DefaultEmptyConfirmAfter
 	}
 	if p.MaxToolChanges <= 0 {
 		p.MaxToolChanges = 3
@@ -138,6 +154,14 @@ func (p Rules) withDefaults() Rules {
 		}
 	}
 	return p
+}
+
+// Confirmation returns how long after the first read of a difference the confirming
+// read must come for the rules to take it: after for a difference, emptyAfter for a tool
+// list that became empty. The schedule plans its confirmation reads by these.
+func (p Rules) Confirmation() (after, emptyAfter time.Duration) {
+	p = p.withDefaults()
+	return p.ConfirmAfter, p.EmptyConfirmAfter
 }
 
 const (
@@ -177,7 +201,9 @@ func (p Rules) Apply(st State, r Read) (State, []Event, error) {
 }
 
 // ApplyPackageVersion records a package's newest published version (npm, PyPI), which
-// needs no second read.
+// needs no second read. The first version of an entry that has no baseline yet (no tool
+// list read, no version seen) is its baseline: an EventBaseline with VersionAfter set,
+// "observation started at version X". Later versions follow the version rules.
 func (p Rules) ApplyPackageVersion(st State, version string, at time.Time) (State, []Event) {
 	st = st.clone()
 	if st.NextNumber < 1 {
@@ -185,6 +211,10 @@ func (p Rules) ApplyPackageVersion(st State, version string, at time.Time) (Stat
 	}
 	if !IsVersion(version) {
 		return st, nil
+	}
+	if st.Recorded == nil && st.Version == "" {
+		applyVersion(&st, version, at, 0) // the version baseline: no version change
+		return st, []Event{{Kind: EventBaseline, Number: st.number(), At: at, VersionAfter: version}}
 	}
 	return st, applyVersion(&st, version, at, 0)
 }

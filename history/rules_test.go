@@ -217,14 +217,59 @@ func TestVersionRules(t *testing.T) {
 func TestPackageVersionsRecordedAtOnce(t *testing.T) {
 	c := newClock()
 	p := Rules{}
-	st, ev := p.ApplyPackageVersion(State{}, "1.0.0", c.now)
-	eq(t, "first", ev)
+	// Not a version number: nothing, not even a baseline.
+	st, ev := p.ApplyPackageVersion(State{}, "nightly", c.now)
+	eq(t, "not a version", ev)
+	// The first version is the baseline: observation started at version 1.0.0.
+	st, ev = p.ApplyPackageVersion(st, "1.0.0", c.now)
+	eq(t, "first", ev, "1:baseline")
+	if ev[0].VersionAfter != "1.0.0" || ev[0].After != nil || ev[0].Before != nil || !ev[0].At.Equal(c.now) {
+		t.Errorf("baseline event %+v", ev[0])
+	}
+	st, ev = p.ApplyPackageVersion(st, "1.0.0", c.after(3*time.Hour))
+	eq(t, "same again", ev)
 	st, ev = p.ApplyPackageVersion(st, "1.1.0", c.after(time.Hour))
-	eq(t, "at once", ev, "1:version")
+	eq(t, "at once", ev, "2:version")
+	if ev[0].VersionBefore != "1.0.0" || ev[0].VersionAfter != "1.1.0" {
+		t.Errorf("version event %+v", ev[0])
+	}
 	st, ev = p.ApplyPackageVersion(st, "1.2.0", c.after(time.Hour))
 	eq(t, "within 24 h", ev)
-	_, ev = p.ApplyPackageVersion(st, "1.2.0", c.after(24*time.Hour))
-	eq(t, "a day later", ev, "2:version")
+	// Back to a version of the last week while 1.2.0 waits: followed, not recorded.
+	st, ev = p.ApplyPackageVersion(st, "1.2.0", c.after(24*time.Hour))
+	eq(t, "a day later", ev, "3:version")
+	st, ev = p.ApplyPackageVersion(st, "1.1.0", c.after(25*time.Hour))
+	eq(t, "back within a week", ev)
+	if st.Version != "1.1.0" {
+		t.Errorf("state version %q, want 1.1.0 followed", st.Version)
+	}
+	// An entry whose history already started with a tool list (a bundle manifest, a
+	// remote): a package version is no second baseline.
+	c = newClock()
+	st, _ = run(t, Rules{}, ok(c.now, "A", 2))
+	_, ev = p.ApplyPackageVersion(st, "2.0.0", c.after(time.Hour))
+	eq(t, "after a tools baseline", ev)
+}
+
+// TestConfirmation: the confirmation delays are owned by the rules: a minute (never
+// less), two hours for an emptied list, or what they are given.
+func TestConfirmation(t *testing.T) {
+	for _, c := range []struct {
+		p           Rules
+		after, empt time.Duration
+	}{
+		{Rules{}, time.Minute, 2 * time.Hour},
+		{Rules{ConfirmAfter: 5 * time.Minute, EmptyConfirmAfter: 3 * time.Hour}, 5 * time.Minute, 3 * time.Hour},
+		{Rules{ConfirmAfter: time.Second}, time.Minute, 2 * time.Hour},
+	} {
+		if a, e := c.p.Confirmation(); a != c.after || e != c.empt {
+			t.Errorf("%+v: Confirmation() = %v, %v; want %v, %v", c.p, a, e, c.after, c.empt)
+		}
+	}
+	// A second read 30 s later does not confirm even with ConfirmAfter set below a minute.
+	c := newClock()
+	_, ev := run(t, Rules{ConfirmAfter: time.Second}, ok(c.now, "A", 1), ok(c.after(time.Hour), "B", 1), ok(c.after(30*time.Second), "B", 1))
+	eq(t, "30 s apart", ev, "1:baseline")
 }
 
 func TestNumbersAreStableAndIncreasing(t *testing.T) {
