@@ -43,22 +43,37 @@
 //
 // Each entry has at most one due time per store.DueReason:
 //
-//   - cadence: every Schedule.Cadence (12 h) for unclaimed entries,
-//     Schedule.ClaimedCadence (3 h) for claimed ones, or the entry's own cadence. The
-//     next due time is the last one plus the cadence, jittered by up to ±10 % with a
-//     value derived from the entry and the due time (so a retried job computes the same
-//     one); a round that ran late is rescheduled from now, so a stopped service does
-//     not replay missed rounds.
+//   - cadence: every Schedule.Cadence (3 h, seed 000) for unclaimed entries,
+//     Schedule.ClaimedCadence (15 min, seed 001's claimed servers) for claimed ones, or
+//     the entry's own cadence; the same for every kind. A remote entry gets a round; a
+//     package entry a cheap read of its newest version (Runner.Watch, through the
+//     Watcher), taken into the history at once under the version rules, its first
+//     version being its baseline; a repository entry a cheap read of its MCP bundle
+//     manifest, which makes a signed supply run only when the tools are news for the
+//     history. The next due time is the last one plus the cadence, jittered by up to
+//     ±10 % with a value derived from the entry and the due time (so a retried job
+//     computes the same one); a read that ran late is rescheduled from now, so a
+//     stopped service does not replay missed rounds.
 //   - confirm: when a round's tools, instructions or server-reported version differ
-//     from the previous round that had them, a confirmation re-fetch at least one
-//     minute later (two hours when the tool list became empty), so that the history
-//     can record a change only when two fetches agree. A confirmation round does not
-//     schedule another confirmation.
-//   - status: once a day for every remote entry. If the entry already had a round on
-//     that UTC day, the status check only moves on; otherwise it runs a round, so that
-//     every remote entry has a counted uptime day even with a cadence longer than a day.
+//     from the previous round that had them, or a bundle manifest's tools differ from
+//     the recorded ones (history.Processor.RecordManifest schedules it with the
+//     state), a confirmation re-fetch at least one minute later (two hours when the
+//     tool list became empty; the delays are the history's, history.Rules), so that
+//     the history can record a change only when two fetches agree. A remote's
+//     confirmation round schedules no further confirmation; a manifest's confirming
+//     read that shows yet other tools does (it is a new candidate).
+//   - status: once a day for every entry. A remote entry that already had a round on
+//     that UTC day only moves on; otherwise it runs a round, so that every remote
+//     entry has a counted uptime day even with a cadence longer than a day. A package
+//     or repository entry runs its supply checks when its version or README changed.
+//   - supply: the supply-chain checks, weekly.
 //   - manual: `probity round` runs every entry now, as one Run that an interrupted
 //     invocation resumes; it moves the entry's cadence due time on from the run.
+//
+// An unlisted entry (its registry listing deprecated or deleted, store.Entry.Listed
+// false) keeps its due times but is not read: DueBefore leaves it out, and a job
+// enqueued before it was unlisted does nothing. Listed again, its due times, now past,
+// come due at once and move on from then.
 //
 // An entry whose round was rate limited (429, or 503 with Retry-After) backs off: the
 // next cadence round waits for the larger of the server's Retry-After and an

@@ -14,6 +14,7 @@ import (
 
 	"github.com/probity-dev/probity/attest"
 	"github.com/probity-dev/probity/checks"
+	"github.com/probity-dev/probity/checks/supply"
 	"github.com/probity-dev/probity/store"
 )
 
@@ -44,9 +45,16 @@ type Config struct {
 	// Collector gathers supply-chain facts (RunSupply); nil: no supply runs.
 	Collector Collector
 	// SupplyHistory takes packages' newest versions and bundle manifests' tools into
-	// the history; nil: not recorded.
+	// the history; nil: not recorded. When it also has ManifestNew (ManifestHistory;
+	// history.Processor does), a cadence read of an unchanged bundle manifest makes no
+	// signed supply run.
 	SupplyHistory SupplyHistory
-	Schedule      Schedule
+	// Watcher reads, on the cadence of a package or repository entry, what seed 000
+	// reads of it every round: the package's newest version, or the repository's MCP
+	// bundle manifest (Runner.Watch). nil: such entries are read only by their supply
+	// checks (weekly, and daily when the version or README changed).
+	Watcher  Watcher
+	Schedule Schedule
 	// SaveTimeout bounds storing one round; default 30 s. A round that was probed is
 	// stored even when the context is cancelled meanwhile (e.g. on Ctrl-C).
 	SaveTimeout time.Duration
@@ -328,4 +336,135 @@ func (r *Runner) build(ctx context.Context, e store.Entry, due store.Due, runID 
 	}
 	round.Due = r.cfg.Schedule.dueUpdates(e, due, obs, fp, h, r.cfg.Now())
 	return round, nil
+}
+
+// Watcher reads cheaply what an entry's cadence read watches of a package or a
+// repository: one request to the package registry, or the repository and its
+// manifest.json, none of the supply checks' other sources. *supply.Collector is meant to
+// be one.
+type Watcher interface {
+	// PackageLatest reads the package of an npm or PyPI entry (kind and locator as in
+	// store.Entry); its Latest is the newest published version when Source.Outcome is
+	// supply.SourceOK.
+	PackageLatest(ctx context.Context, kind, locator string) supply.PackageFacts
+	// BundleManifest reads manifest.json at the head commit of a GitHub repository
+	// entry's locator; the parsed manifest is nil unless Source.Outcome is
+	// supply.SourceOK.
+	BundleManifest(ctx context.Context, locator string) (supply.ManifestFacts, *supply.Manifest)
+}
+
+// ManifestHistory says whether a bundle manifest's tools are news for an entry's
+// history; *history.Processor is one (history.Processor.ManifestNew).
+type ManifestHistory interface {
+	ManifestNew(ctx context.Context, entryID int64, tools []json.RawMessage, at time.Time) (bool, error)
+}
+
+// WatchOutcome is what a cadence read of a package or repository entry did.
+type WatchOutcome string
+
+// The outcomes of Watch.
+const (
+	WatchVersion   WatchOutcome = "version"    // a package's newest version was read and taken into the history
+	WatchUnchanged WatchOutcome = "unchanged"  // the bundle manifest's tools are what the history has
+	WatchSupply    WatchOutcome = "supply_run" // the manifest is news: a signed supply run read it into the history
+	WatchNoData    WatchOutcome = "no_data"    // the source could not be read (or has no bundle manifest): nothing recorded
+	WatchOff       WatchOutcome = "off"        // no Watcher configured: the due time only moves on
+)
+
+// Watch runs the cadence read (due.Reason cadence) or the confirming read (confirm) of a
+// package or repository entry, which has no probe rounds. A package: its newest version
+// goes into the history at once, under the version rules (the first one is the
+// baseline). A repository: its MCP bundle manifest is read, and when its tools are news
+// for the history (ManifestHistory) a signed supply run reads them into it
+// (RunSupply, RecordManifest), which schedules the confirming read a minute later when
+// they differ from the recorded ones; a confirming read always makes that signed run.
+// Then the entry's next cadence due time is set (a confirmation clears its own, before
+// the read, so that the read can schedule another). A source that could not be read is
+// no data: logged, nothing recorded, the cadence moves on.
+func (r *Runner) Watch(ctx context.Context, e store.Entry, due store.Due) (WatchOutcome, error) {
+	st := r.cfg.Store
+	now := r.cfg.Now().UTC().Truncate(time.Millisecond)
+	if due.Reason == store.ReasonConfirm {
+		if err := st.SetDue(ctx, e.ID, store.DueUpdate{Reason: store.ReasonConfirm}); err != nil {
+			return "", err
+		}
+	}
+	out, err := r.watch(ctx, e, due, now)
+	if err != nil {
+		return out, err
+	}
+	if due.Reason == store.ReasonCadence {
+		if err := st.SetDue(context.WithoutCancel(ctx), e.ID, store.DueUpdate{Reason: store.ReasonCadence, At: r.cfg.Schedule.nextCadence(e, due.At, now)}); err != nil {
+			return out, err
+		}
+	}
+	r.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "watch", slog.String("entry", e.Slug), slog.String("reason", string(due.Reason)),
+		slog.String("outcome", string(out)))
+	return out, nil
+}
+
+func (r *Runner) watch(ctx context.Context, e store.Entry, due store.Due, now time.Time) (WatchOutcome, error) {
+	w, h := r.cfg.Watcher, r.cfg.SupplyHistory
+	if w == nil {
+		if due.Reason == store.ReasonConfirm && e.Kind == store.KindGitHub && r.cfg.Collector != nil {
+			// A manifest's confirming read without a Watcher: the supply run reads it.
+			if _, err := r.RunSupply(ctx, e, false); err != nil {
+				return "", err
+			}
+			return WatchSupply, nil
+		}
+		return WatchOff, nil
+	}
+	switch e.Kind {
+	case store.KindNPM, store.KindPyPI:
+		pkg := w.PackageLatest(ctx, e.Kind, e.Locator)
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		if pkg.Source.Outcome != supply.SourceOK || pkg.Latest == "" {
+			r.noData(ctx, e, pkg.Source)
+			return WatchNoData, nil
+		}
+		if h != nil {
+			if _, err := h.RecordPackageVersion(context.WithoutCancel(ctx), e.ID, pkg.Latest, now); err != nil {
+				return "", fmt.Errorf("couldn't record the version of %s: %w", e.Slug, err)
+			}
+		}
+		return WatchVersion, nil
+	case store.KindGitHub:
+		if due.Reason != store.ReasonConfirm {
+			m, parsed := w.BundleManifest(ctx, e.Locator)
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			// Only a complete list is a read (tools_generated marks it partial).
+			if m.Source.Outcome != supply.SourceOK || parsed == nil || parsed.ToolsGenerated || len(parsed.Tools) == 0 {
+				r.noData(ctx, e, m.Source)
+				return WatchNoData, nil
+			}
+			if mh, ok := h.(ManifestHistory); ok {
+				news, err := mh.ManifestNew(ctx, e.ID, parsed.Tools, now)
+				if err != nil {
+					return "", fmt.Errorf("couldn't compare the manifest of %s with its history: %w", e.Slug, err)
+				}
+				if !news {
+					return WatchUnchanged, nil
+				}
+			}
+		}
+		if r.cfg.Collector == nil {
+			return WatchNoData, nil
+		}
+		if _, err := r.RunSupply(ctx, e, false); err != nil {
+			return "", err
+		}
+		return WatchSupply, nil
+	}
+	return WatchOff, nil
+}
+
+// noData logs a cadence read that got no data.
+func (r *Runner) noData(ctx context.Context, e store.Entry, src supply.Source) {
+	r.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "watch: no data", slog.String("entry", e.Slug),
+		slog.String("outcome", string(src.Outcome)), slog.String("error", src.Error))
 }

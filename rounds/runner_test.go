@@ -26,9 +26,10 @@ import (
 
 // testEnv is a store, a key directory and a runner for service-level tests.
 type testEnv struct {
-	st  store.Store
-	doc *keys.Document
-	r   *Runner
+	st     store.Store
+	doc    *keys.Document
+	signer *signing.Signer
+	r      *Runner
 }
 
 func newTestEnv(t *testing.T, p Prober, schedule Schedule) *testEnv {
@@ -58,7 +59,7 @@ func newTestEnv(t *testing.T, p Prober, schedule Schedule) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testEnv{st: st, doc: doc, r: r}
+	return &testEnv{st: st, doc: doc, signer: signer, r: r}
 }
 
 func (env *testEnv) add(t *testing.T, kind, locator string) store.Entry {
@@ -194,7 +195,7 @@ func TestRunAll(t *testing.T) {
 			t.Errorf("%s: %d stored results (%v)", e.Slug, len(stored), err)
 		}
 		dues, _ := env.st.DueTimes(ctx, e.ID)
-		wantNext := 10 * time.Hour // 12 h ± 10 %
+		wantNext := DefaultCadence * 9 / 10 // 3 h ± 10 %
 		if r.Reach == string(checks.ReachRateLimited) {
 			wantNext = 59 * time.Minute // backoff: at least an hour
 		}

@@ -2,35 +2,54 @@ package rounds
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/fnv"
 	"strconv"
 	"time"
 
 	"github.com/probity-dev/probity/attest"
 	"github.com/probity-dev/probity/checks"
+	hist "github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/store"
 )
 
-// Schedule sets when rounds are due. The zero value of a field means its default.
+// Schedule sets when rounds are due. The zero value of a field means its default;
+// Validate checks a schedule against the bounds below.
 type Schedule struct {
-	// Cadence is the time between rounds of an unclaimed entry; default 12 h.
+	// Cadence is the time between reads of an unclaimed entry, the same for every kind
+	// (seed 000 reads every 3 hours): a remote's round (handshake and tools/list), a
+	// package's newest version, a repository's MCP bundle manifest. Default
+	// DefaultCadence (3 h); MinCadence to MaxCadence.
 	Cadence time.Duration
-	// ClaimedCadence is the time between rounds of a claimed entry; default 3 h.
+	// ClaimedCadence is the time between reads of a claimed entry; default
+	// DefaultClaimedCadence (15 min, as seed 001's claimed servers); MinCadence to
+	// Cadence.
 	ClaimedCadence time.Duration
 	// FirstSpread spreads the first round of new entries over [0, FirstSpread);
-	// default 15 min (or the cadence, when shorter).
+	// default 15 min (or the cadence, when shorter); at most MaxFirstSpread.
 	FirstSpread time.Duration
 	// StatusInterval is the time between status checks; default 24 h.
 	StatusInterval time.Duration
-	// ConfirmDelay is how long after a difference the confirmation re-fetch runs;
-	// default 1 min (never less than a minute).
-	ConfirmDelay time.Duration
-	// EmptyConfirmDelay is how long after a tool list became empty the confirmation
-	// runs; default 2 h.
-	EmptyConfirmDelay time.Duration
+	// History is the history's rules, whose confirmation delays
+	// (history.Rules.Confirmation: 1 min, 2 h when a tool list became empty) set when a
+	// confirmation re-fetch runs. Give the history.Processor the same rules.
+	History hist.Rules
 	// MaxBackoff caps the wait after rate-limited rounds; default 48 h.
 	MaxBackoff time.Duration
 }
+
+// Defaults and bounds of a Schedule's cadences.
+const (
+	DefaultCadence        = 3 * time.Hour
+	DefaultClaimedCadence = 15 * time.Minute
+	// MinCadence keeps a cadence above the confirmation delay: a cadence read no sooner
+	// than the confirming read would make every read a confirmation.
+	MinCadence = time.Minute
+	// MaxCadence is a week: the supply checks' own interval, and seed 003's longest.
+	MaxCadence = 7 * 24 * time.Hour
+	// MaxFirstSpread is a day: a new entry is read on its first day.
+	MaxFirstSpread = 24 * time.Hour
+)
 
 func (s Schedule) withDefaults() Schedule {
 	def := func(d *time.Duration, v time.Duration) {
@@ -38,17 +57,44 @@ func (s Schedule) withDefaults() Schedule {
 			*d = v
 		}
 	}
-	def(&s.Cadence, 12*time.Hour)
-	def(&s.ClaimedCadence, 3*time.Hour)
+	def(&s.Cadence, DefaultCadence)
+	def(&s.ClaimedCadence, DefaultClaimedCadence)
 	def(&s.FirstSpread, 15*time.Minute)
 	def(&s.StatusInterval, 24*time.Hour)
-	def(&s.ConfirmDelay, time.Minute)
-	def(&s.EmptyConfirmDelay, 2*time.Hour)
 	def(&s.MaxBackoff, 48*time.Hour)
-	if s.ConfirmDelay < time.Minute {
-		s.ConfirmDelay = time.Minute
-	}
 	return s
+}
+
+// Validate checks the schedule's settings: no negative duration, the cadence and the
+// claimed cadence from MinCadence to MaxCadence, the claimed cadence no longer than the
+// cadence (claimed entries are read at least as often), the first spread at most
+// MaxFirstSpread. Zero values stand for their defaults and are checked as such.
+func (s Schedule) Validate() error {
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"cadence", s.Cadence}, {"claimed cadence", s.ClaimedCadence}, {"first spread", s.FirstSpread},
+		{"status interval", s.StatusInterval}, {"maximum backoff", s.MaxBackoff}} {
+		if f.d < 0 {
+			return fmt.Errorf("the %s is %s; it must not be negative", f.name, f.d)
+		}
+	}
+	d := s.withDefaults()
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"cadence", d.Cadence}, {"claimed cadence", d.ClaimedCadence}} {
+		if f.d < MinCadence || f.d > MaxCadence {
+			return fmt.Errorf("the %s is %s; it must be from %s to %s", f.name, f.d, MinCadence, MaxCadence)
+		}
+	}
+	if d.ClaimedCadence > d.Cadence {
+		return fmt.Errorf("the claimed cadence (%s) is longer than the cadence (%s); claimed entries are read at least as often", d.ClaimedCadence, d.Cadence)
+	}
+	if d.FirstSpread > MaxFirstSpread {
+		return fmt.Errorf("the first spread is %s; it must be at most %s", d.FirstSpread, MaxFirstSpread)
+	}
+	return nil
 }
 
 // CadenceOf returns the cadence of an entry.
@@ -86,17 +132,19 @@ func spread(e store.Entry, at time.Time, salt string, span time.Duration) time.D
 // be 0). A remote entry: a cadence round spread over FirstSpread, a status check spread
 // over the second half of the first day, and the supply checks after the first round.
 // A package or repository entry, which has no probe rounds: the supply checks spread
-// over FirstSpread, and a daily status check of its version and README.
+// over FirstSpread (their first read of the package's version or the bundle manifest is
+// the history's baseline), then a cheap read of the version or the manifest on the
+// cadence, and a daily status check of its version and README.
 func (s Schedule) FirstDue(e store.Entry, now time.Time) []store.Due {
 	s = s.withDefaults()
 	first := min(s.FirstSpread, s.CadenceOf(e))
 	status := store.Due{EntryID: e.ID, Reason: store.ReasonStatus, At: now.Add(s.StatusInterval/2 + spread(e, now, "status", s.StatusInterval/2)).Truncate(time.Millisecond)}
 	if e.Kind != store.KindRemote {
-		// Packages and repositories: the supply checks now, then a daily look at the
-		// version and README.
+		firstSupply := now.Add(spread(e, now, "first", first)).Truncate(time.Millisecond)
 		return []store.Due{
-			{EntryID: e.ID, Reason: store.ReasonSupply, At: now.Add(spread(e, now, "first", first)).Truncate(time.Millisecond)},
+			{EntryID: e.ID, Reason: store.ReasonSupply, At: firstSupply},
 			status,
+			{EntryID: e.ID, Reason: store.ReasonCadence, At: s.nextCadence(e, firstSupply, now)},
 		}
 	}
 	return []store.Due{
@@ -110,6 +158,7 @@ func (s Schedule) FirstDue(e store.Entry, now time.Time) []store.Due {
 // nextCadence returns the cadence due time after one at `from`, jittered by up to ±10 %,
 // and not before now: a round that ran late is rescheduled from now.
 func (s Schedule) nextCadence(e store.Entry, from, now time.Time) time.Time {
+	s = s.withDefaults()
 	c := s.CadenceOf(e)
 	j := spread(e, from, "cadence", c/5+1) - c/10
 	next := from.Add(c + j)
@@ -168,9 +217,9 @@ func (s Schedule) dueUpdates(e store.Entry, due store.Due, obs *checks.Observati
 		ups = append(ups, store.DueUpdate{Reason: store.ReasonConfirm})
 	}
 	if due.Reason != store.ReasonConfirm && differs(obs, fp, h.prev) {
-		delay := s.ConfirmDelay
+		delay, empty := s.History.Confirmation()
 		if fp.Surface == emptySurface {
-			delay = s.EmptyConfirmDelay
+			delay = empty
 		}
 		at := now.Add(delay + spread(e, due.At, "confirm", 30*time.Second)).Truncate(time.Millisecond)
 		ups = append(ups, store.DueUpdate{Reason: store.ReasonConfirm, At: at})

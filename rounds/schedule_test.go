@@ -3,11 +3,13 @@ package rounds
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/probity-dev/probity/attest"
 	"github.com/probity-dev/probity/checks"
+	hist "github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/store"
 )
 
@@ -87,10 +89,121 @@ func TestFirstDueSpreads(t *testing.T) {
 	if len(seen) < 190 {
 		t.Errorf("200 entries got only %d distinct first due times", len(seen))
 	}
-	// Packages and repositories: supply checks within the spread and a daily status check, no rounds.
-	ds := p.FirstDue(store.Entry{Kind: store.KindNPM, Locator: "pkg:npm/x"}, t0)
-	if len(ds) != 2 || ds[0].Reason != store.ReasonSupply || ds[1].Reason != store.ReasonStatus || ds[0].At.Sub(t0) >= p.FirstSpread {
-		t.Errorf("package entry first due times: %+v", ds)
+	// Packages and repositories: supply checks within the spread (their first read of
+	// the version or manifest is the baseline), a daily status check, and the cheap
+	// cadence read a cadence after the supply checks; no probe rounds.
+	for _, kind := range []string{store.KindNPM, store.KindPyPI, store.KindGitHub} {
+		ds := p.FirstDue(store.Entry{Kind: kind, Locator: "pkg:npm/x"}, t0)
+		if len(ds) != 3 || ds[0].Reason != store.ReasonSupply || ds[1].Reason != store.ReasonStatus || ds[2].Reason != store.ReasonCadence ||
+			ds[0].At.Sub(t0) >= p.FirstSpread {
+			t.Fatalf("%s entry first due times: %+v", kind, ds)
+		}
+		if d := ds[2].At.Sub(ds[0].At); d < DefaultCadence*9/10 || d > DefaultCadence*11/10 {
+			t.Errorf("%s entry: first cadence read %v after the supply checks, want 3h ± 10%%", kind, d)
+		}
+	}
+}
+
+// TestCadenceSettings: seed 000's 3 h for remotes, packages and bundle manifests alike,
+// 15 min for claimed entries, an entry's own cadence over both, and the settings.
+func TestCadenceSettings(t *testing.T) {
+	p := Schedule{}
+	claimed := remote(2)
+	claimed.Claimed = true
+	own := remote(3)
+	own.Cadence, own.Claimed = 40*time.Minute, true
+	cases := []struct {
+		e    store.Entry
+		want time.Duration
+	}{
+		{remote(1), 3 * time.Hour},
+		{store.Entry{ID: 4, Kind: store.KindNPM, Locator: "pkg:npm/a"}, 3 * time.Hour},
+		{store.Entry{ID: 5, Kind: store.KindPyPI, Locator: "pkg:pypi/a"}, 3 * time.Hour},
+		{store.Entry{ID: 6, Kind: store.KindGitHub, Locator: "https://github.com/a/b"}, 3 * time.Hour},
+		{claimed, 15 * time.Minute},
+		{own, 40 * time.Minute},
+	}
+	for _, c := range cases {
+		if got := p.CadenceOf(c.e); got != c.want {
+			t.Errorf("%s entry %d (claimed %v): cadence %v, want %v", c.e.Kind, c.e.ID, c.e.Claimed, got, c.want)
+		}
+	}
+	set := Schedule{Cadence: 6 * time.Hour, ClaimedCadence: 30 * time.Minute}
+	if set.CadenceOf(remote(1)) != 6*time.Hour || set.CadenceOf(claimed) != 30*time.Minute {
+		t.Errorf("settings not followed: %v, %v", set.CadenceOf(remote(1)), set.CadenceOf(claimed))
+	}
+	// The jitter of a claimed entry stays within ±10 % of its 15 min.
+	for i := range 50 {
+		from := t0.Add(time.Duration(i) * time.Second)
+		if d := p.nextCadence(claimed, from, from).Sub(from); d < 13*time.Minute+30*time.Second || d > 16*time.Minute+30*time.Second {
+			t.Errorf("claimed entry: next read %v later, want 15m ± 10%%", d)
+		}
+	}
+}
+
+func TestScheduleValidate(t *testing.T) {
+	good := []Schedule{
+		{},
+		{Cadence: 3 * time.Hour, ClaimedCadence: 15 * time.Minute},
+		{Cadence: MinCadence, ClaimedCadence: MinCadence},
+		{Cadence: MaxCadence},
+		{Cadence: 12 * time.Hour, ClaimedCadence: 12 * time.Hour, FirstSpread: MaxFirstSpread},
+	}
+	for _, s := range good {
+		if err := s.Validate(); err != nil {
+			t.Errorf("%+v: %v", s, err)
+		}
+	}
+	bad := []struct {
+		s    Schedule
+		want string
+	}{
+		{Schedule{Cadence: 30 * time.Second}, "the cadence is 30s; it must be from 1m0s to 168h0m0s"},
+		{Schedule{Cadence: 8 * 24 * time.Hour}, "the cadence is 192h0m0s; it must be from 1m0s to 168h0m0s"},
+		{Schedule{ClaimedCadence: 10 * time.Second}, "the claimed cadence is 10s; it must be from 1m0s to 168h0m0s"},
+		{Schedule{ClaimedCadence: 4 * time.Hour}, "the claimed cadence (4h0m0s) is longer than the cadence (3h0m0s); claimed entries are read at least as often"},
+		{Schedule{Cadence: 10 * time.Minute}, "the claimed cadence (15m0s) is longer than the cadence (10m0s)"},
+		{Schedule{Cadence: -time.Hour}, "the cadence is -1h0m0s; it must not be negative"},
+		{Schedule{FirstSpread: 25 * time.Hour}, "the first spread is 25h0m0s; it must be at most 24h0m0s"},
+	}
+	for _, c := range bad {
+		err := c.s.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.s, err, c.want)
+		}
+	}
+}
+
+// TestConfirmationFollowsHistoryRules: the schedule's confirmation delays are the
+// history's (one owner): a minute, two hours for an emptied list, and whatever the
+// rules are given.
+func TestConfirmationFollowsHistoryRules(t *testing.T) {
+	e := remote(3)
+	ok := &checks.Observation{}
+	prev := &store.RoundSummary{Fingerprints: fps("sha256:a", "sha256:i")}
+	cadence := store.Due{EntryID: 3, Reason: store.ReasonCadence, At: t0}
+	for _, c := range []struct {
+		rules       hist.Rules
+		fp          *attest.Fingerprints
+		least, most time.Duration
+	}{
+		{hist.Rules{}, fps("sha256:b", "sha256:i"), time.Minute, time.Minute + 30*time.Second},
+		{hist.Rules{}, fps(emptySurface, "sha256:i"), 2 * time.Hour, 2*time.Hour + 30*time.Second},
+		{hist.Rules{ConfirmAfter: 5 * time.Minute}, fps("sha256:b", "sha256:i"), 5 * time.Minute, 5*time.Minute + 30*time.Second},
+		{hist.Rules{ConfirmAfter: time.Second}, fps("sha256:b", "sha256:i"), time.Minute, time.Minute + 30*time.Second}, // never under a minute
+		{hist.Rules{EmptyConfirmAfter: 3 * time.Hour}, fps(emptySurface, "sha256:i"), 3 * time.Hour, 3*time.Hour + 30*time.Second},
+	} {
+		p := Schedule{History: c.rules}
+		var at time.Time
+		for _, u := range p.dueUpdates(e, cadence, ok, c.fp, history{prev: prev}, t0) {
+			if u.Reason == store.ReasonConfirm {
+				at = u.At
+			}
+		}
+		want, _ := c.rules.Confirmation()
+		if d := at.Sub(t0); d < c.least || d > c.most {
+			t.Errorf("rules %+v, surface %s: confirmation %v later, want %v to %v (rules' delay %v)", c.rules, c.fp.Surface, d, c.least, c.most, want)
+		}
 	}
 }
 

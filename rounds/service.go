@@ -217,7 +217,11 @@ func (w *probeWorker) Work(ctx context.Context, job *river.Job[ProbeArgs]) error
 }
 
 // work runs one probe job: a round, unless the due time moved meanwhile (a manual round
-// ran, or the entry was deleted) or a status check finds the entry already seen today.
+// ran, or the entry was deleted), the entry is unlisted (its listing deprecated or
+// deleted: kept with its history, not read; DueBefore leaves it out, this catches a job
+// enqueued before), or a status check finds the entry already seen today. A package or
+// repository entry gets its supply checks (supply, and status when its version or README
+// changed) and its cadence and confirming reads (Runner.Watch) instead of rounds.
 func (s *Service) work(ctx context.Context, a ProbeArgs) error {
 	st := s.r.cfg.Store
 	e, err := st.EntryByID(ctx, a.EntryID)
@@ -227,27 +231,30 @@ func (s *Service) work(ctx context.Context, a ProbeArgs) error {
 	if err != nil {
 		return err
 	}
+	if !e.Listed {
+		return nil // unlisted: its due times stay as they are, and are read again once it is listed
+	}
 	dues, err := st.DueTimes(ctx, e.ID)
 	if err != nil {
 		return err
 	}
-	current := false
+	current, hasCadence := false, false
 	for _, d := range dues {
 		if d.Reason == a.Reason && d.At.Equal(a.DueAt) {
 			current = true
 		}
+		hasCadence = hasCadence || d.Reason == store.ReasonCadence
 	}
 	if !current {
 		return nil // superseded: the due time moved on since the job was enqueued
 	}
 	due := store.Due{EntryID: e.ID, Reason: a.Reason, At: a.DueAt}
 	now := s.r.cfg.Now()
-	switch {
-	case a.Reason == store.ReasonSupply:
+	if e.Kind != store.KindRemote {
+		return s.workPart(ctx, e, due, hasCadence, now)
+	}
+	if a.Reason == store.ReasonSupply {
 		_, err := s.r.RunSupply(ctx, e, false)
-		return err
-	case a.Reason == store.ReasonStatus && e.Kind != store.KindRemote:
-		_, err := s.r.RunSupply(ctx, e, true)
 		return err
 	}
 	if a.Reason == store.ReasonStatus && sameUTCDay(e.LastRoundAt, now) {
@@ -256,6 +263,34 @@ func (s *Service) work(ctx context.Context, a ProbeArgs) error {
 	if _, err := s.r.RunEntry(ctx, e, due, ""); err != nil {
 		s.r.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "round failed", slog.String("entry", e.Slug), slog.String("error", err.Error()))
 		return err
+	}
+	return nil
+}
+
+// workPart runs a due time of a package or repository entry. An entry added before
+// these entries had a cadence gets its first cadence read with its next supply or
+// status job.
+func (s *Service) workPart(ctx context.Context, e store.Entry, due store.Due, hasCadence bool, now time.Time) error {
+	var err error
+	switch due.Reason {
+	case store.ReasonSupply:
+		_, err = s.r.RunSupply(ctx, e, false)
+	case store.ReasonStatus:
+		_, err = s.r.RunSupply(ctx, e, true)
+	case store.ReasonCadence, store.ReasonConfirm:
+		_, err = s.r.Watch(ctx, e, due)
+		hasCadence = true
+	default:
+		// No other reason is scheduled for these entries: clear it, or it stays due.
+		err = s.r.cfg.Store.SetDue(ctx, e.ID, store.DueUpdate{Reason: due.Reason})
+	}
+	if err != nil {
+		s.r.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "supply or watch failed", slog.String("entry", e.Slug),
+			slog.String("reason", string(due.Reason)), slog.String("error", err.Error()))
+		return err
+	}
+	if !hasCadence {
+		return s.r.cfg.Store.SetDue(ctx, e.ID, store.DueUpdate{Reason: store.ReasonCadence, At: s.r.cfg.Schedule.nextCadence(e, now, now)})
 	}
 	return nil
 }

@@ -2,12 +2,20 @@ package rounds
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/probity-dev/probity/checks"
 	"github.com/probity-dev/probity/checks/fixtures"
+	"github.com/probity-dev/probity/checks/probe"
+	"github.com/probity-dev/probity/checks/supply"
+	hist "github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/store"
 )
 
@@ -185,5 +193,325 @@ func TestServiceRescueAfter(t *testing.T) {
 		if _, err := NewService(ServiceConfig{Runner: env.r, JobTimeout: 5 * time.Second, RescueAfter: rescue}); err == nil || !strings.Contains(err.Error(), "must exceed JobTimeout") {
 			t.Errorf("rescue after %s with a 5 s job timeout: %v, want a refusal", rescue, err)
 		}
+	}
+}
+
+// fakeClock is the Runner's clock in tests of the schedule's reads.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// to moves the clock to at, never back.
+func (c *fakeClock) to(at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if at.After(c.t) {
+		c.t = at
+	}
+}
+
+// fakeWatcher answers the cadence reads from its fields and counts them.
+type fakeWatcher struct {
+	mu      sync.Mutex
+	version string
+	fail    bool
+	tools   []json.RawMessage
+	reads   int
+}
+
+func (w *fakeWatcher) PackageLatest(ctx context.Context, kind, locator string) supply.PackageFacts {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.reads++
+	src := supply.Source{Outcome: supply.SourceOK, URL: "https://registry.npmjs.org/x", FetchedAt: time.Now()}
+	if w.fail {
+		src.Outcome, src.Error = supply.SourceFailed, "HTTP 503"
+		return supply.PackageFacts{Source: src, Ecosystem: kind}
+	}
+	return supply.PackageFacts{Source: src, Ecosystem: kind, Latest: w.version}
+}
+
+func (w *fakeWatcher) BundleManifest(ctx context.Context, locator string) (supply.ManifestFacts, *supply.Manifest) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.reads++
+	src := supply.Source{Outcome: supply.SourceOK, URL: locator, FetchedAt: time.Now()}
+	if w.fail {
+		src.Outcome, src.Error = supply.SourceFailed, "HTTP 503"
+		return supply.ManifestFacts{Source: src}, nil
+	}
+	return supply.ManifestFacts{Source: src, ManifestVersion: "0.2", ToolCount: len(w.tools)},
+		&supply.Manifest{ManifestVersion: "0.2", Name: "bundle", Version: "1.0.0", Tools: slices.Clone(w.tools)}
+}
+
+func (w *fakeWatcher) set(version string, tools []json.RawMessage, fail bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.version, w.tools, w.fail = version, tools, fail
+}
+
+// versionLog is a SupplyHistory that keeps the versions it is given.
+type versionLog struct {
+	mu       sync.Mutex
+	versions []string
+	at       []time.Time
+}
+
+func (l *versionLog) RecordPackageVersion(ctx context.Context, entryID int64, version string, at time.Time) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.versions, l.at = append(l.versions, version), append(l.at, at)
+	return true, nil
+}
+
+func (l *versionLog) RecordManifest(ctx context.Context, entryID int64, tools []json.RawMessage, runID int64, payloadDigest string, at time.Time) (int, error) {
+	return 0, nil
+}
+
+// dueOf returns the entry's due time for reason.
+func dueOf(t *testing.T, st store.Store, id int64, reason store.DueReason) (store.Due, bool) {
+	t.Helper()
+	dues, err := st.DueTimes(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dues {
+		if d.Reason == reason {
+			return d, true
+		}
+	}
+	return store.Due{}, false
+}
+
+// runDue moves the clock to the entry's due time for reason and works that job.
+func runDue(t *testing.T, svc *Service, clk *fakeClock, id int64, reason store.DueReason) store.Due {
+	t.Helper()
+	d, ok := dueOf(t, svc.r.cfg.Store.(store.Store), id, reason)
+	if !ok {
+		t.Fatalf("entry %d has no %s due time", id, reason)
+	}
+	clk.to(d.At)
+	if err := svc.work(context.Background(), ProbeArgs{EntryID: id, Reason: reason, DueAt: d.At}); err != nil {
+		t.Fatalf("%s job: %v", reason, err)
+	}
+	return d
+}
+
+// TestWatchReadsPackageVersionsOnTheCadence: a package entry's newest version is read
+// on the entry's cadence (3 h, not weekly) and goes to the history at once; a source
+// that fails is no data and the cadence moves on; a claimed package is read every 15
+// min. No supply run is made by these reads.
+func TestWatchReadsPackageVersionsOnTheCadence(t *testing.T) {
+	env := newTestEnv(t, nil, Schedule{})
+	clk := &fakeClock{t: time.Now().UTC().Truncate(time.Millisecond)}
+	env.r.cfg.Now = clk.Now
+	w, log := &fakeWatcher{version: "1.0.0"}, &versionLog{}
+	env.r.cfg.Watcher, env.r.cfg.SupplyHistory = w, log
+	e := env.add(t, store.KindNPM, "pkg:npm/acme-weather-mcp")
+	svc, err := NewService(ServiceConfig{Runner: env.r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := func(from time.Time, c time.Duration) {
+		t.Helper()
+		d, ok := dueOf(t, env.st, e.ID, store.ReasonCadence)
+		if gap := d.At.Sub(from); !ok || gap < c-c/10 || gap > c+c/10 {
+			t.Fatalf("next cadence read %v after the last, want %v ± 10%%", gap, c)
+		}
+	}
+	d1 := runDue(t, svc, clk, e.ID, store.ReasonCadence)
+	next(d1.At, 3*time.Hour)
+	w.set("1.1.0", nil, false)
+	d2 := runDue(t, svc, clk, e.ID, store.ReasonCadence)
+	next(d2.At, 3*time.Hour)
+	w.set("", nil, true)
+	d3 := runDue(t, svc, clk, e.ID, store.ReasonCadence)
+	next(d3.At, 3*time.Hour)
+	if fmt.Sprint(log.versions) != "[1.0.0 1.1.0]" || !log.at[0].Equal(d1.At) || !log.at[1].Equal(d2.At) {
+		t.Errorf("versions given to the history: %v at %v; want 1.0.0 at %v and 1.1.0 at %v", log.versions, log.at, d1.At, d2.At)
+	}
+	if runs, _ := env.st.SupplyRuns(context.Background(), e.ID, 0); len(runs) != 0 || w.reads != 3 {
+		t.Errorf("%d supply runs and %d reads; the cadence reads are cheap reads only", len(runs), w.reads)
+	}
+	// A claimed package: every 15 min.
+	env.r.cfg.Schedule.ClaimedCadence = 15 * time.Minute
+	claimed := e
+	claimed.Claimed = true
+	d, _ := dueOf(t, env.st, e.ID, store.ReasonCadence)
+	clk.to(d.At)
+	if _, err := env.r.Watch(context.Background(), claimed, d); err != nil {
+		t.Fatal(err)
+	}
+	next(d.At, 15*time.Minute)
+}
+
+// TestWatchConfirmsAManifestChangeAMinuteLater: a repository's bundle manifest is read
+// on the cadence; an unchanged one costs no signed run; a changed one makes a signed
+// supply run whose read becomes pending, and the confirming read comes a minute later
+// (not at the next weekly run), recording the change; the export verifies.
+func TestWatchConfirmsAManifestChangeAMinuteLater(t *testing.T) {
+	ctx := context.Background()
+	env := newTestEnv(t, nil, Schedule{})
+	clk := &fakeClock{t: time.Now().UTC().Truncate(time.Millisecond)}
+	env.r.cfg.Now = clk.Now
+	proc, err := hist.NewProcessor(hist.Config{Store: env.st, Signer: env.signer, ToolVersion: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := []json.RawMessage{json.RawMessage(`{"name":"search","description":"Search the docs.","inputSchema":{"type":"object"}}`)}
+	b := append(slices.Clone(a), json.RawMessage(`{"name":"drop_table","description":"Drop a table.","inputSchema":{"type":"object"}}`))
+	col := &manifestCollector{tools: a}
+	w := &fakeWatcher{tools: a}
+	env.r.cfg.Collector, env.r.cfg.SupplyHistory, env.r.cfg.Watcher = col, proc, w
+	e := env.add(t, store.KindGitHub, "https://github.com/acme/weather-mcp")
+	svc, err := NewService(ServiceConfig{Runner: env.r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := func() int {
+		rs, err := env.st.SupplyRuns(ctx, e.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(rs)
+	}
+	// The first supply run reads the manifest: the baseline.
+	runDue(t, svc, clk, e.ID, store.ReasonSupply)
+	// An unchanged manifest on the cadence: no signed run.
+	runDue(t, svc, clk, e.ID, store.ReasonCadence)
+	if runs() != 1 || w.reads != 1 {
+		t.Fatalf("%d supply runs, %d manifest reads after an unchanged cadence read; want 1 and 1", runs(), w.reads)
+	}
+	if _, ok := dueOf(t, env.st, e.ID, store.ReasonConfirm); ok {
+		t.Fatal("a confirmation is due without a difference")
+	}
+	// The manifest changes: the cadence read makes a signed run, pending, confirmed a
+	// minute later.
+	col.set(b)
+	w.set("", b, false)
+	d := runDue(t, svc, clk, e.ID, store.ReasonCadence)
+	confirm, ok := dueOf(t, env.st, e.ID, store.ReasonConfirm)
+	if gap := confirm.At.Sub(d.At); !ok || runs() != 2 || gap < time.Minute || gap > 2*time.Minute {
+		t.Fatalf("after the changed read: %d supply runs, confirmation due %v later (%v); want 2 runs and 1–2 min", runs(), gap, ok)
+	}
+	if cs, _ := env.st.Changes(ctx, store.ChangeFilter{EntryID: e.ID}); len(cs) != 1 {
+		t.Fatalf("changes before the confirming read: %+v", cs)
+	}
+	runDue(t, svc, clk, e.ID, store.ReasonConfirm)
+	cs, err := env.st.Changes(ctx, store.ChangeFilter{EntryID: e.ID})
+	if err != nil || len(cs) != 2 || cs[0].Kind != "tools" || cs[0].Summary != "1 tool added" || cs[1].Kind != "baseline" {
+		t.Fatalf("changes %+v (%v), want the baseline and 1 tool added", cs, err)
+	}
+	if got := cs[0].RecordedAt.Sub(d.At); got < time.Minute || got > 2*time.Minute {
+		t.Errorf("the change was recorded %v after the changed read, want about a minute", got)
+	}
+	if _, ok := dueOf(t, env.st, e.ID, store.ReasonConfirm); ok || runs() != 3 {
+		t.Errorf("after the confirmation: confirmation still due %v, %d supply runs (want 3)", ok, runs())
+	}
+	env.verifyExport(t)
+}
+
+// TestUnlistedEntriesAreNotRead: an entry whose listing is deprecated or deleted is not
+// read by a job enqueued before it was unlisted, and its due times are left as they
+// are (not moved, not re-added); listed again, it is read.
+func TestUnlistedEntriesAreNotRead(t *testing.T) {
+	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: 1, Seed: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	ctx := context.Background()
+	counter := &countingProber{p: probe.New(probe.Config{Version: "test", AllowLoopback: true})}
+	env := newTestEnv(t, counter, Schedule{})
+	e := env.add(t, store.KindRemote, fleet.URL(0))
+	unlisted := &unlistingStore{Store: env.st, unlisted: map[int64]bool{e.ID: true}}
+	env.r.cfg.Store = unlisted
+	svc, err := NewService(ServiceConfig{Runner: env.r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := env.st.DueTimes(ctx, e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range before {
+		if err := svc.work(ctx, ProbeArgs{EntryID: e.ID, Reason: d.Reason, DueAt: d.At}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, _ := env.st.DueTimes(ctx, e.ID)
+	if rs, _ := env.st.Rounds(ctx, e.ID, 10); len(rs) != 0 || counter.n.Load() != 0 || fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("unlisted entry: %d rounds, %d probes, due times %v → %v", len(rs), counter.n.Load(), before, after)
+	}
+	delete(unlisted.unlisted, e.ID)
+	d, _ := dueOf(t, env.st, e.ID, store.ReasonCadence)
+	if err := svc.work(ctx, ProbeArgs{EntryID: e.ID, Reason: d.Reason, DueAt: d.At}); err != nil {
+		t.Fatal(err)
+	}
+	if rs, _ := env.st.Rounds(ctx, e.ID, 10); len(rs) != 1 || counter.n.Load() != 1 {
+		t.Fatalf("listed again: %d rounds, %d probes; want 1 and 1", len(rs), counter.n.Load())
+	}
+}
+
+// unlistingStore reports the entries in unlisted as unlisted (Entry.Listed false), as
+// the store does for a deprecated or deleted listing.
+type unlistingStore struct {
+	Store
+	unlisted map[int64]bool
+}
+
+func (s *unlistingStore) EntryByID(ctx context.Context, id int64) (store.Entry, error) {
+	e, err := s.Store.EntryByID(ctx, id)
+	if s.unlisted[id] {
+		e.Listed = false
+	}
+	return e, err
+}
+
+// countingProber counts the probes it passes on.
+type countingProber struct {
+	p Prober
+	n atomic.Int64
+}
+
+func (c *countingProber) Probe(ctx context.Context, url string) (*checks.Observation, error) {
+	c.n.Add(1)
+	return c.p.Probe(ctx, url)
+}
+
+// manifestCollector is a Collector whose facts are a GitHub repository with an MCP
+// bundle manifest listing its tools.
+type manifestCollector struct {
+	mu    sync.Mutex
+	tools []json.RawMessage
+}
+
+func (c *manifestCollector) set(tools []json.RawMessage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tools = tools
+}
+
+func (c *manifestCollector) Collect(ctx context.Context, tg supply.Target, tools []json.RawMessage, ep *supply.EndpointFacts) *supply.Facts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now().UTC()
+	repo := "https://github.com/acme/weather-mcp"
+	commit := "0123456789abcdef0123456789abcdef01234567"
+	return &supply.Facts{
+		Kind: tg.Kind, Locator: tg.Locator, Repository: repo,
+		Repo: &supply.RepoFacts{Source: supply.Source{Outcome: supply.SourceOK, FetchedAt: now, URL: repo}, URL: repo, Owner: "acme",
+			Name: "weather-mcp", Exists: true, LicenseSPDX: "MIT", LastPush: now.Add(-48 * time.Hour), LastCommit: now.Add(-48 * time.Hour),
+			HeadCommit: commit},
+		Manifest: &supply.ManifestFacts{Source: supply.Source{Outcome: supply.SourceOK, FetchedAt: now, URL: repo + "/blob/" + commit + "/manifest.json"},
+			ManifestVersion: "0.2", Name: "weather", Version: "1.0.0", Commit: commit, ToolCount: len(c.tools)},
+		Tools: slices.Clone(c.tools),
 	}
 }
