@@ -12,10 +12,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/locator"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web"
@@ -28,12 +30,17 @@ const serveUsage = `Usage:
 	              [--concurrency N] [--cadence D] [--claimed-cadence D]
 	probity serve --publish-only [--listen ADDR] [--base-url URL]
 
-Runs the scheduler and workers until interrupted: every entry is probed on its cadence
-(12 h by default, 3 h for claimed entries, jittered by up to ±10 %), differences get a
-confirmation re-fetch a minute later, every remote entry gets a daily status check, and
-rate-limited entries back off. Every entry gets the supply-chain checks weekly, and a
-package entry again when its version or README changes (looked at daily). Several serve processes on one PostgreSQL database share
-the work, and each entry is probed once per due time. Logs go to stderr, one line per
+Runs the scheduler and workers until interrupted: every listed entry is read on its
+cadence (--cadence, 3 h by default; --claimed-cadence, 15 min, for claimed entries;
+jittered by up to ±10 %): a remote's handshake and tools/list, a package's newest
+version (recorded at once: the first is its baseline), a repository's MCP bundle
+manifest. A difference gets a confirming re-read a minute later (two hours for a tool
+list that became empty), a manifest's as a remote's; every remote entry gets a daily
+status check, and rate-limited entries back off. Every entry gets the supply-chain
+checks weekly, and a package entry again when its version or README changes (looked at
+daily). Unlisted entries (deprecated or deleted in the registry) are not read. Several
+serve processes on one PostgreSQL database share the work, and each entry is probed
+once per due time. Logs go to stderr, one line per
 round and a summary every 30 s. SIGINT or SIGTERM stops it gracefully: rounds in flight
 finish and are stored. The rounds a killed process (kill -9, a crash) had in flight are
 run again once they have been running longer than --rescue-after (3 min).
@@ -42,7 +49,8 @@ It also publishes the directory on --listen (default 127.0.0.1:8080; "" publishe
 nothing, e.g. for extra workers): pages, JSON, Markdown, Atom feeds, badges, the key list
 at /.well-known/probity-keys.json, every envelope, /healthz, /metrics, and Probity's own
 MCP server at /mcp. --base-url is the public address links are built from (default
-http://ADDR). --rate-limit and --burst set the per-client token bucket of the pages
+http://ADDR); when it is given, Probity's own MCP server at BASE-URL/mcp is listed as an
+entry (slug probity, added once) and read every round like any other. --rate-limit and --burst set the per-client token bucket of the pages
 (default 10 requests/s, bursts of 40); /mcp has its own.
 
 --publish-only publishes and does nothing else: no scheduler, no workers, no probes. It
@@ -52,9 +60,12 @@ database, beside the serve processes that probe and sign.
 
 Scheduling flags (for tests and tuning):
 
-	--cadence D          time between rounds of unclaimed entries (default 12h)
-	--claimed-cadence D  time between rounds of claimed entries (default 3h)
-	--first-spread D     spread the first rounds of new entries over D (default 15m)
+	--cadence D          time between reads of unclaimed entries, remotes, packages
+	                     and bundle manifests alike (default 3h; 1m to 168h)
+	--claimed-cadence D  time between reads of claimed entries (default 15m; 1m to
+	                     --cadence)
+	--first-spread D     spread the first rounds of new entries over D (default 15m;
+	                     at most 24h)
 	--tick D             how often due rounds are enqueued (default 15s)
 	--poll D             how often workers poll for jobs on SQLite (default 1s)
 	--job-timeout D      bounds one round or supply run (default 2m)
@@ -73,8 +84,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	var ef envFlags
 	ef.register(fs, true)
 	var schedule rounds.Schedule
-	fs.DurationVar(&schedule.Cadence, "cadence", 12*time.Hour, "")
-	fs.DurationVar(&schedule.ClaimedCadence, "claimed-cadence", 3*time.Hour, "")
+	fs.DurationVar(&schedule.Cadence, "cadence", rounds.DefaultCadence, "")
+	fs.DurationVar(&schedule.ClaimedCadence, "claimed-cadence", rounds.DefaultClaimedCadence, "")
 	fs.DurationVar(&schedule.FirstSpread, "first-spread", 15*time.Minute, "")
 	listen := fs.String("listen", "127.0.0.1:8080", "")
 	baseURL := fs.String("base-url", "", "")
@@ -100,6 +111,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	if *jobTimeout <= 0 || *rescueAfter < 0 || *rescueAfter != 0 && *rescueAfter <= *jobTimeout {
 		fmt.Fprintf(stderr, "error: --job-timeout must be positive and --rescue-after longer than it\n%s", serveUsage)
+		return 2
+	}
+	if err := validateSchedule(schedule); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n%s", err, serveUsage)
 		return 2
 	}
 	if *publishOnly && *listen == "" {
@@ -134,6 +149,14 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
+	if *baseURL != "" {
+		own, created, err := watchOwnServer(ctx, st, *baseURL, schedule, time.Now())
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 2
+		}
+		logger.Info("own MCP server", "entry", own.Slug, "url", own.Locator, "added", created)
+	}
 	logger.Info("serving", "store", where, "backend", st.Backend())
 	go reportStats(ctx, st, logger)
 	if *listen != "" {
@@ -151,6 +174,47 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	logger.Info("stopped")
 	return 0
+}
+
+// validateSchedule checks the scheduling flags (rounds.Schedule.Validate), naming a
+// flag set to zero or below, which the schedule would otherwise take for its default.
+func validateSchedule(s rounds.Schedule) error {
+	for name, d := range map[string]time.Duration{"cadence": s.Cadence, "claimed-cadence": s.ClaimedCadence} {
+		if d <= 0 {
+			return fmt.Errorf("--%s %s: a cadence must be positive", name, d)
+		}
+	}
+	if s.FirstSpread < 0 {
+		return fmt.Errorf("--first-spread %s: must not be negative", s.FirstSpread)
+	}
+	if err := s.Validate(); err != nil {
+		return fmt.Errorf("invalid --cadence, --claimed-cadence or --first-spread: %w", err)
+	}
+	return nil
+}
+
+// ownServerSlug and ownServerName name the entry of Probity's own MCP server.
+const (
+	ownServerSlug = "probity"
+	ownServerName = "Probity (this directory's own MCP server)"
+)
+
+// watchOwnServer lists this service's own MCP server, BASE-URL/mcp, as a remote entry
+// read every round like any other (seed 000 counts the service's own MCP server among
+// what it reads). It is idempotent: the entry is added once (store.AddEntry by kind and
+// locator), with its first due times from the schedule, and later calls return it
+// unchanged (created false).
+func watchOwnServer(ctx context.Context, st store.Store, baseURL string, schedule rounds.Schedule, now time.Time) (store.Entry, bool, error) {
+	loc, err := locator.NormalizeURL(strings.TrimRight(baseURL, "/") + "/mcp")
+	if err != nil {
+		return store.Entry{}, false, fmt.Errorf("--base-url %q does not make a URL for the own MCP server: %w", baseURL, err)
+	}
+	e, created, err := st.AddEntry(ctx, store.NewEntry{SlugBase: ownServerSlug, Kind: store.KindRemote, Locator: loc,
+		Name: ownServerName, Source: "self", Due: schedule.FirstDue(store.Entry{Kind: store.KindRemote, Locator: loc}, now)})
+	if err != nil {
+		return store.Entry{}, false, fmt.Errorf("couldn't list the own MCP server %s: %w", loc, err)
+	}
+	return e, created, nil
 }
 
 // publishOnlyUntilDone publishes the store with the key document of keyDir until ctx

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -25,8 +26,11 @@ import (
 
 	"github.com/probity-dev/probity/checks/fixtures"
 	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/keys/signing"
+	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/targets"
+	"github.com/probity-dev/probity/web"
 )
 
 var (
@@ -665,5 +669,110 @@ func TestServePublishOnly(t *testing.T) {
 	}
 	if _, err := os.Stat(empty); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the key directory %s was created: %v", empty, err)
+	}
+}
+
+// TestServeScheduleFlags: the cadence settings are checked before anything starts, with
+// an error naming the flag and its bounds.
+func TestServeScheduleFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--cadence", "30s"}, "the cadence is 30s; it must be from 1m0s to 168h0m0s"},
+		{[]string{"--cadence", "200h"}, "the cadence is 200h0m0s; it must be from 1m0s to 168h0m0s"},
+		{[]string{"--cadence", "0s"}, "--cadence 0s: a cadence must be positive"},
+		{[]string{"--claimed-cadence", "-1m"}, "--claimed-cadence -1m0s: a cadence must be positive"},
+		{[]string{"--claimed-cadence", "4h"}, "the claimed cadence (4h0m0s) is longer than the cadence (3h0m0s)"},
+		{[]string{"--cadence", "10m"}, "the claimed cadence (15m0s) is longer than the cadence (10m0s)"},
+		{[]string{"--first-spread", "48h"}, "the first spread is 48h0m0s; it must be at most 24h0m0s"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := runServe(append([]string{"--data-dir", t.TempDir(), "--listen", ""}, c.args...), &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("serve %v: exit %d, stderr %q; want 2 and %q", c.args, code, tail(stderr.String(), 300), c.want)
+		}
+	}
+	var stdout bytes.Buffer
+	if code := runServe([]string{"-h"}, &stdout, io.Discard); code != 0 ||
+		!strings.Contains(stdout.String(), "--cadence D          time between reads of unclaimed entries") ||
+		!strings.Contains(stdout.String(), "(default 3h; 1m to 168h)") || !strings.Contains(stdout.String(), "--claimed-cadence D  time between reads of claimed entries (default 15m") {
+		t.Errorf("serve -h does not document the cadence settings:\n%s", stdout.String())
+	}
+}
+
+// TestServeWatchesItsOwnMCPServer: with a public URL, serve lists Probity's own MCP
+// server (BASE-URL/mcp) as an entry, once however often it starts, and a round reads
+// it like any other entry (loopback allowed here).
+func TestServeWatchesItsOwnMCPServer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, store.Config{SQLitePath: filepath.Join(dir, "probity.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	keyDir := filepath.Join(dir, "keys")
+	if _, err := signing.GenerateDir(keyDir, "https://probity.test", time.Now().Add(-time.Minute), nil); err != nil {
+		t.Fatal(err)
+	}
+	doc, signer, err := signing.OpenDir(keyDir, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	base := "http://" + addr
+	schedule := rounds.Schedule{}
+	now := time.Now()
+	first, created, err := watchOwnServer(ctx, st, base, schedule, now)
+	if err != nil || !created {
+		t.Fatalf("first start: %+v, created %v, %v", first, created, err)
+	}
+	again, created, err := watchOwnServer(ctx, st, base+"/", schedule, now.Add(time.Hour)) // a restart
+	if err != nil || created || again.ID != first.ID {
+		t.Fatalf("second start: %+v, created %v, %v; want entry %d unchanged", again, created, err, first.ID)
+	}
+	if first.Slug != ownServerSlug || first.Name != ownServerName || first.Kind != store.KindRemote || first.Locator != base+"/mcp" || !first.Listed {
+		t.Errorf("own entry %+v", first)
+	}
+	if entries, err := st.Entries(ctx, 0, 0); err != nil || len(entries) != 1 {
+		t.Fatalf("entries %+v, %v; want the one own entry", entries, err)
+	}
+	dues, err := st.DueTimes(ctx, first.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cadence store.Due
+	for _, d := range dues {
+		if d.Reason == store.ReasonCadence {
+			cadence = d
+		}
+	}
+	if cadence.At.IsZero() || cadence.At.Sub(now) > 15*time.Minute {
+		t.Fatalf("own entry's due times %+v: want its first round within the first spread", dues)
+	}
+
+	logger := slog.New(slog.DiscardHandler)
+	srv, err := publish(ctx, st, doc, addr, base, web.DefaultRateLimit, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	ef := envFlags{allowLoopback: true, concurrency: 1}
+	r, err := ef.runner(st, signer, schedule, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := r.RunEntry(ctx, first, cadence, "")
+	if err != nil || o.Outcome != rounds.SignedFull {
+		t.Fatalf("round of the own MCP server: %+v, %v; want signed with full coverage", o, err)
+	}
+	rs, err := st.Rounds(ctx, first.ID, 10)
+	if err != nil || len(rs) != 1 || rs[0].ToolCount == 0 || !rs[0].Signed {
+		t.Fatalf("rounds %+v, %v", rs, err)
 	}
 }
