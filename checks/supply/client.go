@@ -272,7 +272,11 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 	for attempt := 0; ; attempt++ {
 		g, err := c.throttle.reserve(bk, conditional, c.allowance(ctx))
 		if err != nil {
-			c.logFetch(ctx, r, 0, "throttled", attempt, start)
+			label := "throttled"
+			if errors.Is(err, errQuota) {
+				label = "quota"
+			}
+			c.logFetch(ctx, r, 0, label, attempt, start)
 			return nil, err
 		}
 		if g.delay > 0 {
