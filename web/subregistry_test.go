@@ -700,8 +700,32 @@ func (sf *subregistryFixture) walk(t *testing.T, query url.Values) []string {
 
 // --- Tests ---
 
-func TestSubregistryList(t *testing.T) {
+// TestSubregistry runs the subregistry's tests on one site (setup's entry with
+// rounds, a supply run and changes, listed with eleven more servers): each subtest
+// leaves the fixture as it found it, but the last, which grows the documents.
+func TestSubregistry(t *testing.T) {
 	sf := setupSubregistry(t)
+	for _, c := range []struct {
+		name string
+		fn   func(*testing.T, *subregistryFixture)
+	}{
+		{"List", testSubregistryList},
+		{"BadParameters", testSubregistryBadParameters},
+		{"Server", testSubregistryServer},
+		{"Results", testSubregistryResults},
+		{"HostileText", testSubregistryHostileText},
+		{"RoundTrip", testSubregistryRoundTrip},
+		{"CapturesAResponse", testSubregistryCapturesAResponse},
+		{"PageBound", testSubregistryPageBound},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sf.c.t = t // the checker reports on the subtest
+			c.fn(t, sf)
+		})
+	}
+}
+
+func testSubregistryList(t *testing.T, sf *subregistryFixture) {
 	listed, all := sf.published(false), sf.published(true)
 
 	// Every page size gives the same servers in name order.
@@ -719,12 +743,14 @@ func TestSubregistryList(t *testing.T) {
 		}
 	}
 	// The default page is 30, as the registry's.
-	if q := sf.st.queries; len(q) == 0 {
-		t.Fatal("no queries")
-	}
+	sf.st.mu.Lock()
 	sf.st.queries = nil
+	sf.st.mu.Unlock()
 	sf.c.get(t, "GET", "/v0.1/servers")
-	if q := sf.st.queries; len(q) != 1 || q[0].Limit != 31 {
+	sf.st.mu.Lock()
+	q := sf.st.queries
+	sf.st.mu.Unlock()
+	if len(q) != 1 || q[0].Limit != 31 {
 		t.Errorf("the default list asked the store %+v, want one query of 31", q)
 	}
 
@@ -773,8 +799,7 @@ func after(sf *subregistryFixture, since time.Time) []string {
 	return out
 }
 
-func TestSubregistryBadParameters(t *testing.T) {
-	sf := setupSubregistry(t)
+func testSubregistryBadParameters(t *testing.T, sf *subregistryFixture) {
 	for _, q := range []string{
 		"limit=0", "limit=101", "limit=-1", "limit=ten", "limit=1.5", "limit=",
 		"cursor=not-a-name", "cursor=" + strings.Repeat("a", 200) + "/b",
@@ -805,6 +830,11 @@ func TestSubregistryBadParameters(t *testing.T) {
 	sf.st.mu.Lock()
 	sf.st.fault = fmt.Errorf("injected: secret detail")
 	sf.st.mu.Unlock()
+	defer func() {
+		sf.st.mu.Lock()
+		sf.st.fault = nil
+		sf.st.mu.Unlock()
+	}()
 	for _, p := range []string{"/v0.1/servers", "/v0.1/servers/io.github.user%2Fweather/versions", "/v0.1/servers/io.github.user%2Fweather/versions/latest"} {
 		rec := sf.c.get(t, "GET", p)
 		if rec.Code != http.StatusInternalServerError || strings.Contains(rec.Body.String(), "secret") {
@@ -816,8 +846,7 @@ func TestSubregistryBadParameters(t *testing.T) {
 	}
 }
 
-func TestSubregistryServer(t *testing.T) {
-	sf := setupSubregistry(t)
+func testSubregistryServer(t *testing.T, sf *subregistryFixture) {
 	for _, c := range []struct {
 		path   string
 		status int
@@ -872,11 +901,10 @@ func TestSubregistryServer(t *testing.T) {
 	}
 }
 
-// TestSubregistryResults reads Probity's results of the server with rounds, a supply
+// testSubregistryResults reads Probity's results of the server with rounds, a supply
 // run and changes, follows its links, and checks the registry's metadata is kept as
 // received beside them.
-func TestSubregistryResults(t *testing.T) {
-	sf := setupSubregistry(t)
+func testSubregistryResults(t *testing.T, sf *subregistryFixture) {
 	rec := sf.c.get(t, "GET", "/v0.1/servers/io.github.probity-test%2Fsearch/versions/latest")
 	if rec.Code != 200 {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
@@ -966,10 +994,9 @@ func TestSubregistryResults(t *testing.T) {
 	}
 }
 
-// TestSubregistryHostileText: a listed document's markup and invisible characters
+// testSubregistryHostileText: a listed document's markup and invisible characters
 // come out escaped (the checker refuses them raw) yet as the same JSON value.
-func TestSubregistryHostileText(t *testing.T) {
-	sf := setupSubregistry(t)
+func testSubregistryHostileText(t *testing.T, sf *subregistryFixture) {
 	rec := sf.c.get(t, "GET", "/v0.1/servers/io.github.probity-test%2Fhostile/versions/latest")
 	if rec.Code != 200 {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
@@ -989,12 +1016,11 @@ func TestSubregistryHostileText(t *testing.T) {
 	}
 }
 
-// TestSubregistryRoundTrip reads the subregistry with the registry package's client,
+// testSubregistryRoundTrip reads the subregistry with the registry package's client,
 // over HTTP on loopback through the egress guard, two servers a page: the same
 // servers, the same documents, the same registry metadata; with include_deleted the
 // unlisted ones come back unlisted.
-func TestSubregistryRoundTrip(t *testing.T) {
-	sf := setupSubregistry(t)
+func testSubregistryRoundTrip(t *testing.T, sf *subregistryFixture) {
 	srv := httptest.NewServer(sf.c)
 	t.Cleanup(srv.Close)
 	for _, deleted := range []bool{false, true} {
@@ -1049,10 +1075,9 @@ func TestSubregistryRoundTrip(t *testing.T) {
 	}
 }
 
-// TestSubregistryPageBound: a page stops at the byte bound, with a nextCursor, and
+// testSubregistryPageBound: a page stops at the byte bound, with a nextCursor, and
 // the walk still reads every server.
-func TestSubregistryPageBound(t *testing.T) {
-	sf := setupSubregistry(t)
+func testSubregistryPageBound(t *testing.T, sf *subregistryFixture) {
 	// Make every fleet document about 300 KB: seven of them pass the 2 MiB bound.
 	sf.st.mu.Lock()
 	for i := range sf.st.listings {
@@ -1078,11 +1103,10 @@ func TestSubregistryPageBound(t *testing.T) {
 	}
 }
 
-// TestSubregistryCapturesAResponse writes one real answer to
+// testSubregistryCapturesAResponse writes one real answer to
 // $PROBITY_SUBREGISTRY_SAMPLE when set (for the documentation), and otherwise only
 // checks it is there.
-func TestSubregistryCapturesAResponse(t *testing.T) {
-	sf := setupSubregistry(t)
+func testSubregistryCapturesAResponse(t *testing.T, sf *subregistryFixture) {
 	rec := sf.c.get(t, "GET", "/v0.1/servers?limit=1&search=probity-test/search")
 	if rec.Code != 200 {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
@@ -1094,5 +1118,140 @@ func TestSubregistryCapturesAResponse(t *testing.T) {
 		if err := os.WriteFile(out, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestSubregistrySQLite publishes servers the real SQLite store holds, imported with
+// store.UpsertServer: the remote entry with rounds, a supply run and changes becomes
+// a registry server (its remote part is the entry's locator), beside new servers, a
+// deprecated and a deleted one. Every page size and include_deleted give what
+// Listings holds, updated_since what was imported since, and the registry client
+// reads the same servers and documents back.
+func TestSubregistrySQLite(t *testing.T) {
+	f := setup(t, generous)
+	ctx := context.Background()
+	main, err := f.st.Entry(ctx, f.slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	search := example(t, "with-remote.json", "io.github.probity-test/search")
+	search["remotes"].([]any)[0].(map[string]any)["url"] = main.Locator
+	type server struct {
+		doc    map[string]any
+		status string
+		parts  []store.Part
+	}
+	npm := func(name string) []store.Part { return []store.Part{{Kind: store.KindNPM, Locator: "pkg:npm/" + name}} }
+	servers := []server{
+		{doc: search, parts: []store.Part{{Kind: store.KindRemote, Locator: main.Locator, Transport: "streamable-http"}}},
+		{doc: example(t, "minimal.json", ""), parts: npm("probity-test-weather")},
+		{doc: example(t, "with-package.json", ""), status: store.StatusDeprecated, parts: []store.Part{{Kind: store.KindNPM, Locator: "pkg:npm/%40modelcontextprotocol/server-weather", Version: "1.0.0"}}},
+		{doc: example(t, "minimal.json", "io.github.probity-test/gone"), status: store.StatusDeleted, parts: npm("probity-test-gone")},
+	}
+	for i := range 5 {
+		servers = append(servers, server{doc: example(t, "minimal.json", fmt.Sprintf("com.example.fleet/server-%02d", i)), parts: npm(fmt.Sprintf("probity-test-fleet-%02d", i))})
+	}
+	var mark time.Time
+	for i, s := range servers {
+		if i == len(servers)-2 {
+			time.Sleep(5 * time.Millisecond) // the store keeps milliseconds
+			mark = time.Now()
+			time.Sleep(5 * time.Millisecond)
+		}
+		st := s.status
+		if st == "" {
+			st = "active"
+		}
+		u := store.ServerUpsert{SlugBase: fmt.Sprintf("server-%02d", i), Name: s.doc["name"].(string), Source: "registry",
+			Listing: store.Listing{ServerName: s.doc["name"].(string), Description: s.doc["description"].(string), Version: s.doc["version"].(string),
+				Document: mustJSON(t, s.doc), RegistryMeta: mustJSON(t, official(st, at)), Status: s.status},
+			Parts: s.parts}
+		res, err := f.st.UpsertServer(ctx, u)
+		if err != nil {
+			t.Fatalf("%s: %v", u.Listing.ServerName, err)
+		}
+		if i == 0 && (res.Created || res.Entry.ID != main.ID || len(res.Conflicts) > 0) {
+			t.Fatalf("the search server did not become the remote entry: %+v", res)
+		}
+	}
+	all, err := f.st.Listings(ctx, store.ListingQuery{IncludeUnlisted: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != len(servers) {
+		t.Fatalf("Listings: %d servers, want %d", len(all), len(servers))
+	}
+	kd, err := keys.Parse(f.get(t, "GET", "/.well-known/probity-keys.json").Body.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := web.New(web.Config{Store: f.st, Keys: kd, BaseURL: "https://probity.test", Now: func() time.Time { return f.now }, RateLimit: generous})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sf := &subregistryFixture{fixture: f, c: &checker{t: t, rs: loadRegSchemas(t), h: h}, listings: all}
+	listed, every := sf.published(false), sf.published(true)
+	if len(listed) != len(servers)-2 || len(every) != len(servers) {
+		t.Fatalf("published %q of %d", every, len(servers))
+	}
+	for _, limit := range []string{"1", "3", "100"} {
+		if got := sf.walk(t, url.Values{"limit": {limit}}); !slices.Equal(got, listed) {
+			t.Errorf("limit %s: %q, want %q", limit, got, listed)
+		}
+		if got := sf.walk(t, url.Values{"limit": {limit}, "include_deleted": {"true"}}); !slices.Equal(got, every) {
+			t.Errorf("limit %s with deleted: %q, want %q", limit, got, every)
+		}
+	}
+	if got := sf.walk(t, url.Values{"search": {"FLEET"}}); len(got) != 5 {
+		t.Errorf("search: %q", got)
+	}
+	if got := sf.walk(t, url.Values{"updated_since": {mark.UTC().Format(time.RFC3339Nano)}}); !slices.Equal(got, []string{"com.example.fleet/server-03", "com.example.fleet/server-04"}) {
+		t.Errorf("updated_since the mark: %q", got)
+	}
+
+	// The search server carries the entry's results.
+	rec := sf.c.get(t, "GET", "/v0.1/servers/io.github.probity-test%2Fsearch/versions/latest")
+	var it regItemJSON
+	json.Unmarshal(rec.Body.Bytes(), &it)
+	var res regResults
+	if err := json.Unmarshal(it.Meta[resultsKey], &res); err != nil {
+		t.Fatalf("%d %s: %v", rec.Code, rec.Body, err)
+	}
+	if res.Slug != f.slug || res.LastRound == nil || !res.LastRound.Signed || res.Supply == nil || res.LastConfirmedChange == nil {
+		t.Errorf("results of the search server: %+v", res)
+	}
+
+	// The registry client reads it back: the same servers, documents and statuses.
+	srv := httptest.NewServer(sf.c)
+	t.Cleanup(srv.Close)
+	cl, err := registry.New(registry.Config{BaseURL: srv.URL, Limit: 3, HTTPClient: registry.GuardedHTTPClient(egress.Config{AllowLoopback: true})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var latest registry.Latest
+	for p, err := range cl.Pages(ctx, registry.ListOptions{IncludeDeleted: true}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		latest.Add(p.Entries)
+		for _, e := range p.Entries {
+			var got any
+			json.Unmarshal(e.Raw, &got)
+			if !reflect.DeepEqual(got, sf.doc(t, e.Server.Name)) {
+				t.Errorf("%s: %s, want the document as listed", e.Server.Name, e.Raw)
+			}
+		}
+	}
+	var names []string
+	for _, l := range latest.Listings() {
+		names = append(names, l.Name)
+		wantListed := !slices.Contains([]string{"io.github.user/local-weather", "io.github.probity-test/gone"}, l.Name)
+		if l.Listed != wantListed {
+			t.Errorf("%s: listed %v, want %v", l.Name, l.Listed, wantListed)
+		}
+	}
+	if !slices.Equal(names, every) {
+		t.Errorf("the client read %q, want %q", names, every)
 	}
 }
