@@ -72,8 +72,9 @@
 //
 // An unlisted entry (its registry listing deprecated or deleted, store.Entry.Listed
 // false) keeps its due times but is not read: DueBefore leaves it out, and a job
-// enqueued before it was unlisted does nothing. Listed again, its due times, now past,
-// come due at once and move on from then.
+// enqueued before it was unlisted only moves its due time on, as if it had read (a
+// confirmation is dropped), so that the entry listed again gets jobs with new
+// arguments. Listed again, its due times that have passed come due at once.
 //
 // An entry whose round was rate limited (429, or 503 with Retry-After) backs off: the
 // next cadence round waits for the larger of the server's Retry-After and an

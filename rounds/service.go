@@ -218,8 +218,9 @@ func (w *probeWorker) Work(ctx context.Context, job *river.Job[ProbeArgs]) error
 
 // work runs one probe job: a round, unless the due time moved meanwhile (a manual round
 // ran, or the entry was deleted), the entry is unlisted (its listing deprecated or
-// deleted: kept with its history, not read; DueBefore leaves it out, this catches a job
-// enqueued before), or a status check finds the entry already seen today. A package or
+// deleted: kept with its history, not read; DueBefore leaves it out, and a job enqueued
+// before only moves its due time on, skipUnlisted), or a status check finds the entry
+// already seen today. A package or
 // repository entry gets its supply checks (supply, and status when its version or README
 // changed) and its cadence and confirming reads (Runner.Watch) instead of rounds.
 func (s *Service) work(ctx context.Context, a ProbeArgs) error {
@@ -230,9 +231,6 @@ func (s *Service) work(ctx context.Context, a ProbeArgs) error {
 	}
 	if err != nil {
 		return err
-	}
-	if !e.Listed {
-		return nil // unlisted: its due times stay as they are, and are read again once it is listed
 	}
 	dues, err := st.DueTimes(ctx, e.ID)
 	if err != nil {
@@ -250,6 +248,9 @@ func (s *Service) work(ctx context.Context, a ProbeArgs) error {
 	}
 	due := store.Due{EntryID: e.ID, Reason: a.Reason, At: a.DueAt}
 	now := s.r.cfg.Now()
+	if !e.Listed {
+		return st.SetDue(ctx, e.ID, s.skipUnlisted(e, due, now))
+	}
 	if e.Kind != store.KindRemote {
 		return s.workPart(ctx, e, due, hasCadence, now)
 	}
@@ -293,6 +294,24 @@ func (s *Service) workPart(ctx context.Context, e store.Entry, due store.Due, ha
 		return s.r.cfg.Store.SetDue(ctx, e.ID, store.DueUpdate{Reason: store.ReasonCadence, At: s.r.cfg.Schedule.nextCadence(e, now, now)})
 	}
 	return nil
+}
+
+// skipUnlisted is the due-time update of a job of an entry unlisted since it was
+// enqueued: not read, the due time moves on as if it had been (a confirmation is
+// dropped), so that the job's arguments, which River keeps unique while its completed
+// job is kept, are new ones when the entry is listed again. While it stays unlisted,
+// DueBefore leaves the moved due time out.
+func (s *Service) skipUnlisted(e store.Entry, due store.Due, now time.Time) store.DueUpdate {
+	sch := s.r.cfg.Schedule
+	switch due.Reason {
+	case store.ReasonCadence:
+		return store.DueUpdate{Reason: due.Reason, At: sch.nextCadence(e, due.At, now)}
+	case store.ReasonStatus:
+		return store.DueUpdate{Reason: due.Reason, At: sch.nextStatus(due.At, now)}
+	case store.ReasonSupply:
+		return store.DueUpdate{Reason: due.Reason, At: now.Add(supplyInterval).Truncate(time.Millisecond)}
+	}
+	return store.DueUpdate{Reason: due.Reason}
 }
 
 func sameUTCDay(a, b time.Time) bool {

@@ -276,7 +276,7 @@ func (l *versionLog) RecordManifest(ctx context.Context, entryID int64, tools []
 }
 
 // dueOf returns the entry's due time for reason.
-func dueOf(t *testing.T, st store.Store, id int64, reason store.DueReason) (store.Due, bool) {
+func dueOf(t *testing.T, st Store, id int64, reason store.DueReason) (store.Due, bool) {
 	t.Helper()
 	dues, err := st.DueTimes(context.Background(), id)
 	if err != nil {
@@ -293,7 +293,7 @@ func dueOf(t *testing.T, st store.Store, id int64, reason store.DueReason) (stor
 // runDue moves the clock to the entry's due time for reason and works that job.
 func runDue(t *testing.T, svc *Service, clk *fakeClock, id int64, reason store.DueReason) store.Due {
 	t.Helper()
-	d, ok := dueOf(t, svc.r.cfg.Store.(store.Store), id, reason)
+	d, ok := dueOf(t, svc.r.cfg.Store, id, reason)
 	if !ok {
 		t.Fatalf("entry %d has no %s due time", id, reason)
 	}
@@ -419,8 +419,10 @@ func TestWatchConfirmsAManifestChangeAMinuteLater(t *testing.T) {
 }
 
 // TestUnlistedEntriesAreNotRead: an entry whose listing is deprecated or deleted is not
-// read by a job enqueued before it was unlisted, and its due times are left as they
-// are (not moved, not re-added); listed again, it is read.
+// read by a job enqueued before it was unlisted; the job moves its due time on as if
+// it had been read (so that the entry, listed again, gets a job with new arguments,
+// River's unique jobs keeping the completed one) and adds none; a confirmation is
+// dropped. Listed again, it is read.
 func TestUnlistedEntriesAreNotRead(t *testing.T) {
 	fleet, err := fixtures.StartFleet(fixtures.FleetConfig{N: 1, Seed: 8})
 	if err != nil {
@@ -430,7 +432,12 @@ func TestUnlistedEntriesAreNotRead(t *testing.T) {
 	ctx := context.Background()
 	counter := &countingProber{p: probe.New(probe.Config{Version: "test", AllowLoopback: true})}
 	env := newTestEnv(t, counter, Schedule{})
+	clk := &fakeClock{t: time.Now().UTC().Truncate(time.Millisecond)}
+	env.r.cfg.Now = clk.Now
 	e := env.add(t, store.KindRemote, fleet.URL(0))
+	if err := env.st.SetDue(ctx, e.ID, store.DueUpdate{Reason: store.ReasonConfirm, At: clk.Now().Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
 	unlisted := &unlistingStore{Store: env.st, unlisted: map[int64]bool{e.ID: true}}
 	env.r.cfg.Store = unlisted
 	svc, err := NewService(ServiceConfig{Runner: env.r})
@@ -438,24 +445,32 @@ func TestUnlistedEntriesAreNotRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, err := env.st.DueTimes(ctx, e.ID)
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || len(before) != 4 {
+		t.Fatalf("due times %+v, %v; want cadence, status, supply and confirm", before, err)
 	}
+	skipped := map[store.DueReason]time.Time{}
 	for _, d := range before {
+		clk.to(d.At)
+		skipped[d.Reason] = clk.Now()
 		if err := svc.work(ctx, ProbeArgs{EntryID: e.ID, Reason: d.Reason, DueAt: d.At}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	if rs, _ := env.st.Rounds(ctx, e.ID, 10); len(rs) != 0 || counter.n.Load() != 0 {
+		t.Fatalf("unlisted entry: %d rounds, %d probes; want none", len(rs), counter.n.Load())
+	}
 	after, _ := env.st.DueTimes(ctx, e.ID)
-	if rs, _ := env.st.Rounds(ctx, e.ID, 10); len(rs) != 0 || counter.n.Load() != 0 || fmt.Sprint(after) != fmt.Sprint(before) {
-		t.Fatalf("unlisted entry: %d rounds, %d probes, due times %v → %v", len(rs), counter.n.Load(), before, after)
+	if len(after) != 3 {
+		t.Fatalf("due times after the skipped jobs: %+v; want cadence, status and supply moved on, the confirmation dropped", after)
+	}
+	for _, a := range after {
+		if !a.At.After(skipped[a.Reason]) {
+			t.Errorf("%s due time %v not moved on past its skipped job at %v", a.Reason, a.At, skipped[a.Reason])
+		}
 	}
 	delete(unlisted.unlisted, e.ID)
-	d, _ := dueOf(t, env.st, e.ID, store.ReasonCadence)
-	if err := svc.work(ctx, ProbeArgs{EntryID: e.ID, Reason: d.Reason, DueAt: d.At}); err != nil {
-		t.Fatal(err)
-	}
-	if rs, _ := env.st.Rounds(ctx, e.ID, 10); len(rs) != 1 || counter.n.Load() != 1 {
+	d := runDue(t, svc, clk, e.ID, store.ReasonCadence)
+	if rs, _ := env.st.Rounds(ctx, e.ID, 10); len(rs) != 1 || counter.n.Load() != 1 || !rs[0].DueAt.Equal(d.At) {
 		t.Fatalf("listed again: %d rounds, %d probes; want 1 and 1", len(rs), counter.n.Load())
 	}
 }
