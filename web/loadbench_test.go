@@ -1026,16 +1026,17 @@ func buildLoad(b *testing.B, dsn string, signer *signing.Signer) error {
 // (there are fixtures for 14 packages, not 600), with the entry's locator and name.
 type packageTemplates struct{ c *supply.Collector }
 
-func (p packageTemplates) Collect(ctx context.Context, kind, locator string, tools []json.RawMessage, ep *supply.EndpointFacts) *supply.Facts {
+func (p packageTemplates) Collect(ctx context.Context, t supply.Target, tools []json.RawMessage, ep *supply.EndpointFacts) *supply.Facts {
+	kind, locator := t.Kind, t.Locator
 	if kind != store.KindNPM && kind != store.KindPyPI {
-		return p.c.Collect(ctx, kind, locator, tools, ep)
+		return p.c.Collect(ctx, t, tools, ep)
 	}
 	var i int
 	if _, err := fmt.Sscanf(locator[strings.LastIndex(locator, "-")+1:], "%d", &i); err != nil {
-		return p.c.Collect(ctx, kind, locator, tools, ep)
+		return p.c.Collect(ctx, t, tools, ep)
 	}
 	plan := planLoad(i)
-	f := p.c.Collect(ctx, kind, "pkg:"+kind+"/"+strings.Replace(plan.template, "@", "%40", 1), tools, ep)
+	f := p.c.Collect(ctx, supply.TargetOf(kind, "pkg:"+kind+"/"+strings.Replace(plan.template, "@", "%40", 1)), tools, ep)
 	f.Locator = locator
 	if f.Package != nil {
 		f.Package.Name = plan.pkg
