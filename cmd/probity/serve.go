@@ -40,9 +40,8 @@ status check, and rate-limited entries back off. Every entry gets the supply-cha
 checks weekly, and a package entry again when its version or README changes (looked at
 daily). Unlisted entries (deprecated or deleted in the registry) are not read. Several
 serve processes on one PostgreSQL database share the work, and each entry is probed
-once per due time. Logs go to stderr, one line per
-round and a summary every 30 s. SIGINT or SIGTERM stops it gracefully: rounds in flight
-finish and are stored. The rounds a killed process (kill -9, a crash) had in flight are
+once per due time. Logs go to stderr, one line per round and a summary every 30 s.
+SIGINT or SIGTERM stops it gracefully: rounds in flight finish and are stored. The rounds a killed process (kill -9, a crash) had in flight are
 run again once they have been running longer than --rescue-after (3 min).
 
 It also publishes the directory on --listen (default 127.0.0.1:8080; "" publishes
@@ -50,15 +49,16 @@ nothing, e.g. for extra workers): pages, JSON, Markdown, Atom feeds, badges, the
 at /.well-known/probity-keys.json, every envelope, /healthz, /metrics, and Probity's own
 MCP server at /mcp. --base-url is the public address links are built from (default
 http://ADDR); when it is given, Probity's own MCP server at BASE-URL/mcp is listed as an
-entry (slug probity, added once) and read every round like any other. --rate-limit and --burst set the per-client token bucket of the pages
-(default 10 requests/s, bursts of 40); /mcp has its own.
+entry (slug probity, added once) and read every round like any other. --rate-limit and
+--burst set the per-client token bucket of the pages (default 10 requests/s, bursts of
+40); /mcp has its own.
 
 --publish-only publishes and does nothing else: no scheduler, no workers, no probes. It
 needs only the key document (keys.json in the key directory), never the private key,
 and never creates a key: run it for more publishing replicas on the same PostgreSQL
 database, beside the serve processes that probe and sign.
 
-Scheduling flags (for tests and tuning):
+Scheduling flags:
 
 	--cadence D          time between reads of unclaimed entries, remotes, packages
 	                     and bundle manifests alike (default 3h; 1m to 168h)
