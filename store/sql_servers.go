@@ -65,6 +65,21 @@ type entryPart struct {
 
 const partColumns = `entry_id, position, kind, locator, transport, version`
 
+// Bounds of a listing's documents.
+const (
+	// MaxListingDocument is the largest server.json a listing keeps.
+	MaxListingDocument = 1 << 20
+	// MaxRegistryMeta is the largest registry metadata a listing keeps.
+	MaxRegistryMeta = 64 << 10
+)
+
+// Check reports what UpsertServer would refuse in u before it touches the store: the
+// one statement of a server's bounds, for callers that go on with the next server.
+func (u ServerUpsert) Check() error {
+	_, err := checkUpsert(u)
+	return err
+}
+
 // checkUpsert refuses a ServerUpsert UpsertServer cannot store, and returns its parts
 // without repeats.
 func checkUpsert(u ServerUpsert) ([]Part, error) {
@@ -91,6 +106,10 @@ func checkUpsert(u ServerUpsert) ([]Part, error) {
 	}
 	if l.ServerName != "" && len(l.ServerName) < 3 {
 		return nil, fmt.Errorf("server name %q is shorter than 3 characters", l.ServerName)
+	}
+	if len(l.Document) > MaxListingDocument || len(l.RegistryMeta) > MaxRegistryMeta {
+		return nil, fmt.Errorf("the listing's server.json (%d bytes) or registry metadata (%d bytes) is over %d or %d bytes",
+			len(l.Document), len(l.RegistryMeta), MaxListingDocument, MaxRegistryMeta)
 	}
 	switch l.Status {
 	case "", StatusActive, StatusDeprecated, StatusDeleted:

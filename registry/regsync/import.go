@@ -32,7 +32,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/probity-dev/probity/attest"
 	"github.com/probity-dev/probity/store"
@@ -130,7 +129,7 @@ func upsertOf(s targets.Server, opts ImportOptions) (store.ServerUpsert, error) 
 	for _, p := range s.Parts {
 		u.Parts = append(u.Parts, store.Part{Kind: p.Kind, Locator: p.Locator, Transport: p.Transport, Version: p.Version})
 	}
-	if err := checkBounds(u); err != nil {
+	if err := u.Check(); err != nil {
 		return store.ServerUpsert{}, fmt.Errorf("%w: %s: %v", ErrInvalid, serverLabel(s), err)
 	}
 	if opts.Due != nil {
@@ -141,44 +140,6 @@ func upsertOf(s targets.Server, opts ImportOptions) (store.ServerUpsert, error) 
 		u.Due = opts.Due(store.Entry{Kind: s.Kind, Locator: s.Locator, Name: s.Name, Source: u.Source}, now)
 	}
 	return u, nil
-}
-
-// checkBounds refuses what the store's UpsertServer would refuse for its size, with the
-// store's bounds (store/sql_servers.go, checkUpsert), so that a server the store cannot
-// take is skipped as invalid instead of stopping a sync at the same page every time.
-func checkBounds(u store.ServerUpsert) error {
-	l := u.Listing
-	for _, f := range []struct {
-		name, v string
-		max     int
-	}{
-		{"server name", l.ServerName, 200}, {"title", l.Title, 200}, {"description", l.Description, 2000},
-		{"website", l.Website, 2000}, {"version", l.Version, 255}, {"name", u.Name, 2000},
-	} {
-		if utf8.RuneCountInString(f.v) > f.max || !utf8.ValidString(f.v) {
-			return fmt.Errorf("the %s is longer than %d characters or not UTF-8", f.name, f.max)
-		}
-	}
-	if l.ServerName != "" && len(l.ServerName) < 3 {
-		return fmt.Errorf("the server name %q is shorter than 3 characters", l.ServerName)
-	}
-	for _, p := range u.Parts {
-		if p.Locator == "" || len(p.Locator) > 2000 || len(p.Transport) > 32 || len(p.Version) > 255 {
-			return fmt.Errorf("part %s: empty or too long", clipText(PartText(p), 80))
-		}
-	}
-	return nil
-}
-
-// clipText cuts s to n bytes at a rune boundary, marking the cut.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // serverLabel names s in a message: its server name, else its primary part.
