@@ -750,7 +750,12 @@ func caseOf(d *store.EntryDigest, st *history.State) caseView {
 	case d.Entry.Kind == store.KindRemote:
 		c.Case = caseUnread
 	case !manifestAt.IsZero():
+		// EntryDigest.ToolsReadAt counts rounds only today; should it count manifest
+		// reads too, the newer of the two is when the manifest was last read.
 		c.Case, c.ToolsReadAt, c.HasTools = caseManifest, manifestAt, true
+		if d.ToolsReadAt.After(manifestAt) {
+			c.ToolsReadAt = d.ToolsReadAt
+		}
 	case d.Entry.Kind == store.KindNPM || d.Entry.Kind == store.KindPyPI:
 		c.Case = casePackage
 	default:
