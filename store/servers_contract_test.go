@@ -277,6 +277,19 @@ func TestHTTPCache(t *testing.T) {
 			}
 			e.ETag, e.Body, e.Header, e.StoredAt = `"def"`, []byte{}, nil, ms(t0.Add(time.Hour))
 		}
+		old := HTTPCacheEntry{Key: "GET https://old.example/", Status: 200, Body: []byte("x"), StoredAt: ms(t0.Add(-48 * time.Hour))}
+		if err := s.PutHTTPCache(ctx, old); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.PruneHTTPCache(ctx, t0.Add(-24*time.Hour)); err != nil || n != 1 {
+			t.Errorf("PruneHTTPCache = %d, %v; want 1", n, err)
+		}
+		if _, err := s.HTTPCache(ctx, old.Key); !errors.Is(err, ErrNotFound) {
+			t.Errorf("a pruned response is still kept: %v", err)
+		}
+		if _, err := s.HTTPCache(ctx, e.Key); err != nil {
+			t.Errorf("a recent response was pruned: %v", err)
+		}
 		for _, bad := range []HTTPCacheEntry{
 			{Key: "", Status: 200, StoredAt: t0},
 			{Key: "k", Status: 0, StoredAt: t0},

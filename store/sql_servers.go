@@ -555,3 +555,11 @@ func (s *sqlStore) PutHTTPCache(ctx context.Context, e HTTPCacheEntry) error {
 	}
 	return nil
 }
+
+func (s *sqlStore) PruneHTTPCache(ctx context.Context, before time.Time) (int64, error) {
+	n, err := s.write.Exec(ctx, `DELETE FROM http_cache WHERE stored_at < ?`, s.d.time(before))
+	if err != nil {
+		return 0, fmt.Errorf("couldn't prune the HTTP cache: %w", err)
+	}
+	return n, nil
+}

@@ -571,6 +571,9 @@ type Store interface {
 	// PutHTTPCache keeps a response, replacing the one with the same key; a body
 	// larger than MaxHTTPCacheBody is refused.
 	PutHTTPCache(ctx context.Context, e HTTPCacheEntry) error
+	// PruneHTTPCache deletes the kept responses stored before before (none has been
+	// revalidated since), and returns how many.
+	PruneHTTPCache(ctx context.Context, before time.Time) (int64, error)
 	// Entry returns the entry with the slug, or ErrNotFound.
 	Entry(ctx context.Context, slug string) (Entry, error)
 	// EntryDigest returns the entry with the slug (or ErrNotFound), its newest round and
