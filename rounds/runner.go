@@ -51,8 +51,9 @@ type Config struct {
 	SupplyHistory SupplyHistory
 	// Watcher reads, on the cadence of a package or repository entry, what seed 000
 	// reads of it every round: the package's newest version, or the repository's MCP
-	// bundle manifest (Runner.Watch). nil: such entries are read only by their supply
-	// checks (weekly, and daily when the version or README changed).
+	// bundle manifest (Runner.Watch). nil: the Collector, when it is a Watcher too;
+	// otherwise such entries are read only by their supply checks (weekly, and daily
+	// when the version or README changed).
 	Watcher  Watcher
 	Schedule Schedule
 	// SaveTimeout bounds storing one round; default 30 s. A round that was probed is
@@ -102,6 +103,9 @@ func NewRunner(cfg Config) (*Runner, error) {
 		cfg.ListBytes = DefaultListBytes
 	}
 	cfg.Schedule = cfg.Schedule.withDefaults()
+	if w, ok := cfg.Collector.(Watcher); ok && cfg.Watcher == nil {
+		cfg.Watcher = w
+	}
 	return &Runner{cfg: cfg, keyID: keyID, lists: semaphore.NewWeighted(cfg.ListBytes)}, nil
 }
 

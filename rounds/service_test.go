@@ -530,3 +530,34 @@ func (c *manifestCollector) Collect(ctx context.Context, tg supply.Target, tools
 		Tools: slices.Clone(c.tools),
 	}
 }
+
+// watchingCollector is a Collector that is a Watcher too.
+type watchingCollector struct {
+	manifestCollector
+	fakeWatcher
+}
+
+// TestCollectorIsTheDefaultWatcher: a Collector that can make the cheap reads is the
+// Runner's Watcher unless one is given.
+func TestCollectorIsTheDefaultWatcher(t *testing.T) {
+	env := newTestEnv(t, nil, Schedule{})
+	col := &watchingCollector{}
+	cfg := env.r.cfg
+	cfg.Collector = col
+	r, err := NewRunner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.cfg.Watcher != Watcher(col) {
+		t.Errorf("watcher %T, want the collector", r.cfg.Watcher)
+	}
+	given := &fakeWatcher{}
+	cfg.Watcher = given
+	if r, err = NewRunner(cfg); err != nil || r.cfg.Watcher != Watcher(given) {
+		t.Errorf("watcher %T (%v), want the one given", r.cfg.Watcher, err)
+	}
+	cfg.Collector, cfg.Watcher = &manifestCollector{}, nil
+	if r, err = NewRunner(cfg); err != nil || r.cfg.Watcher != nil {
+		t.Errorf("watcher %T (%v), want none", r.cfg.Watcher, err)
+	}
+}
