@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -482,10 +483,22 @@ type listingStore struct {
 	listings []store.ServerListing
 	fault    error
 	queries  []store.ListingQuery
+	// delay, when set, holds each Listings call of a list (no Name) that long,
+	// counting the calls inside at once (maxInside).
+	delay             time.Duration
+	inside, maxInside int
 }
 
 func (s *listingStore) Listings(ctx context.Context, q store.ListingQuery) ([]store.ServerListing, error) {
 	s.mu.Lock()
+	if d := s.delay; d > 0 && q.Name == "" {
+		s.inside++
+		s.maxInside = max(s.maxInside, s.inside)
+		s.mu.Unlock()
+		time.Sleep(d)
+		s.mu.Lock()
+		s.inside--
+	}
 	defer s.mu.Unlock()
 	s.queries = append(s.queries, q)
 	if s.fault != nil {
@@ -716,6 +729,7 @@ func TestSubregistry(t *testing.T) {
 		{"HostileText", testSubregistryHostileText},
 		{"RoundTrip", testSubregistryRoundTrip},
 		{"CapturesAResponse", testSubregistryCapturesAResponse},
+		{"Admission", testSubregistryAdmission},
 		{"PageBound", testSubregistryPageBound},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -1072,6 +1086,38 @@ func testSubregistryRoundTrip(t *testing.T, sf *subregistryFixture) {
 				t.Errorf("%s: listed %v, want %v", l.Name, l.Listed, wantListed)
 			}
 		}
+	}
+}
+
+// testSubregistryAdmission: at most half the CPUs (at least one) build list pages at
+// once; the others wait their turn and are answered in full.
+func testSubregistryAdmission(t *testing.T, sf *subregistryFixture) {
+	sf.st.mu.Lock()
+	sf.st.delay, sf.st.maxInside = 20*time.Millisecond, 0
+	sf.st.mu.Unlock()
+	defer func() {
+		sf.st.mu.Lock()
+		sf.st.delay = 0
+		sf.st.mu.Unlock()
+	}()
+	turns := max(1, runtime.GOMAXPROCS(0)/2)
+	var wg sync.WaitGroup
+	for range turns + 4 {
+		wg.Go(func() {
+			if rec := sf.c.get(t, "GET", "/v0.1/servers?limit=100"); rec.Code != 200 {
+				t.Errorf("%d %s", rec.Code, rec.Body)
+			}
+		})
+	}
+	// Single versions are not held back.
+	if rec := sf.c.get(t, "GET", "/v0.1/servers/io.github.user%2Fweather/versions/latest"); rec.Code != 200 {
+		t.Errorf("a version: %d", rec.Code)
+	}
+	wg.Wait()
+	sf.st.mu.Lock()
+	defer sf.st.mu.Unlock()
+	if sf.st.maxInside > turns {
+		t.Errorf("%d pages were built at once, at most %d allowed", sf.st.maxInside, turns)
 	}
 }
 
