@@ -1340,3 +1340,39 @@ func BenchmarkSubregistryPage(b *testing.B) {
 		})
 	}
 }
+
+// TestOpenAPIDescribesSubregistry holds openapi.json's x-subregistry to the
+// registry's API: the same three GET paths, each with the registry's parameters.
+func TestOpenAPIDescribesSubregistry(t *testing.T) {
+	own := readJSON(t, "openapi.json")
+	reg := map[string]any{}
+	b, err := os.ReadFile("../registry/schema/openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &reg); err != nil {
+		t.Fatal(err)
+	}
+	params := func(op any) []string {
+		var out []string
+		for _, p := range dig(op, "parameters").([]any) {
+			out = append(out, dig(p, "in").(string)+":"+dig(p, "name").(string))
+		}
+		slices.Sort(out)
+		return out
+	}
+	paths, _ := dig(own, "x-subregistry", "paths").(map[string]any)
+	if len(paths) != 3 {
+		t.Fatalf("x-subregistry documents %d paths", len(paths))
+	}
+	for _, p := range []string{pathList, pathVersions, pathVersion} {
+		ops, _ := paths[p].(map[string]any)
+		if len(ops) != 1 || ops["get"] == nil {
+			t.Errorf("%s: %v, want get only", p, ops)
+			continue
+		}
+		if got, want := params(ops["get"]), params(dig(reg, "paths", p, "get")); !slices.Equal(got, want) {
+			t.Errorf("%s: parameters %q, the registry's %q", p, got, want)
+		}
+	}
+}
