@@ -125,6 +125,7 @@ const (
 // errBusy is a list request that waited pageWait for its turn.
 var errBusy = errors.New("subregistry: too many pages being built")
 
+// newSubregistry returns the subregistry of the site s.
 func newSubregistry(s *site) *subregistry {
 	return &subregistry{s: s, supply: newMemo[int64](4<<20, supplySummarySize), pages: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
 }
@@ -406,8 +407,10 @@ func (r *subregistry) listHandler(c *gin.Context) {
 		r.fail(c, err, regListFailed)
 		return
 	}
-	b, err := r.list(c.Request.Context(), q)
-	r.release()
+	b, err := func() ([]byte, error) {
+		defer r.release() // a panic, recovered by the router, gives the turn back too
+		return r.list(c.Request.Context(), q)
+	}()
 	if err != nil {
 		r.fail(c, err, regListFailed)
 		return
@@ -418,12 +421,12 @@ func (r *subregistry) listHandler(c *gin.Context) {
 func (r *subregistry) serverHandler(c *gin.Context) {
 	p, ok := parseServerPath(c.Request.URL.EscapedPath())
 	if !ok {
-		r.fail(c, store.ErrNotFound, "")
+		r.fail(c, store.ErrNotFound, regGetFailed)
 		return
 	}
 	include, _, err := boolParam(c.Request.URL.Query(), "include_deleted")
 	if err != nil {
-		r.fail(c, err, "")
+		r.fail(c, err, regGetFailed)
 		return
 	}
 	var b []byte
