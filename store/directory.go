@@ -203,7 +203,8 @@ func directorySQL(d dialect, q DirectoryQuery) (string, []any) {
 	)
 	// Unlisted servers (a deprecated or deleted registry listing) keep their history
 	// but are not in the directory.
-	where = append(where, `e.listing_status = 'active'`)
+	// A server's second and later remotes are on their server's page (Entry.Parent).
+	where = append(where, `e.listing_status = 'active'`, `e.parent_id IS NULL`)
 	if q.AfterID > 0 {
 		where, args = append(where, `e.id > ?`), append(args, q.AfterID)
 	}
@@ -335,7 +336,7 @@ func (s *sqlStore) Directory(ctx context.Context, q DirectoryQuery) (DirectoryPa
 		return DirectoryPage{}, fmt.Errorf("couldn't read the directory: %w", err)
 	}
 	if q.CountEntries {
-		if err := s.read.QueryRow(ctx, `SELECT count(*) FROM entries WHERE listing_status = 'active'`).Scan(&page.Entries); err != nil {
+		if err := s.read.QueryRow(ctx, `SELECT count(*) FROM entries WHERE listing_status = 'active' AND parent_id IS NULL`).Scan(&page.Entries); err != nil {
 			return DirectoryPage{}, fmt.Errorf("couldn't count the directory's entries: %w", err)
 		}
 	}

@@ -16,7 +16,7 @@ func (s *pgStore) Directory(ctx context.Context, q DirectoryQuery) (DirectoryPag
 	b := &pgx.Batch{}
 	b.Queue(bindDollar(query), args...)
 	if q.CountEntries {
-		b.Queue(`SELECT count(*) FROM entries WHERE listing_status = 'active'`)
+		b.Queue(`SELECT count(*) FROM entries WHERE listing_status = 'active' AND parent_id IS NULL`)
 	}
 	br := s.pool.SendBatch(ctx, b)
 	page, err := pgReadDirectory(br, q)

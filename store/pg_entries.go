@@ -162,6 +162,7 @@ func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (E
 			ORDER BY day`, slug, q.UptimeFrom, q.UptimeTo)
 	}
 	b.Queue(`SELECT `+partColumns+` FROM entry_parts WHERE entry_id = `+pgEntryOf+` ORDER BY position`, slug)
+	b.Queue(`SELECT `+entryColumns+` FROM entries WHERE parent_id = `+pgEntryOf+` AND listing_status = 'active' ORDER BY id`, slug)
 	br := s.pool.SendBatch(ctx, b)
 	d, err := pgReadDigest(br, slug, q)
 	if cerr := br.Close(); err == nil && cerr != nil {
@@ -223,6 +224,9 @@ func pgReadDigest(br pgx.BatchResults, slug string, q EntryQuery) (EntryDigest, 
 	}
 	for _, p := range parts {
 		d.Parts = append(d.Parts, p.Part)
+	}
+	if d.Remotes, err = pgCollectBatch(br, scanEntry); err != nil {
+		return d, fmt.Errorf("couldn't read the remotes of %q: %w", slug, err)
 	}
 	return d, nil
 }

@@ -112,6 +112,9 @@ func (s *pgStore) DeleteEntry(ctx context.Context, slug, reason string) error {
 	if err := checkLine("reason", reason, maxDeleteReason); err != nil {
 		return fmt.Errorf("couldn't delete entry %q: %w", slug, err)
 	}
+	if err := s.deleteChildren(ctx, slug, reason, s.DeleteEntry); err != nil {
+		return err
+	}
 	now := s.now()
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}

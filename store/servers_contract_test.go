@@ -302,3 +302,85 @@ func TestHTTPCache(t *testing.T) {
 		}
 	})
 }
+
+// TestServerRemotes: a server's second remote is an entry of its own (Parent), probed
+// on its own schedule without a supply run, shown in its server's digest, not in the
+// directory; unlisted when no longer listed, listed again when it comes back; deleted
+// with its server.
+func TestServerRemotes(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		sse := Part{Kind: KindRemote, Locator: "https://a.example.com/sse", Transport: "sse"}
+		u := serverUpsert("com.example/a", remoteA, sse, npmA)
+		u.Due = []Due{{Reason: ReasonCadence, At: t0}, {Reason: ReasonSupply, At: t0}}
+		res, err := s.UpsertServer(ctx, u)
+		if err != nil || !res.Created {
+			t.Fatalf("UpsertServer = %+v, %v", res, err)
+		}
+		server := res.Entry
+		d, err := s.EntryDigest(ctx, server.Slug, EntryQuery{})
+		if err != nil || len(d.Remotes) != 1 {
+			t.Fatalf("EntryDigest remotes = %+v, %v", d.Remotes, err)
+		}
+		child := d.Remotes[0]
+		if child.Parent != server.ID || child.Locator != sse.Locator || child.Kind != KindRemote || !child.Listed ||
+			child.Slug != server.Slug+"-remote" || child.Name != server.Name+" (sse)" {
+			t.Errorf("the second remote's entry = %+v", child)
+		}
+		if ds, err := s.DueTimes(ctx, child.ID); err != nil || len(ds) != 1 || ds[0].Reason != ReasonCadence {
+			t.Errorf("the second remote's due times = %+v, %v (want the cadence only)", ds, err)
+		}
+		page, err := s.Directory(ctx, DirectoryQuery{Limit: 10, CountEntries: true})
+		if err != nil || len(page.Rows) != 1 || page.Entries != 1 || page.Rows[0].Entry.ID != server.ID {
+			t.Errorf("directory = %+v, %v: want the server alone", page, err)
+		}
+		if e, created, err := s.AddEntry(ctx, NewEntry{SlugBase: "sse", Kind: KindRemote, Locator: sse.Locator, Name: "x", Source: "import"}); err != nil || created || e.ID != server.ID {
+			t.Errorf("AddEntry of the second remote = %+v, %v, %v: want the server", e, created, err)
+		}
+		// Again: nothing changes.
+		if r, err := s.UpsertServer(ctx, u); err != nil || r.Updated || r.Created {
+			t.Errorf("UpsertServer again = %+v, %v", r, err)
+		}
+
+		// The sse remote no longer listed: its entry is kept, unlisted; back: listed.
+		u2 := u
+		u2.Parts = []Part{remoteA, npmA}
+		if r, err := s.UpsertServer(ctx, u2); err != nil || !r.Updated {
+			t.Fatalf("UpsertServer without the sse remote = %+v, %v", r, err)
+		}
+		if c, err := s.EntryByID(ctx, child.ID); err != nil || c.Listed {
+			t.Errorf("a remote no longer listed = %+v, %v", c, err)
+		}
+		if d, _ := s.EntryDigest(ctx, server.Slug, EntryQuery{}); len(d.Remotes) != 0 {
+			t.Errorf("digest remotes after unlisting = %+v", d.Remotes)
+		}
+		if r, err := s.UpsertServer(ctx, u); err != nil || !r.Updated {
+			t.Fatalf("UpsertServer with the sse remote again = %+v, %v", r, err)
+		}
+		if c, err := s.EntryByID(ctx, child.ID); err != nil || !c.Listed {
+			t.Errorf("a remote listed again = %+v, %v", c, err)
+		}
+		// The server deprecated: its remote follows.
+		dep := u
+		dep.Listing.Status = StatusDeprecated
+		if _, err := s.UpsertServer(ctx, dep); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := s.EntryByID(ctx, child.ID); err != nil || c.Listed {
+			t.Errorf("the remote of a deprecated server = %+v, %v", c, err)
+		}
+
+		// Deleting the server deletes its remote, each with a tombstone.
+		if err := s.DeleteEntry(ctx, server.Slug, "removed by its operator"); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []int64{server.ID, child.ID} {
+			if _, err := s.EntryByID(ctx, id); !errors.Is(err, ErrNotFound) {
+				t.Errorf("entry %d after deleting the server: %v", id, err)
+			}
+		}
+		if ts, err := s.Tombstones(ctx, 0); err != nil || len(ts) != 2 {
+			t.Errorf("tombstones = %+v, %v; want the remote's and the server's", ts, err)
+		}
+	})
+}

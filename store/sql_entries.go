@@ -11,7 +11,7 @@ import (
 // entryColumns are the columns scanEntry reads.
 const entryColumns = `id, slug, kind, locator, name, source, claimed, cadence_ms, created_at,
 	last_round_at, last_surface, uptime_online_days, uptime_counted_days, server_name, title,
-	listing_status`
+	listing_status, parent_id`
 
 // scanEntry scans the entryColumns of one row.
 func scanEntry(row rowScanner) (Entry, error) {
@@ -19,12 +19,16 @@ func scanEntry(row rowScanner) (Entry, error) {
 		e         Entry
 		cadenceMS int64
 		status    string
+		parent    *int64
 	)
 	err := row.Scan(&e.ID, &e.Slug, &e.Kind, &e.Locator, &e.Name, &e.Source, &e.Claimed, &cadenceMS,
 		timeCol(&e.CreatedAt), timeCol(&e.LastRoundAt), nullStringCol{&e.LastSurface},
-		&e.UptimeOnlineDays, &e.UptimeCountedDays, nullStringCol{&e.ServerName}, &e.Title, &status)
+		&e.UptimeOnlineDays, &e.UptimeCountedDays, nullStringCol{&e.ServerName}, &e.Title, &status, &parent)
 	if err != nil {
 		return Entry{}, err
+	}
+	if parent != nil {
+		e.Parent = *parent
 	}
 	e.Cadence = time.Duration(cadenceMS) * time.Millisecond
 	e.Listed = status == StatusActive
@@ -176,6 +180,9 @@ func (s *sqlStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (
 	d := EntryDigest{Entry: e}
 	if d.Listing, d.Parts, err = s.EntryListing(ctx, e.ID); err != nil {
 		return EntryDigest{}, err
+	}
+	if d.Remotes, err = queryAll(ctx, s.read, scanEntry, remotesOfSQL, e.ID); err != nil {
+		return EntryDigest{}, fmt.Errorf("couldn't read the remotes of %q: %w", slug, err)
 	}
 	rs, err := s.Rounds(ctx, e.ID, 1)
 	if err != nil {

@@ -28,18 +28,22 @@ func scanEntryListing(row rowScanner) (ServerListing, error) {
 		sl        ServerListing
 		cadenceMS int64
 		status    string
+		parent    *int64
 		e         = &sl.Entry
 		l         = &sl.Listing
 	)
 	err := row.Scan(&e.ID, &e.Slug, &e.Kind, &e.Locator, &e.Name, &e.Source, &e.Claimed, &cadenceMS,
 		timeCol(&e.CreatedAt), timeCol(&e.LastRoundAt), nullStringCol{&e.LastSurface},
-		&e.UptimeOnlineDays, &e.UptimeCountedDays, nullStringCol{&e.ServerName}, &e.Title, &status,
+		&e.UptimeOnlineDays, &e.UptimeCountedDays, nullStringCol{&e.ServerName}, &e.Title, &status, &parent,
 		&l.Description, &l.Website, &l.Version, &l.Document, &l.RegistryMeta, timeCol(&l.UpdatedAt))
 	if err != nil {
 		return ServerListing{}, err
 	}
 	e.Cadence = time.Duration(cadenceMS) * time.Millisecond
 	e.Listed = status == StatusActive
+	if parent != nil {
+		e.Parent = *parent
+	}
 	l.ServerName, l.Title, l.Status = e.ServerName, e.Title, status
 	if len(l.Document) == 0 {
 		l.Document = nil
@@ -49,6 +53,9 @@ func scanEntryListing(row rowScanner) (ServerListing, error) {
 	}
 	return sl, nil
 }
+
+// remotesOfSQL reads the listed remote entries of a server's entry (?), oldest first.
+const remotesOfSQL = `SELECT ` + entryColumns + ` FROM entries WHERE parent_id = ? AND listing_status = 'active' ORDER BY id`
 
 func scanPart(row rowScanner) (entryPart, error) {
 	var p entryPart
@@ -214,8 +221,16 @@ func (s *sqlStore) upsertServer(ctx context.Context, tx querier, u ServerUpsert,
 		}
 		keep = append(keep, p)
 	}
-	// The primary part is the first checked one left, in the order given.
+	// The primary part is the entry's own while it is listed, else the first checked
+	// one left, in the order given.
 	i := slices.IndexFunc(keep, func(p Part) bool { return slices.Contains(entryKinds, p.Kind) })
+	if found != nil {
+		if j := slices.IndexFunc(keep, func(p Part) bool {
+			return p.Kind == found.Entry.Kind && p.Locator == found.Entry.Locator
+		}); j >= 0 {
+			i = j
+		}
+	}
 	if i < 0 {
 		return res, ErrPartsTaken
 	}
@@ -230,14 +245,124 @@ func (s *sqlStore) upsertServer(ctx context.Context, tx querier, u ServerUpsert,
 			return res, err
 		}
 		res.Entry, res.Created = e, true
-		return res, nil
+	} else {
+		e, updated, err := s.updateServer(ctx, tx, *found, u, keep, now)
+		if err != nil {
+			return res, err
+		}
+		res.Entry, res.Updated = e, updated
 	}
-	e, updated, err := s.updateServer(ctx, tx, *found, u, keep, now)
+	changed, err := s.syncRemotes(ctx, tx, res.Entry, u, keep, now)
 	if err != nil {
 		return res, err
 	}
-	res.Entry, res.Updated = e, updated
+	res.Updated = res.Updated || (changed && !res.Created)
 	return res, nil
+}
+
+// syncRemotes gives each remote of a server after its primary part an entry of its own
+// (Entry.Parent): probed as any remote, with its own rounds and history. A remote no
+// longer listed keeps its entry and history, unlisted; one listed again is listed
+// again; every remote entry follows its server's listing status. It reports whether it
+// changed anything.
+func (s *sqlStore) syncRemotes(ctx context.Context, tx querier, server Entry, u ServerUpsert, parts []Part, now time.Time) (bool, error) {
+	children, err := queryAll(ctx, tx, scanEntry, `SELECT `+entryColumns+` FROM entries WHERE parent_id = ? ORDER BY id`, server.ID)
+	if err != nil {
+		return false, err
+	}
+	status := u.Listing.Status
+	if status == "" {
+		status = StatusActive
+	}
+	changed := false
+	listed := map[string]bool{}
+	for _, p := range parts[1:] {
+		if p.Kind != KindRemote {
+			continue
+		}
+		listed[p.Locator] = true
+		if slices.ContainsFunc(children, func(c Entry) bool { return c.Locator == p.Locator }) {
+			continue
+		}
+		if err := s.createRemote(ctx, tx, server, u, p, status, now); err != nil {
+			return false, err
+		}
+		changed = true
+	}
+	for _, c := range children {
+		want := status
+		if !listed[c.Locator] {
+			want = StatusDeleted
+		}
+		if c.Listed == (want == StatusActive) {
+			continue
+		}
+		if _, err := tx.Exec(ctx, `UPDATE entries SET listing_status = ?, listing_updated_at = ? WHERE id = ?`,
+			want, s.d.time(now), c.ID); err != nil {
+			return false, err
+		}
+		changed = true
+	}
+	return changed, nil
+}
+
+// createRemote inserts the entry of a server's remote p: slug SERVER-remote(-N), named
+// after the server and the remote's transport, with the server's first due times but
+// the supply run (which the server's entry runs over all its parts).
+func (s *sqlStore) createRemote(ctx context.Context, tx querier, server Entry, u ServerUpsert, p Part, status string, now time.Time) error {
+	base := strings.TrimRight(server.Slug[:min(len(server.Slug), 72)], "-") + "-remote"
+	taken, err := queryAll(ctx, tx, func(r rowScanner) (string, error) {
+		var v string
+		return v, r.Scan(&v)
+	}, `SELECT slug FROM entries WHERE slug = ? OR (slug >= ? AND slug < ?)`, base, base+"-", base+".")
+	if err != nil {
+		return err
+	}
+	name := u.Name
+	if p.Transport != "" {
+		name += " (" + p.Transport + ")"
+	}
+	if utf8.RuneCountInString(name) > 2000 {
+		name = u.Name
+	}
+	var id int64
+	err = tx.QueryRow(ctx, `
+		INSERT INTO entries (slug, kind, locator, name, source, claimed, cadence_ms, created_at,
+			listing_status, listing_updated_at, parent_id)
+		VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
+		RETURNING id`,
+		freeSlug(base, taken), KindRemote, p.Locator, name, server.Source, false, s.d.time(now),
+		status, s.d.time(now), server.ID).Scan(&id)
+	if err != nil {
+		return err
+	}
+	for _, d := range u.Due {
+		if d.At.IsZero() || d.Reason == ReasonSupply {
+			continue
+		}
+		if _, err := tx.Exec(ctx, upsertDueSQL, id, string(d.Reason), s.d.time(d.At)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteChildren deletes the remote entries of the entry with the slug (Entry.Parent)
+// with del, each with its own tombstone, before the entry itself goes.
+func (s *sqlStore) deleteChildren(ctx context.Context, slug, reason string, del func(ctx context.Context, slug, reason string) error) error {
+	kids, err := queryAll(ctx, s.read, func(r rowScanner) (string, error) {
+		var v string
+		return v, r.Scan(&v)
+	}, `SELECT c.slug FROM entries c JOIN entries p ON c.parent_id = p.id WHERE p.slug = ? ORDER BY c.id`, slug)
+	if err != nil {
+		return fmt.Errorf("couldn't delete entry %q: %w", slug, err)
+	}
+	for _, k := range kids {
+		if err := del(ctx, k, reason); err != nil && !errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("couldn't delete entry %q with its remotes: %w", slug, err)
+		}
+	}
+	return nil
 }
 
 func (p Part) key() Part { return Part{Kind: p.Kind, Locator: p.Locator} }

@@ -67,6 +67,9 @@ func (s *sqliteStore) DeleteEntry(ctx context.Context, slug, reason string) erro
 	if err := checkLine("reason", reason, maxDeleteReason); err != nil {
 		return fmt.Errorf("couldn't delete entry %q: %w", slug, err)
 	}
+	if err := s.deleteChildren(ctx, slug, reason, s.DeleteEntry); err != nil {
+		return err
+	}
 	now := s.now()
 	err := s.inTx(ctx, func(tx *sqliteTx) error {
 		var id int64

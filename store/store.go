@@ -198,7 +198,11 @@ type Entry struct {
 	Title      string
 	// Listed is false for a server whose listing is deprecated or deleted: it keeps
 	// its history but is left out of the directory and the schedule.
-	Listed  bool
+	Listed bool
+	// Parent is, for a server's second and later remote, the server's entry (0 for a
+	// server's own entry): such a remote is probed as any remote, with its own rounds
+	// and history, and shown on its server's page, not in the directory (servers.go).
+	Parent  int64
 	Claimed bool
 	// Cadence overrides the default cadence; 0 means the default for its claimed state.
 	Cadence   time.Duration
@@ -521,6 +525,9 @@ type EntryDigest struct {
 	// Listing and Parts are the entry's listing and linked parts (EntryListing).
 	Listing Listing
 	Parts   []Part
+	// Remotes are the listed entries of the server's second and later remotes
+	// (Entry.Parent), oldest first.
+	Remotes []Entry
 }
 
 // Stats counts what the store holds.

@@ -17,7 +17,13 @@ ALTER TABLE entries
     ADD COLUMN registry_meta      bytea,
     ADD COLUMN listing_status     text NOT NULL DEFAULT 'active'
         CHECK (listing_status IN ('active', 'deprecated', 'deleted')),
-    ADD COLUMN listing_updated_at timestamptz;
+    ADD COLUMN listing_updated_at timestamptz,
+    ADD COLUMN parent_id          bigint REFERENCES entries (id);
+
+-- A server's remotes after its first are entries of their own (parent_id: the server's
+-- entry), probed as any remote and with their own history, shown on the server's page and
+-- not in the directory. DeleteEntry deletes them first: the reference has no cascade.
+CREATE INDEX entries_parent ON entries (parent_id) WHERE parent_id IS NOT NULL;
 
 -- entry_parts: every part of every entry, the primary one (the entry's kind and
 -- locator) at position 0. A part belongs to at most one entry.

@@ -10,6 +10,7 @@ ALTER TABLE entries ADD COLUMN listing_version TEXT NOT NULL DEFAULT '';
 ALTER TABLE entries ADD COLUMN listing BLOB;
 ALTER TABLE entries ADD COLUMN registry_meta BLOB;
 ALTER TABLE entries ADD COLUMN listing_updated_at INTEGER;
+ALTER TABLE entries ADD COLUMN parent_id INTEGER REFERENCES entries (id);
 ALTER TABLE entries ADD COLUMN listing_status TEXT NOT NULL DEFAULT 'active'
     CHECK (listing_status IN ('active', 'deprecated', 'deleted'))
     CHECK (server_name IS NULL OR length(server_name) BETWEEN 3 AND 200)
@@ -17,6 +18,7 @@ ALTER TABLE entries ADD COLUMN listing_status TEXT NOT NULL DEFAULT 'active'
     CHECK (length(listing_version) <= 255);
 CREATE UNIQUE INDEX entries_server_name ON entries (server_name) WHERE server_name IS NOT NULL;
 CREATE INDEX entries_listing_updated ON entries (listing_updated_at) WHERE server_name IS NOT NULL;
+CREATE INDEX entries_parent ON entries (parent_id) WHERE parent_id IS NOT NULL;
 
 CREATE TABLE entry_parts (
     entry_id  INTEGER NOT NULL REFERENCES entries (id) ON DELETE CASCADE,
