@@ -70,6 +70,10 @@ func (r *Runner) RunSupply(ctx context.Context, e store.Entry, onlyIfChanged boo
 		return out, errors.New("rounds: no supply collector configured")
 	}
 	now := r.cfg.Now().UTC().Truncate(time.Millisecond)
+	if e.Parent != 0 {
+		// A server's second remote: its server's run reads the whole server.
+		return out, r.cfg.Store.SetDue(ctx, e.ID, store.DueUpdate{Reason: store.ReasonSupply})
+	}
 	listing, parts, err := r.cfg.Store.EntryListing(ctx, e.ID)
 	if err != nil {
 		return out, fmt.Errorf("couldn't read the parts of %s: %w", e.Slug, err)

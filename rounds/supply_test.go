@@ -233,6 +233,19 @@ func TestRunSupplyLinkedRemote(t *testing.T) {
 	if err != nil || len(runs) != 2 {
 		t.Fatalf("%d runs, %v", len(runs), err)
 	}
+	// A server's second remote (Entry.Parent) runs none: its server's run reads the
+	// whole server, and its weekly due time is cleared.
+	second := env.add(t, store.KindRemote, "https://weather.example.com/sse")
+	if err := env.st.SetDue(ctx, second.ID, store.DueUpdate{Reason: store.ReasonSupply, At: runDue}); err != nil {
+		t.Fatal(err)
+	}
+	second.Parent = e.ID
+	if out, err := env.r.RunSupply(ctx, second, false); err != nil || out.Ran || col.calls != 2 {
+		t.Fatalf("a server's second remote: %+v, %v, %d collects", out, err, col.calls)
+	}
+	if ds, err := env.st.DueTimes(ctx, second.ID); err != nil || slices.ContainsFunc(ds, func(d store.Due) bool { return d.Reason == store.ReasonSupply }) {
+		t.Errorf("due times of a server's second remote = %+v, %v", ds, err)
+	}
 }
 
 // troubledCollector answers like cannedCollector, but GitHub could not be read.
