@@ -450,6 +450,9 @@ func (p *Processor) recordManifest(ctx context.Context, entryID int64, read Read
 	if err != nil {
 		return 0, err
 	}
+	if read.At.After(st.ManifestReadAt) {
+		st.ManifestReadAt = read.At
+	}
 	var changes []store.ChangeRecord
 	for _, ev := range events {
 		c, err := p.change(ctx, e, ev, compare)
@@ -488,13 +491,26 @@ func confirmAt(rules Rules, before, after *Read) (time.Time, bool) {
 	return after.At.Add(wait + confirmMargin).UTC().Truncate(time.Millisecond), true
 }
 
-// ManifestNew reports whether the tools of an MCP bundle manifest, read cheaply on the
-// entry's cadence, are news for its history, so that a signed read (a supply run, which
-// RecordManifest then takes) is worth making: true when the history has no tool list
-// yet, has a pending difference to confirm or drop, or its recorded tools differ from
-// these once dates are masked (Rules.Same). Unchanged tools cost no signed run.
-func (p *Processor) ManifestNew(ctx context.Context, entryID int64, tools []json.RawMessage, at time.Time) (bool, error) {
-	raw, _, err := p.cfg.Store.HistoryState(ctx, entryID)
+// ManifestRead takes a cheap read of an MCP bundle manifest's tools, made on the
+// entry's cadence at `at`, and reports whether they are news for the entry's history,
+// so that a signed read (a supply run, which RecordManifest then takes) is worth
+// making: true when the history has no tool list yet, has a pending difference to
+// confirm or drop, or its recorded tools differ from these once dates are masked
+// (Rules.Same); then it stores nothing. When they are no news it only notes the read's
+// time (State.ManifestReadAt: the tools were fetched then), so unchanged tools cost no
+// signed run.
+func (p *Processor) ManifestRead(ctx context.Context, entryID int64, tools []json.RawMessage, at time.Time) (bool, error) {
+	for attempt := 0; ; attempt++ {
+		news, err := p.manifestRead(ctx, entryID, tools, at.UTC().Truncate(time.Millisecond))
+		if errors.Is(err, store.ErrConflict) && attempt < 5 {
+			continue
+		}
+		return news, err
+	}
+}
+
+func (p *Processor) manifestRead(ctx context.Context, entryID int64, tools []json.RawMessage, at time.Time) (bool, error) {
+	raw, processed, err := p.cfg.Store.HistoryState(ctx, entryID)
 	if err != nil {
 		return false, err
 	}
@@ -509,17 +525,28 @@ func (p *Processor) ManifestNew(ctx context.Context, entryID int64, tools []json
 	if err != nil {
 		return false, fmt.Errorf("couldn't fingerprint the manifest's tools: %w", err)
 	}
-	if fp.Surface == st.Recorded.Surface && fp.Instructions == st.Recorded.Instructions {
+	if fp.Surface != st.Recorded.Surface || fp.Instructions != st.Recorded.Instructions {
+		// Different bytes: the same tools once dates are masked is no news. The
+		// comparison reads both surfaces from the store, so the new one is stored
+		// (content-addressed).
+		if err := p.cfg.Store.PutSurface(ctx, fp.Surface, doc); err != nil {
+			return false, err
+		}
+		read := Read{At: at, OK: true, Surface: fp.Surface, Instructions: fp.Instructions, ToolCount: len(tools)}
+		same, err := p.newDiffer(ctx).same(st.Recorded, &read)
+		if err != nil || !same {
+			return !same, err
+		}
+	}
+	if !at.After(st.ManifestReadAt) {
 		return false, nil
 	}
-	// Different bytes: the same tools once dates are masked is no news. The comparison
-	// reads both surfaces from the store, so the new one is stored (content-addressed).
-	if err := p.cfg.Store.PutSurface(ctx, fp.Surface, doc); err != nil {
+	st.ManifestReadAt = at
+	state, err := EncodeState(st)
+	if err != nil {
 		return false, err
 	}
-	read := Read{At: at.UTC(), OK: true, Surface: fp.Surface, Instructions: fp.Instructions, ToolCount: len(tools)}
-	same, err := p.newDiffer(ctx).same(st.Recorded, &read)
-	return !same, err
+	return false, p.cfg.Store.SaveHistory(ctx, store.HistoryUpdate{EntryID: entryID, ExpectProcessed: processed, Processed: processed, State: state})
 }
 
 // differ compares the surfaces (and instructions) of reads, loading each from the store

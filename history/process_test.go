@@ -335,7 +335,7 @@ func TestManifestToolsFeedTheHistory(t *testing.T) {
 // TestManifestDifferenceSchedulesItsConfirmation: a manifest read that becomes the
 // pending candidate schedules the confirming read a minute later (as a remote's round
 // does), in the same transaction as the state; a read that keeps the candidate, or
-// agrees with the recorded tools, schedules none. ManifestNew says whether a cheap read
+// agrees with the recorded tools, schedules none. ManifestRead says whether a cheap read
 // of the manifest is worth a signed one.
 func TestManifestDifferenceSchedulesItsConfirmation(t *testing.T) {
 	ctx := context.Background()
@@ -360,7 +360,7 @@ func TestManifestDifferenceSchedulesItsConfirmation(t *testing.T) {
 	}
 	news := func(tools []json.RawMessage, at time.Time) bool {
 		t.Helper()
-		n, err := proc.ManifestNew(ctx, e.ID, tools, at)
+		n, err := proc.ManifestRead(ctx, e.ID, tools, at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -387,8 +387,26 @@ func TestManifestDifferenceSchedulesItsConfirmation(t *testing.T) {
 	if _, ok := confirm(); ok {
 		t.Error("the baseline scheduled a confirmation")
 	}
+	readAt := func() time.Time {
+		t.Helper()
+		raw, _, err := st.HistoryState(ctx, e.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := history.DecodeState(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.ManifestReadAt
+	}
+	if got := readAt(); !got.Equal(now) {
+		t.Errorf("manifest read at %v after the baseline, want %v", got, now)
+	}
 	if news(dated, now.Add(3*time.Hour)) || news(datedLater, now.Add(27*time.Hour)) {
 		t.Error("the same tools (dates masked) are news")
+	}
+	if got := readAt(); !got.Equal(now.Add(27 * time.Hour)) {
+		t.Errorf("manifest read at %v after the cheap reads, want the last one's time %v", got, now.Add(27*time.Hour))
 	}
 	if !news(b, now.Add(6*time.Hour)) {
 		t.Error("a new tool is not news")

@@ -89,6 +89,11 @@ type State struct {
 	Pending *Read `json:"pending,omitempty"`
 	// ToolChanges are the times of tool changes recorded in the last 24 hours.
 	ToolChanges []time.Time `json:"toolChanges,omitempty"`
+	// ManifestReadAt is when an MCP bundle manifest's tools were last read, by a signed
+	// supply run (RecordManifest) or by a cheap read on the entry's cadence that found
+	// the recorded tools (ManifestRead): when the entry's tools were last fetched. Zero
+	// for an entry without a manifest read.
+	ManifestReadAt time.Time `json:"manifestReadAt,omitzero"`
 
 	Version        string    `json:"version,omitempty"`
 	PendingVersion string    `json:"pendingVersion,omitempty"`

@@ -45,7 +45,7 @@ type Config struct {
 	// Collector gathers supply-chain facts (RunSupply); nil: no supply runs.
 	Collector Collector
 	// SupplyHistory takes packages' newest versions and bundle manifests' tools into
-	// the history; nil: not recorded. When it also has ManifestNew (ManifestHistory;
+	// the history; nil: not recorded. When it also has ManifestRead (ManifestHistory;
 	// history.Processor does), a cadence read of an unchanged bundle manifest makes no
 	// signed supply run.
 	SupplyHistory SupplyHistory
@@ -357,10 +357,12 @@ type Watcher interface {
 	BundleManifest(ctx context.Context, locator string) (supply.ManifestFacts, *supply.Manifest)
 }
 
-// ManifestHistory says whether a bundle manifest's tools are news for an entry's
-// history; *history.Processor is one (history.Processor.ManifestNew).
+// ManifestHistory takes a cheap read of a bundle manifest's tools: it says whether they
+// are news for the entry's history (a signed read should follow), and notes the time of
+// a read that is not (when the tools were last fetched); *history.Processor is one
+// (history.Processor.ManifestRead).
 type ManifestHistory interface {
-	ManifestNew(ctx context.Context, entryID int64, tools []json.RawMessage, at time.Time) (bool, error)
+	ManifestRead(ctx context.Context, entryID int64, tools []json.RawMessage, at time.Time) (bool, error)
 }
 
 // WatchOutcome is what a cadence read of a package or repository entry did.
@@ -447,7 +449,7 @@ func (r *Runner) watch(ctx context.Context, e store.Entry, due store.Due, now ti
 				return WatchNoData, nil
 			}
 			if mh, ok := h.(ManifestHistory); ok {
-				news, err := mh.ManifestNew(ctx, e.ID, parsed.Tools, now)
+				news, err := mh.ManifestRead(ctx, e.ID, parsed.Tools, now)
 				if err != nil {
 					return "", fmt.Errorf("couldn't compare the manifest of %s with its history: %w", e.Slug, err)
 				}
