@@ -1023,7 +1023,7 @@ func TestEntryDigest(t *testing.T) {
 			if d.Listing, d.Parts, err = s.EntryListing(ctx, e.ID); err != nil {
 				t.Fatal(err)
 			}
-			d.Remotes = nil
+			d.Remotes, d.Server = nil, nil
 			return d
 		}
 		for _, c := range []struct {

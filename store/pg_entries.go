@@ -163,6 +163,7 @@ func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (E
 	}
 	b.Queue(`SELECT `+partColumns+` FROM entry_parts WHERE entry_id = `+pgEntryOf+` ORDER BY position`, slug)
 	b.Queue(`SELECT `+entryColumns+` FROM entries WHERE parent_id = `+pgEntryOf+` AND listing_status = 'active' ORDER BY id`, slug)
+	b.Queue(`SELECT `+entryColumns+` FROM entries WHERE id = (SELECT parent_id FROM entries WHERE slug = $1)`, slug)
 	br := s.pool.SendBatch(ctx, b)
 	d, err := pgReadDigest(br, slug, q)
 	if cerr := br.Close(); err == nil && cerr != nil {
@@ -227,6 +228,13 @@ func pgReadDigest(br pgx.BatchResults, slug string, q EntryQuery) (EntryDigest, 
 	}
 	if d.Remotes, err = pgCollectBatch(br, scanEntry); err != nil {
 		return d, fmt.Errorf("couldn't read the remotes of %q: %w", slug, err)
+	}
+	servers, err := pgCollectBatch(br, scanEntry)
+	if err != nil {
+		return d, fmt.Errorf("couldn't read the server of %q: %w", slug, err)
+	}
+	if len(servers) == 1 {
+		d.Server = &servers[0]
 	}
 	return d, nil
 }

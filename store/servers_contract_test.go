@@ -327,6 +327,9 @@ func TestServerRemotes(t *testing.T) {
 			child.Slug != server.Slug+"-remote" || child.Name != server.Name+" (sse)" {
 			t.Errorf("the second remote's entry = %+v", child)
 		}
+		if cd, err := s.EntryDigest(ctx, child.Slug, EntryQuery{}); err != nil || cd.Server == nil || cd.Server.ID != server.ID || d.Server != nil {
+			t.Errorf("the second remote's digest names its server %+v, %v (the server's digest: %+v)", cd.Server, err, d.Server)
+		}
 		if ds, err := s.DueTimes(ctx, child.ID); err != nil || len(ds) != 1 || ds[0].Reason != ReasonCadence {
 			t.Errorf("the second remote's due times = %+v, %v (want the cadence only)", ds, err)
 		}

@@ -184,6 +184,13 @@ func (s *sqlStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (
 	if d.Remotes, err = queryAll(ctx, s.read, scanEntry, remotesOfSQL, e.ID); err != nil {
 		return EntryDigest{}, fmt.Errorf("couldn't read the remotes of %q: %w", slug, err)
 	}
+	if e.Parent != 0 {
+		server, err := s.EntryByID(ctx, e.Parent)
+		if err != nil {
+			return EntryDigest{}, err
+		}
+		d.Server = &server
+	}
 	rs, err := s.Rounds(ctx, e.ID, 1)
 	if err != nil {
 		return EntryDigest{}, err

@@ -526,8 +526,10 @@ type EntryDigest struct {
 	Listing Listing
 	Parts   []Part
 	// Remotes are the listed entries of the server's second and later remotes
-	// (Entry.Parent), oldest first.
+	// (Entry.Parent), oldest first; Server is, for such a remote, its server's entry
+	// (nil otherwise).
 	Remotes []Entry
+	Server  *Entry
 }
 
 // Stats counts what the store holds.

@@ -30,7 +30,7 @@ func badgeState(round *store.RoundSummary, run *store.SupplyRecord, runSigned bo
 	}
 	if run != nil {
 		// An unsigned supply run is not a verdict anyone can check: it does not count.
-		st.HasSupply = runSigned
+		st.HasSupply, st.Checked = runSigned, true
 		st.Verified, st.Score = store.IsVerified(run.Verified, runSigned), run.Score
 	}
 	return st

@@ -502,3 +502,33 @@ func TestServerPage(t *testing.T) {
 		t.Error("a website that is not http(s) is not shown as plain text")
 	}
 }
+
+// TestServerRemotesPages: a server with two remotes has its second remote probed as an
+// entry of its own; the server's page links the remote's part to that entry, the
+// remote's page names its server, and the directory lists the server alone.
+func TestServerRemotesPages(t *testing.T) {
+	r := newRig(t)
+	res, err := r.st.UpsertServer(r.ctx, store.ServerUpsert{
+		SlugBase: "twin", Name: "Twin", Source: "registry",
+		Listing: store.Listing{ServerName: "com.example/twin", Title: "Twin"},
+		Parts: []store.Part{
+			{Kind: store.KindRemote, Locator: "https://twin.example.com/mcp", Transport: "streamable-http"},
+			{Kind: store.KindRemote, Locator: "https://twin.example.com/sse", Transport: "sse"},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.handler(t)
+	page := fetch(t, h, "/s/"+res.Entry.Slug)
+	if !strings.Contains(page, `<a href="/s/twin-remote">its own entry and history</a>`) {
+		t.Errorf("the server's page does not link its second remote to its entry:\n%s", page)
+	}
+	remote := fetch(t, h, "/s/twin-remote")
+	if !strings.Contains(remote, `One of the remotes of <a href="/s/twin">Twin</a>`) {
+		t.Errorf("the second remote's page does not name its server:\n%s", remote)
+	}
+	if dir := fetch(t, h, "/"); strings.Contains(dir, "/s/twin-remote") || !strings.Contains(dir, "/s/twin") {
+		t.Errorf("the directory lists the second remote, or not the server:\n%s", dir)
+	}
+}

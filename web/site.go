@@ -262,6 +262,9 @@ type entryView struct {
 	// one first).
 	Server listingView
 	Parts  []partView
+	// ServerOf is, for one of a server's later remotes, its server's entry (nil
+	// otherwise).
+	ServerOf *entryRef
 	// Case is which of seed 000's cases applies and when the tools were last fetched.
 	Case caseView
 	// LastToolsRead is when the tools were last fetched (Case.ToolsReadAt).
@@ -325,11 +328,13 @@ type supplyView struct {
 }
 
 type supplyResultView struct {
-	ID, Title, Group, Status, Reason, SourceURL string
-	Weight                                      int
-	Points                                      float64
-	Serious                                     bool
-	Evidence                                    []supplyEvidenceView
+	// Status is the check's status token (a class name), StatusText it in words
+	// ("not run, retried").
+	ID, Title, Group, Status, StatusText, Reason, SourceURL string
+	Weight                                                  int
+	Points                                                  float64
+	Serious                                                 bool
+	Evidence                                                []supplyEvidenceView
 }
 
 type supplyEvidenceView struct {
@@ -390,10 +395,13 @@ func (s *site) entryOf(ctx context.Context, slug string, toolsPage int, html boo
 	v := &entryView{
 		Slug: e.Slug, Name: displayName(e), Kind: e.Kind, Locator: visibleLine(e.Locator),
 		summaryOf: sum, Links: s.links(e.Slug),
-		Server: listingViewOf(e, d.Listing), Parts: partViews(e, d.Parts),
+		Server: listingViewOf(e, d.Listing), Parts: partViews(e, d.Parts, d.Remotes),
 		Case: caseOf(&d, &hist),
 	}
 	v.Observe, v.LastToolsRead = v.Case.Text, v.Case.ToolsReadAt
+	if d.Server != nil {
+		v.ServerOf = &entryRef{Slug: d.Server.Slug, Name: displayName(*d.Server)}
+	}
 	if hist.Pending != nil {
 		v.PendingAt = hist.Pending.At
 	}
@@ -552,7 +560,13 @@ type partView struct {
 	// Checked says Probity checks this kind of part; the others are listed, not checked.
 	Checked bool
 	Primary bool
+	// Entry is the slug of the part's own entry: a server's later remote, probed with
+	// its own rounds and history ("" otherwise).
+	Entry string
 }
+
+// entryRef names another entry on a page.
+type entryRef struct{ Slug, Name string }
 
 // partLabels name the kinds of parts.
 var partLabels = map[string]string{
@@ -616,9 +630,10 @@ func iconsOf(doc []byte) []string {
 	return out
 }
 
-// partViews are the views of an entry's parts, the primary one first. An entry whose
-// parts are not stored (parts is empty) shows its primary part, its Kind and Locator.
-func partViews(e store.Entry, parts []store.Part) []partView {
+// partViews are the views of an entry's parts, the primary one first, each later
+// remote with its own entry among remotes. An entry whose parts are not stored (parts
+// is empty) shows its primary part, its Kind and Locator.
+func partViews(e store.Entry, parts []store.Part, remotes []store.Entry) []partView {
 	if len(parts) == 0 {
 		parts = []store.Part{{Kind: e.Kind, Locator: e.Locator}}
 	}
@@ -638,6 +653,11 @@ func partViews(e store.Entry, parts []store.Part) []partView {
 		switch p.Kind {
 		case store.KindRemote:
 			v.Checked = true
+			for _, r := range remotes {
+				if r.Locator == p.Locator {
+					v.Entry = r.Slug
+				}
+			}
 		case store.KindNPM, store.KindPyPI:
 			v.Checked, v.Link = true, packagePage(p.Kind, p.Locator, p.Version)
 		case store.KindGitHub:
@@ -900,7 +920,7 @@ func supplyViewOf(run *store.SupplyRecord) (*supplyView, error) {
 	for _, r := range v.Results {
 		rv := supplyResultView{
 			ID: visibleLine(r.ID), Title: titles[r.ID], Group: visibleLine(r.Group), Status: visibleLine(string(r.Status)),
-			Reason: visibleLine(r.Reason), SourceURL: httpsLink(r.SourceURL), Weight: r.Weight, Points: r.Points, Serious: r.Serious,
+			StatusText: supply.StatusText(r.Status), Reason: visibleLine(r.Reason), SourceURL: httpsLink(r.SourceURL), Weight: r.Weight, Points: r.Points, Serious: r.Serious,
 		}
 		for i, ev := range r.Evidence {
 			if i == maxEvidence {
