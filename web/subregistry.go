@@ -110,7 +110,7 @@ type subregistry struct {
 	// supply remembers the summary of a supply run by its id: runs are immutable.
 	supply *memo[int64, *regSupply]
 	// pages admits the list pages being built: a page costs up to a hundred entry
-	// digests (about 60 ms on SQLite for 100 servers, BenchmarkSubregistryPage), a
+	// digests (40 to 130 ms on SQLite for 100 servers, BenchmarkSubregistryPage), a
 	// hundred times an entry page, while the rate limit counts it as one request.
 	pages chan struct{}
 }
