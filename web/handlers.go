@@ -123,7 +123,8 @@ func (h *handlers) router(trusted []string) (http.Handler, error) {
 func (h *handlers) problem(c *gin.Context, status int, msg string) {
 	p := c.Request.URL.Path
 	switch {
-	case strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".jsonl") || strings.HasPrefix(p, "/api/"):
+	case strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".jsonl") || strings.HasPrefix(p, "/api/") ||
+		strings.HasPrefix(p, "/v0.1/"): // the subregistry answers in the registry's error shape
 		b, _ := marshalJSON(map[string]string{"error": msg})
 		c.Data(status, "application/json; charset=utf-8", b)
 	case strings.HasSuffix(p, ".md") || p == "/metrics" || p == "/healthz":

@@ -840,6 +840,17 @@ func testSubregistryBadParameters(t *testing.T, sf *subregistryFixture) {
 			t.Errorf("%s: %d %s", p, rec.Code, rec.Body)
 		}
 	}
+	// A path under /v0.1/ the subregistry does not serve, and a method it does not
+	// take, are answered in the registry's error shape too, not as an HTML page.
+	for _, c := range []struct{ method, path string }{{"GET", "/v0.1/nothing"}, {"POST", "/v0.1/servers"}} {
+		rec := sf.c.get(t, c.method, c.path)
+		var e struct {
+			Error string `json:"error"`
+		}
+		if rec.Code < 400 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error == "" {
+			t.Errorf("%s %s: %d %s %s, want the registry's error shape", c.method, c.path, rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+		}
+	}
 	// A store that fails is a 500 in the registry's shape, its detail only in the log.
 	sf.st.mu.Lock()
 	sf.st.fault = fmt.Errorf("injected: secret detail")
