@@ -507,3 +507,31 @@ func (c *Collector) collectGitHub(ctx context.Context, f *Facts, locator string,
 	})
 	wg.Wait()
 }
+
+// PackageLatest reads the package of an npm or PyPI entry, and no other source: one
+// request to the registry, revalidated through the client's cache. It is the cheap read
+// a package entry gets on its cadence (rounds.Watcher); the full checks stay weekly.
+func (c *Collector) PackageLatest(ctx context.Context, kind, locator string) PackageFacts {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	switch kind {
+	case "npm":
+		return c.npm.Package(ctx, npmName(locator)).Facts
+	case "pypi":
+		return c.pypi.Project(ctx, pypiName(locator)).Facts
+	}
+	return PackageFacts{Source: Source{Outcome: SourceFailed, FetchedAt: c.now(), Error: "not an npm or PyPI entry"}}
+}
+
+// BundleManifest reads manifest.json at the head of a GitHub repository, one request,
+// revalidated through the client's cache: the cheap read a repository entry gets on its
+// cadence (rounds.Watcher).
+func (c *Collector) BundleManifest(ctx context.Context, locator string) (ManifestFacts, *Manifest) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	owner, repo, ok := ParseGitHubURL(locator)
+	if !ok {
+		return ManifestFacts{Source: Source{Outcome: SourceFailed, FetchedAt: c.now(), Error: "the locator is not a GitHub repository URL"}}, nil
+	}
+	return c.github.Manifest(ctx, owner, repo, "")
+}

@@ -222,3 +222,26 @@ func TestCollectCanceled(t *testing.T) {
 		t.Errorf("canceled: %+v", f.Package)
 	}
 }
+
+// TestCheapReads: the cadence reads (rounds.Watcher) read one source each: a package's
+// registry document, a repository's manifest at its head.
+func TestCheapReads(t *testing.T) {
+	c, s := newTestCollector(t, &fakeVerifier{t: t})
+	ctx := context.Background()
+	if p := c.PackageLatest(ctx, "npm", "pkg:npm/%40modelcontextprotocol/server-filesystem"); p.Source.Outcome != SourceOK || p.Latest != "2026.8.31" {
+		t.Errorf("npm: %+v", p)
+	}
+	if p := c.PackageLatest(ctx, "remote", "https://x.example/mcp"); p.Source.Outcome != SourceFailed {
+		t.Errorf("a remote: %+v", p)
+	}
+	mf, m := c.BundleManifest(ctx, "https://github.com/probity-fixtures/bundle")
+	if mf.Source.Outcome != SourceOK || m == nil {
+		t.Errorf("manifest: %+v, %v", mf, m)
+	}
+	if mf, m := c.BundleManifest(ctx, "https://gitlab.com/a/b"); mf.Source.Outcome != SourceFailed || m != nil {
+		t.Errorf("not GitHub: %+v", mf)
+	}
+	if n := s.srv.hits("github", "/repos/probity-fixtures/bundle/commits?per_page=1"); n != 0 {
+		t.Errorf("the cheap manifest read also read the commits (%d)", n)
+	}
+}
