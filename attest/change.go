@@ -122,8 +122,12 @@ func checkChange(raw json.RawMessage, subjects []Subject) (*ChangePredicate, err
 	}
 	switch p.Kind {
 	case ChangeBaseline:
-		if p.Before != nil || p.After.RoundID == "" || p.After.Surface == "" {
-			return nil, &StatementError{Path: "/predicate", Msg: "a baseline has no before and names the round of its surface"}
+		// A tool list's baseline names the round of its surface; a package's names only
+		// the version its observation started at.
+		tools := p.After.RoundID != "" && p.After.Surface != ""
+		version := p.After.Version != "" && p.After.RoundID == "" && p.After.Surface == ""
+		if p.Before != nil || !tools && !version {
+			return nil, &StatementError{Path: "/predicate", Msg: "a baseline has no before and names the round of its surface, or only the version it started at"}
 		}
 	case ChangeTools:
 		if p.Before == nil || p.Before.RoundID == "" || p.After.RoundID == "" || p.Before.Surface == "" || p.After.Surface == "" {

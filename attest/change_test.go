@@ -65,6 +65,12 @@ func TestChangeRules(t *testing.T) {
 		"round id without digest": func(p *ChangePredicate) { p.After.PayloadDigest = "" },
 		"tools without before":    func(p *ChangePredicate) { p.Before = nil },
 		"baseline with before":    func(p *ChangePredicate) { p.Kind = ChangeBaseline },
+		"baseline of nothing": func(p *ChangePredicate) {
+			p.Kind, p.Before, p.After = ChangeBaseline, nil, ChangeState{ToolCount: p.After.ToolCount}
+		},
+		"version baseline with a round": func(p *ChangePredicate) {
+			p.Kind, p.Before, p.After.Version, p.After.Surface = ChangeBaseline, nil, "1.2.0", ""
+		},
 		"version without version": func(p *ChangePredicate) { p.Kind = ChangeVersion },
 		"automatic operator edit": func(p *ChangePredicate) { p.Kind = ChangeOperatorEdit; p.After.Edit = Digest(nil) },
 		"operator tools change":   func(p *ChangePredicate) { p.Origin = OriginOperator },
@@ -92,8 +98,21 @@ func TestChangeRules(t *testing.T) {
 			t.Errorf("%s: DecodeStatement = %v, want a statement or schema error", name, err)
 		}
 	}
+	// A package's baseline names only the version its observation started at.
+	p := sampleChange()
+	p.Kind, p.Before, p.After = ChangeBaseline, nil, ChangeState{Version: "1.2.0"}
+	p.Badges = []string{}
+	st, err := NewChangeStatement(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if canon, err := Marshal(st); err != nil {
+		t.Fatal(err)
+	} else if _, err := DecodeStatement(canon); err != nil {
+		t.Errorf("a version baseline was refused: %v", err)
+	}
 	// A subject that does not pin the after state is refused.
-	st, _ := NewChangeStatement(sampleChange())
+	st, _ = NewChangeStatement(sampleChange())
 	st.Subject[0].Digest["sha256"] = strings.Repeat("0", 64)
 	canon, _ := Marshal(st)
 	if _, err := DecodeStatement(canon); err == nil {

@@ -193,11 +193,8 @@ func state(r *Read) *attest.ChangeState {
 }
 
 // versionBaselineKind is the change kind a package's version baseline is recorded and
-// signed as: a version change with no before side ("observation started at version X").
-// attest's change rules require a baseline to name the round of its tool surface, which
-// a package has none of; once they also accept a baseline that names only a version,
-// this becomes attest.ChangeBaseline.
-const versionBaselineKind = attest.ChangeVersion
+// signed as: a baseline that names only the version its observation started at.
+const versionBaselineKind = attest.ChangeBaseline
 
 // change builds the record of an event, with its signed change statement.
 func (p *Processor) change(ctx context.Context, e store.Entry, ev Event, compare func(a, b *Read) (*diff.Change, error)) (store.ChangeRecord, error) {

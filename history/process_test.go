@@ -472,7 +472,7 @@ func TestPackageVersionBaseline(t *testing.T) {
 	if err != nil || len(cs) != 3 {
 		t.Fatalf("changes %+v, %v", cs, err)
 	}
-	if c := cs[2]; c.Number != 1 || c.Summary != "observation started at version 1.0.0" || !c.RecordedAt.Equal(now) {
+	if c := cs[2]; c.Number != 1 || c.Kind != attest.ChangeBaseline || c.Summary != "observation started at version 1.0.0" || !c.RecordedAt.Equal(now) {
 		t.Errorf("baseline %+v", c)
 	}
 	if cs[1].Summary != "version 1.0.0 → 1.1.0" || cs[0].Summary != "version 1.1.0 → 1.2.0" {
