@@ -145,10 +145,22 @@ dispatch:
 			listErr = fmt.Errorf("couldn't list entries: %w", err)
 			break
 		}
+		// Unlisted entries (a deprecated or deleted listing) keep their history and are
+		// not read.
+		listed := 0
+		for _, e := range entries {
+			if e.Listed {
+				listed++
+			}
+		}
 		mu.Lock()
-		sum.Total += len(entries)
+		sum.Total += listed
 		mu.Unlock()
 		for _, e := range entries {
+			if !e.Listed {
+				after = e.ID
+				continue
+			}
 			select {
 			case work <- e:
 			case <-ctx.Done():

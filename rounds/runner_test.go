@@ -140,11 +140,21 @@ func TestRunAll(t *testing.T) {
 		want[fx.Coverage]++
 	}
 	env.add(t, store.KindNPM, "pkg:npm/some-mcp-server")
+	// A deprecated server is not read (and not counted): its address does not answer.
+	gone, err := env.st.UpsertServer(ctx, store.ServerUpsert{SlugBase: "gone", Name: "gone", Source: "registry",
+		Listing: store.Listing{ServerName: "com.example/gone", Status: store.StatusDeprecated},
+		Parts:   []store.Part{{Kind: store.KindRemote, Locator: "https://gone.invalid/mcp"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	var calls int
 	sum, err := env.r.RunAll(ctx, RunOptions{Concurrency: 8, Progress: func(Summary) { calls++ }})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rs, err := env.st.Rounds(ctx, gone.Entry.ID, 0); err != nil || len(rs) != 0 || sum.Total != 28 {
+		t.Fatalf("an unlisted server: %d rounds (%v), %d entries counted; want none and 28", len(rs), err, sum.Total)
 	}
 	if !sum.Finished || sum.Failed != 0 || sum.Resumed {
 		t.Fatalf("summary %+v, errors %v", sum, sum.Errors)
@@ -164,9 +174,9 @@ func TestRunAll(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.Kind != store.KindRemote {
+		if e.Kind != store.KindRemote || !e.Listed {
 			if len(rs) != 0 {
-				t.Errorf("%s: %d rounds for a package entry", e.Slug, len(rs))
+				t.Errorf("%s: %d rounds for a package or unlisted entry", e.Slug, len(rs))
 			}
 			continue
 		}
@@ -207,7 +217,7 @@ func TestRunAll(t *testing.T) {
 	}
 	day := time.Now().UTC().Format(time.DateOnly)
 	for _, e := range entries {
-		if e.Kind != store.KindRemote {
+		if e.Kind != store.KindRemote || !e.Listed {
 			continue
 		}
 		days, err := env.st.UptimeDays(ctx, e.ID, day, day)
