@@ -75,6 +75,10 @@ type ServiceConfig struct {
 	// rounds a killed process was running unprobed for that hour: their jobs stay
 	// running, and the unique job blocks every new one for the same due time.
 	RescueAfter time.Duration
+	// Workers adds the workers of the service's other jobs (the registry sync, the
+	// HTTP cache's pruning) to the River client; PeriodicJobs adds their periodic jobs.
+	Workers      func(*river.Workers) error
+	PeriodicJobs []*river.PeriodicJob
 }
 
 // Service runs scheduled rounds with River: the leader enqueues due rounds, every
@@ -121,6 +125,11 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if err := river.AddWorkerSafely(workers, &scheduleWorker{s: s}); err != nil {
 		return nil, err
 	}
+	if cfg.Workers != nil {
+		if err := cfg.Workers(workers); err != nil {
+			return nil, err
+		}
+	}
 	rc := &river.Config{
 		ID:                cfg.ID,
 		Logger:            s.r.cfg.Logger,
@@ -133,13 +142,13 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 		// long; River's leader looks for such jobs every 30 s.
 		RescueStuckJobsAfter: cfg.RescueAfter,
 		MaxAttempts:          5,
-		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(
+		PeriodicJobs: append([]*river.PeriodicJob{river.NewPeriodicJob(
 			river.PeriodicInterval(cfg.Tick),
 			func() (river.JobArgs, *river.InsertOpts) {
 				return ScheduleArgs{}, &river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByPeriod: cfg.Tick}}
 			},
 			&river.PeriodicJobOpts{RunOnStart: true},
-		)},
+		)}, cfg.PeriodicJobs...),
 	}
 	q, err := s.r.cfg.Store.NewQueue(rc)
 	if err != nil {

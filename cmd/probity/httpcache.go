@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"time"
+
+	"github.com/riverqueue/river"
 
 	"github.com/probity-dev/probity/checks/supply"
 	"github.com/probity-dev/probity/store"
@@ -69,4 +73,45 @@ func (h httpCache) Put(ctx context.Context, r supply.CachedResponse) error {
 		return fmt.Errorf("couldn't keep a response in the HTTP cache: %w", err)
 	}
 	return nil
+}
+
+// httpCacheMaxAge is how long a kept response may go without being revalidated before
+// serve prunes it: a source every watched entry reads is revalidated at least weekly
+// (the supply checks), so what is older belongs to entries gone or parts unlinked.
+const httpCacheMaxAge = 30 * 24 * time.Hour
+
+// pruneArgs is the daily job that prunes the HTTP cache.
+type pruneArgs struct{}
+
+// Kind is the River job kind.
+func (pruneArgs) Kind() string { return "probity_prune_http_cache" }
+
+// pruneWorker deletes the kept responses not revalidated within httpCacheMaxAge.
+type pruneWorker struct {
+	river.WorkerDefaults[pruneArgs]
+	st interface {
+		PruneHTTPCache(ctx context.Context, before time.Time) (int64, error)
+	}
+	now func() time.Time
+	log *slog.Logger
+}
+
+func (w *pruneWorker) Work(ctx context.Context, _ *river.Job[pruneArgs]) error {
+	n, err := w.st.PruneHTTPCache(ctx, w.now().Add(-httpCacheMaxAge))
+	if err != nil {
+		return err
+	}
+	w.log.InfoContext(ctx, "HTTP cache pruned", "responses", n)
+	return nil
+}
+
+// prunePeriodic inserts the pruning job daily, first at start; one job a day whatever
+// the number of processes.
+func prunePeriodic() *river.PeriodicJob {
+	const every = 24 * time.Hour
+	return river.NewPeriodicJob(river.PeriodicInterval(every),
+		func() (river.JobArgs, *river.InsertOpts) {
+			return pruneArgs{}, &river.InsertOpts{MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByPeriod: every}}
+		},
+		&river.PeriodicJobOpts{RunOnStart: true})
 }

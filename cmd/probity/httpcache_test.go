@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -232,4 +233,27 @@ func BenchmarkHTTPCacheWarmStart(b *testing.B) {
 		b.Fatalf("%d requests sent from a warm store", sent.Load())
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/1000-packuments")
+}
+
+type pruneRecorder struct{ before time.Time }
+
+func (p *pruneRecorder) PruneHTTPCache(ctx context.Context, before time.Time) (int64, error) {
+	p.before = before
+	return 3, nil
+}
+
+// TestPruneHTTPCacheJob: serve's daily job prunes responses not revalidated for 30 days.
+func TestPruneHTTPCacheJob(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	rec := &pruneRecorder{}
+	w := &pruneWorker{st: rec, now: func() time.Time { return now }, log: slog.New(slog.DiscardHandler)}
+	if err := w.Work(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := now.Add(-30 * 24 * time.Hour); !rec.before.Equal(want) {
+		t.Errorf("pruned before %v, want %v", rec.before, want)
+	}
+	if prunePeriodic() == nil {
+		t.Error("no periodic job")
+	}
 }

@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -159,5 +161,46 @@ func TestRegistrySync(t *testing.T) {
 		if code, out, errOut := probity(t, env, append(args, "--data-dir", dataDir)...); code != 2 {
 			t.Errorf("%q: exit %d\n%s%s", args, code, out, errOut)
 		}
+	}
+}
+
+// TestServeSyncsRegistry: serve --registry-url syncs the registry at start (one entry
+// per server) as its periodic job, beside the rounds.
+func TestServeSyncsRegistry(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	_, base := newCLIRegistry(t, 4)
+	dataDir := filepath.Join(t.TempDir(), "data")
+	env := []string{"DATABASE_URL=", "PROBITY_KEY_DIR="}
+	cmd := exec.Command(probityBinary(t), "serve", "--allow-loopback", "--data-dir", dataDir, "--listen", "",
+		"--registry-url", base, "--tick", "1s", "--poll", "100ms")
+	cmd.Env = append(os.Environ(), env...)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Error("serve did not stop within 30 s")
+		}
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		code, out, _ := probity(t, env, "targets", "list", "--data-dir", dataDir)
+		if code == 0 && strings.Count(out, "io.github.probity-test/cli-") == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 60 s serve has not synced the 4 servers:\n%s\n%s", out, tail(stderr.String(), 2000))
+		}
+		time.Sleep(300 * time.Millisecond)
 	}
 }

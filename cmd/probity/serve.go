@@ -16,8 +16,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/riverqueue/river"
+
+	"github.com/probity-dev/probity/checks/probe/egress"
 	"github.com/probity-dev/probity/keys"
 	"github.com/probity-dev/probity/locator"
+	"github.com/probity-dev/probity/registry"
+	"github.com/probity-dev/probity/registry/regsync"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web"
@@ -41,8 +46,14 @@ checks weekly, and a package entry again when its version or README changes (loo
 daily). Unlisted entries (deprecated or deleted in the registry) are not read. Several
 serve processes on one PostgreSQL database share the work, and each entry is probed
 once per due time. Logs go to stderr, one line per round and a summary every 30 s.
-SIGINT or SIGTERM stops it gracefully: rounds in flight finish and are stored. The rounds a killed process (kill -9, a crash) had in flight are
-run again once they have been running longer than --rescue-after (3 min).
+SIGINT or SIGTERM stops it gracefully: rounds in flight finish and are stored. The
+rounds a killed process (kill -9, a crash) had in flight are run again once they have
+been running longer than --rescue-after (3 min). The supply sources' HTTP cache is
+pruned daily of responses not revalidated for 30 days.
+
+With --registry-url BASE, serve syncs that MCP registry's servers (GET /v0.1/servers,
+as "probity registry sync" does) every --registry-interval (default 3h), first at
+start: one entry per server, incremental, resumable; off by default.
 
 It also publishes the directory on --listen (default 127.0.0.1:8080; "" publishes
 nothing, e.g. for extra workers): pages, JSON, Markdown, Atom feeds, badges, the key list
@@ -66,6 +77,8 @@ Scheduling flags:
 	                     --cadence)
 	--first-spread D     spread the first rounds of new entries over D (default 15m;
 	                     at most 24h)
+	--registry-url BASE  sync this MCP registry (e.g. https://registry.modelcontextprotocol.io)
+	--registry-interval D  how often (default 3h)
 	--tick D             how often due rounds are enqueued (default 15s)
 	--poll D             how often workers poll for jobs on SQLite (default 1s)
 	--job-timeout D      bounds one round or supply run (default 2m)
@@ -97,6 +110,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	jobTimeout := fs.Duration("job-timeout", rounds.DefaultJobTimeout, "")
 	rescueAfter := fs.Duration("rescue-after", 0, "")
 	publishOnly := fs.Bool("publish-only", false, "")
+	registryURL := fs.String("registry-url", "", "")
+	registryEvery := fs.Duration("registry-interval", regsync.DefaultSyncInterval, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, serveUsage)
@@ -143,8 +158,31 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
+	// Beside the rounds: the registry sync (--registry-url) and the HTTP cache's
+	// daily pruning.
+	var regSync *regsync.SyncWorker
+	if *registryURL != "" {
+		regSync, err = regsync.NewSyncWorker(regsync.WorkerConfig{Store: st, Due: schedule.FirstDue, Logger: logger,
+			Client: registry.Config{HTTPClient: registry.GuardedHTTPClient(egress.Config{AllowLoopback: ef.allowLoopback})}})
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 2
+		}
+	}
+	jobs := []*river.PeriodicJob{prunePeriodic()}
+	if regSync != nil {
+		jobs = append(jobs, regsync.PeriodicSync(*registryURL, *registryEvery))
+	}
 	svc, err := rounds.NewService(rounds.ServiceConfig{Runner: r, Concurrency: ef.concurrency, Tick: *tick, PollInterval: *poll,
-		JobTimeout: *jobTimeout, RescueAfter: *rescueAfter})
+		JobTimeout: *jobTimeout, RescueAfter: *rescueAfter, PeriodicJobs: jobs,
+		Workers: func(ws *river.Workers) error {
+			if regSync != nil {
+				if err := river.AddWorkerSafely(ws, regSync); err != nil {
+					return err
+				}
+			}
+			return river.AddWorkerSafely(ws, &pruneWorker{st: st, now: time.Now, log: logger})
+		}})
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
