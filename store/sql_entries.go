@@ -292,17 +292,3 @@ func (s *sqlStore) Stats(ctx context.Context) (Stats, error) {
 	}
 	return st, nil
 }
-
-// entry is the entry ne adds under slug at now, before it has an id.
-func (ne NewEntry) entry(slug string, now time.Time) Entry {
-	return Entry{
-		Slug:      slug,
-		Kind:      ne.Kind,
-		Locator:   ne.Locator,
-		Name:      ne.Name,
-		Source:    ne.Source,
-		Claimed:   ne.Claimed,
-		Cadence:   ne.Cadence.Truncate(time.Millisecond),
-		CreatedAt: now.UTC().Truncate(time.Millisecond),
-	}
-}

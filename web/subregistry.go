@@ -33,8 +33,8 @@ import (
 // document the registry or the import gave, Listing.Document), and a _meta object
 // holding the registry's own metadata of that version as Probity received it
 // ("io.modelcontextprotocol.registry/official", when the listing came from a registry)
-// and, beside it, Probity's results under its own reverse-DNS key, resultsMetaKey:
-// coverage, the newest round's findings per status, the supply-chain score and
+// and, beside it, Probity's results under its own reverse-DNS key,
+// "dev.probity/results" (regMeta): coverage, the newest round's findings per status, the supply-chain score and
 // Verified, the last round, the last confirmed change, and the links to the entry's
 // envelopes and the key document that verify all of it offline.
 //
@@ -67,13 +67,6 @@ import (
 // immutable, so remembered by id). As a page costs as much as a hundred entry pages,
 // at most half the CPUs build pages at once; a page that waits 5 s for its turn is
 // answered 503 with Retry-After.
-
-// resultsMetaKey is the _meta key of Probity's results, in Probity's reverse-DNS
-// namespace.
-const resultsMetaKey = "dev.probity/results"
-
-// officialMetaKey is the _meta key of the registry's own metadata of a version.
-const officialMetaKey = "io.modelcontextprotocol.registry/official"
 
 // Bounds of the subregistry.
 const (
@@ -192,7 +185,7 @@ type regMeta struct {
 	Results  *regResults     `json:"dev.probity/results"`
 }
 
-// regResults is Probity's results of one server, under resultsMetaKey.
+// regResults is Probity's results of one server, under "dev.probity/results".
 type regResults struct {
 	// Slug is the entry's slug on Probity; Status its listing status (active,
 	// deprecated, deleted).
