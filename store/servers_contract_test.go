@@ -363,6 +363,16 @@ func TestServerRemotes(t *testing.T) {
 		if c, err := s.EntryByID(ctx, child.ID); err != nil || !c.Listed {
 			t.Errorf("a remote listed again = %+v, %v", c, err)
 		}
+		// The first remote no longer listed: the sse remote, which has an entry of its
+		// own, cannot become the server's entry; the update is refused, nothing changes.
+		moved := u
+		moved.Parts = []Part{sse, npmA}
+		if _, err := s.UpsertServer(ctx, moved); !errors.Is(err, ErrPartsTaken) || !strings.Contains(err.Error(), child.Slug) {
+			t.Errorf("UpsertServer moving onto a remote's entry: %v, want ErrPartsTaken naming %s", err, child.Slug)
+		}
+		if e, err := s.EntryByID(ctx, server.ID); err != nil || e.Locator != remoteA.Locator {
+			t.Errorf("the server after a refused move = %+v, %v", e, err)
+		}
 		// The server deprecated: its remote follows.
 		dep := u
 		dep.Listing.Status = StatusDeprecated

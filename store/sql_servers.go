@@ -239,6 +239,22 @@ func (s *sqlStore) upsertServer(ctx context.Context, tx querier, u ServerUpsert,
 		keep = append([]Part{p}, slices.Delete(slices.Clone(keep), i, i+1)...)
 	}
 
+	if found != nil && (keep[0].Kind != found.Entry.Kind || keep[0].Locator != found.Entry.Locator) {
+		// The primary part moves (the old one is no longer listed). A remote that has
+		// an entry of its own (a later remote of this server) cannot become the
+		// server's entry's locator without merging two histories: the update is
+		// refused, naming the entry to remove first.
+		var slug string
+		err := tx.QueryRow(ctx, `SELECT slug FROM entries WHERE kind = ? AND locator = ? AND id <> ?`,
+			keep[0].Kind, keep[0].Locator, found.Entry.ID).Scan(&slug)
+		if err == nil {
+			return res, fmt.Errorf("%w: its first part is now %s, which has an entry of its own, %q: remove that entry (probity targets remove %s) to move the server onto it",
+				ErrPartsTaken, keep[0].Locator, slug, slug)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return res, err
+		}
+	}
 	if found == nil {
 		e, err := s.createServer(ctx, tx, u, keep, claimed, cadence, now)
 		if err != nil {
