@@ -357,6 +357,18 @@ func TestServerRemotes(t *testing.T) {
 		if d, _ := s.EntryDigest(ctx, server.Slug, EntryQuery{}); len(d.Remotes) != 0 {
 			t.Errorf("digest remotes after unlisting = %+v", d.Remotes)
 		}
+		// Unlisted, its entry still holds the remote: a bare reference finds it, and
+		// another server listing it is told so (no unique-key error).
+		if e, created, err := s.AddEntry(ctx, NewEntry{SlugBase: "sse", Kind: KindRemote, Locator: sse.Locator, Name: "x", Source: "import"}); err != nil || created || e.ID != child.ID {
+			t.Errorf("AddEntry of an unlisted later remote = %+v, %v, %v: want its entry", e, created, err)
+		}
+		other, err := s.UpsertServer(ctx, serverUpsert("com.example/other", Part{Kind: KindRemote, Locator: "https://other.example.com/mcp"}, sse))
+		if err != nil || len(other.Conflicts) != 1 || other.Conflicts[0].EntrySlug != child.Slug {
+			t.Errorf("another server listing the remote = %+v, %v", other, err)
+		}
+		if _, err := s.UpsertServer(ctx, serverUpsert("com.example/third", sse)); !errors.Is(err, ErrPartsTaken) {
+			t.Errorf("a server whose only part is the remote: %v, want ErrPartsTaken", err)
+		}
 		if r, err := s.UpsertServer(ctx, u); err != nil || !r.Updated {
 			t.Fatalf("UpsertServer with the sse remote again = %+v, %v", r, err)
 		}

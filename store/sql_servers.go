@@ -63,11 +63,13 @@ func scanPart(row rowScanner) (entryPart, error) {
 	return p, err
 }
 
-// entryPart is a part as stored, with its entry and position.
+// entryPart is a part as stored, with its entry and position; or a server's later
+// remote, held by its own entry (position -1) whose server is parent.
 type entryPart struct {
 	Part
 	entryID  int64
 	position int
+	parent   int64
 }
 
 const partColumns = `entry_id, position, kind, locator, transport, version`
@@ -178,6 +180,17 @@ func (s *sqlStore) upsertServer(ctx context.Context, tx querier, u ServerUpsert,
 			`SELECT `+partColumns+` FROM entry_parts WHERE kind = ? AND locator = ?`, p.Kind, p.Locator))
 		if err == nil {
 			holders[p.key()] = ep
+			continue
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return res, err
+		}
+		// A server's later remote has an entry of its own and no part row: its entry
+		// holds it, also once its server no longer lists it.
+		var id, parent int64
+		err = tx.QueryRow(ctx, `SELECT id, parent_id FROM entries WHERE kind = ? AND locator = ? AND parent_id IS NOT NULL`,
+			p.Kind, p.Locator).Scan(&id, &parent)
+		if err == nil {
+			holders[p.key()] = entryPart{Part: p, entryID: id, position: -1, parent: parent}
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return res, err
 		}
@@ -211,7 +224,7 @@ func (s *sqlStore) upsertServer(ctx context.Context, tx querier, u ServerUpsert,
 	}
 	keep := parts[:0:0]
 	for _, p := range parts {
-		if ep, ok := holders[p.key()]; ok && ep.entryID != owner {
+		if ep, ok := holders[p.key()]; ok && ep.entryID != owner && (owner == 0 || ep.parent != owner) {
 			slug, err := s.slugOf(ctx, tx, ep.entryID)
 			if err != nil {
 				return res, err

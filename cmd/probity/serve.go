@@ -78,7 +78,7 @@ Scheduling flags:
 	--first-spread D     spread the first rounds of new entries over D (default 15m;
 	                     at most 24h)
 	--registry-url BASE  sync this MCP registry (e.g. https://registry.modelcontextprotocol.io)
-	--registry-interval D  how often (default 3h)
+	--registry-interval D  how often (default 3h; 5m to 168h)
 	--tick D             how often due rounds are enqueued (default 15s)
 	--poll D             how often workers poll for jobs on SQLite (default 1s)
 	--job-timeout D      bounds one round or supply run (default 2m)
@@ -131,6 +131,16 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if err := validateSchedule(schedule); err != nil {
 		fmt.Fprintf(stderr, "error: %v\n%s", err, serveUsage)
 		return 2
+	}
+	if *registryURL != "" {
+		if _, err := registry.New(registry.Config{BaseURL: *registryURL}); err != nil {
+			fmt.Fprintf(stderr, "error: --registry-url: %v\n%s", err, serveUsage)
+			return 2
+		}
+		if *registryEvery < 5*time.Minute || *registryEvery > 7*24*time.Hour {
+			fmt.Fprintf(stderr, "error: --registry-interval %s: want 5m to 168h\n%s", *registryEvery, serveUsage)
+			return 2
+		}
 	}
 	if *publishOnly && *listen == "" {
 		fmt.Fprintf(stderr, "error: --publish-only with --listen \"\" would do nothing\n%s", serveUsage)

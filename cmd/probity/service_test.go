@@ -686,6 +686,8 @@ func TestServeScheduleFlags(t *testing.T) {
 		{[]string{"--claimed-cadence", "4h"}, "the claimed cadence (4h0m0s) is longer than the cadence (3h0m0s)"},
 		{[]string{"--cadence", "10m"}, "the claimed cadence (15m0s) is longer than the cadence (10m0s)"},
 		{[]string{"--first-spread", "48h"}, "the first spread is 48h0m0s; it must be at most 24h0m0s"},
+		{[]string{"--registry-url", "https://registry.example.com", "--registry-interval", "1s"}, "--registry-interval 1s: want 5m to 168h"},
+		{[]string{"--registry-url", "ftp://registry.example.com"}, "--registry-url: "},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := runServe(append([]string{"--data-dir", t.TempDir(), "--listen", ""}, c.args...), &stdout, &stderr)

@@ -174,9 +174,15 @@ func (sy *Syncer) Sync(ctx context.Context, opts SyncOptions) (Summary, error) {
 		}
 		st.Cursor, st.WalkNewest = page.NextCursor, sum.Newest
 		if page.NextCursor == "" {
-			// The last page: the walk is done, the mark moves.
-			if sum.Newest.After(st.Since) {
-				st.Since = sum.Newest
+			// The last page: the walk is done, the mark moves, but never past the walk's
+			// start: a server on a page read early and updated later in the walk (a
+			// resumed walk can span hours) is read again by the next sync.
+			newest := sum.Newest
+			if !st.WalkStarted.IsZero() && newest.After(st.WalkStarted) {
+				newest = st.WalkStarted.UTC()
+			}
+			if newest.After(st.Since) {
+				st.Since = newest
 			}
 			st.WalkSince, st.WalkNewest, st.WalkStarted = time.Time{}, time.Time{}, time.Time{}
 			st.Finished, st.Servers = sy.cfg.Now().UTC(), int64(sum.Items)

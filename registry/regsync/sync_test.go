@@ -227,6 +227,37 @@ func TestSyncResumesAfterCrash(t *testing.T) {
 	}
 }
 
+// TestMarkNotPastWalkStart: a walk resumed after a crash that reads, on a later page,
+// a server updated after the walk began sets the next sync's mark no later than the
+// walk's start, so a server on an early page updated meanwhile is read by the next sync.
+func TestMarkNotPastWalkStart(t *testing.T) {
+	f := newFakeRegistry(t, synthRegistry(t, 500))
+	st := newFakeStore()
+	boom := errors.New("disk on fire")
+	st.failUpsert = func(n int) error {
+		if n == 230 {
+			return boom
+		}
+		return nil
+	}
+	if _, err := syncer(t, f, st, 0).Sync(context.Background(), SyncOptions{}); !errors.Is(err, boom) {
+		t.Fatal(err)
+	}
+	started := st.state[f.srv.URL].WalkStarted
+	// While the walk waits, the last server (a later page) is updated after its start.
+	f.mu.Lock()
+	last := f.items[len(f.items)-1]
+	last.updatedAt = started.Add(2 * time.Hour)
+	f.mu.Unlock()
+	st.failUpsert = nil
+	if _, err := syncer(t, f, st, 0).Sync(context.Background(), SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := st.state[f.srv.URL].Since; !got.Equal(started.UTC()) {
+		t.Errorf("mark %v after the walk, want its start %v (the newest read was %v)", got, started, last.updatedAt)
+	}
+}
+
 // TestRefusedPagesKeepWhatWasImported: a page too large, a page that is not a server
 // list and a cursor loop each stop the sync with their error; the pages before stay
 // imported, and the sync after (the registry mended) resumes and completes.
