@@ -266,6 +266,11 @@ func TestHistoryTopSaysCase(t *testing.T) {
 	if _, err := r.proc.RecordManifest(ctx, manifest.ID, []json.RawMessage{tool("convert", "Convert a file.")}, 7, "sha256:"+strings.Repeat("0", 64), manifestAt); err != nil {
 		t.Fatal(err)
 	}
+	// A cheap read two hours later finds the same tools: they were fetched then.
+	cheapAt := manifestAt.Add(2 * time.Hour)
+	if news, err := r.proc.ManifestRead(ctx, manifest.ID, []json.RawMessage{tool("convert", "Convert a file.")}, cheapAt); err != nil || news {
+		t.Fatalf("ManifestRead of the same tools: news %v, %v", news, err)
+	}
 
 	// A package whose version only is followed.
 	pkg := r.add(t, "pkg", store.KindNPM, "pkg:npm/%40acme/search-mcp")
@@ -288,7 +293,7 @@ func TestHistoryTopSaysCase(t *testing.T) {
 		{remote, "remote", "lists its tools without a login", r.start.Add(3 * time.Hour), "search"},
 		{login, "login", "asks for a login or an API key before it lists its tools", time.Time{}, ""},
 		{unread, "unread", "has not been read yet", time.Time{}, ""},
-		{manifest, "manifest", "MCP bundle manifest", manifestAt, "convert"},
+		{manifest, "manifest", "MCP bundle manifest", cheapAt, "convert"},
 		{pkg, "package", "follows the newest published version", time.Time{}, ""},
 		{repo, "repository", "without an MCP bundle manifest", time.Time{}, ""},
 	}

@@ -785,12 +785,12 @@ func caseOf(d *store.EntryDigest, st *history.State) caseView {
 	return c
 }
 
-// manifestRead is when the history last took in a bundle manifest's tools (the newest
-// of its recorded and pending reads made by a supply run); zero when it never did. A
-// read that agrees with the recorded one changes no state, so this is the last read
-// that differed, a lower bound of the last fetch.
+// manifestRead is when a bundle manifest's tools were last fetched: the newest of the
+// history's last manifest read (State.ManifestReadAt, also a cheap read that found the
+// recorded tools) and its recorded and pending reads made by a supply run; zero when
+// it never read one.
 func manifestRead(st *history.State) time.Time {
-	var at time.Time
+	at := st.ManifestReadAt
 	for _, r := range []*history.Read{st.Recorded, st.Pending} {
 		if r != nil && strings.HasPrefix(r.RoundID, "s") && r.At.After(at) {
 			at = r.At
