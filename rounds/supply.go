@@ -238,7 +238,9 @@ func supplyChanged(prevJSON []byte, f *supply.Facts) bool {
 	}
 	pv, pr := pkg(&prev)
 	cv, cr := pkg(f)
-	return pv != cv || pr != cr || readme(&prev) != readme(f)
+	// A README Probity could not read this time is no change.
+	readmeChanged := readme(&prev) != readme(f) && (f.Repo == nil || !f.Repo.READMEFailed)
+	return pv != cv || pr != cr || readmeChanged
 }
 
 // supplyPredicate maps a verdict onto the signed predicate (attest.NewSupplyPredicate:

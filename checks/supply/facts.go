@@ -146,6 +146,9 @@ type RepoFacts struct {
 	DefaultBranch  string    `json:"defaultBranch,omitempty"`
 	HeadCommit     string    `json:"headCommit,omitempty"` // SHA of the default branch's latest commit
 	README         string    `json:"readme,omitempty"`     // cut to 256 KiB
+	// READMEFailed says Probity could not read the README (its own trouble: quota,
+	// throttle, timeout, 5xx); a repository without one answers 404, which is no README.
+	READMEFailed bool `json:"readmeFailed,omitempty"`
 	StargazerCount int       `json:"stars,omitempty"`
 }
 

@@ -227,6 +227,7 @@ func (g *GitHub) Repository(ctx context.Context, owner, repo string) RepoFacts {
 		case SourceOK:
 			f.README = cutUTF8(string(resp.body), MaxREADME)
 		case SourceFailed:
+			f.READMEFailed = true
 			problem("README", s)
 		}
 	})

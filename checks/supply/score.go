@@ -1121,6 +1121,12 @@ func checkHidden(in *evalInput) Result {
 	if incomplete {
 		return skipped("The text was too large to scan whole; the check counts neither way.").withSource(src)
 	}
+	if r := f.Repo; r != nil && r.Source.Outcome == SourceOK && r.READMEFailed {
+		// Nothing found so far, but the repository's README was not read: Probity's own
+		// trouble, never a silent pass.
+		return notRun("The repository's README could not be read this time; the check is retried.",
+			errorEvidence(Source{Error: r.Source.Error, URL: r.Source.URL})).withSource(src)
+	}
 	reason := "No invisible characters or text aimed at the model in " + scope + "."
 	if f.ToolsIncomplete || len(f.Tools) > len(tools) {
 		reason += " The tool list is known to be incomplete; only the listed tools were read."

@@ -229,6 +229,14 @@ func TestSeed004HostedServer(t *testing.T) {
 	if v := evalTest(t, noScorecard); v.Verified || v.WeightRan != 45 || !v.Retry() {
 		t.Errorf("scorecard not run: ran %d verified %v retry %v", v.WeightRan, v.Verified, v.Retry())
 	}
+	// A README Probity could not read (its own trouble) is never a silent pass: the
+	// Hidden instructions check is not run, retried, and the server is not Verified.
+	noReadme := goodRemote()
+	noReadme.Repo.README, noReadme.Repo.READMEFailed = "", true
+	noReadme.Repo.Source.Error = "GitHub README: throttled by Probity's own limit"
+	if v := evalTest(t, noReadme); v.Verified || !v.Retry() || !slices.Contains(v.NotRun(), CheckHidden) {
+		t.Errorf("README not read: verified %v, not run %v", v.Verified, v.NotRun())
+	}
 	// Without a repository it cannot be Verified at all.
 	bare := goodRemote()
 	bare.Repo, bare.Repository, bare.Scorecard = nil, "", nil
