@@ -139,17 +139,17 @@ type RepoFacts struct {
 	Private  bool `json:"private,omitempty"`
 	// LicenseSPDX is license.spdx_id; "NOASSERTION" means a license GitHub could not
 	// identify (not "no license"); "" means none.
-	LicenseSPDX    string    `json:"licenseSpdx,omitempty"`
-	LastPush       time.Time `json:"lastPush,omitzero"`
-	LatestRelease  time.Time `json:"latestRelease,omitzero"`
-	LastCommit     time.Time `json:"lastCommit,omitzero"`
-	DefaultBranch  string    `json:"defaultBranch,omitempty"`
-	HeadCommit     string    `json:"headCommit,omitempty"` // SHA of the default branch's latest commit
-	README         string    `json:"readme,omitempty"`     // cut to 256 KiB
+	LicenseSPDX   string    `json:"licenseSpdx,omitempty"`
+	LastPush      time.Time `json:"lastPush,omitzero"`
+	LatestRelease time.Time `json:"latestRelease,omitzero"`
+	LastCommit    time.Time `json:"lastCommit,omitzero"`
+	DefaultBranch string    `json:"defaultBranch,omitempty"`
+	HeadCommit    string    `json:"headCommit,omitempty"` // SHA of the default branch's latest commit
+	README        string    `json:"readme,omitempty"`     // cut to 256 KiB
 	// READMEFailed says Probity could not read the README (its own trouble: quota,
 	// throttle, timeout, 5xx); a repository without one answers 404, which is no README.
-	READMEFailed bool `json:"readmeFailed,omitempty"`
-	StargazerCount int       `json:"stars,omitempty"`
+	READMEFailed   bool `json:"readmeFailed,omitempty"`
+	StargazerCount int  `json:"stars,omitempty"`
 }
 
 // ProvenanceFacts are the verified attestations of a package version.
