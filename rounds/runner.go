@@ -461,7 +461,10 @@ func (r *Runner) watch(ctx context.Context, e store.Entry, due store.Due, now ti
 		if r.cfg.Collector == nil {
 			return WatchNoData, nil
 		}
-		if _, err := r.RunSupply(ctx, e, false); err != nil {
+		// The signed read of news, or the confirming re-read a minute later: a real
+		// fetch of the repository, its head commit and its manifest, never the cache's
+		// copy of a minute ago.
+		if _, err := r.RunSupply(supply.WithRevalidate(ctx), e, false); err != nil {
 			return "", err
 		}
 		return WatchSupply, nil

@@ -356,3 +356,27 @@ func TestClientStoreNewerWins(t *testing.T) {
 		t.Errorf("resp %+v, %v; %d requests, want %d", resp, err, len(srv.sent()), n)
 	}
 }
+
+// TestWithRevalidate: within the cache's max age a read is served without a request,
+// but a read WithRevalidate (a cadence read, a confirming re-read) is sent,
+// conditionally, and a 304 gives the same facts.
+func TestWithRevalidate(t *testing.T) {
+	const name = "@modelcontextprotocol/server-filesystem"
+	srv := startFixtureServer(t)
+	clk := &clock{t: fixtureNow}
+	npm := NewNPM(NPMConfig{BaseURL: srv.base("npm"), Client: storeClient(t, newFakeStore(), clk, nil)})
+	first := npm.Package(context.Background(), name)
+	clk.advance(time.Minute)
+	npm.Package(context.Background(), name)
+	if n := len(srv.received()); n != 1 {
+		t.Fatalf("%d requests for a read a minute later, want it served from the cache", n)
+	}
+	again := npm.Package(WithRevalidate(context.Background()), name)
+	reqs := srv.received()
+	if len(reqs) != 2 || reqs[1].Header.Get("If-None-Match") != `"sfs-2026.8.31"` {
+		t.Fatalf("requests %+v, want a second, conditional one", reqs)
+	}
+	if again.Facts.Source.Outcome != SourceOK || again.Facts.Latest != first.Facts.Latest {
+		t.Errorf("revalidated facts %+v", again.Facts)
+	}
+}

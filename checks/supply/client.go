@@ -237,6 +237,23 @@ type request struct {
 	truncate bool
 }
 
+// revalidateKey marks a context whose reads must reach the source (WithRevalidate).
+type revalidateKey struct{}
+
+// WithRevalidate returns a context whose reads are never served from a fresh cache
+// entry without a request: each is sent, conditionally when the cache has validators,
+// so an unchanged answer is a cheap 304. A read that must be a real fetch (seed 000's
+// confirming re-read a minute later, a cadence read shorter than the cache's max age)
+// runs with it.
+func WithRevalidate(ctx context.Context) context.Context {
+	return context.WithValue(ctx, revalidateKey{}, true)
+}
+
+func mustRevalidate(ctx context.Context) bool {
+	v, _ := ctx.Value(revalidateKey{}).(bool)
+	return v
+}
+
 // response is a response as the source sees it: fresh from the network, revalidated
 // (a 304 answered with the cached body), or served from the warm cache.
 type response struct {
@@ -262,7 +279,7 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 	key := cacheKey(r)
 	now := c.now()
 	entry, hit, level := c.lookup(ctx, key, maxBody, now)
-	if hit && c.fresh(entry, now) {
+	if hit && c.fresh(entry, now) && !mustRevalidate(ctx) {
 		c.logFetch(ctx, r, entry.Status, "fresh-"+level, 0, start)
 		return &response{status: entry.Status, body: entry.Body, fetchedAt: entry.FetchedAt, cached: true}, nil
 	}

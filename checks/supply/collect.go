@@ -509,10 +509,11 @@ func (c *Collector) collectGitHub(ctx context.Context, f *Facts, locator string,
 }
 
 // PackageLatest reads the package of an npm or PyPI entry, and no other source: one
-// request to the registry, revalidated through the client's cache. It is the cheap read
+// request to the registry, always sent (WithRevalidate), conditionally through the
+// client's cache. It is the cheap read
 // a package entry gets on its cadence (rounds.Watcher); the full checks stay weekly.
 func (c *Collector) PackageLatest(ctx context.Context, kind, locator string) PackageFacts {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := context.WithTimeout(WithRevalidate(ctx), c.timeout)
 	defer cancel()
 	switch kind {
 	case "npm":
@@ -524,10 +525,10 @@ func (c *Collector) PackageLatest(ctx context.Context, kind, locator string) Pac
 }
 
 // BundleManifest reads manifest.json at the head of a GitHub repository, one request,
-// revalidated through the client's cache: the cheap read a repository entry gets on its
+// always sent (WithRevalidate), conditionally through the client's cache: the cheap read a repository entry gets on its
 // cadence (rounds.Watcher).
 func (c *Collector) BundleManifest(ctx context.Context, locator string) (ManifestFacts, *Manifest) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := context.WithTimeout(WithRevalidate(ctx), c.timeout)
 	defer cancel()
 	owner, repo, ok := ParseGitHubURL(locator)
 	if !ok {
