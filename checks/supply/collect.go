@@ -233,7 +233,9 @@ func (c *Collector) Collect(ctx context.Context, t Target, tools []json.RawMessa
 	repoListed := false
 	if _, _, ok := ParseGitHubURL(f.Repository); ok {
 		repoListed = true
-		if t.Kind == "github" && t.Package == nil && t.Remote == "" {
+		// A server whose entry is its repository (no remote) has its tools in the
+		// repository's MCP bundle manifest, with or without a package.
+		if t.Kind == "github" && t.Remote == "" {
 			wg.Go(func() { c.collectGitHub(ctx, f, f.Repository, tm) })
 		} else {
 			c.repoAndScorecard(ctx, &wg, f, f.Repository, tm)

@@ -245,3 +245,22 @@ func TestCheapReads(t *testing.T) {
 		t.Errorf("the cheap manifest read also read the commits (%d)", n)
 	}
 }
+
+// TestCollectRepositoryServerWithPackage: a server whose entry is its repository (no
+// remote) has its tools in the bundle manifest, also when it lists a package.
+func TestCollectRepositoryServerWithPackage(t *testing.T) {
+	c, _ := newTestCollector(t, &fakeVerifier{t: t})
+	target := TargetOf("github", "https://github.com/probity-fixtures/bundle")
+	ref, ok := PackageRefOf("npm", "pkg:npm/left-pad")
+	if !ok {
+		t.Fatal("no package ref")
+	}
+	target.Package = &ref
+	f := c.Collect(context.Background(), target, nil, nil)
+	if f.Manifest == nil || f.Manifest.Source.Outcome != SourceOK || len(f.Tools) == 0 {
+		t.Errorf("manifest %+v, %d tools: want the bundle's", f.Manifest, len(f.Tools))
+	}
+	if f.Package == nil || f.Package.Source.Outcome != SourceOK {
+		t.Errorf("package %+v", f.Package)
+	}
+}
