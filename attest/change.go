@@ -122,10 +122,11 @@ func checkChange(raw json.RawMessage, subjects []Subject) (*ChangePredicate, err
 	}
 	switch p.Kind {
 	case ChangeBaseline:
-		// A tool list's baseline names the round of its surface; a package's names only
-		// the version its observation started at.
+		// A tool list's baseline names the round of its surface; a package's (npm or
+		// PyPI entry) names the version its observation started at and nothing else.
 		tools := p.After.RoundID != "" && p.After.Surface != ""
-		version := p.After.Version != "" && p.After.RoundID == "" && p.After.Surface == ""
+		a := p.After
+		version := a.Version != "" && a == ChangeState{Version: a.Version} && (p.Entry.Kind == "npm" || p.Entry.Kind == "pypi")
 		if p.Before != nil || !tools && !version {
 			return nil, &StatementError{Path: "/predicate", Msg: "a baseline has no before and names the round of its surface, or only the version it started at"}
 		}

@@ -71,6 +71,12 @@ func TestChangeRules(t *testing.T) {
 		"version baseline with a round": func(p *ChangePredicate) {
 			p.Kind, p.Before, p.After.Version, p.After.Surface = ChangeBaseline, nil, "1.2.0", ""
 		},
+		"version baseline with a tool count": func(p *ChangePredicate) {
+			p.Kind, p.Before, p.After = ChangeBaseline, nil, ChangeState{Version: "1.2.0", ToolCount: p.After.ToolCount}
+		},
+		"version baseline of a remote": func(p *ChangePredicate) {
+			p.Kind, p.Before, p.After = ChangeBaseline, nil, ChangeState{Version: "1.2.0"}
+		},
 		"version without version": func(p *ChangePredicate) { p.Kind = ChangeVersion },
 		"automatic operator edit": func(p *ChangePredicate) { p.Kind = ChangeOperatorEdit; p.After.Edit = Digest(nil) },
 		"operator tools change":   func(p *ChangePredicate) { p.Origin = OriginOperator },
@@ -101,6 +107,7 @@ func TestChangeRules(t *testing.T) {
 	// A package's baseline names only the version its observation started at.
 	p := sampleChange()
 	p.Kind, p.Before, p.After = ChangeBaseline, nil, ChangeState{Version: "1.2.0"}
+	p.Entry = EntryRef("npm", "acme", "pkg:npm/acme")
 	p.Badges = []string{}
 	st, err := NewChangeStatement(p)
 	if err != nil {

@@ -69,8 +69,8 @@
 //     sha256 = hex SHA-256 of the canonical bytes of the predicate's after member
 //     (ChangeSubjectDigest);
 //   - roundId and payloadDigest come together; a baseline has no before and names its
-//     round and surface, or (a package's: "observation started at version X") only the
-//     version and no round or surface; a tools change names both rounds and surfaces; a
+//     round and surface, or (an npm or PyPI entry's: "observation started at version
+//     X") the version and nothing else; a tools change names both rounds and surfaces; a
 //     version change names the new version; an operator edit names the edit's digest;
 //   - origin is operator exactly for operator edits; no badge appears twice.
 //
