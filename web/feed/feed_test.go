@@ -712,3 +712,22 @@ func TestSetupNotesTextNeverShown(t *testing.T) {
 		t.Errorf("the feed shows the setup notes' text:\n%s", data)
 	}
 }
+
+// TestPackageBaselineText: a package's baseline reads as the version its observation
+// started at, not as a version change from none.
+func TestPackageBaselineText(t *testing.T) {
+	changes := []store.ChangeRecord{{EntrySlug: "acme", Number: 1, RecordedAt: testNow, Origin: "automatic", Kind: "baseline",
+		Summary: "observation started at version 1.0.0", Details: mustJSON(t, map[string]string{"versionAfter": "1.0.0"}), Badges: []string{}}}
+	data, err := EntryFeed(testCfg, "acme", "Acme", changes, testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(data)
+	if !strings.Contains(s, "Observation began at version &#34;1.0.0&#34;. Nothing before it counts as a change.") &&
+		!strings.Contains(s, `Observation began at version "1.0.0". Nothing before it counts as a change.`) {
+		t.Errorf("package baseline:\n%s", s)
+	}
+	if strings.Contains(s, "Version: none") {
+		t.Errorf("a package baseline reads as a version change from none:\n%s", s)
+	}
+}

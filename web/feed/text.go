@@ -219,6 +219,11 @@ func (w *textWriter) details(kind string, raw []byte) {
 		w.put("Observation began")
 		if d.ToolCount != nil {
 			w.put(" with " + plural(*d.ToolCount, "tool", "tools"))
+		} else if d.VersionBefore == "" && d.VersionAfter != "" {
+			// A package's baseline: the version its observation started at.
+			w.put(" at version ")
+			w.quotedOrNone(d.VersionAfter)
+			d.VersionAfter = ""
 		}
 		w.put(". Nothing before it counts as a change.\n")
 	}
