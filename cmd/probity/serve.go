@@ -73,7 +73,8 @@ Scheduling flags:
 
 	--cadence D          time between reads of unclaimed entries, remotes, packages
 	                     and bundle manifests alike (default 3h; 1m to 168h)
-	--claimed-cadence D  time between reads of claimed entries (default 15m; 1m to
+	--claimed-cadence D  time between reads of claimed entries (default 15m, or
+	                     --cadence when that is shorter; 1m to
 	                     --cadence)
 	--first-spread D     spread the first rounds of new entries over D (default 15m;
 	                     at most 24h)
@@ -90,6 +91,16 @@ Scheduling flags:
 	                     a killed leader's term lapses after 15 s)
 
 ` + probeHelp + "\n" + envHelp
+
+// claimedDefault is s with, when --claimed-cadence was not given, claimed entries read
+// at least as often as the others: a --cadence shorter than the default 15 min is
+// theirs too.
+func claimedDefault(s rounds.Schedule, claimedSet bool) rounds.Schedule {
+	if !claimedSet && s.Cadence > 0 && s.Cadence < s.ClaimedCadence {
+		s.ClaimedCadence = s.Cadence
+	}
+	return s
+}
 
 func runServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("probity serve", flag.ContinueOnError)
@@ -120,6 +131,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n%s", err, serveUsage)
 		return 2
 	}
+	claimedSet := false
+	fs.Visit(func(f *flag.Flag) { claimedSet = claimedSet || f.Name == "claimed-cadence" })
+	schedule = claimedDefault(schedule, claimedSet)
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "error: unexpected argument %q\n%s", fs.Arg(0), serveUsage)
 		return 2

@@ -684,7 +684,7 @@ func TestServeScheduleFlags(t *testing.T) {
 		{[]string{"--cadence", "0s"}, "--cadence 0s: a cadence must be positive"},
 		{[]string{"--claimed-cadence", "-1m"}, "--claimed-cadence -1m0s: a cadence must be positive"},
 		{[]string{"--claimed-cadence", "4h"}, "the claimed cadence (4h0m0s) is longer than the cadence (3h0m0s)"},
-		{[]string{"--cadence", "10m"}, "the claimed cadence (15m0s) is longer than the cadence (10m0s)"},
+		{[]string{"--cadence", "10m", "--claimed-cadence", "15m"}, "the claimed cadence (15m0s) is longer than the cadence (10m0s)"},
 		{[]string{"--first-spread", "48h"}, "the first spread is 48h0m0s; it must be at most 24h0m0s"},
 		{[]string{"--registry-url", "https://registry.example.com", "--registry-interval", "1s"}, "--registry-interval 1s: want 5m to 168h"},
 		{[]string{"--registry-url", "ftp://registry.example.com"}, "--registry-url: "},
@@ -695,10 +695,19 @@ func TestServeScheduleFlags(t *testing.T) {
 			t.Errorf("serve %v: exit %d, stderr %q; want 2 and %q", c.args, code, tail(stderr.String(), 300), c.want)
 		}
 	}
+	// --cadence alone, shorter than the default claimed cadence, is the claimed one too.
+	s := claimedDefault(rounds.Schedule{Cadence: 10 * time.Minute, ClaimedCadence: rounds.DefaultClaimedCadence}, false)
+	if err := validateSchedule(s); err != nil || s.ClaimedCadence != 10*time.Minute {
+		t.Errorf("--cadence 10m alone: claimed %s, %v", s.ClaimedCadence, err)
+	}
+	if s := claimedDefault(rounds.Schedule{Cadence: 10 * time.Minute, ClaimedCadence: 15 * time.Minute}, true); validateSchedule(s) == nil {
+		t.Error("--cadence 10m --claimed-cadence 15m accepted")
+	}
 	var stdout bytes.Buffer
 	if code := runServe([]string{"-h"}, &stdout, io.Discard); code != 0 ||
 		!strings.Contains(stdout.String(), "--cadence D          time between reads of unclaimed entries") ||
-		!strings.Contains(stdout.String(), "(default 3h; 1m to 168h)") || !strings.Contains(stdout.String(), "--claimed-cadence D  time between reads of claimed entries (default 15m") {
+		!strings.Contains(stdout.String(), "(default 3h; 1m to 168h)") || !strings.Contains(stdout.String(), "--claimed-cadence D  time between reads of claimed entries (default 15m") ||
+		!strings.Contains(stdout.String(), "--cadence when that is shorter") {
 		t.Errorf("serve -h does not document the cadence settings:\n%s", stdout.String())
 	}
 }
