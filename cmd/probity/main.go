@@ -32,7 +32,7 @@ func commandTable() map[string]command {
 		"serve":       {"run the scheduler and workers (several processes may share one PostgreSQL)", runServe},
 		"migrate":     {"apply the store's migrations", runMigrate},
 		"export":      {"export stored envelopes and the key document for offline verification", runExport},
-		"targets":     {"import and list the entries Probity watches", runTargets},
+		"targets":     {"import, list and remove the entries Probity watches", runTargets},
 		"registry":    {"sync the servers of an MCP registry into the entries (one per server)", runRegistry},
 		"history":     {"print, show, hide and unhide an entry's recorded changes", runHistory},
 		"stats":       {"drift and uptime statistics of the whole store (Markdown or JSON)", runStats},
