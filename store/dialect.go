@@ -93,6 +93,9 @@ type sqlStore struct {
 	// leavePending, set by tests only, makes the writers skip their sequencing step,
 	// as a crash between a write's commit and its step would.
 	leavePending atomic.Bool
+	// testBeforeDelete, set by tests only, runs after DeleteEntry deleted an entry's
+	// remotes and before it deletes the entry.
+	testBeforeDelete func(slug string)
 }
 
 // collect scans every row with scan and closes rows; no rows is a nil slice.

@@ -112,9 +112,12 @@ func (s *pgStore) DeleteEntry(ctx context.Context, slug, reason string) error {
 	if err := checkLine("reason", reason, maxDeleteReason); err != nil {
 		return fmt.Errorf("couldn't delete entry %q: %w", slug, err)
 	}
-	if err := s.deleteChildren(ctx, slug, reason, s.DeleteEntry); err != nil {
-		return err
-	}
+	return s.deleteWithRemotes(ctx, slug, reason, s.DeleteEntry, s.deleteOne)
+}
+
+// deleteOne deletes the entry with the slug and records its tombstone, once its
+// remotes (Entry.Parent) are gone: errRemotesAdded when one was added meanwhile.
+func (s *pgStore) deleteOne(ctx context.Context, slug, reason string) error {
 	now := s.now()
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
@@ -142,6 +145,16 @@ func (s *pgStore) DeleteEntry(ctx context.Context, slug, reason string) error {
 			FROM ledger l WHERE l.entry_id = (SELECT id FROM entries WHERE slug = $1)
 			ORDER BY l.seq`, slug,
 		).Exec(func(pgconn.CommandTag) error { return nil })
+		b.Queue(`SELECT count(*) FROM entries WHERE parent_id = (SELECT id FROM entries WHERE slug = $1)`, slug).QueryRow(func(row pgx.Row) error {
+			var n int
+			if err := row.Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return errRemotesAdded
+			}
+			return nil
+		})
 		b.Queue(`DELETE FROM entries WHERE slug = $1`, slug).Exec(func(pgconn.CommandTag) error { return nil })
 		return tx.SendBatch(ctx, b).Close()
 	})

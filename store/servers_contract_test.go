@@ -409,3 +409,44 @@ func TestServerRemotes(t *testing.T) {
 		}
 	})
 }
+
+// TestDeleteServerWhileARemoteIsAdded: a remote added to a server (a registry sync)
+// while the server is being deleted is deleted too, with its tombstone.
+func TestDeleteServerWhileARemoteIsAdded(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		sse := Part{Kind: KindRemote, Locator: "https://a.example.com/sse", Transport: "sse"}
+		u := serverUpsert("com.example/a", remoteA, sse)
+		res, err := s.UpsertServer(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		added := false
+		setTestBeforeDelete(s, func(slug string) {
+			if slug != res.Entry.Slug || added {
+				return
+			}
+			added = true
+			more := u
+			more.Parts = append(more.Parts, Part{Kind: KindRemote, Locator: "https://a.example.com/ws"})
+			if r, err := s.UpsertServer(ctx, more); err != nil || !r.Updated {
+				t.Errorf("adding a remote meanwhile: %+v, %v", r, err)
+			}
+		})
+		defer setTestBeforeDelete(s, nil)
+		if err := s.DeleteEntry(ctx, res.Entry.Slug, "removed by its operator"); err != nil {
+			t.Fatalf("DeleteEntry with a remote added meanwhile: %v", err)
+		}
+		if !added {
+			t.Fatal("the hook did not run")
+		}
+		if es, err := s.Entries(ctx, 0, 0); err != nil || len(es) != 0 {
+			t.Errorf("entries left: %+v, %v", es, err)
+		}
+		// The sync in between listed the sse remote again (its entry was gone) and the
+		// new one: four entries went, each with its tombstone.
+		if ts, err := s.Tombstones(ctx, 0); err != nil || len(ts) != 4 {
+			t.Errorf("%d tombstones (%v), want the sse remote's twice, the new remote's and the server's", len(ts), err)
+		}
+	})
+}

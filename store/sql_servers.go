@@ -376,22 +376,37 @@ func (s *sqlStore) createRemote(ctx context.Context, tx querier, server Entry, u
 	return nil
 }
 
-// deleteChildren deletes the remote entries of the entry with the slug (Entry.Parent)
-// with del, each with its own tombstone, before the entry itself goes.
-func (s *sqlStore) deleteChildren(ctx context.Context, slug, reason string, del func(ctx context.Context, slug, reason string) error) error {
-	kids, err := queryAll(ctx, s.read, func(r rowScanner) (string, error) {
-		var v string
-		return v, r.Scan(&v)
-	}, `SELECT c.slug FROM entries c JOIN entries p ON c.parent_id = p.id WHERE p.slug = ? ORDER BY c.id`, slug)
-	if err != nil {
-		return fmt.Errorf("couldn't delete entry %q: %w", slug, err)
-	}
-	for _, k := range kids {
-		if err := del(ctx, k, reason); err != nil && !errors.Is(err, ErrNotFound) {
-			return fmt.Errorf("couldn't delete entry %q with its remotes: %w", slug, err)
+// errRemotesAdded is deleteOne's answer when a remote entry of the entry was added
+// after its remotes were deleted (a registry sync in between).
+var errRemotesAdded = errors.New("a remote of the entry was added while it was being deleted")
+
+// deleteWithRemotes deletes the remote entries of the entry with the slug
+// (Entry.Parent) with del, each with its own tombstone, then the entry with deleteOne;
+// a remote added in between (a sync) is deleted in turn, and the entry again.
+func (s *sqlStore) deleteWithRemotes(ctx context.Context, slug, reason string,
+	del, deleteOne func(ctx context.Context, slug, reason string) error) error {
+	for attempt := 1; ; attempt++ {
+		kids, err := queryAll(ctx, s.read, func(r rowScanner) (string, error) {
+			var v string
+			return v, r.Scan(&v)
+		}, `SELECT c.slug FROM entries c JOIN entries p ON c.parent_id = p.id WHERE p.slug = ? ORDER BY c.id`, slug)
+		if err != nil {
+			return fmt.Errorf("couldn't delete entry %q: %w", slug, err)
 		}
+		for _, k := range kids {
+			if err := del(ctx, k, reason); err != nil && !errors.Is(err, ErrNotFound) {
+				return fmt.Errorf("couldn't delete entry %q with its remotes: %w", slug, err)
+			}
+		}
+		if s.testBeforeDelete != nil {
+			s.testBeforeDelete(slug)
+		}
+		err = deleteOne(ctx, slug, reason) // its errors name the entry
+		if errors.Is(err, errRemotesAdded) && attempt < 5 {
+			continue
+		}
+		return err
 	}
-	return nil
 }
 
 func (p Part) key() Part { return Part{Kind: p.Kind, Locator: p.Locator} }

@@ -67,9 +67,12 @@ func (s *sqliteStore) DeleteEntry(ctx context.Context, slug, reason string) erro
 	if err := checkLine("reason", reason, maxDeleteReason); err != nil {
 		return fmt.Errorf("couldn't delete entry %q: %w", slug, err)
 	}
-	if err := s.deleteChildren(ctx, slug, reason, s.DeleteEntry); err != nil {
-		return err
-	}
+	return s.deleteWithRemotes(ctx, slug, reason, s.DeleteEntry, s.deleteOne)
+}
+
+// deleteOne deletes the entry with the slug and records its tombstone, once its
+// remotes (Entry.Parent) are gone: errRemotesAdded when one was added meanwhile.
+func (s *sqliteStore) deleteOne(ctx context.Context, slug, reason string) error {
 	now := s.now()
 	err := s.inTx(ctx, func(tx *sqliteTx) error {
 		var id int64
@@ -103,6 +106,13 @@ func (s *sqliteStore) DeleteEntry(ctx context.Context, slug, reason string) erro
 			INSERT INTO ledger_removed (seq, tombstone, kind, payload_digest)
 			SELECT seq, ?, kind, payload_digest FROM ledger WHERE entry_id = ? ORDER BY seq`, seq, id); err != nil {
 			return fmt.Errorf("couldn't record the removed records: %w", err)
+		}
+		var remotes int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM entries WHERE parent_id = ?`, id).Scan(&remotes); err != nil {
+			return err
+		}
+		if remotes > 0 {
+			return errRemotesAdded
 		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM entries WHERE id = ?`, id)
 		return err

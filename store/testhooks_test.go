@@ -103,3 +103,14 @@ func InsertEntryForTest(ctx context.Context, s Store, ne NewEntry) (Entry, error
 	}
 	return e, nil
 }
+
+// setTestBeforeDelete sets the hook DeleteEntry runs between deleting an entry's
+// remotes and deleting the entry.
+func setTestBeforeDelete(s Store, fn func(slug string)) {
+	switch x := s.(type) {
+	case *pgStore:
+		x.testBeforeDelete = fn
+	case *sqliteStore:
+		x.testBeforeDelete = fn
+	}
+}
