@@ -42,9 +42,10 @@ type Schedule struct {
 const (
 	DefaultCadence        = 3 * time.Hour
 	DefaultClaimedCadence = 15 * time.Minute
-	// MinCadence keeps a cadence above the confirmation delay: a cadence read no sooner
-	// than the confirming read would make every read a confirmation.
-	MinCadence = time.Minute
+	// MinCadence keeps a cadence above the confirmation delay (a minute) with its
+	// jitter: a cadence read no sooner than the confirming read would make every read
+	// a confirmation, and -10 % of a one-minute cadence is 54 s.
+	MinCadence = 2 * time.Minute
 	// MaxCadence is a week: the supply checks' own interval, and seed 003's longest.
 	MaxCadence = 7 * 24 * time.Hour
 	// MaxFirstSpread is a day: a new entry is read on its first day.

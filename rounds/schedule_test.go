@@ -158,9 +158,9 @@ func TestScheduleValidate(t *testing.T) {
 		s    Schedule
 		want string
 	}{
-		{Schedule{Cadence: 30 * time.Second}, "the cadence is 30s; it must be from 1m0s to 168h0m0s"},
-		{Schedule{Cadence: 8 * 24 * time.Hour}, "the cadence is 192h0m0s; it must be from 1m0s to 168h0m0s"},
-		{Schedule{ClaimedCadence: 10 * time.Second}, "the claimed cadence is 10s; it must be from 1m0s to 168h0m0s"},
+		{Schedule{Cadence: 30 * time.Second}, "the cadence is 30s; it must be from 2m0s to 168h0m0s"},
+		{Schedule{Cadence: 8 * 24 * time.Hour}, "the cadence is 192h0m0s; it must be from 2m0s to 168h0m0s"},
+		{Schedule{ClaimedCadence: 10 * time.Second}, "the claimed cadence is 10s; it must be from 2m0s to 168h0m0s"},
 		{Schedule{ClaimedCadence: 4 * time.Hour}, "the claimed cadence (4h0m0s) is longer than the cadence (3h0m0s); claimed entries are read at least as often"},
 		{Schedule{Cadence: 10 * time.Minute}, "the claimed cadence (15m0s) is longer than the cadence (10m0s)"},
 		{Schedule{Cadence: -time.Hour}, "the cadence is -1h0m0s; it must not be negative"},

@@ -72,9 +72,9 @@ database, beside the serve processes that probe and sign.
 Scheduling flags:
 
 	--cadence D          time between reads of unclaimed entries, remotes, packages
-	                     and bundle manifests alike (default 3h; 1m to 168h)
+	                     and bundle manifests alike (default 3h; 2m to 168h)
 	--claimed-cadence D  time between reads of claimed entries (default 15m, or
-	                     --cadence when that is shorter; 1m to
+	                     --cadence when that is shorter; 2m to
 	                     --cadence)
 	--first-spread D     spread the first rounds of new entries over D (default 15m;
 	                     at most 24h)

@@ -679,8 +679,8 @@ func TestServeScheduleFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--cadence", "30s"}, "the cadence is 30s; it must be from 1m0s to 168h0m0s"},
-		{[]string{"--cadence", "200h"}, "the cadence is 200h0m0s; it must be from 1m0s to 168h0m0s"},
+		{[]string{"--cadence", "30s"}, "the cadence is 30s; it must be from 2m0s to 168h0m0s"},
+		{[]string{"--cadence", "200h"}, "the cadence is 200h0m0s; it must be from 2m0s to 168h0m0s"},
 		{[]string{"--cadence", "0s"}, "--cadence 0s: a cadence must be positive"},
 		{[]string{"--claimed-cadence", "-1m"}, "--claimed-cadence -1m0s: a cadence must be positive"},
 		{[]string{"--claimed-cadence", "4h"}, "the claimed cadence (4h0m0s) is longer than the cadence (3h0m0s)"},
@@ -706,7 +706,7 @@ func TestServeScheduleFlags(t *testing.T) {
 	var stdout bytes.Buffer
 	if code := runServe([]string{"-h"}, &stdout, io.Discard); code != 0 ||
 		!strings.Contains(stdout.String(), "--cadence D          time between reads of unclaimed entries") ||
-		!strings.Contains(stdout.String(), "(default 3h; 1m to 168h)") || !strings.Contains(stdout.String(), "--claimed-cadence D  time between reads of claimed entries (default 15m") ||
+		!strings.Contains(stdout.String(), "(default 3h; 2m to 168h)") || !strings.Contains(stdout.String(), "--claimed-cadence D  time between reads of claimed entries (default 15m") ||
 		!strings.Contains(stdout.String(), "--cadence when that is shorter") {
 		t.Errorf("serve -h does not document the cadence settings:\n%s", stdout.String())
 	}
