@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/url"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -378,5 +379,30 @@ func TestWithRevalidate(t *testing.T) {
 	}
 	if again.Facts.Source.Outcome != SourceOK || again.Facts.Latest != first.Facts.Latest {
 		t.Errorf("revalidated facts %+v", again.Facts)
+	}
+}
+
+// TestWithRevalidateThrottledServesFresh: a read asked to revalidate that Probity's
+// own limit keeps from the source still has the fresh cached answer.
+func TestWithRevalidateThrottledServesFresh(t *testing.T) {
+	const name = "@modelcontextprotocol/server-filesystem"
+	srv := startFixtureServer(t)
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := &clock{t: fixtureNow}
+	c := NewClient(ClientConfig{AllowLoopback: true, Store: newFakeStore(), Now: clk.now, MaxThrottleWait: -1,
+		Limits: map[string]HostLimit{u.Host: {Anonymous: Limit{Requests: 1, Per: time.Hour, Burst: 1}}}})
+	c.sleep = func(context.Context, time.Duration) error { return nil }
+	npm := NewNPM(NPMConfig{BaseURL: srv.base("npm"), Client: c})
+	first := npm.Package(context.Background(), name)
+	clk.advance(time.Minute)
+	again := npm.Package(WithRevalidate(context.Background()), name)
+	if n := len(srv.received()); n != 1 {
+		t.Errorf("%d requests, want the throttled second one not sent", n)
+	}
+	if again.Facts.Source.Outcome != SourceOK || again.Facts.Latest != first.Facts.Latest {
+		t.Errorf("throttled revalidation: %+v, want the fresh cached answer", again.Facts.Source)
 	}
 }

@@ -242,7 +242,8 @@ type revalidateKey struct{}
 
 // WithRevalidate returns a context whose reads are never served from a fresh cache
 // entry without a request: each is sent, conditionally when the cache has validators,
-// so an unchanged answer is a cheap 304. A read that must be a real fetch (seed 000's
+// so an unchanged answer is a cheap 304. Only when Probity's own limit or an exhausted
+// quota keeps a read from the source is a fresh cache entry served instead. A read that must be a real fetch (seed 000's
 // confirming re-read a minute later, a cadence read shorter than the cache's max age)
 // runs with it.
 func WithRevalidate(ctx context.Context) context.Context {
@@ -279,7 +280,8 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 	key := cacheKey(r)
 	now := c.now()
 	entry, hit, level := c.lookup(ctx, key, maxBody, now)
-	if hit && c.fresh(entry, now) && !mustRevalidate(ctx) {
+	fresh := hit && c.fresh(entry, now)
+	if fresh && !mustRevalidate(ctx) {
 		c.logFetch(ctx, r, entry.Status, "fresh-"+level, 0, start)
 		return &response{status: entry.Status, body: entry.Body, fetchedAt: entry.FetchedAt, cached: true}, nil
 	}
@@ -289,6 +291,12 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 	for attempt := 0; ; attempt++ {
 		g, err := c.throttle.reserve(bk, conditional, c.allowance(ctx))
 		if err != nil {
+			if fresh {
+				// A read asked to revalidate (WithRevalidate) that Probity's own limit or
+				// the quota keeps from the source still has a fresh answer: that one.
+				c.logFetch(ctx, r, entry.Status, "fresh-"+level+"-throttled", attempt, start)
+				return &response{status: entry.Status, body: entry.Body, fetchedAt: entry.FetchedAt, cached: true}, nil
+			}
 			label := "throttled"
 			if errors.Is(err, errQuota) {
 				label = "quota"

@@ -1059,7 +1059,12 @@ func checkHidden(in *evalInput) Result {
 		readmeLink = coalesce(readmeLink, r.URL, r.Source.URL)
 	}
 	tools := f.Tools[:min(len(f.Tools), maxScanTools)]
+	readmeFailed := f.Repo != nil && f.Repo.Source.Outcome == SourceOK && f.Repo.READMEFailed
 	if len(tools) == 0 && len(readmes) == 0 {
+		if readmeFailed {
+			return notRun("The repository's README could not be read this time; the check is retried.",
+				errorEvidence(Source{Error: f.Repo.Source.Error, URL: f.Repo.Source.URL}))
+		}
 		return skipped("There are neither tool descriptions nor a README to read.")
 	}
 	findings, toolsHit, incomplete := 0, 0, false
@@ -1121,7 +1126,7 @@ func checkHidden(in *evalInput) Result {
 	if incomplete {
 		return skipped("The text was too large to scan whole; the check counts neither way.").withSource(src)
 	}
-	if r := f.Repo; r != nil && r.Source.Outcome == SourceOK && r.READMEFailed {
+	if r := f.Repo; readmeFailed {
 		// Nothing found so far, but the repository's README was not read: Probity's own
 		// trouble, never a silent pass.
 		return notRun("The repository's README could not be read this time; the check is retried.",

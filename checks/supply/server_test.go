@@ -237,6 +237,14 @@ func TestSeed004HostedServer(t *testing.T) {
 	if v := evalTest(t, noReadme); v.Verified || !v.Retry() || !slices.Contains(v.NotRun(), CheckHidden) {
 		t.Errorf("README not read: verified %v, not run %v", v.Verified, v.NotRun())
 	}
+	// The same with no tools to read (a remote asking for a login): not run either,
+	// not "nothing to read".
+	noTools := goodRemote()
+	noTools.Tools = nil
+	noTools.Repo.README, noTools.Repo.READMEFailed = "", true
+	if v := evalTest(t, noTools); !slices.Contains(v.NotRun(), CheckHidden) {
+		t.Errorf("README not read, no tools: not run %v", v.NotRun())
+	}
 	// Without a repository it cannot be Verified at all.
 	bare := goodRemote()
 	bare.Repo, bare.Repository, bare.Scorecard = nil, "", nil
