@@ -238,9 +238,11 @@ func supplyChanged(prevJSON []byte, f *supply.Facts) bool {
 	}
 	pv, pr := pkg(&prev)
 	cv, cr := pkg(f)
-	// A README Probity could not read this time is no change.
-	readmeChanged := readme(&prev) != readme(f) && (f.Repo == nil || !f.Repo.READMEFailed)
-	return pv != cv || pr != cr || readmeChanged
+	// What Probity could not read this time (its own trouble) is no change: a failed
+	// package read is not a new version, a README not read not a new README.
+	pkgChanged := (pv != cv || pr != cr) && (f.Package == nil || f.Package.Source.Outcome == supply.SourceOK)
+	readmeRead := f.Repo == nil || f.Repo.Source.Outcome == supply.SourceOK && !f.Repo.READMEFailed
+	return pkgChanged || readmeRead && readme(&prev) != readme(f)
 }
 
 // supplyPredicate maps a verdict onto the signed predicate (attest.NewSupplyPredicate:

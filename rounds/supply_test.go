@@ -306,3 +306,40 @@ func TestRunSupplyRetry(t *testing.T) {
 	}
 	env.verifyExport(t)
 }
+
+// TestSupplyChanged: the daily check runs the checks again for a new version or README,
+// never for a source Probity could not read this time.
+func TestSupplyChanged(t *testing.T) {
+	facts := func(version, readme string, pkgOK, repoOK, readmeFailed bool) *supply.Facts {
+		f := &supply.Facts{Kind: "npm", Locator: "pkg:npm/acme",
+			Package: &supply.PackageFacts{Latest: version, Source: supply.Source{Outcome: supply.SourceOK}},
+			Repo:    &supply.RepoFacts{README: readme, READMEFailed: readmeFailed, Source: supply.Source{Outcome: supply.SourceOK}}}
+		if !pkgOK {
+			f.Package = &supply.PackageFacts{Source: supply.Source{Outcome: supply.SourceFailed}}
+		}
+		if !repoOK {
+			f.Repo = &supply.RepoFacts{Source: supply.Source{Outcome: supply.SourceFailed}}
+		}
+		return f
+	}
+	prev, err := json.Marshal(facts("1.0.0", "hello", true, true, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		now  *supply.Facts
+		want bool
+	}{
+		{"same", facts("1.0.0", "hello", true, true, false), false},
+		{"new version", facts("1.1.0", "hello", true, true, false), true},
+		{"new README", facts("1.0.0", "hello again", true, true, false), true},
+		{"package not read", facts("", "hello", false, true, false), false},
+		{"repository not read", facts("1.0.0", "", true, false, false), false},
+		{"README not read", facts("1.0.0", "", true, true, true), false},
+	} {
+		if got := supplyChanged(prev, c.now); got != c.want {
+			t.Errorf("%s: changed %v, want %v", c.name, got, c.want)
+		}
+	}
+}
