@@ -375,15 +375,25 @@ func TestServerRemotes(t *testing.T) {
 		if c, err := s.EntryByID(ctx, child.ID); err != nil || !c.Listed {
 			t.Errorf("a remote listed again = %+v, %v", c, err)
 		}
-		// The first remote no longer listed: the sse remote, which has an entry of its
-		// own, cannot become the server's entry; the update is refused, nothing changes.
+		// The first remote no longer listed (and the server deleted): the sse remote,
+		// which has an entry of its own, cannot become the server's entry. The listing
+		// is updated (the server unlisted), the parts stay, the move is a conflict
+		// naming the remote's entry.
 		moved := u
 		moved.Parts = []Part{sse, npmA}
-		if _, err := s.UpsertServer(ctx, moved); !errors.Is(err, ErrPartsTaken) || !strings.Contains(err.Error(), child.Slug) {
-			t.Errorf("UpsertServer moving onto a remote's entry: %v, want ErrPartsTaken naming %s", err, child.Slug)
+		moved.Listing.Status, moved.Listing.Title = StatusDeleted, "Gone"
+		mv, err := s.UpsertServer(ctx, moved)
+		if err != nil || !mv.Updated || len(mv.Conflicts) != 1 || mv.Conflicts[0].EntrySlug != child.Slug || mv.Entry.Listed {
+			t.Errorf("UpsertServer moving onto a remote's entry = %+v, %v; want updated, unlisted, a conflict naming %s", mv, err, child.Slug)
 		}
-		if e, err := s.EntryByID(ctx, server.ID); err != nil || e.Locator != remoteA.Locator {
+		if e, err := s.EntryByID(ctx, server.ID); err != nil || e.Locator != remoteA.Locator || e.Title != "Gone" {
 			t.Errorf("the server after a refused move = %+v, %v", e, err)
+		}
+		if _, parts, _ := s.EntryListing(ctx, server.ID); len(parts) != 3 {
+			t.Errorf("parts after a refused move = %+v, want them as they were", parts)
+		}
+		if _, err := s.UpsertServer(ctx, u); err != nil {
+			t.Fatal(err)
 		}
 		// The server deprecated: its remote follows.
 		dep := u

@@ -255,16 +255,24 @@ func (s *sqlStore) upsertServer(ctx context.Context, tx querier, u ServerUpsert,
 	if found != nil && (keep[0].Kind != found.Entry.Kind || keep[0].Locator != found.Entry.Locator) {
 		// The primary part moves (the old one is no longer listed). A remote that has
 		// an entry of its own (a later remote of this server) cannot become the
-		// server's entry's locator without merging two histories: the update is
-		// refused, naming the entry to remove first.
+		// server's entry's locator without merging two histories: the listing (title,
+		// status, …) is updated, the parts stay as they were, and the move is reported
+		// as a conflict naming that entry (remove it, then sync again with --full).
 		var slug string
 		err := tx.QueryRow(ctx, `SELECT slug FROM entries WHERE kind = ? AND locator = ? AND id <> ?`,
 			keep[0].Kind, keep[0].Locator, found.Entry.ID).Scan(&slug)
 		if err == nil {
-			return res, fmt.Errorf("%w: its first part is now %s, which has an entry of its own, %q: remove that entry (probity targets remove %s) to move the server onto it",
-				ErrPartsTaken, keep[0].Locator, slug, slug)
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
+			res.Conflicts = append(res.Conflicts, PartConflict{Part: keep[0], EntrySlug: slug})
+			stored, err := queryAll(ctx, tx, scanPart,
+				`SELECT `+partColumns+` FROM entry_parts WHERE entry_id = ? ORDER BY position`, found.Entry.ID)
+			if err != nil {
+				return res, err
+			}
+			keep = keep[:0]
+			for _, p := range stored {
+				keep = append(keep, p.Part)
+			}
+		} else if !errors.Is(err, sql.ErrNoRows) {
 			return res, err
 		}
 	}
