@@ -326,6 +326,9 @@ func TestHistoryTopSaysCase(t *testing.T) {
 			}
 		})
 	}
+	if hist := fetch(t, h, "/s/"+pkg.Slug+"/history"); !strings.Contains(hist, "Observation started at version 1.4.2; nothing before it counts as a change.") || strings.Contains(hist, "Version: none") {
+		t.Errorf("the package's baseline on its history page:\n%s", hist)
+	}
 	if d := entryJSON(t, h, pkg.Slug); d.Observation.Version != "1.4.2" || d.Observation.SupplyCheckedAt == nil {
 		t.Errorf("package observation: %+v", d.Observation)
 	}

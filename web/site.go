@@ -986,7 +986,10 @@ type changeView struct {
 }
 
 type detailView struct {
-	ToolCount      *int
+	ToolCount *int
+	// BaselineVersion is the version a package's observation started at (its
+	// baseline, which has no tool list).
+	BaselineVersion string
 	Added, Removed []toolRefView    // at most maxNames each
 	Changed        []toolChangeView // at most maxNames
 	// MoreAdded, MoreRemoved and MoreChanged count the tools beyond those lists.
@@ -1058,6 +1061,9 @@ func (s *site) changeView(c *store.ChangeRecord, detailed bool) changeView {
 		return cv // the summary still stands; the details are not shown
 	}
 	dv := &detailView{ToolCount: d.ToolCount, VersionBefore: visibleLine(d.VersionBefore), VersionAfter: visibleLine(d.VersionAfter)}
+	if c.Kind == attest.ChangeBaseline && d.ToolCount == nil && d.VersionBefore == "" && d.VersionAfter != "" {
+		dv.BaselineVersion, dv.VersionAfter = dv.VersionAfter, ""
+	}
 	if d.Field != "" {
 		dv.EditField = visibleLine(d.Field)
 		if d.Before != nil || d.After != nil {
