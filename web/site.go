@@ -990,8 +990,8 @@ type detailView struct {
 	// BaselineVersion is the version a package's observation started at (its
 	// baseline, which has no tool list).
 	BaselineVersion string
-	Added, Removed []toolRefView    // at most maxNames each
-	Changed        []toolChangeView // at most maxNames
+	Added, Removed  []toolRefView    // at most maxNames each
+	Changed         []toolChangeView // at most maxNames
 	// MoreAdded, MoreRemoved and MoreChanged count the tools beyond those lists.
 	MoreAdded, MoreRemoved, MoreChanged int
 	InstructionsChanged                 bool

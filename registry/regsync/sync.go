@@ -127,7 +127,8 @@ func (s *Summary) problem(format string, args ...any) {
 //     updatedAt read), so a sync stopped anywhere, by a crash or a refused page,
 //     resumes at the first page it did not store: the next Sync continues that walk
 //     before it starts another;
-//   - on the last page, moves the mark to the newest updatedAt read and ends the walk.
+//   - on the last page, moves the mark to the newest updatedAt read (never past the
+//     walk's start) and ends the walk.
 //
 // A page the client refuses (too large, too many items, a cursor loop, not a server
 // list, an HTTP error; registry.PageError) ends the sync with that error: everything
