@@ -22,7 +22,8 @@ type Schedule struct {
 	// DefaultCadence (3 h); MinCadence to MaxCadence.
 	Cadence time.Duration
 	// ClaimedCadence is the time between reads of a claimed entry; default
-	// DefaultClaimedCadence (15 min, as seed 001's claimed servers); MinCadence to
+	// DefaultClaimedCadence (15 min, as seed 001's claimed servers), or Cadence when
+	// that is shorter (claimed entries are read at least as often); MinCadence to
 	// Cadence.
 	ClaimedCadence time.Duration
 	// FirstSpread spreads the first round of new entries over [0, FirstSpread);
@@ -59,7 +60,7 @@ func (s Schedule) withDefaults() Schedule {
 		}
 	}
 	def(&s.Cadence, DefaultCadence)
-	def(&s.ClaimedCadence, DefaultClaimedCadence)
+	def(&s.ClaimedCadence, min(DefaultClaimedCadence, s.Cadence))
 	def(&s.FirstSpread, 15*time.Minute)
 	def(&s.StatusInterval, 24*time.Hour)
 	def(&s.MaxBackoff, 48*time.Hour)

@@ -128,6 +128,10 @@ func TestCadenceSettings(t *testing.T) {
 			t.Errorf("%s entry %d (claimed %v): cadence %v, want %v", c.e.Kind, c.e.ID, c.e.Claimed, got, c.want)
 		}
 	}
+	// A cadence shorter than the default claimed cadence is the claimed one too.
+	if short := (Schedule{Cadence: 10 * time.Minute}); short.CadenceOf(claimed) != 10*time.Minute || short.Validate() != nil {
+		t.Errorf("a 10 min cadence: claimed %v, %v", short.CadenceOf(claimed), short.Validate())
+	}
 	set := Schedule{Cadence: 6 * time.Hour, ClaimedCadence: 30 * time.Minute}
 	if set.CadenceOf(remote(1)) != 6*time.Hour || set.CadenceOf(claimed) != 30*time.Minute {
 		t.Errorf("settings not followed: %v, %v", set.CadenceOf(remote(1)), set.CadenceOf(claimed))
@@ -162,7 +166,7 @@ func TestScheduleValidate(t *testing.T) {
 		{Schedule{Cadence: 8 * 24 * time.Hour}, "the cadence is 192h0m0s; it must be from 2m0s to 168h0m0s"},
 		{Schedule{ClaimedCadence: 10 * time.Second}, "the claimed cadence is 10s; it must be from 2m0s to 168h0m0s"},
 		{Schedule{ClaimedCadence: 4 * time.Hour}, "the claimed cadence (4h0m0s) is longer than the cadence (3h0m0s); claimed entries are read at least as often"},
-		{Schedule{Cadence: 10 * time.Minute}, "the claimed cadence (15m0s) is longer than the cadence (10m0s)"},
+		{Schedule{Cadence: 10 * time.Minute, ClaimedCadence: 15 * time.Minute}, "the claimed cadence (15m0s) is longer than the cadence (10m0s)"},
 		{Schedule{Cadence: -time.Hour}, "the cadence is -1h0m0s; it must not be negative"},
 		{Schedule{FirstSpread: 25 * time.Hour}, "the first spread is 25h0m0s; it must be at most 24h0m0s"},
 	}

@@ -92,16 +92,6 @@ Scheduling flags:
 
 ` + probeHelp + "\n" + envHelp
 
-// claimedDefault is s with, when --claimed-cadence was not given, claimed entries read
-// at least as often as the others: a --cadence shorter than the default 15 min is
-// theirs too.
-func claimedDefault(s rounds.Schedule, claimedSet bool) rounds.Schedule {
-	if !claimedSet && s.Cadence > 0 && s.Cadence < s.ClaimedCadence {
-		s.ClaimedCadence = s.Cadence
-	}
-	return s
-}
-
 func runServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("probity serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -109,7 +99,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	ef.register(fs, true)
 	var schedule rounds.Schedule
 	fs.DurationVar(&schedule.Cadence, "cadence", rounds.DefaultCadence, "")
-	fs.DurationVar(&schedule.ClaimedCadence, "claimed-cadence", rounds.DefaultClaimedCadence, "")
+	// 0: the schedule's default, 15 min or --cadence when that is shorter.
+	fs.DurationVar(&schedule.ClaimedCadence, "claimed-cadence", 0, "")
 	fs.DurationVar(&schedule.FirstSpread, "first-spread", 15*time.Minute, "")
 	listen := fs.String("listen", "127.0.0.1:8080", "")
 	baseURL := fs.String("base-url", "", "")
@@ -131,9 +122,6 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n%s", err, serveUsage)
 		return 2
 	}
-	claimedSet := false
-	fs.Visit(func(f *flag.Flag) { claimedSet = claimedSet || f.Name == "claimed-cadence" })
-	schedule = claimedDefault(schedule, claimedSet)
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "error: unexpected argument %q\n%s", fs.Arg(0), serveUsage)
 		return 2
@@ -241,10 +229,11 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 // validateSchedule checks the scheduling flags (rounds.Schedule.Validate), naming a
 // flag set to zero or below, which the schedule would otherwise take for its default.
 func validateSchedule(s rounds.Schedule) error {
-	for name, d := range map[string]time.Duration{"cadence": s.Cadence, "claimed-cadence": s.ClaimedCadence} {
-		if d <= 0 {
-			return fmt.Errorf("--%s %s: a cadence must be positive", name, d)
-		}
+	if s.Cadence <= 0 {
+		return fmt.Errorf("--cadence %s: a cadence must be positive", s.Cadence)
+	}
+	if s.ClaimedCadence < 0 { // 0 is the default
+		return fmt.Errorf("--claimed-cadence %s: a cadence must be positive", s.ClaimedCadence)
 	}
 	if s.FirstSpread < 0 {
 		return fmt.Errorf("--first-spread %s: must not be negative", s.FirstSpread)

@@ -695,13 +695,11 @@ func TestServeScheduleFlags(t *testing.T) {
 			t.Errorf("serve %v: exit %d, stderr %q; want 2 and %q", c.args, code, tail(stderr.String(), 300), c.want)
 		}
 	}
-	// --cadence alone, shorter than the default claimed cadence, is the claimed one too.
-	s := claimedDefault(rounds.Schedule{Cadence: 10 * time.Minute, ClaimedCadence: rounds.DefaultClaimedCadence}, false)
-	if err := validateSchedule(s); err != nil || s.ClaimedCadence != 10*time.Minute {
-		t.Errorf("--cadence 10m alone: claimed %s, %v", s.ClaimedCadence, err)
-	}
-	if s := claimedDefault(rounds.Schedule{Cadence: 10 * time.Minute, ClaimedCadence: 15 * time.Minute}, true); validateSchedule(s) == nil {
-		t.Error("--cadence 10m --claimed-cadence 15m accepted")
+	// --cadence alone, shorter than the default claimed cadence, is the claimed one too
+	// (the flag's zero is the schedule's default).
+	s := rounds.Schedule{Cadence: 10 * time.Minute}
+	if err := validateSchedule(s); err != nil || s.CadenceOf(store.Entry{Claimed: true}) != 10*time.Minute {
+		t.Errorf("--cadence 10m alone: claimed cadence %s, %v", s.CadenceOf(store.Entry{Claimed: true}), err)
 	}
 	var stdout bytes.Buffer
 	if code := runServe([]string{"-h"}, &stdout, io.Discard); code != 0 ||
