@@ -173,14 +173,21 @@ func (s *sqlStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (
 	if err := checkEntryQuery(q); err != nil {
 		return EntryDigest{}, fmt.Errorf("couldn't read entry %q: %w", slug, err)
 	}
-	e, err := s.Entry(ctx, slug)
+	// The entry with its listing, in one read of its row.
+	sl, err := scanEntryListing(s.read.QueryRow(ctx, `SELECT `+entryColumns+`, `+listingColumns+` FROM entries WHERE slug = ?`, slug))
+	if errors.Is(err, sql.ErrNoRows) {
+		return EntryDigest{}, fmt.Errorf("entry %q: %w", slug, ErrNotFound)
+	}
+	if err != nil {
+		return EntryDigest{}, fmt.Errorf("couldn't read entry %q: %w", slug, err)
+	}
+	e := sl.Entry
+	d := EntryDigest{Entry: e, Listing: sl.Listing}
+	parts, err := s.partsOf(ctx, []int64{e.ID})
 	if err != nil {
 		return EntryDigest{}, err
 	}
-	d := EntryDigest{Entry: e}
-	if d.Listing, d.Parts, err = s.EntryListing(ctx, e.ID); err != nil {
-		return EntryDigest{}, err
-	}
+	d.Parts = parts[e.ID]
 	if d.Remotes, err = queryAll(ctx, s.read, scanEntry, remotesOfSQL, e.ID); err != nil {
 		return EntryDigest{}, fmt.Errorf("couldn't read the remotes of %q: %w", slug, err)
 	}
