@@ -460,3 +460,86 @@ func TestDeleteServerWhileARemoteIsAdded(t *testing.T) {
 		}
 	})
 }
+
+// TestMigrateServers migrates a store of migration 0007 holding entries of every kind,
+// with due times and rounds, to 0008: what it held is unchanged; every entry has its
+// primary part, is listed, has no listing and no server; a bare reference of one finds
+// it; a server.json naming one as its primary part takes it over.
+func TestMigrateServers(t *testing.T) {
+	for _, b := range testBackends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := t.Context()
+			s := b.openEmpty(t)
+			if err := s.(testMigrator).migrateForTest(ctx, 7); err != nil {
+				t.Fatalf("migrating through 0007: %v", err)
+			}
+			var old []Entry
+			for i, ne := range []NewEntry{
+				{SlugBase: "remote", Kind: KindRemote, Locator: "https://a.example.com/mcp", Name: "a", Source: "import",
+					Due: []Due{{Reason: ReasonCadence, At: t0}, {Reason: ReasonStatus, At: t0.Add(time.Hour)}}},
+				{SlugBase: "npm", Kind: KindNPM, Locator: "pkg:npm/a", Name: "a", Source: "registry", Claimed: true, Cadence: time.Hour},
+				{SlugBase: "pypi", Kind: KindPyPI, Locator: "pkg:pypi/a", Name: "a", Source: "import"},
+				{SlugBase: "github", Kind: KindGitHub, Locator: "https://github.com/a/a", Name: "a", Source: "import"},
+			} {
+				e, err := InsertEntryForTest(ctx, s, ne)
+				if err != nil {
+					t.Fatalf("entry %d: %v", i, err)
+				}
+				old = append(old, e)
+			}
+			mustSave(t, s, unsignedRound(old[0].ID, t0, t0))
+			snapshot := func() [][][]string {
+				var out [][][]string
+				for _, q := range []struct {
+					sql  string
+					cols int
+				}{
+					{`SELECT id, slug, kind, locator, name, source, claimed, cadence_ms, created_at, last_round_at,
+						uptime_online_days, uptime_counted_days FROM entries ORDER BY id`, 12},
+					{`SELECT entry_id, reason, at FROM due ORDER BY entry_id, reason`, 3},
+					{`SELECT id, entry_id, round_id, started_at, coverage FROM rounds ORDER BY id`, 5},
+					{`SELECT entry_id, day, status FROM uptime_days ORDER BY entry_id, day`, 3},
+				} {
+					rows, err := QueryForTest(ctx, s, q.sql, q.cols)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, rows)
+				}
+				return out
+			}
+			before := snapshot()
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatalf("migrating to the newest: %v", err)
+			}
+			if after := snapshot(); !reflect.DeepEqual(after, before) {
+				t.Errorf("0008 changed what the store held:\n got %v\nwant %v", after, before)
+			}
+			for _, o := range old {
+				e, err := s.EntryByID(ctx, o.ID)
+				if err != nil || !e.Listed || e.ServerName != "" || e.Parent != 0 || e.Title != "" {
+					t.Errorf("entry %s after 0008 = %+v, %v", o.Slug, e, err)
+				}
+				l, parts, err := s.EntryListing(ctx, o.ID)
+				if err != nil || len(parts) != 1 || parts[0] != (Part{Kind: o.Kind, Locator: o.Locator}) ||
+					l.Status != StatusActive || l.Document != nil || !l.UpdatedAt.IsZero() {
+					t.Errorf("listing of %s after 0008 = %+v %+v, %v", o.Slug, l, parts, err)
+				}
+				again, created, err := s.AddEntry(ctx, NewEntry{SlugBase: "again", Kind: o.Kind, Locator: o.Locator, Name: "x", Source: "import"})
+				if err != nil || created || again.ID != o.ID {
+					t.Errorf("AddEntry of %s after 0008 = %+v, %v, %v", o.Slug, again, created, err)
+				}
+			}
+			if ds, err := s.DueBefore(ctx, t0.Add(2*time.Hour), 0); err != nil || len(ds) != 2 {
+				t.Errorf("due times after 0008 = %+v, %v", ds, err)
+			}
+			res, err := s.UpsertServer(ctx, serverUpsert("com.example/a", Part{Kind: KindRemote, Locator: old[0].Locator}, Part{Kind: KindNPM, Locator: "pkg:npm/b"}))
+			if err != nil || res.Created || res.Entry.ID != old[0].ID || res.Entry.ServerName != "com.example/a" {
+				t.Errorf("a server naming a migrated entry's part = %+v, %v: want that entry taken over", res, err)
+			}
+			if rs, err := s.Rounds(ctx, old[0].ID, 0); err != nil || len(rs) != 1 {
+				t.Errorf("the taken-over entry's rounds = %d, %v", len(rs), err)
+			}
+		})
+	}
+}
