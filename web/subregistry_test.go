@@ -1387,3 +1387,22 @@ func TestOpenAPIDescribesSubregistry(t *testing.T) {
 		}
 	}
 }
+
+// TestSubregistryRateLimited: the subregistry shares the site's per-client rate limit,
+// and its 429 has the registry's error shape.
+func TestSubregistryRateLimited(t *testing.T) {
+	f := setup(t, web.RateLimit{PerSecond: 0.5, Burst: 2})
+	for i := range 2 {
+		if rec := f.get(t, "GET", "/v0.1/servers"); rec.Code != http.StatusOK {
+			t.Fatalf("request %d: %d %s", i, rec.Code, rec.Body)
+		}
+	}
+	rec := f.get(t, "GET", "/v0.1/servers")
+	var e struct {
+		Error string `json:"error"`
+	}
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" ||
+		json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error == "" {
+		t.Errorf("third request: %d, Retry-After %q, %s; want 429 in the registry's shape", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+	}
+}
