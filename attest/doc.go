@@ -174,6 +174,97 @@
 // toolset and schema equal the projection-v1 fingerprints another observer publishes,
 // so independent observations can be compared.
 //
+// # Log leaf
+//
+// Every ledger record (package store: probe, change, supply and key-document records,
+// and tombstones) is appended, in ledger order and exactly once, to Probity's
+// transparency log (C2SP tlog-tiles, package translog). The record with ledger sequence
+// number N is the leaf at log index N-1. A leaf is bytes, at most 65,535 (MaxLeafSize,
+// the tlog-tiles bound), of this form: three lines, each ending in one LF (0x0a),
+//
+//	probity.dev/log-leaf/v1
+//	seq N
+//	kind K
+//
+// where N is the sequence number in decimal without leading zeros and K the record's
+// kind (1 to 32 of a-z, 0-9 and _, starting with a letter: probe, change, supply, keys,
+// or tombstone), then exactly one body:
+//
+//   - envelope L, LF, then the L bytes of the record's DSSE envelope exactly as stored
+//     (compact, one line, no trailing newline). This is the form whenever the whole leaf
+//     fits in 65,535 bytes (RecordLeaf), which every envelope of today's predicates does.
+//   - envelope-sha256 H, LF: H is the lower-case hex SHA-256 of the envelope, the form
+//     for an envelope too large to be inline; a verifier holding the envelope decides
+//     which form applies by its size alone, so one envelope has one leaf.
+//   - tombstone L, LF, then L bytes: the tombstone of an entry's deletion (K is
+//     tombstone), its TombstoneDocument in canonical form, which names the records the
+//     deletion removed from the ledger by sequence number, kind and payload digest.
+//   - removed payload-sha256 H, LF: a record the deletion of its entry removed from the
+//     ledger before it was logged; H is its payload digest as its tombstone lists it.
+//
+// Nothing else is a leaf (ParseLeaf). The log's Merkle tree is RFC 6962's: a leaf's hash
+// is SHA-256 of 0x00 followed by the leaf, an interior node's SHA-256 of 0x01 and its
+// two children.
+//
+// Worked example. The envelope of the worked example below (1,796 bytes), as the record
+// with sequence number 1, kind probe, is the leaf at log index 0: the 52 bytes
+//
+//	probity.dev/log-leaf/v1
+//	seq 1
+//	kind probe
+//	envelope 1796
+//
+// followed by the envelope, 1,851 bytes in all, with the leaf hash
+//
+//	0e82cb89797e331f20444dfa3f6ef5ce9f26d5b623bca07c6554ea69f913aef8
+//
+// Deleting its entry on 2026-12-01 at 10:00 UTC, with the reason "the operator removed
+// the server", takes sequence number 2; the tombstone's leaf, at log index 1, is
+// (the last line wrapped here; it is one line of 228 bytes without a trailing newline)
+//
+//	probity.dev/log-leaf/v1
+//	seq 2
+//	kind tombstone
+//	tombstone 228
+//	{"deletedAt":"2026-12-01T10:00:00.000Z","entry":"example","reason":"the operator r
+//	emoved the server","removed":[{"kind":"probe","payloadDigest":"sha256:d6709818060e
+//	c01433c73eb48ac52102d36baa1955b9f9db2ebd9bbaa5c2db42","seq":1}]}
+//
+// with the leaf hash
+//
+//	3b513b513b807ab7c778d1d5918fe522dd17c1c78c15e500149c4d3c02ad3665
+//
+// and the tree of these two leaves has the root hash
+//
+//	62dbe7e0435852c7a7455332e4856d0c0a894b5b63145d4beadb9432b8682553
+//
+// # Bundle
+//
+// A bundle (Bundle, BundleFormat) lets anyone check offline that a signed record is in
+// the log: one JSON object with the members
+//
+//	bundle              "probity.dev/log-bundle/v1"
+//	logIndex            the record's log index (its sequence number minus 1)
+//	kind                the record's kind, as in its leaf
+//	envelope            the DSSE envelope as a JSON object; its compact form
+//	                    (json.Compact) is the envelope the leaf holds
+//	inclusionProof      RFC 6962 inclusion proof of the leaf in the tree of the
+//	                    checkpoint's size: an array of standard base64 32-byte hashes
+//	checkpoint          the checkpoint (C2SP tlog-checkpoint) as a signed note, with the
+//	                    log's signature and the witnesses' cosignatures (C2SP
+//	                    tlog-cosignature/v1); the earliest checkpoint the log published
+//	                    that holds the record
+//	previousCheckpoint  optional: the checkpoint published before it, which does not hold
+//	                    the record (its size is at most logIndex)
+//	consistencyProof    with previousCheckpoint: the RFC 6962 consistency proof from it
+//	                    to checkpoint
+//
+// Cosignature timestamps on the two checkpoints bound when the record was logged: not
+// after the earliest cosignature on checkpoint, not before the latest on
+// previousCheckpoint. Package verifier checks a bundle (the leaf rebuilt from kind,
+// logIndex+1 and the envelope; the proofs; the log's and the witnesses' signatures) and
+// holds a record's own time to those bounds.
+//
 // # Worked example
 //
 // Private key seed (RFC 8032), the 32 bytes 0x00 … 0x1f:
