@@ -33,6 +33,7 @@ type handlers struct {
 	pages   map[string]*template.Template
 	metrics *metrics
 	limiter *ratelimit.Limiter
+	logLim  *ratelimit.Limiter // /log/'s own bucket per client
 	refused *refusals.Log
 }
 
@@ -112,6 +113,8 @@ func (h *handlers) router(trusted []string) (http.Handler, error) {
 	get("/api/v1/openapi.json", h.openAPI)
 	get("/badge/:file", h.badge)
 	get("/.well-known/probity-keys.json", h.keys)
+	get("/log/*path", h.logFile)   // the transparency log, tlog-tiles (log.go)
+	get("/bundle/:file", h.bundle) // a record's bundle: /bundle/SEQ.json
 	get("/healthz", h.healthz)
 	get("/metrics", h.metricsText)
 	return r, nil
@@ -295,13 +298,22 @@ func (h *handlers) round(c *gin.Context) {
 		h.fail(c, errNotFound)
 		return
 	}
-	env, err := h.site.roundEnvelope(c.Request.Context(), slug, id)
+	id, bundle := strings.CutSuffix(id, ".bundle") // /s/SLUG/r/ROUND.bundle.json
+	if bundle && h.site.log == nil {
+		h.fail(c, errNotFound)
+		return
+	}
+	rec, err := h.site.roundEnvelope(c.Request.Context(), slug, id)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
+	if bundle {
+		h.serveBundle(c, rec.Seq)
+		return
+	}
 	c.Header("Cache-Control", "public, max-age=86400, immutable")
-	c.Data(http.StatusOK, "application/json; charset=utf-8", env)
+	c.Data(http.StatusOK, "application/json; charset=utf-8", rec.Envelope)
 }
 
 func (h *handlers) changes(c *gin.Context) {

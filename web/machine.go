@@ -409,30 +409,31 @@ var errStop = errors.New("stop")
 // roundIDPattern is attest's pattern of a round id.
 var roundIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
-// roundEnvelope returns the envelope of one signed round of slug. The store has no
-// lookup by round id, so the entry's envelopes are walked until it is found.
-func (s *site) roundEnvelope(ctx context.Context, slug, roundID string) ([]byte, error) {
+// roundEnvelope returns the envelope of one signed round of slug, with its ledger
+// sequence number. The store has no lookup by round id, so the entry's envelopes are
+// walked until it is found.
+func (s *site) roundEnvelope(ctx context.Context, slug, roundID string) (store.EnvelopeRecord, error) {
 	if !roundIDPattern.MatchString(roundID) {
-		return nil, errNotFound
+		return store.EnvelopeRecord{}, errNotFound
 	}
 	if _, err := s.st.Entry(ctx, slug); err != nil {
-		return nil, err
+		return store.EnvelopeRecord{}, err
 	}
-	var env []byte
+	var found *store.EnvelopeRecord
 	err := s.st.Envelopes(ctx, store.EnvelopeFilter{EntrySlug: slug}, func(r store.EnvelopeRecord) error {
 		if r.RoundID == roundID {
-			env = r.Envelope
+			found = &r
 			return errStop
 		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, errStop) {
-		return nil, err
+		return store.EnvelopeRecord{}, err
 	}
-	if env == nil {
-		return nil, errNotFound
+	if found == nil {
+		return store.EnvelopeRecord{}, errNotFound
 	}
-	return env, nil
+	return *found, nil
 }
 
 // envelopes prepares the JSONL of an entry's signed records: every round envelope, the

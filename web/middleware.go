@@ -93,7 +93,11 @@ func (h *handlers) rateLimit(c *gin.Context) {
 		return
 	}
 	client := c.ClientIP()
-	ok, wait := h.limiter.Allow(client)
+	lim := h.limiter
+	if c.FullPath() == "/log/*path" {
+		lim = h.logLim
+	}
+	ok, wait := lim.Allow(client)
 	if !ok {
 		c.Set(ctxRefused, true)
 		h.refused.Refused(c.Request.Context(), client, reasonRateLimited, slog.String("method", c.Request.Method), slog.String("route", route(c)))

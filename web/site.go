@@ -25,6 +25,7 @@ import (
 // visible; escaping is left to the output (html/template, encoding/json, markdown).
 type site struct {
 	st       Store
+	log      Log // nil: no transparency log served
 	keysJSON []byte
 	base     string
 	feed     feed.Config
@@ -305,6 +306,7 @@ type roundView struct {
 	ServerVersion   string
 	ToolCount       int
 	EnvelopeURL     string
+	BundleURL       string // the envelope with its inclusion proof; "" when no log is served
 }
 
 type checkView struct {
@@ -413,6 +415,9 @@ func (s *site) entryOf(ctx context.Context, slug string, toolsPage int, html boo
 		}
 		if round.Signed {
 			v.Round.EnvelopeURL = v.Links.Page + "/r/" + round.RoundID + ".json"
+			if s.log != nil {
+				v.Round.BundleURL = v.Links.Page + "/r/" + round.RoundID + ".bundle.json"
+			}
 		}
 		checks := func() ([]checkView, error) {
 			raw, err := s.st.RoundResults(ctx, round.ID)

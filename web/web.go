@@ -99,6 +99,13 @@ type Config struct {
 	// (web/mcpserver), which applies its own rate and body limits, so the site's do not
 	// count its requests twice. The site's security headers are set on it too.
 	MCP http.Handler
+	// Log, when set, serves the transparency log read-only at /log/ (C2SP tlog-tiles)
+	// and each signed record's bundle at /bundle/SEQ.json, linked from the pages.
+	Log Log
+	// LogRateLimit is the per-client token bucket of /log/, apart from the site's: an
+	// auditor reads a tile or an entry bundle per 256 records. The zero value means
+	// DefaultLogRateLimit.
+	LogRateLimit RateLimit
 }
 
 // RateLimit is a token bucket per client: Burst requests at once, refilled at
@@ -113,6 +120,10 @@ type RateLimit struct {
 
 // DefaultRateLimit is the rate limit of a zero Config.RateLimit.
 var DefaultRateLimit = RateLimit{PerSecond: 10, Burst: 40, MaxClients: 10000}
+
+// DefaultLogRateLimit is the rate limit of a zero Config.LogRateLimit: a 200,000-record
+// log is about 1,600 files, read in under 10 s.
+var DefaultLogRateLimit = RateLimit{PerSecond: 200, Burst: 400, MaxClients: 10000}
 
 // Limits on requests.
 const (
@@ -147,6 +158,12 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.RateLimit.MaxClients <= 0 {
 		cfg.RateLimit.MaxClients = DefaultRateLimit.MaxClients
 	}
+	if cfg.LogRateLimit.PerSecond <= 0 || cfg.LogRateLimit.Burst <= 0 {
+		cfg.LogRateLimit = DefaultLogRateLimit
+	}
+	if cfg.LogRateLimit.MaxClients <= 0 {
+		cfg.LogRateLimit.MaxClients = DefaultLogRateLimit.MaxClients
+	}
 	// gin's mode is process-wide; release mode keeps it from printing routes and
 	// warnings to stdout.
 	gin.SetMode(gin.ReleaseMode)
@@ -165,10 +182,14 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 	s := newSite(cfg.Store, pages["entry"])
-	s.keysJSON, s.base, s.feed, s.now = keysJSON, base, feedCfg, cfg.Now
-	lim, err := ratelimit.New(ratelimit.Config{PerSecond: cfg.RateLimit.PerSecond, Burst: cfg.RateLimit.Burst, MaxClients: cfg.RateLimit.MaxClients, Now: cfg.Now})
+	s.keysJSON, s.base, s.feed, s.now, s.log = keysJSON, base, feedCfg, cfg.Now, cfg.Log
+	lim, err := newLimiter(cfg.RateLimit, cfg.Now)
 	if err != nil {
-		return nil, fmt.Errorf("web: %w", err)
+		return nil, err
+	}
+	logLim, err := newLimiter(cfg.LogRateLimit, cfg.Now)
+	if err != nil {
+		return nil, err
 	}
 	refused := refusals.New(cfg.Logger, cfg.Now)
 	src := metricsSources{memos: s.memoStats, refused: refused.Counts}
@@ -181,6 +202,7 @@ func New(cfg Config) (http.Handler, error) {
 		pages:   pages,
 		metrics: newMetrics(src, cfg.Logger),
 		limiter: lim,
+		logLim:  logLim,
 		refused: refused,
 	}
 	site, err := h.router(cfg.TrustedProxies)
@@ -198,6 +220,14 @@ func New(cfg Config) (http.Handler, error) {
 		}
 		site.ServeHTTP(w, r)
 	}), nil
+}
+
+func newLimiter(l RateLimit, now func() time.Time) (*ratelimit.Limiter, error) {
+	lim, err := ratelimit.New(ratelimit.Config{PerSecond: l.PerSecond, Burst: l.Burst, MaxClients: l.MaxClients, Now: now})
+	if err != nil {
+		return nil, fmt.Errorf("web: %w", err)
+	}
+	return lim, nil
 }
 
 // Server returns an http.Server for h on addr with the timeouts the site is built for:
