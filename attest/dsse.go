@@ -60,8 +60,11 @@ type DecodedStatement struct {
 	Change *ChangePredicate
 	// Supply is set for SupplyPredicateType.
 	Supply *SupplyPredicate
+	// Keys is set for KeysPredicateType.
+	Keys *KeysPredicate
 	// ObservedAt is the predicate's time, which must lie in the signing key's window: a
-	// probe's observedAt, a change's recordedAt, a supply run's evaluatedAt.
+	// probe's observedAt, a change's recordedAt, a supply run's evaluatedAt, a key
+	// document version's issuedAt.
 	ObservedAt time.Time
 }
 
@@ -307,6 +310,17 @@ func decodeCanonical(payload []byte) (*DecodedStatement, error) {
 		t, err := ParseTime(sp.EvaluatedAt)
 		if err != nil {
 			return ds, &StatementError{Path: "/predicate/evaluatedAt", Msg: err.Error()}
+		}
+		ds.ObservedAt = t
+	case KeysPredicateType:
+		kp, err := checkKeys(ds.Predicate, ds.Subject)
+		if err != nil {
+			return ds, err
+		}
+		ds.Keys = kp
+		t, err := ParseTime(kp.IssuedAt)
+		if err != nil {
+			return ds, &StatementError{Path: "/predicate/issuedAt", Msg: err.Error()}
 		}
 		ds.ObservedAt = t
 	}

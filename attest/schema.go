@@ -45,6 +45,12 @@ func PredicateSchema(predicateType string) (*Schema, bool) {
 			panic("attest: embedded supply schema does not compile: " + err.Error())
 		}
 		return s, true
+	case KeysPredicateType:
+		s, err := keysSchema()
+		if err != nil {
+			panic("attest: embedded keys schema does not compile: " + err.Error())
+		}
+		return s, true
 	}
 	return nil, false
 }

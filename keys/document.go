@@ -23,8 +23,12 @@ import (
 
 // Limits and fixed values of the key document format.
 const (
-	// FormatVersion is the only format_version this package reads or writes.
-	FormatVersion = 1
+	// FormatVersion is the format_version this package writes: version 2, which lists
+	// the transparency log (member "log").
+	FormatVersion = 2
+	// FormatVersion1 is the first format, without the log member, which Parse still
+	// reads so that old key documents and histories stay verifiable.
+	FormatVersion1 = 1
 	// AlgorithmEd25519 is the only algorithm a key may have.
 	AlgorithmEd25519 = "Ed25519"
 	// MaxDocumentSize is the largest key document Parse and Load accept, in bytes.
@@ -37,6 +41,8 @@ const (
 	MaxReasonLen = 200
 	// KeyIDLen is the length of a key_id: hex digits of SHA-256 over the SPKI DER.
 	KeyIDLen = 16
+	// MaxOriginLen is the longest log origin, in bytes.
+	MaxOriginLen = 256
 	// ed25519SPKILen is the size of the DER SubjectPublicKeyInfo of an Ed25519 key.
 	ed25519SPKILen = 44
 )
@@ -48,9 +54,19 @@ const DocumentFile = "keys.json"
 // Document is a key document: the public keys an issuer signs with, each with its
 // validity window and revocation state. See the package documentation for the format.
 type Document struct {
-	FormatVersion int    `json:"format_version"`
-	Issuer        string `json:"issuer"`
-	Keys          []Key  `json:"keys"`
+	FormatVersion int
+	Issuer        string
+	Keys          []Key
+	// Log is the transparency log the issuer's records are appended to (format_version
+	// 2); nil is JSON null in format 2 and the absent member in format 1.
+	Log *Log
+}
+
+// Log names the issuer's transparency log: its origin (the first line of its
+// checkpoints) and the C2SP signed-note verifier key its checkpoints are signed with.
+type Log struct {
+	Origin string `json:"origin"`
+	Key    string `json:"key"` // "origin+hash+base64(0x01 || Ed25519 public key)"
 }
 
 // Key is one entry of a key document. Its JSON form always has all eight members in the
@@ -208,8 +224,16 @@ func (d *Document) Current(now time.Time) (*Key, bool) {
 // syntax, and records each key's parsed public key. It returns a *DocumentError for the
 // first violation found.
 func (d *Document) Validate() error {
-	if d.FormatVersion != FormatVersion {
-		return docErr("format_version", "%d is not supported (want %d)", d.FormatVersion, FormatVersion)
+	if d.FormatVersion != FormatVersion && d.FormatVersion != FormatVersion1 {
+		return docErr("format_version", "%d is not supported (want %d or %d)", d.FormatVersion, FormatVersion1, FormatVersion)
+	}
+	if d.Log != nil {
+		if d.FormatVersion == FormatVersion1 {
+			return docErr("log", "is not a member of format_version 1")
+		}
+		if err := d.Log.validate(); err != nil {
+			return err
+		}
 	}
 	if err := checkText(d.Issuer, MaxIssuerLen); err != "" {
 		return docErr("issuer", "%s", err)
@@ -354,16 +378,30 @@ func Parse(data []byte) (*Document, error) {
 	if err := attest.CheckJSON(data); err != nil {
 		return nil, err
 	}
-	members, err := decodeObject(data, []string{"format_version", "issuer", "keys"})
-	if err != nil {
+	// format_version first: it decides which members the document has.
+	var top map[string]json.RawMessage
+	if err := decodeStrict(data, &top, "an object"); err != nil {
 		return nil, docErr("", "key document %v", err)
 	}
 	d := new(Document)
-	if err := decodeInt(members["format_version"], &d.FormatVersion); err != nil {
-		return nil, docErr("format_version", "%v", err)
+	if raw, ok := top["format_version"]; ok {
+		if err := decodeInt(raw, &d.FormatVersion); err != nil {
+			return nil, docErr("format_version", "%v", err)
+		}
 	}
-	if d.FormatVersion != FormatVersion { // before anything whose shape a later version may change
-		return nil, docErr("format_version", "%d is not supported (want %d)", d.FormatVersion, FormatVersion)
+	names := documentMembers
+	switch d.FormatVersion {
+	case FormatVersion:
+	case FormatVersion1:
+		names = documentMembers1
+	default:
+		if _, ok := top["format_version"]; ok { // before anything whose shape a later version may change
+			return nil, docErr("format_version", "%d is not supported (want %d or %d)", d.FormatVersion, FormatVersion1, FormatVersion)
+		}
+	}
+	members, err := checkMembers(top, names)
+	if err != nil {
+		return nil, docErr("", "key document %v", err)
 	}
 	if err := decodeString(members["issuer"], &d.Issuer); err != nil {
 		return nil, docErr("issuer", "%v", err)
@@ -374,6 +412,11 @@ func Parse(data []byte) (*Document, error) {
 	}
 	if n := len(raws); n < 1 || n > MaxKeys {
 		return nil, docErr("keys", "has %d entries; want 1 to %d", n, MaxKeys)
+	}
+	if d.FormatVersion == FormatVersion {
+		if d.Log, err = decodeLog(members["log"]); err != nil {
+			return nil, err
+		}
 	}
 	d.Keys = make([]Key, len(raws))
 	for i, raw := range raws {
@@ -432,8 +475,78 @@ func MarshalDocument(d *Document) ([]byte, error) {
 	if err := d.Validate(); err != nil {
 		return nil, err
 	}
-	type wire Document // same fields and tags, without methods
-	return encodeJSON((*wire)(d), "  ")
+	return encodeJSON(d.wire(), "  ")
+}
+
+// CanonicalDocument validates d and returns its canonical bytes (attest.Marshal:
+// nfc-jcs/v1), the form a signed key document version holds and its digests cover.
+func CanonicalDocument(d *Document) ([]byte, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	return attest.Marshal(d.wire())
+}
+
+// DocumentDigest returns the lower-case hex SHA-256 of d's canonical bytes
+// (CanonicalDocument): the subject digest of its signed version.
+func DocumentDigest(d *Document) (string, error) {
+	c, err := CanonicalDocument(d)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(c)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// SameDocument reports whether a and b have the same canonical bytes, that is whether
+// they publish exactly the same keys, windows, revocations and log. Invalid documents
+// are never the same.
+func SameDocument(a, b *Document) bool {
+	ca, err1 := CanonicalDocument(a)
+	cb, err2 := CanonicalDocument(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ca, cb)
+}
+
+// The member order of each format, which the wire structs below follow.
+var (
+	documentMembers1 = []string{"format_version", "issuer", "keys"}
+	documentMembers  = []string{"format_version", "issuer", "keys", "log"}
+)
+
+type docWire1 struct {
+	FormatVersion int    `json:"format_version"`
+	Issuer        string `json:"issuer"`
+	Keys          []Key  `json:"keys"`
+}
+
+type docWire2 struct {
+	FormatVersion int    `json:"format_version"`
+	Issuer        string `json:"issuer"`
+	Keys          []Key  `json:"keys"`
+	Log           *Log   `json:"log"`
+}
+
+// wire returns the JSON form of d for its format_version.
+func (d *Document) wire() any {
+	if d.FormatVersion == FormatVersion1 {
+		return docWire1{d.FormatVersion, d.Issuer, d.Keys}
+	}
+	return docWire2{d.FormatVersion, d.Issuer, d.Keys, d.Log}
+}
+
+// MarshalJSON encodes d compactly in its format's member order, without validating it
+// (MarshalDocument validates).
+func (d Document) MarshalJSON() ([]byte, error) { return encodeJSON(d.wire(), "") }
+
+// UnmarshalJSON decodes a document with encoding/json's rules, without the strict checks
+// or the validation of Parse, which is what reading a published document should use.
+func (d *Document) UnmarshalJSON(data []byte) error {
+	var w docWire2
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*d = Document{FormatVersion: w.FormatVersion, Issuer: w.Issuer, Keys: w.Keys, Log: w.Log}
+	return nil
 }
 
 // encodeJSON encodes v without HTML escaping, indented by indent if it is not empty, and
@@ -573,6 +686,11 @@ func decodeObject(data []byte, names []string) (map[string]json.RawMessage, erro
 	if err := decodeStrict(data, &members, "an object"); err != nil {
 		return nil, err
 	}
+	return checkMembers(members, names)
+}
+
+// checkMembers checks that the member names of a decoded object are exactly names.
+func checkMembers(members map[string]json.RawMessage, names []string) (map[string]json.RawMessage, error) {
 	var unknown []string
 	for name := range members {
 		if !slices.Contains(names, name) {

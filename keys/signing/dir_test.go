@@ -194,39 +194,80 @@ func TestRotateDirErrors(t *testing.T) {
 
 // TestRotateDirRecovery simulates crashes between the steps of a rotation.
 func TestRotateDirRecovery(t *testing.T) {
-	t.Run("after keys.json", func(t *testing.T) {
+	// Steps 1 and 2 of a rotation by hand: the new key in signing-key.pem.new, its
+	// signed version written, and keys.json too when withDoc.
+	crash := func(t *testing.T, withDoc bool) (string, keys.Key) {
 		dir := t.TempDir()
-		d, err := GenerateDir(dir, "https://probity.dev", t0, seedReader(1))
+		if _, err := GenerateDir(dir, "https://probity.dev", t0, seedReader(1)); err != nil {
+			t.Fatal(err)
+		}
+		s, err := loadState(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Steps 1 and 2 done: the new key is in signing-key.pem.new and listed.
+		d := cloneDocument(s.doc)
 		nk := testKey(t, 2, t1)
 		d.Keys[0].ValidUntil = ptr(t1)
 		d.Keys = append(d.Keys, nk)
-		data, err := keys.MarshalDocument(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := writeFileAtomic(filepath.Join(dir, keys.DocumentFile), data, 0o644, true); err != nil {
-			t.Fatal(err)
-		}
 		if err := WritePrivateKey(filepath.Join(dir, pendingKeyFile), seedKey(2)); err != nil {
 			t.Fatal(err)
 		}
-		// The invariant holds: the signing key is listed.
-		if _, ok := d.Lookup(signingKeyID(t, dir)); !ok {
-			t.Fatal("signing key not listed")
-		}
-		got, k, err := RotateDir(dir, t1.Add(time.Hour), seedReader(3))
+		v, err := signVersion(s.latest(), d, "rotated", t1, NewSigner(seedKey(1)), NewSigner(seedKey(2)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k.KeyID != nk.KeyID || len(got.Keys) != 2 || signingKeyID(t, dir) != nk.KeyID {
-			t.Fatalf("interrupted rotation not completed: key %s, %d keys", k.KeyID, len(got.Keys))
+		if err := writeVersion(dir, v); err != nil {
+			t.Fatal(err)
 		}
-		assertNoTempFiles(t, dir)
-	})
+		if withDoc {
+			data, err := keys.MarshalDocument(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := writeFileAtomic(filepath.Join(dir, keys.DocumentFile), data, 0o644, true); err != nil {
+				t.Fatal(err)
+			}
+			// The invariant holds: the signing key is listed.
+			if _, ok := d.Lookup(signingKeyID(t, dir)); !ok {
+				t.Fatal("signing key not listed")
+			}
+		}
+		return dir, nk
+	}
+	for _, withDoc := range []bool{true, false} {
+		name := "after keys.json"
+		if !withDoc {
+			name = "after the version"
+		}
+		t.Run(name, func(t *testing.T) {
+			dir, nk := crash(t, withDoc)
+			got, k, err := RotateDir(dir, t1.Add(time.Hour), seedReader(3))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k.KeyID != nk.KeyID || len(got.Keys) != 2 || signingKeyID(t, dir) != nk.KeyID {
+				t.Fatalf("interrupted rotation not completed: key %s, %d keys", k.KeyID, len(got.Keys))
+			}
+			if vs, err := Versions(dir); err != nil || len(vs) != 2 {
+				t.Fatalf("Versions = %d, %v", len(vs), err)
+			}
+			onDisk, err := keys.Load(filepath.Join(dir, keys.DocumentFile))
+			if err != nil || !keys.SameDocument(onDisk, got) {
+				t.Fatalf("keys.json not completed: %v", err)
+			}
+			assertNoTempFiles(t, dir)
+		})
+		t.Run(name+", then OpenDir", func(t *testing.T) {
+			dir, nk := crash(t, withDoc)
+			doc, signer, err := OpenDir(dir, t1.Add(time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if signer.ID() != nk.KeyID || len(doc.Keys) != 2 {
+				t.Fatalf("OpenDir after a crash: signer %s, %d keys", signer.ID(), len(doc.Keys))
+			}
+		})
+	}
 	t.Run("before keys.json", func(t *testing.T) {
 		dir := t.TempDir()
 		if _, err := GenerateDir(dir, "https://probity.dev", t0, seedReader(1)); err != nil {
@@ -266,6 +307,13 @@ func TestRevokeDir(t *testing.T) {
 			t.Errorf("RevokeDir(%q, %q) = %v, want %q", tc.id, tc.reason, err, tc.want)
 		}
 	}
+	// The signing key cannot sign its own revocation: rotate first.
+	if _, err := RevokeDir(dir, id, "key leaked", t1); err == nil || !strings.Contains(err.Error(), "rotate first") {
+		t.Fatalf("RevokeDir(signing key) = %v", err)
+	}
+	if _, _, err := RotateDir(dir, t1.Add(-time.Hour), seedReader(2)); err != nil {
+		t.Fatal(err)
+	}
 	at := t1.Add(123 * time.Microsecond)
 	d, err := RevokeDir(dir, id, "key leaked", at)
 	if err != nil {
@@ -282,7 +330,7 @@ func TestRevokeDir(t *testing.T) {
 	if !onDisk.Keys[0].Revoked() || *onDisk.Keys[0].RevocationReason != "key leaked" {
 		t.Fatal("revocation not written")
 	}
-	if _, ok := onDisk.Current(t1); ok {
+	if cur, ok := onDisk.Current(t1); !ok || cur.KeyID == id {
 		t.Fatal("revoked key is current")
 	}
 	if fileMode(t, filepath.Join(dir, keys.DocumentFile)) != 0o644 {
@@ -291,9 +339,12 @@ func TestRevokeDir(t *testing.T) {
 	if _, err := RevokeDir(dir, id, "again", t1); err == nil || !strings.Contains(err.Error(), "already revoked at 2026-11-01T12:00:00.000Z") {
 		t.Fatalf("second RevokeDir = %v", err)
 	}
-	// Rotation away from a revoked signing key works.
-	if _, nk, err := RotateDir(dir, t1.Add(time.Second), seedReader(2)); err != nil || signingKeyID(t, dir) != nk.KeyID {
+	// Rotation goes on after the old key's revocation.
+	if _, nk, err := RotateDir(dir, t1.Add(time.Second), seedReader(3)); err != nil || signingKeyID(t, dir) != nk.KeyID {
 		t.Fatalf("RotateDir after revoke = %v", err)
+	}
+	if vs, err := Versions(dir); err != nil || len(vs) != 4 || vs[2].Event != "revoked" {
+		t.Fatalf("Versions after generate, rotate, revoke, rotate: %d, %v", len(vs), err)
 	}
 	assertNoTempFiles(t, dir)
 }
@@ -315,10 +366,12 @@ func TestOpenDir(t *testing.T) {
 	if _, _, err := OpenDir(dir, now.Add(-time.Hour)); err == nil {
 		t.Error("OpenDir accepted a time before the key's valid_from")
 	}
-	if _, err := RevokeDir(dir, doc.Keys[0].KeyID, "test", now.Add(time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := OpenDir(dir, now.Add(time.Hour)); err == nil {
-		t.Error("OpenDir accepted a revoked signing key")
+	// A revoked signing key: only a directory from before key document versions can
+	// have one (RevokeDir refuses to revoke the signing key).
+	legacy := legacyDir(t, "https://probity.example", now, func(d *keys.Document) {
+		d.Keys[0].RevokedAt, d.Keys[0].RevocationReason = ptr(now.Add(time.Minute)), ptr("test")
+	})
+	if _, _, err := OpenDir(legacy, now.Add(time.Hour)); err == nil || !strings.Contains(err.Error(), "is revoked") {
+		t.Errorf("OpenDir accepted a revoked signing key: %v", err)
 	}
 }
