@@ -60,6 +60,18 @@ const (
 	ReasonRevokedKey           FailureReason = "revoked_key"
 	ReasonOutsideWindow        FailureReason = "outside_key_window"
 	ReasonPolicy               FailureReason = "policy_not_met"
+
+	// The reasons a bundle can fail besides its envelope's (see VerifyBundle).
+	ReasonMalformedBundle       FailureReason = "malformed_bundle"
+	ReasonInclusion             FailureReason = "inclusion_mismatch"
+	ReasonCheckpointSignature   FailureReason = "bad_checkpoint_signature"
+	ReasonWrongOrigin           FailureReason = "wrong_origin"
+	ReasonTooFewWitnesses       FailureReason = "too_few_witnesses"
+	ReasonBadCosignature        FailureReason = "bad_cosignature"
+	ReasonInconsistent          FailureReason = "inconsistent_checkpoints"
+	ReasonBackdated             FailureReason = "backdated"
+	ReasonPostdated             FailureReason = "postdated"
+	ReasonLoggedAfterRevocation FailureReason = "logged_after_revocation"
 )
 
 // A Failure is the error Verify returns for an envelope that does not verify.
@@ -98,7 +110,9 @@ type Result struct {
 	ObservedAt    time.Time                `json:"-"`
 	Signatures    []SignatureResult        `json:"signatures,omitempty"`
 	Statement     *attest.DecodedStatement `json:"-"`
-	Failure       *Failure                 `json:"failure,omitempty"`
+	// Log is set by VerifyBundle once the bundle's checkpoint verified.
+	Log     *LogResult `json:"log,omitempty"`
+	Failure *Failure   `json:"failure,omitempty"`
 }
 
 // MarshalJSON writes observedAt in attest.TimeLayout, as the statement has it.
@@ -125,7 +139,27 @@ type Policy struct {
 	// PredicateTypes lists the predicate types accepted; empty accepts every type this
 	// version knows.
 	PredicateTypes []string
+
+	// RequireLog makes Verify fail every bare envelope: only a bundle, with its proof of
+	// inclusion in the log, can pass.
+	RequireLog bool
+	// LogKey is the log's checkpoint verifier key, a C2SP signed-note vkey
+	// (origin+hash+base64(0x01 || Ed25519 public key)); its name is the log's origin.
+	// Empty: the key document's log key.
+	LogKey string
+	// WitnessKeys are the witnesses trusted for cosignatures, each a signed-note vkey of
+	// type 0x04 (tlog-cosignature/v1). Cosignatures by other keys are ignored.
+	WitnessKeys []string
+	// MinWitnesses is how many of WitnessKeys must have cosigned a bundle's checkpoint.
+	MinWitnesses int
+	// MaxBackdate is how much earlier than the latest trusted cosignature on a bundle's
+	// previous checkpoint its record's own time may be (a record is signed, then logged
+	// at the next integration; clocks differ). Zero means DefaultMaxBackdate.
+	MaxBackdate time.Duration
 }
+
+// DefaultMaxBackdate is Policy.MaxBackdate's default: one hour.
+const DefaultMaxBackdate = time.Hour
 
 // DefaultPolicy accepts one valid signature over any known predicate type.
 func DefaultPolicy() Policy { return Policy{Threshold: 1} }
@@ -143,12 +177,31 @@ func (p Policy) Validate() error {
 			return fmt.Errorf("%w: predicate type %q is unknown", ErrPolicy, t)
 		}
 	}
+	switch {
+	case p.MinWitnesses < 0 || p.MinWitnesses > len(p.WitnessKeys):
+		return fmt.Errorf("%w: %d witnesses required of the %d witness keys given", ErrPolicy, p.MinWitnesses, len(p.WitnessKeys))
+	case p.MaxBackdate < 0:
+		return fmt.Errorf("%w: negative MaxBackdate %s", ErrPolicy, p.MaxBackdate)
+	}
+	if p.LogKey != "" || len(p.WitnessKeys) > 0 {
+		if _, err := parseTrusted(p.LogKey, p.WitnessKeys); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+func (p Policy) maxBackdate() time.Duration {
+	if p.MaxBackdate == 0 {
+		return DefaultMaxBackdate
+	}
+	return p.MaxBackdate
 }
 
 // Verify checks one envelope against a validated key document (from keys.Load or
 // keys.Parse) and a policy. It returns a Result in every case but an invalid policy or
-// a nil document; the error is a *Failure when the envelope does not verify.
+// a nil document; the error is a *Failure when the envelope does not verify. A policy
+// with RequireLog fails every bare envelope: use VerifyBundle.
 func Verify(envelope []byte, doc *keys.Document, policy Policy) (*Result, error) {
 	if err := policy.Validate(); err != nil {
 		return nil, err
@@ -157,9 +210,30 @@ func Verify(envelope []byte, doc *keys.Document, policy Policy) (*Result, error)
 		return nil, fmt.Errorf("%w: no keys to verify against", ErrPolicy)
 	}
 	r := &Result{}
-	fail := func(reason FailureReason, format string, args ...any) (*Result, error) {
-		r.Failure = &Failure{Reason: reason, Detail: fmt.Sprintf(format, args...)}
+	if policy.RequireLog {
+		r.Failure = &Failure{Reason: ReasonPolicy, Detail: "a bare envelope carries no proof of inclusion in the log, and the policy requires one"}
 		return r, r.Failure
+	}
+	signers, err := authenticate(r, envelope, doc)
+	if err != nil {
+		return r, err
+	}
+	if f := checkKeys(r, signers, time.Time{}); f != nil {
+		return r, f
+	}
+	if f := checkPolicy(r, signers, policy); f != nil {
+		return r, f
+	}
+	return r, nil
+}
+
+// authenticate applies steps 1 to 6 of the package documentation: the envelope's shape,
+// its signatures by listed keys, then the payload's canonical form and statement rules.
+// It fills r and returns the signing keys, or the *Failure it recorded in r.
+func authenticate(r *Result, envelope []byte, doc *keys.Document) ([]*keys.Key, error) {
+	fail := func(reason FailureReason, format string, args ...any) ([]*keys.Key, error) {
+		r.Failure = &Failure{Reason: reason, Detail: fmt.Sprintf(format, args...)}
+		return nil, r.Failure
 	}
 
 	env, payload, err := attest.ParseEnvelope(envelope)
@@ -182,20 +256,23 @@ func Verify(envelope []byte, doc *keys.Document, policy Policy) (*Result, error)
 	for i, s := range env.Signatures {
 		sr := SignatureResult{KeyID: clip(s.KeyID), Outcome: OutcomeValid}
 		k, ok := doc.Lookup(s.KeyID)
-		if ok && len(k.PublicKey()) != ed25519.PublicKeySize {
-			return nil, fmt.Errorf("%w: key %q of the key document has no valid public key (validate the document first)", ErrPolicy, clip(s.KeyID))
+		var pub ed25519.PublicKey
+		if ok {
+			if pub = k.PublicKey(); len(pub) != ed25519.PublicKeySize {
+				return nil, fmt.Errorf("%w: key %q of the key document has no valid public key (validate the document first)", ErrPolicy, clip(s.KeyID))
+			}
 		}
 		sig, _ := attest.DecodeBase64(s.Sig) // ParseEnvelope checked the encoding
 		switch {
 		case !ok:
 			sr.Outcome = SignatureOutcome(ReasonUnknownKey)
-		case slices.ContainsFunc(seen, func(p ed25519.PublicKey) bool { return bytes.Equal(p, k.PublicKey()) }):
+		case slices.ContainsFunc(seen, func(p ed25519.PublicKey) bool { return bytes.Equal(p, pub) }):
 			sr.Outcome = SignatureOutcome(ReasonDuplicateKey)
-		case len(sig) != ed25519.SignatureSize || !ed25519.Verify(k.PublicKey(), pae, sig):
+		case len(sig) != ed25519.SignatureSize || !ed25519.Verify(pub, pae, sig):
 			sr.Outcome = SignatureOutcome(ReasonBadSignature)
 		}
 		if ok {
-			seen = append(seen, k.PublicKey())
+			seen = append(seen, pub)
 			signers[i] = k
 		}
 		if sr.Outcome != OutcomeValid && firstBad == nil {
@@ -205,7 +282,7 @@ func Verify(envelope []byte, doc *keys.Document, policy Policy) (*Result, error)
 	}
 	if firstBad != nil {
 		r.Failure = firstBad
-		return r, firstBad
+		return nil, firstBad
 	}
 
 	st, err := attest.DecodeStatement(payload)
@@ -234,29 +311,43 @@ func Verify(envelope []byte, doc *keys.Document, policy Policy) (*Result, error)
 	if st.Probe != nil {
 		r.Coverage = st.Probe.Coverage
 	}
+	return signers, nil
+}
 
+// checkKeys applies step 7: no signing key revoked, each key's window holding the
+// record's time. witnessed is the earliest trusted witness cosignature on a checkpoint
+// holding the record (zero for a bare envelope): a key revoked at R still vouches for a
+// record witnessed before R.
+func checkKeys(r *Result, signers []*keys.Key, witnessed time.Time) *Failure {
 	for i, k := range signers {
 		switch {
-		case k.Revoked():
+		case k.Revoked() && witnessed.IsZero():
 			r.Signatures[i].Outcome = SignatureOutcome(ReasonRevokedKey)
-		case !k.ValidAt(st.ObservedAt):
+		case k.Revoked() && !witnessed.Before(*k.RevokedAt):
+			r.Signatures[i].Outcome = SignatureOutcome(ReasonLoggedAfterRevocation)
+		case !k.ValidAt(r.ObservedAt):
 			r.Signatures[i].Outcome = SignatureOutcome(ReasonOutsideWindow)
 		}
 		if o := r.Signatures[i].Outcome; o != OutcomeValid && r.Failure == nil {
-			r.Failure = &Failure{Reason: FailureReason(o), Detail: fmt.Sprintf("key %s at observedAt %s", k.KeyID, attest.FormatTime(st.ObservedAt))}
+			detail := fmt.Sprintf("key %s at observedAt %s", k.KeyID, attest.FormatTime(r.ObservedAt))
+			if FailureReason(o) == ReasonLoggedAfterRevocation {
+				detail = fmt.Sprintf("key %s revoked at %s, first witnessed at %s", k.KeyID, attest.FormatTime(*k.RevokedAt), attest.FormatTime(witnessed))
+			}
+			r.Failure = &Failure{Reason: FailureReason(o), Detail: detail}
 		}
 	}
-	if r.Failure != nil {
-		return r, r.Failure
-	}
+	return r.Failure
+}
 
-	if len(policy.PredicateTypes) > 0 && !slices.Contains(policy.PredicateTypes, st.PredicateType) {
-		return fail(ReasonPolicy, "predicate type %q is not accepted by the policy", st.PredicateType)
+// checkPolicy applies step 8.
+func checkPolicy(r *Result, signers []*keys.Key, policy Policy) *Failure {
+	switch {
+	case len(policy.PredicateTypes) > 0 && !slices.Contains(policy.PredicateTypes, r.PredicateType):
+		r.Failure = &Failure{Reason: ReasonPolicy, Detail: fmt.Sprintf("predicate type %q is not accepted by the policy", r.PredicateType)}
+	case len(signers) < policy.Threshold:
+		r.Failure = &Failure{Reason: ReasonPolicy, Detail: fmt.Sprintf("%d distinct keys signed, the policy requires %d", len(signers), policy.Threshold)}
 	}
-	if len(signers) < policy.Threshold {
-		return fail(ReasonPolicy, "%d distinct keys signed, the policy requires %d", len(signers), policy.Threshold)
-	}
-	return r, nil
+	return r.Failure
 }
 
 // clip bounds attacker-controlled text echoed in results and messages.

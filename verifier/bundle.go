@@ -1,0 +1,209 @@
+package verifier
+
+import (
+	"fmt"
+	"time"
+
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/keys"
+)
+
+// LogResult records what VerifyBundle established about a record's place in the log.
+type LogResult struct {
+	// LogIndex is the record's index in the log (its ledger sequence number minus 1).
+	LogIndex int64 `json:"logIndex"`
+	// Origin is the log's origin, as the checkpoint names it.
+	Origin string `json:"origin"`
+	// CheckpointSize is the size of the checkpoint the record is proven against.
+	CheckpointSize int64 `json:"checkpointSize"`
+	// Cosignatures are the trusted witnesses' verified cosignatures on that checkpoint,
+	// earliest first.
+	Cosignatures []Cosignature `json:"cosignatures,omitempty"`
+	// WitnessedAt is the earliest of them: the record was in the log by then. Zero when
+	// no trusted witness cosigned.
+	WitnessedAt time.Time `json:"witnessedAt,omitzero"`
+	// PreviousSize is the size of the previous checkpoint (which does not hold the
+	// record), when the bundle has one.
+	PreviousSize *int64 `json:"previousSize,omitempty"`
+	// NotBefore is the latest trusted cosignature on the previous checkpoint: the record
+	// was logged after it. Zero when unknown.
+	NotBefore time.Time `json:"notBefore,omitzero"`
+}
+
+// VerifyBundle checks a bundle (attest.ParseBundle's format): its envelope as Verify does,
+// and the record's place in the log, in this order after the envelope's steps 1 to 6:
+//
+//  1. The checkpoint is a signed note signed by the log key (Policy.LogKey, else the key
+//     document's), its origin is that key's name, and every cosignature by a trusted
+//     witness (Policy.WitnessKeys, tlog-cosignature/v1) verifies.
+//  2. The leaf rebuilt from the record (attest.RecordLeaf(logIndex+1, kind, envelope)) is
+//     at logIndex in the checkpoint's tree: the inclusion proof holds (RFC 6962).
+//  3. A previous checkpoint, when present, verifies as in 1, has a size at most logIndex,
+//     and the consistency proof shows the checkpoint extends it.
+//  4. At least Policy.MinWitnesses trusted witnesses cosigned the checkpoint.
+//  5. The signing keys, as Verify's step 7, except that a key revoked at R still vouches
+//     for a record a trusted witness cosigned a checkpoint of before R (the earliest
+//     trusted cosignature is before R); revoked keys fail as logged_after_revocation
+//     when a witness saw the record only at or after R, as revoked_key when no trusted
+//     witness saw it at all.
+//  6. Time: the record's own time (Result.ObservedAt), in whole seconds, is not after the
+//     earliest trusted cosignature on the checkpoint (else postdated), nor more than
+//     Policy.MaxBackdate before the latest trusted cosignature on the previous checkpoint
+//     (else backdated).
+//  7. The policy, as Verify's step 8.
+//
+// Checkpoints are verified once per distinct note text and keys, however many bundles
+// name them. The result's Log records the index, checkpoint and witnesses.
+func VerifyBundle(bundle []byte, doc *keys.Document, policy Policy) (*Result, error) {
+	if err := policy.Validate(); err != nil {
+		return nil, err
+	}
+	if doc == nil || len(doc.Keys) == 0 {
+		return nil, fmt.Errorf("%w: no keys to verify against", ErrPolicy)
+	}
+	logKey := policy.LogKey
+	if logKey == "" {
+		logKey = documentLogKey(doc)
+	}
+	if logKey == "" {
+		return nil, fmt.Errorf("%w: no log key to verify the checkpoint with (give Policy.LogKey, or a key document that lists the log)", ErrPolicy)
+	}
+	tk, err := parseTrusted(logKey, policy.WitnessKeys)
+	if err != nil {
+		return nil, err
+	}
+
+	r := &Result{}
+	fail := func(reason FailureReason, format string, args ...any) (*Result, error) {
+		r.Failure = &Failure{Reason: reason, Detail: fmt.Sprintf(format, args...)}
+		return r, r.Failure
+	}
+	b, err := attest.ParseBundle(bundle)
+	if err != nil {
+		return fail(ReasonMalformedBundle, "%v", err)
+	}
+	signers, err := authenticate(r, b.Envelope, doc)
+	if err != nil {
+		return r, err
+	}
+
+	cp, err := openCheckpoint([]byte(b.Checkpoint), tk)
+	if err != nil {
+		r.Failure = err.(*Failure)
+		return r, err
+	}
+	lr := &LogResult{LogIndex: b.LogIndex, Origin: cp.Origin, CheckpointSize: cp.Size, Cosignatures: cp.Cosignatures, WitnessedAt: cp.Earliest()}
+	r.Log = lr
+	if b.LogIndex >= cp.Size {
+		return fail(ReasonInclusion, "log index %d is not in a checkpoint of size %d", b.LogIndex, cp.Size)
+	}
+	leaf, err := attest.RecordLeaf(b.LogIndex+1, b.Kind, b.Envelope)
+	if err != nil {
+		return fail(ReasonMalformedBundle, "%v", err)
+	}
+	if err := tlog.CheckRecord(hashes(b.InclusionProof), cp.Size, cp.Hash, b.LogIndex, tlog.RecordHash(leaf)); err != nil {
+		return fail(ReasonInclusion, "the record's leaf at index %d is not in the checkpoint's tree of size %d: %v", b.LogIndex, cp.Size, err)
+	}
+
+	if b.PreviousCheckpoint != "" {
+		prev, err := openCheckpoint([]byte(b.PreviousCheckpoint), tk)
+		if err != nil {
+			f := *err.(*Failure)
+			f.Detail = "previous checkpoint: " + f.Detail
+			r.Failure = &f
+			return r, r.Failure
+		}
+		if prev.Size > b.LogIndex {
+			return fail(ReasonMalformedBundle, "the previous checkpoint has %d leaves, so it holds the record at index %d", prev.Size, b.LogIndex)
+		}
+		if err := checkConsistency(prev.Checkpoint, cp.Checkpoint, hashes(b.ConsistencyProof)); err != nil {
+			return fail(ReasonInconsistent, "%v", err)
+		}
+		size := prev.Size
+		lr.PreviousSize, lr.NotBefore = &size, prev.Latest()
+	}
+	if n := len(cp.Cosignatures); n < policy.MinWitnesses {
+		return fail(ReasonTooFewWitnesses, "%d trusted witnesses cosigned the checkpoint, the policy requires %d", n, policy.MinWitnesses)
+	}
+
+	if f := checkKeys(r, signers, lr.WitnessedAt); f != nil {
+		return r, f
+	}
+	recorded := r.ObservedAt.Truncate(time.Second)
+	if !lr.WitnessedAt.IsZero() && recorded.After(lr.WitnessedAt) {
+		return fail(ReasonPostdated, "the record's time %s is after its checkpoint was first witnessed, at %s", attest.FormatTime(r.ObservedAt), attest.FormatTime(lr.WitnessedAt))
+	}
+	if !lr.NotBefore.IsZero() && r.ObservedAt.Before(lr.NotBefore.Add(-policy.maxBackdate())) {
+		return fail(ReasonBackdated, "the record's time %s is more than %s before the previous checkpoint was witnessed, at %s", attest.FormatTime(r.ObservedAt), policy.maxBackdate(), attest.FormatTime(lr.NotBefore))
+	}
+	if f := checkPolicy(r, signers, policy); f != nil {
+		return r, f
+	}
+	return r, nil
+}
+
+// CheckConsistency checks that newer extends saved, two checkpoint notes of one log (for
+// an auditor who saved a checkpoint and later reads a newer one): both verify as
+// VerifyBundle's checkpoints do (log key from the policy or doc, which may then be nil;
+// trusted cosignatures; MinWitnesses on newer), and proof is the RFC 6962 consistency
+// proof from saved's size to newer's. It returns what it verified of newer; the error is
+// a *Failure (inconsistent_checkpoints, or a checkpoint's own reason) or wraps ErrPolicy.
+func CheckConsistency(saved, newer []byte, proof [][]byte, doc *keys.Document, policy Policy) (*VerifiedCheckpoint, error) {
+	if err := policy.Validate(); err != nil {
+		return nil, err
+	}
+	logKey := policy.LogKey
+	if logKey == "" && doc != nil {
+		logKey = documentLogKey(doc)
+	}
+	if logKey == "" {
+		return nil, fmt.Errorf("%w: no log key to verify the checkpoints with", ErrPolicy)
+	}
+	tk, err := parseTrusted(logKey, policy.WitnessKeys)
+	if err != nil {
+		return nil, err
+	}
+	if len(proof) > 2*63 {
+		return nil, &Failure{Reason: ReasonInconsistent, Detail: "proof longer than any tree needs"}
+	}
+	for _, h := range proof {
+		if len(h) != tlog.HashSize {
+			return nil, &Failure{Reason: ReasonInconsistent, Detail: fmt.Sprintf("proof hash of %d bytes, want %d", len(h), tlog.HashSize)}
+		}
+	}
+	old, err := openCheckpoint(saved, tk)
+	if err != nil {
+		f := *err.(*Failure)
+		f.Detail = "saved checkpoint: " + f.Detail
+		return nil, &f
+	}
+	cp, err := openCheckpoint(newer, tk)
+	if err != nil {
+		f := *err.(*Failure)
+		f.Detail = "newer checkpoint: " + f.Detail
+		return nil, &f
+	}
+	if err := checkConsistency(old.Checkpoint, cp.Checkpoint, hashes(proof)); err != nil {
+		return cp, &Failure{Reason: ReasonInconsistent, Detail: err.Error()}
+	}
+	if n := len(cp.Cosignatures); n < policy.MinWitnesses {
+		return cp, &Failure{Reason: ReasonTooFewWitnesses, Detail: fmt.Sprintf("%d trusted witnesses cosigned the newer checkpoint, the policy requires %d", n, policy.MinWitnesses)}
+	}
+	return cp, nil
+}
+
+// hashes converts proof hashes (checked to be 32 bytes by attest.ParseBundle) to tlog's.
+func hashes(p [][]byte) []tlog.Hash {
+	out := make([]tlog.Hash, len(p))
+	for i, h := range p {
+		copy(out[i][:], h)
+	}
+	return out
+}
+
+// documentLogKey is the log's verifier key the key document lists, if any.
+func documentLogKey(doc *keys.Document) string {
+	return ""
+}

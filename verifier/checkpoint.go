@@ -1,0 +1,409 @@
+package verifier
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// Checkpoint is the body of a C2SP tlog-checkpoint: the log's origin, the tree size and
+// root hash, and any extension lines.
+type Checkpoint struct {
+	Origin     string
+	Size       int64
+	Hash       tlog.Hash
+	Extensions []string
+}
+
+// Cosignature is one trusted witness's verified tlog-cosignature/v1 on a checkpoint: the
+// witness's key name and the time it states it saw the checkpoint (whole seconds).
+type Cosignature struct {
+	Witness string    `json:"witness"`
+	Time    time.Time `json:"time"`
+}
+
+// VerifiedCheckpoint is a checkpoint whose log signature verified, with the cosignatures
+// of trusted witnesses that verified, earliest first.
+type VerifiedCheckpoint struct {
+	Checkpoint
+	Cosignatures []Cosignature
+}
+
+// Earliest returns the earliest trusted cosignature time, or the zero time when none.
+func (c *VerifiedCheckpoint) Earliest() time.Time {
+	if len(c.Cosignatures) == 0 {
+		return time.Time{}
+	}
+	return c.Cosignatures[0].Time
+}
+
+// Latest returns the latest trusted cosignature time, or the zero time when none.
+func (c *VerifiedCheckpoint) Latest() time.Time {
+	if len(c.Cosignatures) == 0 {
+		return time.Time{}
+	}
+	return c.Cosignatures[len(c.Cosignatures)-1].Time
+}
+
+// maxCheckpointSize bounds a checkpoint note: a few lines and at most 100 signatures
+// (note.Open's own bound) fit well within it.
+const maxCheckpointSize = 64 << 10
+
+// ParseCheckpoint parses a checkpoint body (the note text, up to and including its last
+// newline, without signatures) strictly per C2SP tlog-checkpoint: a non-empty origin,
+// the size in decimal without leading zeros, the root hash in standard base64 of 32
+// bytes, then non-empty extension lines.
+func ParseCheckpoint(text string) (Checkpoint, error) {
+	var c Checkpoint
+	if !strings.HasSuffix(text, "\n") {
+		return c, errors.New("checkpoint: body does not end in a newline")
+	}
+	lines := strings.Split(text[:len(text)-1], "\n")
+	if len(lines) < 3 {
+		return c, errors.New("checkpoint: fewer than three lines")
+	}
+	for _, l := range lines {
+		if l == "" {
+			return c, errors.New("checkpoint: empty line in the body")
+		}
+	}
+	c.Origin = lines[0]
+	n, err := strconv.ParseInt(lines[1], 10, 64)
+	if err != nil || n < 0 || strconv.FormatInt(n, 10) != lines[1] {
+		return c, fmt.Errorf("checkpoint: tree size %q is not a decimal without leading zeros", clip(lines[1]))
+	}
+	c.Size = n
+	h, err := base64.StdEncoding.Strict().DecodeString(lines[2])
+	if err != nil || len(h) != tlog.HashSize || base64.StdEncoding.EncodeToString(h) != lines[2] {
+		return c, fmt.Errorf("checkpoint: root hash %q is not base64 of 32 bytes", clip(lines[2]))
+	}
+	copy(c.Hash[:], h)
+	if len(lines) > 3 {
+		c.Extensions = lines[3:]
+	}
+	return c, nil
+}
+
+// cosignature/v1 (C2SP tlog-cosignature): the vkey type byte, and the signed message's
+// header line.
+const (
+	algCosignatureV1 = 0x04
+	cosignatureV1    = "cosignature/v1\n"
+)
+
+// CosignatureVerifier verifies Ed25519 tlog-cosignature/v1 cosignatures of one witness.
+// It is a note.Verifier: the signature it is given is the timestamped_signature (an
+// 8-byte big-endian POSIX timestamp, then 64 bytes of Ed25519) and the message the note
+// text; it verifies Ed25519 over "cosignature/v1\ntime T\n" followed by the text.
+type CosignatureVerifier struct {
+	name string
+	hash uint32
+	pub  ed25519.PublicKey
+}
+
+// NewCosignatureVerifier parses a witness's verifier key, a C2SP signed-note vkey
+// "name+hash+base64(0x04 || 32-byte Ed25519 public key)" whose hash is the first four
+// bytes of SHA-256(name || "\n" || 0x04 || public key), big-endian, in hex.
+func NewCosignatureVerifier(vkey string) (*CosignatureVerifier, error) {
+	name, rest, ok1 := strings.Cut(vkey, "+")
+	hash16, key64, ok2 := strings.Cut(rest, "+")
+	if !ok1 || !ok2 || !validKeyName(name) || len(hash16) != 8 {
+		return nil, fmt.Errorf("witness key %q is not name+hash+key", clip(vkey))
+	}
+	hash, err := strconv.ParseUint(hash16, 16, 32)
+	if err != nil {
+		return nil, fmt.Errorf("witness key %q: hash is not 8 hex digits", clip(vkey))
+	}
+	key, err := base64.StdEncoding.Strict().DecodeString(key64)
+	if err != nil || len(key) != 1+ed25519.PublicKeySize {
+		return nil, fmt.Errorf("witness key %q: key is not base64 of a type byte and 32 bytes", clip(vkey))
+	}
+	if key[0] != algCosignatureV1 {
+		return nil, fmt.Errorf("witness key %q: type byte %#02x, want %#02x (Ed25519 cosignature/v1)", clip(vkey), key[0], algCosignatureV1)
+	}
+	if uint32(hash) != keyHash(name, key) {
+		return nil, fmt.Errorf("witness key %q: hash does not match the name and key", clip(vkey))
+	}
+	return &CosignatureVerifier{name: name, hash: uint32(hash), pub: ed25519.PublicKey(key[1:])}, nil
+}
+
+// Name returns the witness's key name.
+func (v *CosignatureVerifier) Name() string { return v.name }
+
+// KeyHash returns the key's 32-bit id.
+func (v *CosignatureVerifier) KeyHash() uint32 { return v.hash }
+
+// Verify reports whether sig is a valid timestamped cosignature of msg.
+func (v *CosignatureVerifier) Verify(msg, sig []byte) bool {
+	if len(sig) != 8+ed25519.SignatureSize {
+		return false
+	}
+	t := binary.BigEndian.Uint64(sig)
+	if t > math.MaxInt64 {
+		return false
+	}
+	return ed25519.Verify(v.pub, CosignedMessage(msg, int64(t)), sig[8:])
+}
+
+// CosignedMessage is what a cosignature/v1 signs for a checkpoint body at POSIX time t.
+func CosignedMessage(body []byte, t int64) []byte {
+	m := make([]byte, 0, len(cosignatureV1)+32+len(body))
+	m = append(m, cosignatureV1...)
+	m = append(m, "time "...)
+	m = strconv.AppendInt(m, t, 10)
+	m = append(m, '\n')
+	return append(m, body...)
+}
+
+// CosignatureTime returns the timestamp of a cosignature line's signature (base64 of
+// key hash, timestamp and signature), as a note.Signature holds it.
+func CosignatureTime(sig note.Signature) (time.Time, error) {
+	b, err := base64.StdEncoding.DecodeString(sig.Base64)
+	if err != nil || len(b) != 4+8+ed25519.SignatureSize {
+		return time.Time{}, errors.New("not a cosignature/v1 signature")
+	}
+	t := binary.BigEndian.Uint64(b[4:])
+	if t > math.MaxInt64 {
+		return time.Time{}, errors.New("cosignature timestamp beyond 2^63-1")
+	}
+	return time.Unix(int64(t), 0).UTC(), nil
+}
+
+func keyHash(name string, key []byte) uint32 {
+	h := sha256.New()
+	h.Write([]byte(name))
+	h.Write([]byte("\n"))
+	h.Write(key)
+	return binary.BigEndian.Uint32(h.Sum(nil))
+}
+
+// validKeyName is signed-note's rule for key names: non-empty UTF-8 without spaces or +.
+func validKeyName(name string) bool {
+	return name != "" && utf8.ValidString(name) && strings.IndexFunc(name, unicode.IsSpace) < 0 && !strings.Contains(name, "+")
+}
+
+// trustedKeys are a policy's parsed log and witness keys.
+type trustedKeys struct {
+	log       note.Verifier // nil: none given
+	witnesses []note.Verifier
+	id        string // the keys, as memo keys name them
+}
+
+// OpenCheckpoint verifies a checkpoint note: the log's signature by logKey (a signed-note
+// vkey, Ed25519), the origin (the log key's name), and the cosignatures of the witnesses
+// whose keys are given (NewCosignatureVerifier). Signatures by other keys are ignored, as
+// signed-note requires; a signature by a listed witness that does not verify fails. It
+// returns a *Failure for a note that does not verify and an error wrapping ErrPolicy for
+// keys that do not parse.
+func OpenCheckpoint(text []byte, logKey string, witnessKeys []string) (*VerifiedCheckpoint, error) {
+	tk, err := parseTrusted(logKey, witnessKeys)
+	if err != nil {
+		return nil, err
+	}
+	if tk.log == nil {
+		return nil, fmt.Errorf("%w: no log key", ErrPolicy)
+	}
+	return openCheckpoint(text, tk)
+}
+
+func parseTrusted(logKey string, witnessKeys []string) (*trustedKeys, error) {
+	id := logKey + "\x00" + strings.Join(witnessKeys, "\x00")
+	if tk, ok := keyMemo.get(id); ok {
+		return tk, nil
+	}
+	tk := &trustedKeys{id: id}
+	if logKey != "" {
+		v, err := note.NewVerifier(logKey)
+		if err != nil {
+			return nil, fmt.Errorf("%w: log key %q: %v", ErrPolicy, clip(logKey), err)
+		}
+		tk.log = v
+	}
+	seen := map[string]bool{}
+	for _, k := range witnessKeys {
+		v, err := NewCosignatureVerifier(k)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrPolicy, err)
+		}
+		nh := v.name + "+" + strconv.FormatUint(uint64(v.hash), 16)
+		if seen[nh] {
+			return nil, fmt.Errorf("%w: witness key %q is listed twice", ErrPolicy, clip(k))
+		}
+		seen[nh] = true
+		tk.witnesses = append(tk.witnesses, v)
+	}
+	keyMemo.put(id, tk)
+	return tk, nil
+}
+
+// openCheckpoint verifies a checkpoint note once per distinct (keys, text): bundles of
+// one log name a few hundred checkpoints between them, and each is verified once.
+func openCheckpoint(text []byte, tk *trustedKeys) (*VerifiedCheckpoint, error) {
+	key := tk.id + "\x00" + string(text)
+	if e, ok := checkpointMemo.get(key); ok {
+		if e.fail != nil {
+			return nil, e.fail
+		}
+		return e.cp, nil
+	}
+	cp, fail := openCheckpointUncached(text, tk)
+	checkpointMemo.put(key, &checkpointEntry{cp: cp, fail: fail})
+	if fail != nil {
+		return nil, fail
+	}
+	return cp, nil
+}
+
+type checkpointEntry struct {
+	cp   *VerifiedCheckpoint
+	fail *Failure
+}
+
+func openCheckpointUncached(text []byte, tk *trustedKeys) (*VerifiedCheckpoint, *Failure) {
+	failf := func(reason FailureReason, format string, args ...any) (*VerifiedCheckpoint, *Failure) {
+		return nil, &Failure{Reason: reason, Detail: fmt.Sprintf(format, args...)}
+	}
+	if len(text) > maxCheckpointSize {
+		return failf(ReasonMalformedBundle, "checkpoint of %d bytes, more than %d", len(text), maxCheckpointSize)
+	}
+	n, err := note.Open(text, note.VerifierList(tk.log))
+	var invalid *note.InvalidSignatureError
+	var unverified *note.UnverifiedNoteError
+	switch {
+	case errors.As(err, &invalid):
+		return failf(ReasonCheckpointSignature, "the log's signature on the checkpoint does not verify")
+	case errors.As(err, &unverified):
+		return failf(ReasonCheckpointSignature, "the checkpoint carries no signature by the log key %s", tk.log.Name())
+	case err != nil:
+		return failf(ReasonMalformedBundle, "checkpoint: %v", err)
+	}
+	c, err := ParseCheckpoint(n.Text)
+	if err != nil {
+		return failf(ReasonMalformedBundle, "%v", err)
+	}
+	if c.Origin != tk.log.Name() {
+		return failf(ReasonWrongOrigin, "checkpoint origin %q is not the log's %q", clip(c.Origin), tk.log.Name())
+	}
+	vc := &VerifiedCheckpoint{Checkpoint: c}
+	if len(tk.witnesses) == 0 {
+		return vc, nil
+	}
+	wn, err := note.Open(text, note.VerifierList(tk.witnesses...))
+	switch {
+	case errors.As(err, &invalid):
+		return failf(ReasonBadCosignature, "the cosignature of witness %s does not verify", clip(invalid.Name))
+	case errors.As(err, &unverified):
+		return vc, nil // no trusted witness cosigned
+	case err != nil:
+		return failf(ReasonMalformedBundle, "checkpoint: %v", err)
+	}
+	for _, s := range wn.Sigs {
+		t, err := CosignatureTime(s)
+		if err != nil {
+			return failf(ReasonBadCosignature, "witness %s: %v", clip(s.Name), err)
+		}
+		vc.Cosignatures = append(vc.Cosignatures, Cosignature{Witness: s.Name, Time: t})
+	}
+	slices.SortStableFunc(vc.Cosignatures, func(a, b Cosignature) int { return a.Time.Compare(b.Time) })
+	return vc, nil
+}
+
+// memo is a bounded, concurrency-safe map for pure functions of their key: what it holds
+// depends on nothing but the key, so dropping everything when it is full (rather than
+// tracking recency) costs only recomputation. Reads are one atomic load; a write copies
+// the map, which is cheap because writes are rare (one per distinct checkpoint or key
+// set) and the map small. (Package verifier does without package sync, which
+// TestVerifierDoesNoIO keeps for verifier/cli's streaming.)
+type memo[V any] struct {
+	m   atomic.Pointer[map[string]V]
+	max int
+}
+
+func (c *memo[V]) get(k string) (V, bool) {
+	if m := c.m.Load(); m != nil {
+		v, ok := (*m)[k]
+		return v, ok
+	}
+	var zero V
+	return zero, false
+}
+
+func (c *memo[V]) put(k string, v V) {
+	for {
+		old := c.m.Load()
+		var next map[string]V
+		if old == nil || len(*old) >= c.max {
+			next = map[string]V{k: v}
+		} else {
+			next = make(map[string]V, len(*old)+1)
+			for ok, ov := range *old {
+				next[ok] = ov
+			}
+			next[k] = v
+		}
+		if c.m.CompareAndSwap(old, &next) {
+			return
+		}
+	}
+}
+
+var (
+	checkpointMemo = &memo[*checkpointEntry]{max: 1024}
+	keyMemo        = &memo[*trustedKeys]{max: 64}
+	consistMemo    = &memo[error]{max: 1024}
+)
+
+// proofKey names a consistency proof between two tree heads, for consistMemo.
+func proofKey(a, b Checkpoint, proof tlog.TreeProof) string {
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "%d %x %d %x", a.Size, a.Hash[:], b.Size, b.Hash[:])
+	for _, h := range proof {
+		buf.Write(h[:])
+	}
+	return buf.String()
+}
+
+// checkConsistency checks a consistency proof from older to newer, once per distinct
+// (older, newer, proof).
+func checkConsistency(older, newer Checkpoint, proof tlog.TreeProof) error {
+	k := proofKey(older, newer, proof)
+	if err, ok := consistMemo.get(k); ok {
+		return err
+	}
+	var err error
+	switch {
+	case older.Size > newer.Size:
+		err = fmt.Errorf("the older checkpoint has %d leaves, the newer %d", older.Size, newer.Size)
+	case older.Size == newer.Size:
+		if older.Hash != newer.Hash {
+			err = fmt.Errorf("two checkpoints of size %d with different root hashes", older.Size)
+		} else if len(proof) != 0 {
+			err = errors.New("a consistency proof between equal checkpoints must be empty")
+		}
+	case older.Size == 0:
+		if len(proof) != 0 {
+			err = errors.New("a consistency proof from the empty tree must be empty")
+		}
+	default:
+		if e := tlog.CheckTree(proof, newer.Size, newer.Hash, older.Size, older.Hash); e != nil {
+			err = fmt.Errorf("consistency proof from size %d to %d: %v", older.Size, newer.Size, e)
+		}
+	}
+	consistMemo.put(k, err)
+	return err
+}
