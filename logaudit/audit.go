@@ -1,0 +1,896 @@
+package logaudit
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/verifier"
+)
+
+// Config says what to audit and what to trust.
+type Config struct {
+	// Source is a Probity site's URL (http or https; the log is read from SITE/log/ and
+	// the key document from SITE/.well-known/probity-keys.json) or a log directory
+	// (Tessera's POSIX layout; the key document from KeysFile, else
+	// DIR/../keys/keys.json when it exists).
+	Source string
+	// KeysFile is a key document to use instead of the served one.
+	KeysFile string
+	// LogKey is the log's C2SP signed-note verifier key; empty takes the key
+	// document's log member.
+	LogKey string
+	// WitnessKeys are the trusted witnesses' tlog-cosignature/v1 verifier keys, and
+	// MinWitnesses how many of them must have cosigned the checkpoint.
+	WitnessKeys  []string
+	MinWitnesses int
+	// StateFile keeps the last checkpoint that passed, per origin, to check the next
+	// audit against; empty neither reads nor saves one.
+	StateFile string
+	// HTTPClient fetches from a URL source (nil: a client with Timeout); Timeout bounds
+	// each request (default 30 s).
+	HTTPClient *http.Client
+	Timeout    time.Duration
+	// Workers verify envelopes in parallel (default GOMAXPROCS).
+	Workers int
+	// MaxFailures bounds the failures listed in the report (default 1000); all are
+	// counted.
+	MaxFailures int
+	// MaxBackdate is how much earlier than the saved checkpoint's latest trusted
+	// cosignature a record it did not hold may be dated (default 1 h).
+	MaxBackdate time.Duration
+	// Progress, when set, is called now and then from another goroutine with the leaves
+	// done out of the checkpoint's size.
+	Progress func(done, total int64)
+}
+
+// ErrConfig is wrapped by the errors Run returns for an invalid Config.
+var ErrConfig = errors.New("logaudit: invalid configuration")
+
+// DefaultMaxBackdate is Config.MaxBackdate's default, the verifier's tolerance.
+const DefaultMaxBackdate = time.Hour
+
+// Run audits a log: it reads the checkpoint and checks the log's signature and the
+// trusted witnesses' cosignatures; reads every entry bundle and hash tile the
+// checkpoint covers and recomputes the tree (RFC 6962), comparing every served hash and
+// the root; parses every leaf and holds leaf i to sequence number i+1; builds the key
+// history from the keys records and verifies every envelope under the key document in
+// force at its index; checks every tombstone against the leaves it names; checks the
+// served key document is the latest logged version; and compares the log with the
+// checkpoint saved last time. It saves the new checkpoint only when nothing failed.
+//
+// Findings about the log are in the Report (Report.OK); the error is for what kept the
+// audit from running: a bad Config, an unreachable source, a missing checkpoint or key
+// document, I/O.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	start := time.Now()
+	a, err := newAuditor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := a.run(ctx)
+	if rep != nil {
+		rep.DurationMs = time.Since(start).Milliseconds()
+	}
+	return rep, err
+}
+
+type auditor struct {
+	cfg       Config
+	src       source
+	witnesses []witnessKey
+	found     *findings
+	rep       *Report
+
+	served   *keys.Document
+	history  keyHistory
+	cp       checkpoint
+	saved    *savedState
+	state    *stateFile
+	earliest time.Time // earliest valid trusted cosignature on the checkpoint
+	savedTop time.Time // latest valid trusted cosignature on the saved checkpoint
+
+	done     atomic.Int64
+	verified atomic.Int64
+
+	// Filled by the sequential stage, read after it.
+	kinds       []uint8 // kind code per index
+	kindNames   []string
+	tombstones  []tombstoneAt
+	removed     map[int64][]byte // index -> payload digest of a removed leaf
+	rootAtSaved *tlog.Hash
+	deferUntil  int64 // envelopes below this index wait for the first keys record
+}
+
+type tombstoneAt struct {
+	index int64
+	doc   tombstoneDoc
+}
+
+func newAuditor(cfg Config) (*auditor, error) {
+	if cfg.Source == "" {
+		return nil, fmt.Errorf("%w: no source", ErrConfig)
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	if cfg.MaxFailures <= 0 {
+		cfg.MaxFailures = 1000
+	}
+	if cfg.MaxBackdate <= 0 {
+		cfg.MaxBackdate = DefaultMaxBackdate
+	}
+	a := &auditor{cfg: cfg, found: &findings{max: cfg.MaxFailures, counts: map[Reason]int64{}}, removed: map[int64][]byte{}}
+	for _, vk := range cfg.WitnessKeys {
+		w, err := parseWitnessKey(vk)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+		a.witnesses = append(a.witnesses, w)
+	}
+	if cfg.MinWitnesses < 0 || cfg.MinWitnesses > len(a.witnesses) {
+		return nil, fmt.Errorf("%w: --min-witnesses %d with %d witness keys", ErrConfig, cfg.MinWitnesses, len(a.witnesses))
+	}
+	var err error
+	if strings.HasPrefix(cfg.Source, "http://") || strings.HasPrefix(cfg.Source, "https://") {
+		a.src, err = newHTTPSource(cfg.Source, cfg.HTTPClient, cfg.Timeout, cfg.KeysFile)
+	} else {
+		a.src, err = newDirSource(cfg.Source, cfg.KeysFile)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *auditor) run(ctx context.Context) (*Report, error) {
+	a.rep = &Report{Source: a.src.String(), Counts: map[string]int64{}, Witnesses: []Cosignature{}}
+	if err := a.loadKeys(ctx); err != nil {
+		return nil, err
+	}
+	logKey, err := a.logVerifier()
+	if err != nil {
+		return nil, err
+	}
+	a.rep.LogKey = a.logKeyText()
+	text, err := a.src.read(ctx, "checkpoint", maxCheckpointSize)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read the checkpoint: %w", err)
+	}
+	a.rep.Checkpoint = string(text)
+	cp, cos, fl := checkNote(text, logKey, a.witnesses)
+	a.rep.Origin = cp.Origin
+	if fl != nil {
+		// Without a checkpoint signed by the log there is no tree to audit.
+		a.found.addFailure(fl)
+		a.found.fill(a.rep)
+		return a.rep, nil
+	}
+	a.cp = cp
+	a.rep.Size, a.rep.Root = cp.Size, base64.StdEncoding.EncodeToString(cp.Root[:])
+	a.checkWitnesses(cos)
+	if err := a.loadState(); err != nil {
+		return nil, err
+	}
+
+	if err := a.stream(ctx); err != nil {
+		return nil, err
+	}
+	if err := a.checkTombstones(ctx); err != nil {
+		return nil, err
+	}
+	if a.served != nil {
+		if err := a.history.checkServed(a.served); err != nil {
+			a.found.add(-1, ReasonKeysNotLogged, "%s: %v", a.rep.KeysSource, err)
+		}
+	}
+	a.rep.KeyVersions = a.history.versions()
+	a.rep.Verified = a.verified.Load()
+	a.compareSaved()
+	a.found.fill(a.rep)
+	if a.state != nil && a.rep.OK() {
+		a.state.Logs[cp.Origin] = &savedState{Checkpoint: string(cp.Note), Size: cp.Size, Root: a.rep.Root, LogKey: a.rep.LogKey, Source: a.rep.Source, SavedAt: time.Now().UTC()}
+		if err := a.state.save(a.cfg.StateFile); err != nil {
+			return a.rep, err
+		}
+		a.rep.StateSaved = true
+	}
+	return a.rep, nil
+}
+
+// loadKeys reads the key document (served or --keys) and starts the key history.
+func (a *auditor) loadKeys(ctx context.Context) error {
+	b, where, err := a.src.keys(ctx)
+	switch {
+	case errors.Is(err, errNotFound) && a.cfg.LogKey != "":
+		// The log key was given: audit the log's structure and key history alone.
+	case err != nil:
+		return fmt.Errorf("couldn't load the key document (give --keys FILE): %w", err)
+	default:
+		doc, err := keys.Parse(b)
+		if err != nil {
+			return fmt.Errorf("key document from %s: %w", where, err)
+		}
+		a.served, a.rep.KeysSource = doc, where
+	}
+	a.history = newKeyHistory(a.served)
+	return nil
+}
+
+// logVerifier is the note verifier of the log's checkpoints: --log-key, else the key
+// document's log member.
+func (a *auditor) logVerifier() (note.Verifier, error) {
+	vk := a.logKeyText()
+	if vk == "" {
+		return nil, fmt.Errorf("%w: no log key: the key document lists no log; give --log-key", ErrConfig)
+	}
+	v, err := note.NewVerifier(vk)
+	if err != nil {
+		return nil, fmt.Errorf("%w: log key %q: %v", ErrConfig, clip(vk), err)
+	}
+	return v, nil
+}
+
+func (a *auditor) logKeyText() string {
+	if a.cfg.LogKey != "" {
+		return a.cfg.LogKey
+	}
+	if a.served != nil && a.served.Log != nil {
+		return a.served.Log.Key
+	}
+	return ""
+}
+
+func (a *auditor) checkWitnesses(cos []Cosignature) {
+	valid := map[string]bool{}
+	for _, c := range cos {
+		a.rep.Witnesses = append(a.rep.Witnesses, c)
+		if !c.Valid {
+			a.found.add(-1, ReasonCosignature, "cosignature of witness %q does not verify", c.Witness)
+			continue
+		}
+		valid[c.Witness] = true
+		if a.earliest.IsZero() || c.Time.Before(a.earliest) {
+			a.earliest = c.Time
+		}
+	}
+	if len(valid) < a.cfg.MinWitnesses {
+		a.found.add(-1, ReasonTooFewWitnesses, "%d valid cosignatures of trusted witnesses, %d required", len(valid), a.cfg.MinWitnesses)
+	}
+	if a.served != nil && a.served.Log != nil && a.served.Log.Origin != a.cp.Origin {
+		a.found.add(-1, ReasonCheckpointOrigin, "checkpoint origin %q is not the key document's log origin %q", clip(a.cp.Origin), a.served.Log.Origin)
+	}
+}
+
+func (a *auditor) loadState() error {
+	if a.cfg.StateFile == "" {
+		return nil
+	}
+	st, err := loadState(a.cfg.StateFile)
+	if err != nil {
+		return err
+	}
+	a.state = st
+	s := st.Logs[a.cp.Origin]
+	if s == nil {
+		return nil
+	}
+	a.saved = s
+	a.rep.SavedSize = s.Size
+	if s.LogKey != a.rep.LogKey {
+		a.found.add(-1, ReasonLogKeyChanged, "the log key is %q, the saved checkpoint was checked with %q", clip(a.rep.LogKey), clip(s.LogKey))
+	}
+	// The saved checkpoint's cosignatures bound how early the records it did not
+	// hold may be dated.
+	if v, err := note.NewVerifier(s.LogKey); err == nil {
+		if _, cos, fl := checkNote([]byte(s.Checkpoint), v, a.witnesses); fl == nil {
+			for _, c := range cos {
+				if c.Valid && c.Time.After(a.savedTop) {
+					a.savedTop = c.Time
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// compareSaved checks the log against the checkpoint saved last time.
+func (a *auditor) compareSaved() {
+	s := a.saved
+	if s == nil {
+		return
+	}
+	ok := true
+	switch root := base64.StdEncoding.EncodeToString(a.cp.Root[:]); {
+	case a.cp.Size < s.Size:
+		a.found.add(-1, ReasonShrunk, "size %d, smaller than the saved checkpoint's %d", a.cp.Size, s.Size)
+		ok = false
+	case a.cp.Size == s.Size && root != s.Root:
+		a.found.add(-1, ReasonSplitView, "size %d with root %s, the saved checkpoint of that size has root %s", a.cp.Size, root, s.Root)
+		ok = false
+	case a.cp.Size > s.Size && a.rootAtSaved != nil && base64.StdEncoding.EncodeToString(a.rootAtSaved[:]) != s.Root:
+		a.found.add(-1, ReasonRewritten, "the first %d leaves have root %s, the saved checkpoint of that size has root %s", s.Size, base64.StdEncoding.EncodeToString(a.rootAtSaved[:]), s.Root)
+		ok = false
+	case a.cp.Size > s.Size && a.rootAtSaved == nil:
+		ok = false // the entries could not be read; that failure is reported already
+	}
+	a.rep.ConsistentWithSaved = &ok
+}
+
+// bundleData is one entry bundle read, hashed and compared with its level-0 tile.
+type bundleData struct {
+	n       int64
+	entries [][]byte // nil when the bundle could not be read
+	hashes  []tlog.Hash
+}
+
+// stream reads every bundle in order (fetched and hashed ahead, in parallel), runs the
+// sequential checks, and hands envelopes to the verification workers.
+func (a *auditor) stream(ctx context.Context) error {
+	size := a.cp.Size
+	nBundles := (size + TileWidth - 1) / TileWidth
+	a.kinds = make([]uint8, size)
+	a.deferUntil = -1
+
+	g, ctx := errgroup.WithContext(ctx)
+	progressDone := make(chan struct{})
+	if a.cfg.Progress != nil {
+		go func() {
+			t := time.NewTicker(200 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-progressDone:
+					return
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					a.cfg.Progress(a.done.Load(), size)
+				}
+			}
+		}()
+	}
+	defer close(progressDone)
+
+	// Stage 1: fetch and hash bundles ahead, delivered in order through futures.
+	fetchers := max(2, a.cfg.Workers)
+	if _, ok := a.src.(*httpSource); ok {
+		fetchers = 8
+	}
+	futures := make(chan chan bundleData, 2*fetchers)
+	sem := make(chan struct{}, fetchers)
+	g.Go(func() error {
+		defer close(futures)
+		for n := int64(0); n < nBundles; n++ {
+			f := make(chan bundleData, 1)
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			select {
+			case futures <- f:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			g.Go(func() error {
+				defer func() { <-sem }()
+				bd, err := a.fetchBundle(ctx, n, size)
+				if err != nil {
+					return err
+				}
+				f <- bd
+				return nil
+			})
+		}
+		return nil
+	})
+
+	// Stage 3: verify envelopes on every core.
+	jobs := make(chan []job, 2*a.cfg.Workers)
+	var wg sync.WaitGroup
+	for range a.cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for batch := range jobs {
+				for _, j := range batch {
+					a.verifyEnvelope(j)
+				}
+				a.done.Add(int64(len(batch)))
+			}
+		}()
+	}
+
+	// Stage 2: in order.
+	g.Go(func() error {
+		defer close(jobs)
+		var rh rangeHasher
+		broken := false
+		var level8 []tlog.Hash
+		for f := range futures {
+			var bd bundleData
+			select {
+			case bd = <-f:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if bd.entries == nil {
+				broken = true
+				a.done.Add(min(TileWidth, size-bd.n*TileWidth))
+				continue
+			}
+			if !broken {
+				for _, h := range bd.hashes {
+					rh.add(h)
+					if a.saved != nil && rh.n == a.saved.Size {
+						r := rh.root()
+						a.rootAtSaved = &r
+					}
+				}
+			}
+			if len(bd.hashes) == TileWidth {
+				level8 = append(level8, perfectRoot(bd.hashes))
+			}
+			batch := a.leaves(bd)
+			if len(batch) > 0 {
+				select {
+				case jobs <- batch:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+		}
+		if broken {
+			a.found.add(-1, ReasonRootMismatch, "the root cannot be recomputed: entries are missing or malformed")
+		} else if r := rh.root(); r != a.cp.Root {
+			a.found.add(-1, ReasonRootMismatch, "the entries' tree has root %s, the checkpoint says %s", base64.StdEncoding.EncodeToString(r[:]), base64.StdEncoding.EncodeToString(a.cp.Root[:]))
+		}
+		if a.saved != nil && a.saved.Size == 0 {
+			r := emptyRoot
+			a.rootAtSaved = &r
+		}
+		if !broken {
+			return a.checkUpperTiles(ctx, level8)
+		}
+		return nil
+	})
+	err := g.Wait()
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	// Envelopes before the first keys record are verified once the history knows
+	// version 1.
+	if a.deferUntil > 0 {
+		return a.verifyDeferred(ctx)
+	}
+	return nil
+}
+
+// fetchBundle reads entry bundle n and its level-0 tile, and compares the served leaf
+// hashes with the entries'. An error stops the audit; a finding is recorded and the
+// bundle returned without entries.
+func (a *auditor) fetchBundle(ctx context.Context, n, size int64) (bundleData, error) {
+	bd := bundleData{n: n}
+	w := int(min(TileWidth, size-n*TileWidth))
+	first := n * TileWidth
+	raw, err := readTile(ctx, a.src, func(w int) string { return entriesPath(n, w) }, w, maxBundleSize)
+	if err != nil {
+		if errors.Is(err, errNotFound) {
+			a.found.add(first, ReasonEntriesMissing, "entry bundle %s: %v", entriesPath(n, w), err)
+			return bd, nil
+		}
+		return bd, err
+	}
+	entries, err := splitBundle(raw, w)
+	if err != nil && w < TileWidth {
+		// The partial bundle is gone and the full one served: take its first w.
+		if all, err2 := splitBundle(raw, TileWidth); err2 == nil {
+			entries, err = all[:w], nil
+		}
+	}
+	if err != nil {
+		a.found.add(first, ReasonEntriesMalformed, "entry bundle %s: %v", entriesPath(n, w), err)
+		return bd, nil
+	}
+	hashes := make([]tlog.Hash, w)
+	for i, e := range entries {
+		hashes[i] = tlog.RecordHash(e)
+	}
+	bd.entries, bd.hashes = entries, hashes
+	if err := a.checkTile(ctx, 0, n, hashes); err != nil {
+		return bd, err
+	}
+	return bd, nil
+}
+
+// checkTile compares the served hash tile at level l, index n with the hashes
+// recomputed for it.
+func (a *auditor) checkTile(ctx context.Context, l int, n int64, want []tlog.Hash) error {
+	w := len(want)
+	// The index of the first leaf under the tile, for the report.
+	first := n * TileWidth << (8 * l)
+	raw, err := readTile(ctx, a.src, func(w int) string { return tilePath(l, n, w) }, w, maxTileSize)
+	if err != nil {
+		if errors.Is(err, errNotFound) {
+			a.found.add(first, ReasonTileMissing, "hash tile %s: %v", tilePath(l, n, w), err)
+			return nil
+		}
+		return err
+	}
+	got, err := tileHashes(raw, w)
+	if err != nil && w < TileWidth {
+		if all, err2 := tileHashes(raw, TileWidth); err2 == nil {
+			got, err = all[:w], nil
+		}
+	}
+	if err != nil {
+		a.found.add(first, ReasonTileMalformed, "hash tile %s: %v", tilePath(l, n, w), err)
+		return nil
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			a.found.add(first+int64(i)<<(8*l), ReasonTileMismatch, "hash tile %s: hash %d is %s, the entries give %s", tilePath(l, n, w), i, got[i], want[i])
+			return nil
+		}
+	}
+	return nil
+}
+
+// checkUpperTiles compares the hash tiles of levels 1 and up with the nodes recomputed
+// from the entries: level8 holds the roots of the full level-0 tiles.
+func (a *auditor) checkUpperTiles(ctx context.Context, nodes []tlog.Hash) error {
+	for l := 1; len(nodes) > 0; l++ {
+		var next []tlog.Hash
+		for n := int64(0); n*TileWidth < int64(len(nodes)); n++ {
+			end := min(int64(len(nodes)), (n+1)*TileWidth)
+			part := nodes[n*TileWidth : end]
+			if err := a.checkTile(ctx, l, n, part); err != nil {
+				return err
+			}
+			if len(part) == TileWidth {
+				next = append(next, perfectRoot(part))
+			}
+		}
+		nodes = next
+	}
+	return nil
+}
+
+// job is one envelope to verify.
+type job struct {
+	index int64
+	kind  string
+	env   []byte
+	doc   *keys.Document
+}
+
+// kindPredicates maps the record kinds to their statements' predicate types.
+var kindPredicates = map[string]string{
+	"probe":  attest.ProbePredicateType,
+	"change": attest.ChangePredicateType,
+	"supply": attest.SupplyPredicateType,
+	"keys":   attest.KeysPredicateType,
+}
+
+// leaves runs the in-order checks on one bundle's leaves and returns the envelopes to
+// verify.
+func (a *auditor) leaves(bd bundleData) []job {
+	var batch []job
+	var other int64
+	for i, e := range bd.entries {
+		idx := bd.n*TileWidth + int64(i)
+		l, err := attest.ParseLeaf(e)
+		if err != nil {
+			a.found.add(idx, ReasonLeafMalformed, "%v", err)
+			other++
+			continue
+		}
+		if want := idx + 1; l.Seq != want {
+			what := "dropped or reordered: the records between are not here"
+			if l.Seq < want {
+				what = "an earlier record again: duplicated or reordered"
+			}
+			a.found.add(idx, ReasonSequence, "leaf carries seq %d, want %d (%s)", l.Seq, want, what)
+		}
+		kind := l.Kind
+		if l.Body == attest.LeafRemoved {
+			kind = "removed"
+		}
+		a.rep.Counts[kind]++
+		a.kinds[idx] = a.kindCode(l.Kind)
+		switch l.Body {
+		case attest.LeafTombstone:
+			other++
+			doc, err := parseTombstone(l.Data)
+			if err != nil {
+				a.found.add(idx, ReasonTombstone, "%v", err)
+				continue
+			}
+			a.tombstones = append(a.tombstones, tombstoneAt{index: idx, doc: doc})
+		case attest.LeafRemoved:
+			other++
+			a.removed[idx] = l.Digest
+		case attest.LeafEnvelopeDigest:
+			other++
+			a.rep.DigestOnly++
+		case attest.LeafEnvelope:
+			if _, ok := kindPredicates[l.Kind]; !ok {
+				a.found.add(idx, ReasonUnknownKind, "kind %q", l.Kind)
+				other++
+				continue
+			}
+			if l.Kind == "keys" {
+				other++
+				if err := a.history.add(idx, l.Data); err != nil {
+					a.found.add(idx, ReasonKeyHistory, "%v", err)
+					continue
+				}
+				a.verified.Add(1)
+				continue
+			}
+			if a.history.versions() == 0 && a.history.needsVersion1() {
+				// Records before the first keys record are verified under version 1,
+				// which the log has not shown yet (verifyDeferred counts them done).
+				a.deferUntil = idx + 1
+				continue
+			}
+			batch = append(batch, job{index: idx, kind: l.Kind, env: l.Data, doc: a.history.inForce(idx)})
+		}
+	}
+	a.done.Add(other)
+	return batch
+}
+
+func (a *auditor) kindCode(kind string) uint8 {
+	if i := slices.Index(a.kindNames, kind); i >= 0 {
+		return uint8(i + 1)
+	}
+	if len(a.kindNames) >= 250 {
+		return 255
+	}
+	a.kindNames = append(a.kindNames, kind)
+	return uint8(len(a.kindNames))
+}
+
+func (a *auditor) kindName(code uint8) string {
+	if code == 0 || int(code) > len(a.kindNames) {
+		return ""
+	}
+	return a.kindNames[code-1]
+}
+
+var policy = verifier.DefaultPolicy()
+
+// verifyEnvelope verifies one envelope under the key document in force at its index,
+// its kind against its predicate type, and its time against the cosignatures.
+func (a *auditor) verifyEnvelope(j job) {
+	if j.doc == nil {
+		a.found.add(j.index, verifierReason(verifier.ReasonUnknownKey), "no key document in force at this index")
+		return
+	}
+	r, err := verifier.Verify(j.env, j.doc, policy)
+	if err != nil {
+		var f *verifier.Failure
+		if errors.As(err, &f) {
+			a.found.add(j.index, verifierReason(f.Reason), "%s", f.Detail)
+		} else {
+			a.found.add(j.index, verifierReason(verifier.ReasonMalformedEnvelope), "%v", err)
+		}
+		return
+	}
+	if want := kindPredicates[j.kind]; r.PredicateType != want {
+		a.found.add(j.index, ReasonKindMismatch, "kind %s, predicate type %s", j.kind, r.PredicateType)
+		return
+	}
+	if !a.earliest.IsZero() && r.ObservedAt.After(a.earliest) {
+		a.found.add(j.index, ReasonRecordAfterWitness, "dated %s, after the checkpoint's earliest trusted cosignature %s", attest.FormatTime(r.ObservedAt), attest.FormatTime(a.earliest))
+		return
+	}
+	if a.saved != nil && !a.savedTop.IsZero() && j.index >= a.saved.Size && r.ObservedAt.Before(a.savedTop.Add(-a.cfg.MaxBackdate)) {
+		a.found.add(j.index, ReasonRecordBackdated, "dated %s, more than %s before the saved checkpoint (size %d) that did not hold it was cosigned at %s", attest.FormatTime(r.ObservedAt), a.cfg.MaxBackdate, a.saved.Size, attest.FormatTime(a.savedTop))
+		return
+	}
+	a.verified.Add(1)
+}
+
+// verifyDeferred re-reads the bundles of the envelopes that came before the first keys
+// record and verifies them under the document in force, now that the history has it.
+func (a *auditor) verifyDeferred(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(a.cfg.Workers)
+	for n := int64(0); n*TileWidth < a.deferUntil; n++ {
+		g.Go(func() error {
+			entries, err := a.rereadBundle(ctx, n)
+			if err != nil || entries == nil {
+				return err
+			}
+			var count int64
+			for i, e := range entries {
+				idx := n*TileWidth + int64(i)
+				if idx >= a.deferUntil {
+					break
+				}
+				l, err := attest.ParseLeaf(e)
+				if err != nil || l.Body != attest.LeafEnvelope || l.Kind == "keys" {
+					continue
+				}
+				if _, ok := kindPredicates[l.Kind]; !ok {
+					continue
+				}
+				a.verifyEnvelope(job{index: idx, kind: l.Kind, env: l.Data, doc: a.history.inForce(idx)})
+				count++
+			}
+			a.done.Add(count)
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// rereadBundle reads bundle n again (it was read and checked once): nil entries when it
+// could not be read the first time either.
+func (a *auditor) rereadBundle(ctx context.Context, n int64) ([][]byte, error) {
+	w := int(min(TileWidth, a.cp.Size-n*TileWidth))
+	raw, err := readTile(ctx, a.src, func(w int) string { return entriesPath(n, w) }, w, maxBundleSize)
+	if errors.Is(err, errNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	entries, err := splitBundle(raw, w)
+	if err != nil && w < TileWidth {
+		if all, err2 := splitBundle(raw, TileWidth); err2 == nil {
+			entries, err = all[:w], nil
+		}
+	}
+	if err != nil {
+		return nil, nil
+	}
+	return entries, nil
+}
+
+// tombstoneDoc is a tombstone leaf's document (attest.TombstoneDocument).
+type tombstoneDoc struct {
+	DeletedAt string `json:"deletedAt"`
+	Entry     string `json:"entry"`
+	Reason    string `json:"reason"`
+	Removed   []struct {
+		Kind          string `json:"kind"`
+		PayloadDigest string `json:"payloadDigest"`
+		Seq           int64  `json:"seq"`
+	} `json:"removed"`
+}
+
+// maxRemoved bounds the records one tombstone may name before the audit loops over them.
+const maxRemoved = 100000
+
+func parseTombstone(data []byte) (tombstoneDoc, error) {
+	var d tombstoneDoc
+	if err := attest.CheckJSON(data); err != nil {
+		return d, fmt.Errorf("tombstone document: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		return d, fmt.Errorf("tombstone document: %v", err)
+	}
+	if len(d.Removed) > maxRemoved {
+		return d, fmt.Errorf("tombstone document names %d records, more than %d", len(d.Removed), maxRemoved)
+	}
+	at, err := attest.ParseTime(d.DeletedAt)
+	if err != nil {
+		return d, fmt.Errorf("tombstone document: deletedAt: %v", err)
+	}
+	td := attest.TombstoneDocument{DeletedAt: at, Entry: d.Entry, Reason: d.Reason}
+	for _, r := range d.Removed {
+		hexText, ok := strings.CutPrefix(r.PayloadDigest, "sha256:")
+		if !ok {
+			return d, fmt.Errorf("tombstone document: payloadDigest %q is not sha256:HEX", clip(r.PayloadDigest))
+		}
+		td.Removed = append(td.Removed, attest.RemovedRef{Seq: r.Seq, Kind: r.Kind, PayloadDigestHex: hexText})
+	}
+	canon, err := td.Marshal()
+	if err != nil || !bytes.Equal(canon, data) {
+		return d, errors.New("tombstone document is not in its canonical form")
+	}
+	return d, nil
+}
+
+// checkTombstones holds every tombstone's removed list to the earlier leaves it names:
+// same kind, and the payload digest of the logged envelope (or of the removed leaf).
+func (a *auditor) checkTombstones(ctx context.Context) error {
+	type want struct {
+		tomb   int64
+		digest string
+	}
+	needEnvelope := map[int64][]want{} // index -> tombstones naming a logged envelope
+	named := map[int64]bool{}
+	for _, t := range a.tombstones {
+		for _, r := range t.doc.Removed {
+			idx := r.Seq - 1
+			switch {
+			case idx < 0 || idx >= t.index:
+				a.found.add(t.index, ReasonTombstoneMismatch, "names seq %d, not an earlier record", r.Seq)
+				continue
+			case a.kindName(a.kinds[idx]) != r.Kind:
+				a.found.add(t.index, ReasonTombstoneMismatch, "names seq %d as kind %q, the leaf is %q", r.Seq, clip(r.Kind), a.kindName(a.kinds[idx]))
+				continue
+			}
+			named[idx] = true
+			hexText := strings.TrimPrefix(r.PayloadDigest, "sha256:")
+			if d, ok := a.removed[idx]; ok {
+				if hex.EncodeToString(d) != hexText {
+					a.found.add(t.index, ReasonTombstoneMismatch, "names seq %d with payload digest %s, the removed leaf has %x", r.Seq, clip(hexText), d)
+				}
+				continue
+			}
+			needEnvelope[idx] = append(needEnvelope[idx], want{t.index, hexText})
+		}
+	}
+	for idx := range a.removed {
+		if !named[idx] {
+			a.rep.RemovedAwaitingTombstone = append(a.rep.RemovedAwaitingTombstone, idx)
+		}
+	}
+	slices.Sort(a.rep.RemovedAwaitingTombstone)
+	// The envelopes named: read their bundles again (tombstones are rare).
+	byBundle := map[int64][]int64{}
+	for idx := range needEnvelope {
+		byBundle[idx/TileWidth] = append(byBundle[idx/TileWidth], idx)
+	}
+	for n, idxs := range byBundle {
+		entries, err := a.rereadBundle(ctx, n)
+		if err != nil {
+			return err
+		}
+		for _, idx := range idxs {
+			if entries == nil {
+				continue
+			}
+			l, err := attest.ParseLeaf(entries[idx-n*TileWidth])
+			if err != nil {
+				continue
+			}
+			got := ""
+			if l.Body == attest.LeafEnvelope {
+				if _, payload, err := attest.ParseEnvelope(l.Data); err == nil {
+					sum := sha256.Sum256(payload)
+					got = hex.EncodeToString(sum[:])
+				}
+			}
+			for _, w := range needEnvelope[idx] {
+				switch {
+				case l.Body == attest.LeafEnvelopeDigest:
+					// The envelope is not in the log: its payload digest cannot be checked.
+				case got != w.digest:
+					a.found.add(w.tomb, ReasonTombstoneMismatch, "names seq %d with payload digest %s, the logged envelope's payload has %s", idx+1, clip(w.digest), got)
+				}
+			}
+		}
+	}
+	return nil
+}
