@@ -22,6 +22,7 @@ const (
 	RecordProbe  RecordKind = "probe"  // a round's probe/v1 statement (SaveRound)
 	RecordChange RecordKind = "change" // a change's change/v1 statement (SaveHistory)
 	RecordSupply RecordKind = "supply" // a supply run's supply/v1 statement (SaveSupply)
+	RecordKeys   RecordKind = "keys"   // a key document version's keys/v1 statement (SaveKeyDocumentVersion)
 )
 
 // LedgerRecord is one signed record of the ledger.
@@ -47,6 +48,10 @@ type LedgerRecord struct {
 	RoundID      string
 	ChangeNumber int64
 	RanAt        time.Time
+
+	// LogIndex is the record's index in the transparency log, Seq-1, once the log's
+	// appender has integrated its leaf (SetLogged); nil until then.
+	LogIndex *int64
 }
 
 // LedgerFilter selects ledger records; the zero value selects every one.
@@ -67,6 +72,9 @@ type Tombstone struct {
 	DeletedAt time.Time
 	// Removed are the records deleted with the entry, in sequence order.
 	Removed []RemovedRecord
+	// LogIndex is the tombstone's index in the transparency log, Seq-1, once logged;
+	// nil until then. (LogSources fills it; Tombstones leaves it nil.)
+	LogIndex *int64
 }
 
 // RemovedRecord is one record a tombstone lists.
@@ -74,6 +82,17 @@ type RemovedRecord struct {
 	Seq           int64
 	Kind          RecordKind
 	PayloadDigest string
+}
+
+// LogSource is what the log leaf of one sequence number is built from: exactly one of
+// Record (a ledger record), Tombstone (a tombstone, with the records it lists) or
+// Removed (a record an entry's deletion removed from the ledger; its tombstone lists
+// it). See LogSources.
+type LogSource struct {
+	Seq       int64
+	Record    *LedgerRecord
+	Tombstone *Tombstone
+	Removed   *RemovedRecord
 }
 
 // maxDeleteReason bounds the reason of DeleteEntry (the schema's CHECK says the same).
@@ -88,7 +107,8 @@ const ledgerPage = 256
 // referencing tables' unique ledger_id indexes.
 const (
 	ledgerColumns = `l.seq, l.kind, coalesce(l.entry_id, 0), coalesce(e.slug, ''), l.payload_digest,
-		l.key_id, l.envelope, l.created_at, coalesce(o.round_id, ''), coalesce(c.number, 0), r.ran_at`
+		l.key_id, l.envelope, l.created_at, coalesce(o.round_id, ''), coalesce(c.number, 0), r.ran_at,
+		l.log_index`
 	ledgerFrom = `ledger l
 		LEFT JOIN entries e ON e.id = l.entry_id
 		LEFT JOIN rounds o ON o.ledger_id = l.id

@@ -98,7 +98,7 @@ func (s *sqlStore) Ledger(ctx context.Context, f LedgerFilter, fn func(LedgerRec
 			kind string
 		)
 		err := row.Scan(&r.Seq, &kind, &r.EntryID, &r.EntrySlug, &r.PayloadDigest, &r.KeyID, &r.Envelope,
-			timeCol(&r.CreatedAt), &r.RoundID, &r.ChangeNumber, timeCol(&r.RanAt))
+			timeCol(&r.CreatedAt), &r.RoundID, &r.ChangeNumber, timeCol(&r.RanAt), &r.LogIndex)
 		r.Kind = RecordKind(kind)
 		return r, err
 	}

@@ -693,6 +693,36 @@ type Store interface {
 	// Stats counts what the store holds.
 	Stats(ctx context.Context) (Stats, error)
 
+	// The transparency log (sql_log.go; see "The transparency log" above).
+
+	// LogSources returns, for every number after afterSeq that is assigned, in order,
+	// what its leaf is built from (a record, a tombstone, or a record a tombstone
+	// removed), at most limit (≤ 0 or above 10,000: 10,000); it stops at the first
+	// number not assigned yet.
+	LogSources(ctx context.Context, afterSeq int64, limit int) ([]LogSource, error)
+	// SetLogged sets log_index = seq-1 on the records and tombstones numbered through
+	// throughSeq that have none yet. Idempotent.
+	SetLogged(ctx context.Context, throughSeq int64) error
+	// SaveCheckpoint stores a published checkpoint; storing a note twice is a no-op.
+	SaveCheckpoint(ctx context.Context, c LogCheckpoint) error
+	// CheckpointsAround returns the earliest stored checkpoint holding the leaf at
+	// index and the latest one before it (size ≤ index, > 0); nil when none.
+	CheckpointsAround(ctx context.Context, index int64) (holding, before *LogCheckpoint, err error)
+	// LatestCheckpoint returns the largest stored checkpoint, nil when none.
+	LatestCheckpoint(ctx context.Context) (*LogCheckpoint, error)
+	// SaveKeyDocumentVersion stores a signed key document version as a ledger record of
+	// kind RecordKeys, as the other writers store theirs (same transaction, numbered
+	// the same way), and returns its sequence number (0 while pending on PostgreSQL).
+	// Saving a stored version again with the same envelope is a no-op returning its
+	// number; with another envelope it fails with ErrKeyVersionConflict.
+	SaveKeyDocumentVersion(ctx context.Context, v KeyDocumentVersion) (seq int64, err error)
+	// KeyDocumentVersions returns every stored version, in version order.
+	KeyDocumentVersions(ctx context.Context) ([]KeyDocumentVersion, error)
+	// TryLogLock takes the log appender's lock if it is free (ok true), until release is
+	// called or the process ends: on PostgreSQL a session advisory lock on a connection
+	// of its own; on SQLite it always succeeds (the log's lock file decides).
+	TryLogLock(ctx context.Context) (release func(), ok bool, err error)
+
 	// NewQueue builds a River client on the store's database (riverpgxv5 on
 	// PostgreSQL, riversqlite on SQLite). cfg is River's configuration; its Workers
 	// and PeriodicJobs come from the caller.
