@@ -101,15 +101,17 @@ type auditor struct {
 	rep       *Report
 
 	served   *keys.Document
-	history  keyHistory
+	history  *keyHistory
 	cp       checkpoint
 	saved    *savedState
 	state    *stateFile
 	earliest time.Time // earliest valid trusted cosignature on the checkpoint
 	savedTop time.Time // latest valid trusted cosignature on the saved checkpoint
+	savedLow time.Time // earliest valid trusted cosignature on the saved checkpoint
 
-	done     atomic.Int64
-	verified atomic.Int64
+	done            atomic.Int64
+	verified        atomic.Int64
+	revokedUnproven atomic.Int64
 
 	// Filled by the sequential stage, read after it.
 	kinds       []uint8 // kind code per index
@@ -202,11 +204,13 @@ func (a *auditor) run(ctx context.Context) (*Report, error) {
 	}
 	if a.served != nil {
 		if err := a.history.checkServed(a.served); err != nil {
-			a.found.add(-1, ReasonKeysNotLogged, "%s: %v", a.rep.KeysSource, err)
+			reason, detail := historyFailure(err)
+			a.found.add(-1, reason, "%s: %s", a.rep.KeysSource, detail)
 		}
 	}
 	a.rep.KeyVersions = a.history.versions()
 	a.rep.Verified = a.verified.Load()
+	a.rep.RevokedUnproven = a.revokedUnproven.Load()
 	a.compareSaved()
 	a.found.fill(a.rep)
 	if a.state != nil && a.rep.OK() {
@@ -306,8 +310,14 @@ func (a *auditor) loadState() error {
 	if v, err := note.NewVerifier(s.LogKey); err == nil {
 		if _, cos, fl := checkNote([]byte(s.Checkpoint), v, a.witnesses); fl == nil {
 			for _, c := range cos {
-				if c.Valid && c.Time.After(a.savedTop) {
+				if !c.Valid {
+					continue
+				}
+				if c.Time.After(a.savedTop) {
 					a.savedTop = c.Time
+				}
+				if a.savedLow.IsZero() || c.Time.Before(a.savedLow) {
+					a.savedLow = c.Time
 				}
 			}
 		}
@@ -353,6 +363,7 @@ func (a *auditor) stream(ctx context.Context) error {
 	a.kinds = make([]uint8, size)
 	a.deferUntil = -1
 
+	parent := ctx
 	g, ctx := errgroup.WithContext(ctx)
 	progressDone := make(chan struct{})
 	if a.cfg.Progress != nil {
@@ -484,7 +495,7 @@ func (a *auditor) stream(ctx context.Context) error {
 	// Envelopes before the first keys record are verified once the history knows
 	// version 1.
 	if a.deferUntil > 0 {
-		return a.verifyDeferred(ctx)
+		return a.verifyDeferred(parent) // ctx ended with g.Wait
 	}
 	return nil
 }
@@ -645,7 +656,8 @@ func (a *auditor) leaves(bd bundleData) []job {
 			if l.Kind == "keys" {
 				other++
 				if err := a.history.add(idx, l.Data); err != nil {
-					a.found.add(idx, ReasonKeyHistory, "%v", err)
+					reason, detail := historyFailure(err)
+					a.found.add(idx, reason, "%s", detail)
 					continue
 				}
 				a.verified.Add(1)
@@ -705,6 +717,10 @@ func (a *auditor) verifyEnvelope(j job) {
 		a.found.add(j.index, ReasonKindMismatch, "kind %s, predicate type %s", j.kind, r.PredicateType)
 		return
 	}
+	if fl := a.checkRevoked(j.index, r); fl != nil {
+		a.found.addFailure(fl)
+		return
+	}
 	if !a.earliest.IsZero() && r.ObservedAt.After(a.earliest) {
 		a.found.add(j.index, ReasonRecordAfterWitness, "dated %s, after the checkpoint's earliest trusted cosignature %s", attest.FormatTime(r.ObservedAt), attest.FormatTime(a.earliest))
 		return
@@ -714,6 +730,38 @@ func (a *auditor) verifyEnvelope(j job) {
 		return
 	}
 	a.verified.Add(1)
+}
+
+// checkRevoked applies the revocation rule with the latest key document (the served
+// one, which must be the latest logged version): a key revoked at R vouches for a record
+// only if a trusted witness cosigned a checkpoint holding it before R. The audit knows
+// two checkpoints: the current one, and the saved one for the records it held. A record
+// neither shows witnessed before R, and that the saved checkpoint, cosigned at or after
+// R, did not hold, was witnessed only after the revocation (logged_after_revocation). One it cannot place either way
+// (a first audit, the current checkpoint cosigned after R) is counted as unproven:
+// its bundle, which names the earliest checkpoint holding it, decides.
+func (a *auditor) checkRevoked(index int64, r *verifier.Result) *Failure {
+	if a.served == nil {
+		return nil
+	}
+	for _, s := range r.Signatures {
+		k, ok := a.served.Lookup(s.KeyID)
+		if !ok || !k.Revoked() {
+			continue
+		}
+		at := *k.RevokedAt
+		switch {
+		case !a.earliest.IsZero() && a.earliest.Before(at):
+		case a.saved != nil && index < a.saved.Size && !a.savedLow.IsZero() && a.savedLow.Before(at):
+		case a.saved != nil && index >= a.saved.Size && !a.savedLow.IsZero() && !a.savedLow.Before(at):
+			return &Failure{Index: index, Reason: Reason(verifier.ReasonLoggedAfterRevocation),
+				Detail: fmt.Sprintf("key %s revoked at %s; the saved checkpoint of size %d, cosigned at %s, did not hold the record", k.KeyID, attest.FormatTime(at), a.saved.Size, attest.FormatTime(a.savedLow))}
+		default:
+			a.revokedUnproven.Add(1)
+			return nil
+		}
+	}
+	return nil
 }
 
 // verifyDeferred re-reads the bundles of the envelopes that came before the first keys

@@ -18,21 +18,43 @@ import (
 
 	"github.com/probity-dev/probity/attest"
 	"github.com/probity-dev/probity/internal/ledgertest"
+	"github.com/probity-dev/probity/keys"
 	"github.com/probity-dev/probity/logaudit"
 	"github.com/probity-dev/probity/logaudit/logaudittest"
 )
 
 const origin = "probity.test/log"
 
-// records are the signed leaves the tests share: 600 of them make two full entry
-// bundles and a partial one, and a partial level-1 tile.
+// records are the leaves the tests share: the key document's version 1 and 599 signed
+// records, 600 leaves that make two full entry bundles and a partial one, and a partial
+// level-1 tile.
 var records = sync.OnceValues(func() ([][]byte, error) {
 	s, err := ledgertest.NewSigner("logaudit")
 	if err != nil {
 		return nil, err
 	}
-	return logaudittest.Records(context.Background(), s, 1, 600)
+	_, vkey, err := logaudittest.LogKey(origin, "a")
+	if err != nil {
+		return nil, err
+	}
+	v1, err := logaudittest.History("logaudit", origin, vkey)
+	if err != nil {
+		return nil, err
+	}
+	k, err := logaudittest.KeysLeaf(1, v1)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := logaudittest.Records(context.Background(), s, 2, 599)
+	if err != nil {
+		return nil, err
+	}
+	version1 = v1
+	return append([][]byte{k}, recs...), nil
 })
+
+// version1 is the key document version the shared records begin with.
+var version1 *keys.Version
 
 // fixture is a data directory: DATA/log (the log) and DATA/keys/keys.json.
 type fixture struct {
@@ -53,10 +75,6 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ledgertest.NewSigner("logaudit")
-	if err != nil {
-		t.Fatal(err)
-	}
 	signer, vkey, err := logaudittest.LogKey(origin, "a")
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +83,7 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{t: t, data: data, logDir: filepath.Join(data, "log"), keys: filepath.Join(data, "keys", "keys.json"),
 		signer: signer, vkey: vkey, state: filepath.Join(data, "state.json"),
 		witness: logaudittest.NewWitness("witness.test", "w1", time.Date(2026, 6, 1, 10, 0, 30, 0, time.UTC))}
-	_, doc, err := logaudittest.Document(s, origin, vkey)
+	doc, err := keys.MarshalDocument(version1.Document)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +162,7 @@ func TestAuditGood(t *testing.T) {
 	if !rep.OK() {
 		t.Fatalf("failures: %+v", rep.Failures)
 	}
-	if rep.Size != 600 || rep.Origin != origin || rep.Verified != 600 || rep.Counts["probe"] != 200 || rep.Counts["change"] != 200 || rep.Counts["supply"] != 200 {
+	if rep.Size != 600 || rep.Origin != origin || rep.Verified != 600 || rep.KeyVersions != 1 || rep.Counts["keys"] != 1 || rep.Counts["probe"] != 200 || rep.Counts["change"] != 199 || rep.Counts["supply"] != 200 {
 		t.Errorf("report: size %d origin %q verified %d counts %v", rep.Size, rep.Origin, rep.Verified, rep.Counts)
 	}
 	if !strings.Contains(rep.KeysSource, "beside the log directory") {

@@ -2,37 +2,72 @@ package logaudit
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/verifier"
 )
 
-// keyHistory is what the audit needs of the key history built from the log's keys
-// records (verifier.KeyHistory): add verifies one keys record at its index as the next
-// version, inForce gives the key document to verify the record at an index under, and
-// checkServed says whether the served document is the latest logged version. add is
-// called in index order; inForce only for indices whose earlier keys records were all
-// added.
-type keyHistory interface {
-	add(index int64, envelope []byte) error
-	inForce(index int64) *keys.Document
-	checkServed(doc *keys.Document) error
-	versions() int
-	// needsVersion1 reports that records seen before the first keys record must wait
-	// for it (they are verified under version 1).
-	needsVersion1() bool
+// keyHistory is the key history the audit builds from the log's keys records, in index
+// order, on verifier.KeyHistory: the versions seen so far are checked as a chain each
+// time one is added (histories hold tens of versions, so rechecking the chain costs
+// nothing next to the log), so the audit reports exactly the verifier's reasons.
+type keyHistory struct {
+	served  *keys.Document
+	logged  []verifier.LoggedKeyVersion
+	history *verifier.KeyHistory // nil until a version verified
 }
 
-// newKeyHistory starts the key history of a log whose site serves doc (nil: none).
-func newKeyHistory(doc *keys.Document) keyHistory { return servedOnly{doc} }
+func newKeyHistory(served *keys.Document) *keyHistory { return &keyHistory{served: served} }
 
-// servedOnly is the key history of a log whose keys records this build cannot read
-// yet: every record is verified under the served document.
-type servedOnly struct{ doc *keys.Document }
+// add checks the keys record at index as the next version. A record that does not
+// extend the history is left out of it; the error is a *verifier.KeyHistoryError.
+func (h *keyHistory) add(index int64, envelope []byte) error {
+	next := append(h.logged[:len(h.logged):len(h.logged)], verifier.LoggedKeyVersion{LogIndex: index, Envelope: envelope})
+	kh, err := verifier.NewKeyHistory(next)
+	if err != nil {
+		return err
+	}
+	h.logged, h.history = next, kh
+	return nil
+}
 
-var errNoKeyHistory = errors.New("this build cannot verify keys records")
+// versions is the number of versions verified.
+func (h *keyHistory) versions() int { return len(h.logged) }
 
-func (s servedOnly) add(int64, []byte) error          { return errNoKeyHistory }
-func (s servedOnly) inForce(int64) *keys.Document     { return s.doc }
-func (s servedOnly) checkServed(*keys.Document) error { return nil }
-func (s servedOnly) versions() int                    { return 0 }
-func (s servedOnly) needsVersion1() bool              { return false }
+// needsVersion1 reports that envelopes seen before the first keys record must wait for
+// it (they are verified under version 1): the site's key document has a history
+// (format 2), or there is none to fall back on.
+func (h *keyHistory) needsVersion1() bool {
+	return h.history == nil && (h.served == nil || h.served.FormatVersion >= keys.FormatVersion)
+}
+
+// inForce is the key document to verify the record at index under: the history's
+// (verifier.KeyHistory.InForce), or for a log without keys records the served document
+// (a format 1 document has no history).
+func (h *keyHistory) inForce(index int64) *keys.Document {
+	if h.history == nil {
+		return h.served
+	}
+	return h.history.InForce(index)
+}
+
+// checkServed checks that the served document is the latest logged version.
+func (h *keyHistory) checkServed(doc *keys.Document) error {
+	if h.history == nil {
+		if doc.FormatVersion < keys.FormatVersion {
+			return nil // format 1: no history to hold it to
+		}
+		return &verifier.KeyHistoryError{Reason: verifier.ReasonKeyHistoryEmpty, LogIndex: -1, Detail: "the key document lists a log, and the log holds no key document version"}
+	}
+	return h.history.CheckServed(doc)
+}
+
+// historyFailure turns a key history error into the audit's reason and detail.
+func historyFailure(err error) (Reason, string) {
+	var ke *verifier.KeyHistoryError
+	if errors.As(err, &ke) {
+		return Reason(ke.Reason), ke.Error()
+	}
+	return ReasonKeyHistory, fmt.Sprint(err)
+}

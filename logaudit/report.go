@@ -43,9 +43,12 @@ const (
 	ReasonRecordAfterWitness Reason = "record_after_witness" // a record's time is after the checkpoint's earliest trusted cosignature
 	ReasonRecordBackdated    Reason = "record_backdated"     // a record's time is long before the saved checkpoint that did not hold it
 
-	// The key history.
-	ReasonKeyHistory    Reason = "key_history_invalid" // a keys record that does not extend the key history
-	ReasonKeysNotLogged Reason = "keys_not_logged"     // the served key document is not the latest logged version
+	// The key history. A keys record that does not extend the history, and a served key
+	// document that is not the latest logged version, carry the verifier's reasons
+	// (verifier.KeyHistoryError: key_version_*, key_history_empty,
+	// key_document_not_logged, key_document_stale, key_document_issuer_mismatch);
+	// ReasonKeyHistory is for any other error of the history.
+	ReasonKeyHistory Reason = "key_history_invalid"
 
 	// The saved checkpoint.
 	ReasonShrunk     Reason = "log_shrunk"        // smaller than the checkpoint saved last time
@@ -92,6 +95,12 @@ type Report struct {
 	// tombstone in the log names yet (its tombstone comes later in the ledger; a
 	// monitor expects it in a later audit).
 	RemovedAwaitingTombstone []int64 `json:"removedAwaitingTombstone,omitempty"`
+	// RevokedUnproven counts records, verified otherwise, signed by a key the latest
+	// key document revokes, that this audit cannot show were witnessed before the
+	// revocation nor logged after it (it knows only the current and the saved
+	// checkpoint): their bundles, which name the earliest checkpoint holding them,
+	// decide. A monitor that audits regularly places them.
+	RevokedUnproven int64 `json:"revokedUnproven"`
 	// KeyVersions counts the key document versions logged (keys records).
 	KeyVersions int `json:"keyVersions"`
 	// Failures lists the findings in index order (at most Config.MaxFailures;

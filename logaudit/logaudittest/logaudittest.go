@@ -25,6 +25,7 @@ import (
 	"github.com/probity-dev/probity/attest"
 	"github.com/probity-dev/probity/internal/ledgertest"
 	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/keys/signing"
 )
 
 // LogKey returns a log signer named origin whose key derives from seed, and its
@@ -227,15 +228,55 @@ func Records(ctx context.Context, s *ledgertest.Signer, first, n int64) ([][]byt
 	return out, nil
 }
 
-// Document returns s's key document as format 2, listing the log of origin with the
-// verifier key logKey.
-func Document(s *ledgertest.Signer, origin, logKey string) (*keys.Document, []byte, error) {
+// SignVersion signs doc as the key document version after prev (nil: version 1)
+// recording event at issuedAt, with signers in order (the authorizing key first), and
+// checks it as the verifier will (keys.OpenVersion). Its Envelope is the keys record.
+func SignVersion(prev *keys.Version, doc *keys.Document, event string, issuedAt time.Time, signers ...attest.Signer) (*keys.Version, error) {
+	canon, err := keys.CanonicalDocument(doc)
+	if err != nil {
+		return nil, err
+	}
+	n, previous := 1, ""
+	if prev != nil {
+		n, previous = prev.Number+1, prev.PreviousDigest()
+	}
+	st, err := attest.NewKeysStatement(doc.Issuer, n, event, issuedAt, canon, previous)
+	if err != nil {
+		return nil, err
+	}
+	env, _, err := attest.Sign(context.Background(), st, signers...)
+	if err != nil {
+		return nil, err
+	}
+	data, err := attest.EncodeEnvelope(env)
+	if err != nil {
+		return nil, err
+	}
+	return keys.OpenVersion(prev, data)
+}
+
+// LedgerKey is the signing key of ledgertest.NewSigner(seed), which the records it signs
+// verify under: its key document can then be given a signed history.
+func LedgerKey(seed string) *signing.Signer {
+	sum := sha256.Sum256([]byte("probity ledgertest " + seed))
+	return signing.NewSigner(ed25519.NewKeyFromSeed(sum[:]))
+}
+
+// History is a signed key document history for the records of ledgertest.NewSigner(seed):
+// version 1 (format 2, listing the log of origin with the verifier key logKey), signed
+// by the ledger key and issued when the key's window opens, 2026-01-01.
+func History(seed, origin, logKey string) (*keys.Version, error) {
+	s, err := ledgertest.NewSigner(seed)
+	if err != nil {
+		return nil, err
+	}
 	d := *s.Doc
 	d.FormatVersion = keys.FormatVersion
 	d.Log = &keys.Log{Origin: origin, Key: logKey}
-	if err := d.Validate(); err != nil {
-		return nil, nil, err
-	}
-	b, err := keys.MarshalDocument(&d)
-	return &d, b, err
+	return SignVersion(nil, &d, attest.KeysEventGenerated, d.Keys[0].ValidFrom, LedgerKey(seed))
+}
+
+// KeysLeaf is the leaf of a key document version logged with sequence number seq.
+func KeysLeaf(seq int64, v *keys.Version) ([]byte, error) {
+	return attest.RecordLeaf(seq, "keys", v.Envelope)
 }
