@@ -144,13 +144,21 @@ func VerifyBundle(bundle []byte, doc *keys.Document, policy Policy) (*Result, er
 	return r, nil
 }
 
+// Consistency is what CheckConsistency verified: the saved checkpoint and the newer one
+// that extends it. Either is nil when it did not verify.
+type Consistency struct {
+	Saved *VerifiedCheckpoint
+	Newer *VerifiedCheckpoint
+}
+
 // CheckConsistency checks that newer extends saved, two checkpoint notes of one log (for
 // an auditor who saved a checkpoint and later reads a newer one): both verify as
 // VerifyBundle's checkpoints do (log key from the policy or doc, which may then be nil;
 // trusted cosignatures; MinWitnesses on newer), and proof is the RFC 6962 consistency
-// proof from saved's size to newer's. It returns what it verified of newer; the error is
-// a *Failure (inconsistent_checkpoints, or a checkpoint's own reason) or wraps ErrPolicy.
-func CheckConsistency(saved, newer []byte, proof [][]byte, doc *keys.Document, policy Policy) (*VerifiedCheckpoint, error) {
+// proof from saved's size to newer's (empty for equal sizes, which must have equal
+// hashes). The error is a *Failure (inconsistent_checkpoints, or a checkpoint's own
+// reason) or wraps ErrPolicy.
+func CheckConsistency(saved, newer []byte, proof [][]byte, doc *keys.Document, policy Policy) (*Consistency, error) {
 	if err := policy.Validate(); err != nil {
 		return nil, err
 	}
@@ -165,33 +173,32 @@ func CheckConsistency(saved, newer []byte, proof [][]byte, doc *keys.Document, p
 	if err != nil {
 		return nil, err
 	}
+	c := &Consistency{}
 	if len(proof) > 2*63 {
-		return nil, &Failure{Reason: ReasonInconsistent, Detail: "proof longer than any tree needs"}
+		return c, &Failure{Reason: ReasonInconsistent, Detail: "proof longer than any tree needs"}
 	}
 	for _, h := range proof {
 		if len(h) != tlog.HashSize {
-			return nil, &Failure{Reason: ReasonInconsistent, Detail: fmt.Sprintf("proof hash of %d bytes, want %d", len(h), tlog.HashSize)}
+			return c, &Failure{Reason: ReasonInconsistent, Detail: fmt.Sprintf("proof hash of %d bytes, want %d", len(h), tlog.HashSize)}
 		}
 	}
-	old, err := openCheckpoint(saved, tk)
-	if err != nil {
+	if c.Saved, err = openCheckpoint(saved, tk); err != nil {
 		f := *err.(*Failure)
 		f.Detail = "saved checkpoint: " + f.Detail
-		return nil, &f
+		return c, &f
 	}
-	cp, err := openCheckpoint(newer, tk)
-	if err != nil {
+	if c.Newer, err = openCheckpoint(newer, tk); err != nil {
 		f := *err.(*Failure)
 		f.Detail = "newer checkpoint: " + f.Detail
-		return nil, &f
+		return c, &f
 	}
-	if err := checkConsistency(old.Checkpoint, cp.Checkpoint, hashes(proof)); err != nil {
-		return cp, &Failure{Reason: ReasonInconsistent, Detail: err.Error()}
+	if err := checkConsistency(c.Saved.Checkpoint, c.Newer.Checkpoint, hashes(proof)); err != nil {
+		return c, &Failure{Reason: ReasonInconsistent, Detail: err.Error()}
 	}
-	if n := len(cp.Cosignatures); n < policy.MinWitnesses {
-		return cp, &Failure{Reason: ReasonTooFewWitnesses, Detail: fmt.Sprintf("%d trusted witnesses cosigned the newer checkpoint, the policy requires %d", n, policy.MinWitnesses)}
+	if n := len(c.Newer.Cosignatures); n < policy.MinWitnesses {
+		return c, &Failure{Reason: ReasonTooFewWitnesses, Detail: fmt.Sprintf("%d trusted witnesses cosigned the newer checkpoint, the policy requires %d", n, policy.MinWitnesses)}
 	}
-	return cp, nil
+	return c, nil
 }
 
 // hashes converts proof hashes (checked to be 32 bytes by attest.ParseBundle) to tlog's.
@@ -203,7 +210,11 @@ func hashes(p [][]byte) []tlog.Hash {
 	return out
 }
 
-// documentLogKey is the log's verifier key the key document lists, if any.
+// documentLogKey is the log's verifier key the key document lists (format 2), if any;
+// keys.Document.Validate holds its name to the log's origin.
 func documentLogKey(doc *keys.Document) string {
-	return ""
+	if doc.Log == nil {
+		return ""
+	}
+	return doc.Log.Key
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/keys"
 	"github.com/probity-dev/probity/verifier"
 )
 
@@ -96,6 +97,22 @@ func TestVerifyBundle(t *testing.T) {
 			}
 		}
 	}
+	// The log key can come from the key document (format 2) instead of the policy.
+	doc2 := *f.vk.doc
+	doc2.FormatVersion, doc2.Log = keys.FormatVersion, &keys.Log{Origin: testOrigin, Key: f.log.vkey}
+	if err := doc2.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p := f.policy
+	p.LogKey = ""
+	if _, err := verifier.VerifyBundle(f.bundle3, &doc2, p); err != nil {
+		t.Errorf("log key from the key document: %v", err)
+	}
+	p.LogKey = newTestLog(t, testOrigin, "impostor").vkey // the policy's key wins
+	if _, err := verifier.VerifyBundle(f.bundle3, &doc2, p); reasonOf(err) != verifier.ReasonCheckpointSignature {
+		t.Errorf("policy log key over the document's: %v", err)
+	}
+
 	// A pretty-printed bundle is the same bundle.
 	var pretty bytes.Buffer
 	json.Indent(&pretty, f.bundle3, "", "  ")
@@ -325,9 +342,9 @@ func TestCheckConsistency(t *testing.T) {
 	proof := f.log.consistency(t, 5, 3)
 	altered := f.log.consistency(t, 5, 3)
 	altered[len(altered)-1][0] ^= 1
-	cp, err := verifier.CheckConsistency([]byte(f.a), []byte(f.b), proof, nil, f.policy)
-	if err != nil || cp.Size != 5 || len(cp.Cosignatures) != 2 {
-		t.Fatalf("A to B: %+v %v", cp, err)
+	c, err := verifier.CheckConsistency([]byte(f.a), []byte(f.b), proof, nil, f.policy)
+	if err != nil || c.Saved.Size != 3 || c.Newer.Size != 5 || len(c.Newer.Cosignatures) != 2 {
+		t.Fatalf("A to B: %+v %v", c, err)
 	}
 	if _, err := verifier.CheckConsistency([]byte(f.b), []byte(f.b), nil, nil, f.policy); err != nil {
 		t.Errorf("B to B: %v", err)

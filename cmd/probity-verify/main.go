@@ -1,9 +1,12 @@
 // Command probity-verify is the auditor's standalone verifier of Probity's DSSE
-// envelopes. It is "probity verify" built alone: it imports no storage, web, probe or MCP
-// package, only the standard library, golang.org/x, jcs and go-securesystemslib.
+// envelopes and log bundles (inclusion proofs, signed checkpoints, witness
+// cosignatures). It is "probity verify" built alone: it imports no storage, web, probe or
+// MCP package, only the standard library, golang.org/x (of golang.org/x/mod only
+// sumdb/note and sumdb/tlog), jcs and go-securesystemslib.
 //
 //	go install github.com/probity-dev/probity/cmd/probity-verify@latest
 //	probity-verify --keys probity-keys.json envelopes.jsonl
+//	probity-verify --keys probity-keys.json --witness-key WITNESS-VKEY record.bundle.json
 package main
 
 import (

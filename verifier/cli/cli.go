@@ -1,9 +1,11 @@
 // Package cli is the verify command shared by "probity verify" and the standalone
-// auditor's binary probity-verify: flags, the key document or --pubkey, the reports, and
-// the input side (VerifyPaths walks files and directories, reads single envelopes and
-// JSONL exports from them or standard input in bounded memory, and hands each envelope
-// to verifier.Verify on every core, emitting results in input order). Package verifier
-// itself does no I/O.
+// auditor's binary probity-verify: flags, the key document or --pubkey, the log and
+// witness keys, the reports, and the input side (VerifyPaths walks files and
+// directories, reads single envelopes and bundles and JSONL exports of them from files or
+// standard input in bounded memory, and hands each to verifier.Verify or
+// verifier.VerifyBundle on every core, emitting results in input order; --checkpoint,
+// --newer and --proof check a saved checkpoint against a newer one with
+// verifier.CheckConsistency). Package verifier itself does no I/O.
 package cli
 
 import (
@@ -38,28 +40,65 @@ const usageText = `Usage:
 
 	%[1]s --keys keys.json [flags] PATH...
 	%[1]s --pubkey SPKI [flags] PATH...
+	%[1]s [--keys keys.json | --log-key VKEY] --checkpoint SAVED --newer NEWER --proof FILE
 
-Verifies Probity's DSSE envelopes offline. PATH is an envelope file, a JSONL export (one
-envelope per line), a directory of them (walked for .json, .jsonl and .dsse files; files
-named keys.json are skipped), or - for standard input. Input is streamed, never loaded
-whole, and verified on every core.
+Verifies Probity's DSSE envelopes and log bundles offline. PATH is an envelope or
+bundle file (e.g. a .bundle.json), a JSONL export (one envelope or bundle per line), a
+directory of them (walked for .json, .jsonl and .dsse files; files named keys.json are
+skipped), or - for standard input. Input is streamed, never loaded whole, and verified
+on every core.
 
 An envelope verifies when it is strict JSON with the exact DSSE shape, payloadType
 application/vnd.in-toto+json, 1 to 4 signatures each by a distinct listed key, unrevoked,
 whose validity window contains the statement's observedAt, and a payload that is exactly
 canonical (nfc-jcs/v1) and valid against its predicate's schema.
 
+A bundle (a JSON object with a "bundle" member) verifies when its envelope does and the
+record is in the transparency log: the leaf rebuilt from the envelope is in the
+checkpoint's tree (inclusion proof), the checkpoint is signed by the log key, every
+cosignature by a trusted witness verifies and at least --min-witnesses of them cosigned,
+the previous checkpoint (if any) is signed by the log and the checkpoint extends it
+(consistency proof), and the record's own time is neither after the checkpoint was first
+witnessed nor more than --max-backdate before the previous checkpoint was. A key revoked
+at R still vouches for a record a trusted witness saw in the log before R.
+
 Flags:
 
-	--keys FILE      the key document (e.g. a saved /.well-known/probity-keys.json)
-	--pubkey SPKI    a single Ed25519 public key instead: base64 SPKI DER, or a file
-	                 holding it as PEM ("PUBLIC KEY") or base64; no validity window
-	--json           print a machine-readable report instead of the table
-	--quiet, -q      print only failures and the summary
-	--threshold N    distinct keys that must have signed (default 1)
+	--keys FILE          the key document (e.g. a saved /.well-known/probity-keys.json);
+	                     a format 2 document names the log and its key
+	--pubkey SPKI        a single Ed25519 public key instead: base64 SPKI DER, or a file
+	                     holding it as PEM ("PUBLIC KEY") or base64; no validity window
+	--json               print a machine-readable report instead of the table
+	--quiet, -q          print only failures and the summary
+	--threshold N        distinct keys that must have signed (default 1)
+	--require-log        fail bare envelopes: only bundles, with their log proof, pass
+	--log-key VKEY       the log's checkpoint key (C2SP signed-note verifier key,
+	                     origin+hash+base64), or a file holding it; overrides the key
+	                     document's
+	--witness-key VKEY   a trusted witness's cosignature/v1 verifier key (type 0x04), or
+	                     a file holding it; repeat for several witnesses
+	--min-witnesses N    trusted witnesses that must have cosigned a bundle's checkpoint
+	                     (default 1 when --witness-key is given, else 0)
+	--max-backdate D     how far a record's time may lie before the previous checkpoint
+	                     was witnessed (default 1h; Go duration syntax, e.g. 90m)
 
-Exit status: 0 when every envelope verifies, 1 when any fails, 2 on usage or I/O errors.
+Consistency between a checkpoint you saved and a newer one (both signed notes, as served
+at /log/checkpoint), instead of or besides PATHs:
+
+	--checkpoint FILE    the checkpoint saved earlier
+	--newer FILE         the newer checkpoint
+	--proof FILE         the RFC 6962 consistency proof between them: one standard
+	                     base64 hash per line (empty for equal sizes)
+
+Exit status: 0 when everything verifies, 1 when anything fails, 2 on usage or I/O
+errors.
 `
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 // Main runs the verify command with args (without the command name) and returns the
 // exit code. name is the command as the user typed it, for messages.
@@ -73,6 +112,15 @@ func Main(name string, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(quiet, "q", false, "")
 	threshold := fs.Int("threshold", 1, "")
 	workers := fs.Int("workers", 0, "")
+	requireLog := fs.Bool("require-log", false, "")
+	logKey := fs.String("log-key", "", "")
+	var witnessKeys stringList
+	fs.Var(&witnessKeys, "witness-key", "")
+	minWitnesses := fs.Int("min-witnesses", 0, "")
+	maxBackdate := fs.Duration("max-backdate", verifier.DefaultMaxBackdate, "")
+	savedPath := fs.String("checkpoint", "", "")
+	newerPath := fs.String("newer", "", "")
+	proofPath := fs.String("proof", "", "")
 	usage := func() { fmt.Fprintf(stderr, usageText, name) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -83,20 +131,34 @@ func Main(name string, args []string, stdout, stderr io.Writer) int {
 		usage()
 		return ExitUsage
 	}
+	setFlags := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { setFlags[f.Name] = true })
 	paths := fs.Args()
+	consistency := *savedPath != "" || *newerPath != "" || *proofPath != ""
 	switch {
-	case (*keysPath == "") == (*pubkey == ""):
+	case consistency && (*savedPath == "" || *newerPath == "" || *proofPath == ""):
+		fmt.Fprintf(stderr, "error: --checkpoint, --newer and --proof come together\nhint: %s --log-key VKEY --checkpoint saved.txt --newer checkpoint.txt --proof proof.txt\n", name)
+		return ExitUsage
+	case *keysPath != "" && *pubkey != "":
 		fmt.Fprintf(stderr, "error: give exactly one of --keys and --pubkey\nhint: %s --keys keys.json envelope.json\n", name)
 		return ExitUsage
-	case len(paths) == 0:
-		fmt.Fprintf(stderr, "error: no PATH given\nhint: %s --keys keys.json envelopes.jsonl\n", name)
+	case len(paths) > 0 && *keysPath == "" && *pubkey == "":
+		fmt.Fprintf(stderr, "error: give exactly one of --keys and --pubkey\nhint: %s --keys keys.json envelope.json\n", name)
+		return ExitUsage
+	case len(paths) == 0 && !consistency:
+		if *keysPath == "" && *pubkey == "" {
+			fmt.Fprintf(stderr, "error: give exactly one of --keys and --pubkey\nhint: %s --keys keys.json envelope.json\n", name)
+		} else {
+			fmt.Fprintf(stderr, "error: no PATH given\nhint: %s --keys keys.json envelopes.jsonl\n", name)
+		}
 		return ExitUsage
 	}
 	var doc *keys.Document
 	var err error
-	if *keysPath != "" {
+	switch {
+	case *keysPath != "":
 		doc, err = keys.Load(*keysPath)
-	} else {
+	case *pubkey != "":
 		doc, err = pubkeyDocument(*pubkey)
 	}
 	if err != nil {
@@ -104,10 +166,36 @@ func Main(name string, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 
-	out := bufio.NewWriterSize(stdout, 64<<10)
-	defer out.Flush()
 	policy := verifier.DefaultPolicy()
 	policy.Threshold = *threshold
+	policy.RequireLog = *requireLog
+	policy.MaxBackdate = *maxBackdate
+	if *maxBackdate == 0 {
+		policy.MaxBackdate = time.Nanosecond // zero tolerance, as asked; 0 means the default to the package
+	}
+	if policy.LogKey, err = keyArg("--log-key", *logKey); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return ExitUsage
+	}
+	for _, w := range witnessKeys {
+		k, err := keyArg("--witness-key", w)
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return ExitUsage
+		}
+		policy.WitnessKeys = append(policy.WitnessKeys, k)
+	}
+	policy.MinWitnesses = *minWitnesses
+	if !setFlags["min-witnesses"] && len(policy.WitnessKeys) > 0 {
+		policy.MinWitnesses = 1
+	}
+	if err := policy.Validate(); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return ExitUsage
+	}
+
+	out := bufio.NewWriterSize(stdout, 64<<10)
+	defer out.Flush()
 	var rep reporter
 	if *asJSON {
 		rep = &jsonReporter{w: out}
@@ -116,13 +204,41 @@ func Main(name string, args []string, stdout, stderr io.Writer) int {
 	}
 	rep.start()
 	start := time.Now()
+	code := ExitOK
+
+	if consistency {
+		c, err := checkConsistencyFiles(*savedPath, *newerPath, *proofPath, doc, policy)
+		if err != nil && !isFailure(err) {
+			out.Flush()
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			if errors.Is(err, verifier.ErrPolicy) && policy.LogKey == "" {
+				fmt.Fprintf(stderr, "hint: give the log's key with --log-key, or a key document that lists the log with --keys\n")
+			}
+			return ExitUsage
+		}
+		rep.consistency(c)
+		if !c.OK {
+			code = ExitFailed
+		}
+		if len(paths) == 0 {
+			rep.finish(Summary{}, time.Since(start))
+			return code
+		}
+	}
+
 	lastProgress := start
 	n := 0
+	policyErrs := 0
+	var policyErr error
 	sum, err := VerifyPaths(context.Background(), paths, StreamConfig{
 		Keys:    doc,
 		Policy:  policy,
 		Workers: *workers,
 		Emit: func(it Item) {
+			if errors.Is(it.Err, verifier.ErrPolicy) {
+				policyErrs++
+				policyErr = it.Err
+			}
 			rep.item(it)
 			n++
 			if n%1024 == 0 {
@@ -134,23 +250,118 @@ func Main(name string, args []string, stdout, stderr io.Writer) int {
 		},
 	})
 	rep.finish(sum, time.Since(start))
-	if err != nil {
+	switch {
+	case err != nil:
 		out.Flush()
 		fmt.Fprintf(stderr, "error: %v\n", err)
-		if errors.Is(err, verifier.ErrPolicy) {
-			return ExitUsage
-		}
 		return ExitUsage
-	}
-	if sum.Total == 0 {
+	case policyErrs > 0:
+		out.Flush()
+		fmt.Fprintf(stderr, "error: %d bundles could not be checked: %v\n", policyErrs, policyErr)
+		fmt.Fprintf(stderr, "hint: give the log's key with --log-key, or a key document that lists the log with --keys\n")
+		return ExitUsage
+	case sum.Total == 0:
 		out.Flush()
 		fmt.Fprintf(stderr, "error: no envelopes found in %s\n", strings.Join(paths, " "))
 		return ExitUsage
-	}
-	if sum.Failed > 0 {
+	case sum.Failed > 0:
 		return ExitFailed
 	}
-	return ExitOK
+	return code
+}
+
+func isFailure(err error) bool {
+	var f *verifier.Failure
+	return errors.As(err, &f)
+}
+
+// keyArg reads a verifier key given on the command line, or from the file it names.
+func keyArg(flagName, arg string) (string, error) {
+	if arg == "" {
+		return "", nil
+	}
+	if fi, err := os.Stat(arg); err == nil && fi.Mode().IsRegular() {
+		b, err := readSmallFile(arg)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", flagName, err)
+		}
+		return strings.TrimSpace(string(b)), nil
+	}
+	return arg, nil
+}
+
+// readSmallFile reads a key, checkpoint or proof file of at most 64 KiB.
+func readSmallFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read %q: %w", path, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10+1))
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read %q: %w", path, err)
+	}
+	if len(b) > 64<<10 {
+		return nil, fmt.Errorf("%q is larger than 64 KiB", path)
+	}
+	return b, nil
+}
+
+// ConsistencyReport is the outcome of --checkpoint/--newer/--proof.
+type ConsistencyReport struct {
+	OK           bool                   `json:"ok"`
+	SavedSize    int64                  `json:"savedSize,omitempty"`
+	NewerSize    int64                  `json:"newerSize,omitempty"`
+	Origin       string                 `json:"origin,omitempty"`
+	Cosignatures []verifier.Cosignature `json:"cosignatures,omitempty"`
+	Failure      *verifier.Failure      `json:"failure,omitempty"`
+}
+
+// checkConsistencyFiles reads the two checkpoints and the proof and checks them with
+// verifier.CheckConsistency. A proof file holds one standard base64 hash per line.
+func checkConsistencyFiles(savedPath, newerPath, proofPath string, doc *keys.Document, policy verifier.Policy) (*ConsistencyReport, error) {
+	saved, err := readSmallFile(savedPath)
+	if err != nil {
+		return nil, err
+	}
+	newer, err := readSmallFile(newerPath)
+	if err != nil {
+		return nil, err
+	}
+	proofText, err := readSmallFile(proofPath)
+	if err != nil {
+		return nil, err
+	}
+	var proof [][]byte
+	for i, line := range strings.Split(string(proofText), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		h, err := attest.DecodeBase64(line)
+		if err != nil || len(h) != 32 {
+			return nil, fmt.Errorf("%s:%d: not a base64 32-byte hash", proofPath, i+1)
+		}
+		proof = append(proof, h)
+	}
+	rep := &ConsistencyReport{}
+	c, err := verifier.CheckConsistency(saved, newer, proof, doc, policy)
+	if c != nil && c.Saved != nil {
+		rep.SavedSize = c.Saved.Size
+	}
+	if c != nil && c.Newer != nil {
+		rep.NewerSize, rep.Origin, rep.Cosignatures = c.Newer.Size, c.Newer.Origin, c.Newer.Cosignatures
+	}
+	var f *verifier.Failure
+	switch {
+	case errors.As(err, &f):
+		rep.Failure = f
+		return rep, nil
+	case err != nil:
+		return nil, err
+	}
+	rep.OK = true
+	return rep, nil
 }
 
 // pubkeyDocument builds a one-key document from --pubkey: base64 SPKI DER, or a file
@@ -204,6 +415,7 @@ func pubkeyDocument(arg string) (*keys.Document, error) {
 
 type reporter interface {
 	start()
+	consistency(*ConsistencyReport)
 	item(Item)
 	finish(Summary, time.Duration)
 }
@@ -240,10 +452,36 @@ func (t *tableReporter) item(it Item) {
 				what = fmt.Sprintf("supply score=%d verified=%t", st.Supply.Score, st.Supply.Verified)
 			}
 		}
-		fmt.Fprintf(t.w, "OK    %s  key=%s %s observedAt=%s subject=%s\n", it.Source, strings.Join(ids, ","), what, attest.FormatTime(r.ObservedAt), strings.ToValidUTF8(fmt.Sprintf("%q", subject), "?"))
+		logged := ""
+		if l := r.Log; l != nil {
+			logged = fmt.Sprintf(" log=%d/%d", l.LogIndex, l.CheckpointSize)
+			if len(l.Cosignatures) > 0 {
+				ws := make([]string, len(l.Cosignatures))
+				for i, c := range l.Cosignatures {
+					ws[i] = c.Witness
+				}
+				logged += fmt.Sprintf(" witnessedAt=%s witnesses=%s", attest.FormatTime(l.WitnessedAt), strings.Join(ws, ","))
+			}
+		}
+		fmt.Fprintf(t.w, "OK    %s  key=%s %s observedAt=%s%s subject=%s\n", it.Source, strings.Join(ids, ","), what, attest.FormatTime(r.ObservedAt), logged, strings.ToValidUTF8(fmt.Sprintf("%q", subject), "?"))
 		return
 	}
 	fmt.Fprintf(t.w, "FAIL  %s  %s\n", it.Source, it.Err)
+}
+
+func (t *tableReporter) consistency(c *ConsistencyReport) {
+	if !c.OK {
+		fmt.Fprintf(t.w, "FAIL  consistency  %s\n", c.Failure)
+		return
+	}
+	ws := make([]string, len(c.Cosignatures))
+	for i, cs := range c.Cosignatures {
+		ws[i] = cs.Witness + "@" + attest.FormatTime(cs.Time)
+	}
+	if len(ws) == 0 {
+		ws = []string{"none trusted"}
+	}
+	fmt.Fprintf(t.w, "OK    consistency  %s: the checkpoint of size %d extends the saved one of size %d; witnesses=%s\n", c.Origin, c.NewerSize, c.SavedSize, strings.Join(ws, ","))
 }
 
 func (t *tableReporter) finish(s Summary, d time.Duration) {
@@ -251,9 +489,12 @@ func (t *tableReporter) finish(s Summary, d time.Duration) {
 }
 
 type jsonReporter struct {
-	w *bufio.Writer
-	n int
+	w    *bufio.Writer
+	n    int
+	cons *ConsistencyReport
 }
+
+func (j *jsonReporter) consistency(c *ConsistencyReport) { j.cons = c }
 
 func (j *jsonReporter) start() { j.w.WriteString("{\"results\":[\n") }
 
@@ -288,5 +529,10 @@ func (j *jsonReporter) finish(s Summary, d time.Duration) {
 	if j.n > 0 {
 		j.w.WriteByte('\n')
 	}
-	fmt.Fprintf(j.w, `],"summary":%s,"seconds":%.3f}`+"\n", b, d.Seconds())
+	cons := ""
+	if j.cons != nil {
+		c, _ := json.Marshal(j.cons)
+		cons = `,"consistency":` + string(c)
+	}
+	fmt.Fprintf(j.w, `],"summary":%s%s,"seconds":%.3f}`+"\n", b, cons, d.Seconds())
 }

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/probity-dev/probity/attest"
 	"github.com/probity-dev/probity/keys"
 	"github.com/probity-dev/probity/verifier"
 )
@@ -61,12 +62,14 @@ type IOError struct{ Err error }
 func (e *IOError) Error() string { return e.Err.Error() }
 func (e *IOError) Unwrap() error { return e.Err }
 
-// VerifyPaths verifies every envelope found under paths: a file holding one envelope
-// (pretty-printed or not), a JSONL file with one envelope per line, or a directory,
+// VerifyPaths verifies every envelope and bundle found under paths: a file holding one
+// envelope or bundle (pretty-printed or not), a JSONL file with one per line, or a directory,
 // walked in lexical order for files ending in .json, .jsonl or .dsse (files named
 // keys.json are key documents and skipped). Input is streamed and verified by
-// cfg.Workers goroutines; memory stays bounded whatever the input size. It returns an
-// *IOError when input cannot be read; envelopes that fail are counted, not errors.
+// cfg.Workers goroutines; memory stays bounded whatever the input size. A value with a
+// top-level "bundle" member (IsBundle) is verified with verifier.VerifyBundle, any other
+// with verifier.Verify. It returns an *IOError when input cannot be read; envelopes and
+// bundles that fail are counted, not errors.
 func VerifyPaths(ctx context.Context, paths []string, cfg StreamConfig) (Summary, error) {
 	if err := cfg.Policy.Validate(); err != nil {
 		return Summary{}, err
@@ -102,7 +105,11 @@ func VerifyPaths(ctx context.Context, paths []string, cfg StreamConfig) (Summary
 			defer wg.Done()
 			for j := range work {
 				if j.err == nil {
-					j.res, j.err = verifier.Verify(j.data, cfg.Keys, cfg.Policy)
+					if IsBundle(j.data) {
+						j.res, j.err = verifier.VerifyBundle(j.data, cfg.Keys, cfg.Policy)
+					} else {
+						j.res, j.err = verifier.Verify(j.data, cfg.Keys, cfg.Policy)
+					}
 				}
 				j.data = nil
 				close(j.done)
@@ -158,6 +165,38 @@ func VerifyPaths(ctx context.Context, paths []string, cfg StreamConfig) (Summary
 		return sum, &IOError{Err: readErr}
 	}
 	return sum, ctx.Err()
+}
+
+// IsBundle reports whether data, one JSON value of the input, is a bundle (attest.Bundle)
+// rather than a bare envelope: an object with a top-level "bundle" member. Bundles are
+// written with that member first, so the scan usually stops at the first key; it never
+// reads past data and gives up after 16 members (an envelope has three).
+func IsBundle(data []byte) bool {
+	i := attest.SkipJSONSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	i++
+	for range 16 {
+		i = attest.SkipJSONSpace(data, i)
+		if i >= len(data) || data[i] != '"' {
+			return false
+		}
+		end := attest.SkipJSONString(data, i)
+		if string(data[i:end]) == `"bundle"` {
+			return true
+		}
+		i = attest.SkipJSONSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		i = attest.SkipJSONSpace(data, attest.SkipJSONValue(data, attest.SkipJSONSpace(data, i+1)))
+		if i >= len(data) || data[i] != ',' {
+			return false
+		}
+		i++
+	}
+	return false
 }
 
 // walkEnvelopes calls fn with each envelope's bytes, or with a *verifier.Failure for an entry that
