@@ -102,6 +102,59 @@
 //     (SupplyVerified). These thresholds, ids and weights live here only; checks/supply
 //     decides with them.
 //
+// # Keys predicate
+//
+// https://probity.dev/attestation/keys/v1 (KeysPredicate, schema/keys-v1.schema.json)
+// is one version of an issuer's key document (package keys), signed and logged like any
+// record (kind keys), so that the key history is append-only too. Its members:
+//
+//	version   1, 2, 3, … (at most MaxKeysVersion)
+//	event     generated (version 1, and only it), rotated, revoked or log_key_added
+//	issuedAt  when the version was made: the time held to the signing keys' windows,
+//	          as observedAt is for rounds
+//	document  the key document, format_version 2, as a JSON object (canonical within
+//	          the canonical payload)
+//	previous  "sha256:" + hex SHA-256 of the previous version's canonical document;
+//	          absent in version 1, required in every later one
+//
+// The one subject is the issuer (the document's issuer member) with the digest sha256 =
+// hex SHA-256 of the document's canonical bytes (KeysDocumentDigest). NewKeysStatement
+// builds the statement. Which keys may sign a version, and how a document may change
+// from one version to the next, are package keys' rules ("Key document history"):
+// version 1 is signed by a key it lists itself; version n+1 by a key that version n
+// lists, unrevoked and valid at issuedAt (a rotation by the old key and the new one, a
+// revocation by a key that stays valid). This package checks what it can without the
+// key document's own rules: the schema, previous and event against the version number,
+// and the subject.
+//
+// Test vector (TestKeysVector rebuilds it). The key of the worked example below
+// (a050837d85070582), valid from 2026-11-30T12:00:00.000Z, and a log key of origin
+// probity.dev/log give version 1, issued at that instant, of this document (canonical
+// bytes, 478, wrapped here):
+//
+//	{"format_version":2,"issuer":"https://probity.dev","keys":[{"algorithm":"Ed25519","
+//	key_id":"a050837d85070582","revocation_reason":null,"revoked_at":null,"spki":"MCow
+//	BQYDK2VwAyEAA6EHv/POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg=","spki_sha256":"a050837d8
+//	5070582ccf7394b0988847cc312cb88259b894899f6f239cf1791a5","valid_from":"2026-11-30T
+//	12:00:00.000Z","valid_until":null}],"log":{"key":"probity.dev/log+4fb7b9f2+ARl/ayP
+//	hbIUyxqvIOPrNXqeJvgx2spIDNAOb+os9No1h","origin":"probity.dev/log"}}
+//
+// whose digest, the subject's, is
+//
+//	69ca53e56cb1f231b4e5f43e68281f93b81062850af2f88b805a4b387b3e8c39
+//
+// The statement's canonical bytes (805) are
+//
+//	{"_type":"https://in-toto.io/Statement/v1","predicate":{"document":{…},"event":"gener
+//	ated","issuedAt":"2026-11-30T12:00:00.000Z","version":1},"predicateType":"https://pr
+//	obity.dev/attestation/keys/v1","subject":[{"digest":{"sha256":"69ca53e56cb1f231b4e5f
+//	43e68281f93b81062850af2f88b805a4b387b3e8c39"},"name":"https://probity.dev"}]}
+//
+// with the document above in place of {…}, and the key's Ed25519 signature over their PAE
+// is
+//
+//	3AiDkq4m+JhzIrbatMgD4GhbI0cQJwuxoa/EhKT30x+zYL6d6v0BsA3LWjEkZy6lCP6T4erDogoOhYOJGejoAA==
+//
 // # Building and signing
 //
 // Each statement is put together by the constructor beside its predicate:

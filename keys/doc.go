@@ -13,10 +13,28 @@
 // directory is keys.json). It is a JSON object with exactly these members, in this order
 // when written:
 //
-//	format_version  number   always 1
+//	format_version  number   2 (FormatVersion); 1 (FormatVersion1) is still read
 //	issuer          string   who signs with these keys, e.g. "https://probity.dev";
 //	                         1 to 256 bytes of UTF-8 without control characters
 //	keys            array    1 to 64 key objects
+//	log             object or null  format_version 2 only, where it is required: the
+//	                         issuer's transparency log, {"origin": …, "key": …}; null
+//	                         for a document without a log
+//
+// A format_version 1 document has exactly the first three members (it is the format
+// before the log, and old key histories hold it); a format_version 2 document has all
+// four. Any other format_version is rejected before the rest is read.
+//
+// The log object has exactly two string members:
+//
+//	origin  the log's origin, the first line of its checkpoints (C2SP tlog-checkpoint):
+//	        LogOrigin(issuer), the issuer URL without its scheme, keeping host[:port]
+//	        and path, with "/log" appended, e.g. "probity.dev/log"; 1 to 256 bytes of
+//	        printable ASCII without spaces or "+"
+//	key     the C2SP signed-note verifier key its checkpoints are signed with,
+//	        origin+hash+base64: the name is exactly origin, hash eight lower-case hex
+//	        digits (the signed-note key hash), base64 canonical standard base64 of 0x01
+//	        followed by the 32-byte Ed25519 public key
 //
 // Each key object has exactly these eight members, in this order; all eight must be
 // present, with null for an unset optional value:
@@ -71,10 +89,68 @@
 //	  ]
 //	}
 //
-// (The "…" elisions stand for the rest of each value.)
+// (The "…" elisions stand for the rest of each value.) Written as format_version 2, the
+// same document ends with the log:
+//
+//	  ],
+//	  "log": {
+//	    "origin": "probity.dev/log",
+//	    "key": "probity.dev/log+4fb7b9f2+ARl/ayPhbIUyxqvIOPrNXqeJvgx2spIDNAOb+os9No1h"
+//	  }
+//	}
+//
+// # Key document history
+//
+// Every version of the key document is signed and appended to the transparency log as a
+// record of its own (kind keys), so that the key history cannot be rewritten: a key
+// added to keys.json, or a valid_from moved back, without a logged version is caught by
+// comparing the served document with the latest logged one. A version is a DSSE
+// envelope over an in-toto statement with predicate type
+// https://probity.dev/attestation/keys/v1 (package attest, "Keys predicate"): its
+// number, its event (generated, rotated, revoked, log_key_added), issuedAt, the
+// document in canonical form, and for every version after the first the "sha256:"
+// digest of the previous version's canonical document (CanonicalDocument,
+// DocumentDigest). OpenVersion checks one version against the one before it; these are
+// the rules, each a HistoryReason when broken:
+//
+//   - Numbers run 1, 2, 3, … without a gap, each previous digest names the document of
+//     the version before, and issuedAt never goes back. Every version's document is
+//     format_version 2.
+//   - Version 1 (event generated) is signed by a key it lists, unrevoked and valid at its
+//     issuedAt. What it lists is trusted as of when it is logged: a key directory made
+//     before versions existed gets version 1 of its document as it then was.
+//   - Version n+1 is signed by at least one key that version n lists, unrevoked in
+//     version n and valid at version n+1's issuedAt (issuedAt plays observedAt's role),
+//     and that version n+1 does not revoke: a rotation is signed by the old key (and the
+//     new one), a revocation by a key that stays valid. A signing key that is the only
+//     valid one is therefore rotated before it is revoked. Every signature present is by
+//     a distinct key the new document lists, and verifies.
+//   - The document changes only as the event says (CheckChange). The issuer and the log,
+//     once set, never change; keys are never removed and a key's key_id, spki and
+//     valid_from never change; a valid_until may only be set or moved earlier, never
+//     before issuedAt; a revocation is never undone or changed, and its revoked_at is not
+//     after issuedAt; a new key's valid_from is not before issuedAt (no key is ever
+//     valid before the version that publishes it) and a new key is not revoked.
+//     rotated adds at least one key (and may end windows); revoked revokes at least one
+//     key and changes nothing else; log_key_added sets the log and changes nothing else.
+//
+// The key document in force at log index i is the document of the latest version logged
+// at an index below i (version 1's for records logged before it). package verifier
+// checks a log's versions as a chain with their log indexes (KeyHistory).
+//
+// # Revocation
+//
+// revoked_at is when a key stopped being trusted. A record logged, and witnessed, before
+// a key's revocation time stays valid; one after it does not: a signature by a key
+// revoked at R counts only for a record whose log bundle shows a trusted witness
+// cosignature earlier than R on a checkpoint that holds the record (package verifier,
+// VerifyBundle). Without a log proof a revoked key's signature is invalid, as it always
+// was: nothing else shows that the record existed before R.
 //
 // # Key directory
 //
 // A key directory holds the key document as DocumentFile (keys.json, mode 0644) beside the
-// signing key; package keys/signing writes and reads it.
+// signing key, the log key and the signed versions (versions/000001.dsse, …); package
+// keys/signing writes and reads it, and keys.json is always the latest version's
+// document.
 package keys

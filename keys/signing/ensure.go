@@ -16,7 +16,8 @@ import (
 // for issuer, valid from now, if it does not (see GenerateDir; rand nil means
 // crypto/rand). It returns the new key document when this call created the directory,
 // and nil when dir already existed or another process created it first; it does not
-// check an existing directory's contents, which OpenDir does.
+// check an existing directory's contents, which OpenDir does (and OpenDir gives an
+// existing directory without a log key or versions both).
 //
 // Crash and race safety: the key directory is generated in a fresh sibling directory
 // (".keys-new-*", mode 0700, in dir's parent, which is created with mode 0700 if missing)
