@@ -1,8 +1,3 @@
-//go:build tessera_gosum
-
-// The build tag keeps this test out until go.sum holds the entries of Tessera's storage
-// packages (golang.org/x/exp and others); remove it then.
-
 package logaudit_test
 
 import (
