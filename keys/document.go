@@ -545,7 +545,7 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
 	}
-	*d = Document{FormatVersion: w.FormatVersion, Issuer: w.Issuer, Keys: w.Keys, Log: w.Log}
+	*d = Document(w)
 	return nil
 }
 

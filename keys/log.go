@@ -14,7 +14,9 @@ import (
 // LogOrigin returns the origin of the transparency log of issuer: the issuer URL without
 // its scheme, query and fragment, keeping host[:port] and path, with "/log" appended
 // ("https://probity.dev" -> "probity.dev/log", "https://example.com:8443/probity/" ->
-// "example.com:8443/probity/log"). translog.OriginFor applies the same rule.
+// "example.com:8443/probity/log"); the host is lower-cased. translog.OriginFor applies the
+// same rule; the log's signer (signing.LoadLogSigner) carries the origin the key document
+// lists, which is the one to use.
 func LogOrigin(issuer string) (string, error) {
 	rest := issuer
 	if i := strings.Index(rest, "://"); i >= 0 {
@@ -24,7 +26,7 @@ func LogOrigin(issuer string) (string, error) {
 	if err != nil || u.Host == "" {
 		return "", fmt.Errorf("issuer %q does not give a log origin (want a URL with a host, e.g. https://probity.dev)", issuer)
 	}
-	origin := strings.TrimRight(u.Host+u.EscapedPath(), "/") + "/log"
+	origin := strings.TrimRight(strings.ToLower(u.Host)+u.EscapedPath(), "/") + "/log"
 	if checkOrigin(origin) != "" {
 		return "", fmt.Errorf("issuer %q does not give a log origin (want a URL with a host, e.g. https://probity.dev)", issuer)
 	}

@@ -335,6 +335,7 @@ func TestLogOriginRule(t *testing.T) {
 		"https://example.com:8443/probity/":   "example.com:8443/probity/log",
 		"https://example.com/a/b?x=1#frag":    "example.com/a/b/log",
 		"https://probity.test":                "probity.test/log",
+		"https://Probity.DEV/Path":            "probity.dev/Path/log",
 		"probity.dev":                         "probity.dev/log",
 		"https://probity.dev/with%20space/ok": "probity.dev/with%20space/ok/log",
 	} {
