@@ -92,32 +92,49 @@ func NewKeyHistory(versions []LoggedKeyVersion) (*KeyHistory, error) {
 		return nil, &KeyHistoryError{Reason: ReasonKeyHistoryEmpty, LogIndex: -1, Detail: "the log holds no key document version"}
 	}
 	h := &KeyHistory{}
-	var prev *keys.Version
-	for i, lv := range versions {
-		if lv.LogIndex < 0 {
-			return nil, &KeyHistoryError{Reason: ReasonKeyVersionMalformed, Version: i + 1, LogIndex: lv.LogIndex, Detail: "negative log index"}
+	for _, lv := range versions {
+		if err := h.Append(lv); err != nil {
+			return nil, err
 		}
-		if i > 0 && lv.LogIndex <= h.indexes[i-1] {
-			return nil, &KeyHistoryError{Reason: ReasonKeyVersionLogOrder, Version: i + 1, LogIndex: lv.LogIndex,
-				Detail: fmt.Sprintf("logged at index %d, not after version %d at index %d", lv.LogIndex, i, h.indexes[i-1])}
-		}
-		v, err := keys.OpenVersion(prev, lv.Envelope)
-		if err != nil {
-			var he *keys.HistoryError
-			if !errors.As(err, &he) {
-				return nil, &KeyHistoryError{Reason: ReasonKeyVersionMalformed, Version: i + 1, LogIndex: lv.LogIndex, Detail: err.Error()}
-			}
-			n := he.Version
-			if n == 0 {
-				n = i + 1
-			}
-			return nil, &KeyHistoryError{Reason: historyReasons[he.Reason], Version: n, LogIndex: lv.LogIndex, Detail: he.Detail}
-		}
-		h.versions = append(h.versions, v)
-		h.indexes = append(h.indexes, lv.LogIndex)
-		prev = v
 	}
 	return h, nil
+}
+
+// Append checks lv as the next version of h, by the rules of NewKeyHistory, and adds it;
+// a monitor reading the log in order calls it for each keys record instead of checking
+// the whole chain again. On error h is unchanged. (A zero KeyHistory is an empty history
+// that Append can start; its other methods need at least one version.)
+//
+// A keys record is checked here, not by Verify under the document in force at its index:
+// a rotation is signed by the new key too, which the version before it does not list.
+func (h *KeyHistory) Append(lv LoggedKeyVersion) error {
+	n := len(h.versions) + 1
+	if lv.LogIndex < 0 {
+		return &KeyHistoryError{Reason: ReasonKeyVersionMalformed, Version: n, LogIndex: lv.LogIndex, Detail: "negative log index"}
+	}
+	var prev *keys.Version
+	if n > 1 {
+		prev = h.versions[n-2]
+		if last := h.indexes[n-2]; lv.LogIndex <= last {
+			return &KeyHistoryError{Reason: ReasonKeyVersionLogOrder, Version: n, LogIndex: lv.LogIndex,
+				Detail: fmt.Sprintf("logged at index %d, not after version %d at index %d", lv.LogIndex, n-1, last)}
+		}
+	}
+	v, err := keys.OpenVersion(prev, lv.Envelope)
+	if err != nil {
+		var he *keys.HistoryError
+		if !errors.As(err, &he) {
+			return &KeyHistoryError{Reason: ReasonKeyVersionMalformed, Version: n, LogIndex: lv.LogIndex, Detail: err.Error()}
+		}
+		version := he.Version
+		if version == 0 {
+			version = n
+		}
+		return &KeyHistoryError{Reason: historyReasons[he.Reason], Version: version, LogIndex: lv.LogIndex, Detail: he.Detail}
+	}
+	h.versions = append(h.versions, v)
+	h.indexes = append(h.indexes, lv.LogIndex)
+	return nil
 }
 
 // Len returns the number of versions.

@@ -129,6 +129,20 @@ func TestKeyHistoryGood(t *testing.T) {
 	if err := h.CheckServed(docs[2]); err != nil {
 		t.Fatalf("CheckServed(latest) = %v", err)
 	}
+	// Append builds the same history one version at a time, and leaves it unchanged
+	// when a version does not extend it.
+	var inc KeyHistory
+	for _, lv := range vs {
+		if err := inc.Append(lv); err != nil {
+			t.Fatal(err)
+		}
+		if err := inc.Append(lv); err == nil {
+			t.Fatal("Append accepted the same version twice")
+		}
+	}
+	if inc.Len() != 3 || !keys.SameDocument(inc.Latest(), docs[2]) {
+		t.Fatalf("incremental history of %d versions", inc.Len())
+	}
 	// The same document as keys.json writes it (indented, member order) is the same.
 	pretty, _ := keys.MarshalDocument(docs[2])
 	parsed, err := keys.Parse(pretty)
