@@ -110,6 +110,7 @@ type auditor struct {
 	savedLow time.Time // earliest valid trusted cosignature on the saved checkpoint
 
 	done            atomic.Int64
+	missing         atomic.Bool // an entry bundle was not served: read no further
 	verified        atomic.Int64
 	revokedUnproven atomic.Int64
 
@@ -360,7 +361,8 @@ type bundleData struct {
 func (a *auditor) stream(ctx context.Context) error {
 	size := a.cp.Size
 	nBundles := (size + TileWidth - 1) / TileWidth
-	a.kinds = make([]uint8, size)
+	// kinds grows with the leaves read, not with the size the checkpoint claims.
+	a.kinds = make([]uint8, 0, min(size, 1<<20))
 	a.deferUntil = -1
 
 	parent := ctx
@@ -394,6 +396,12 @@ func (a *auditor) stream(ctx context.Context) error {
 	g.Go(func() error {
 		defer close(futures)
 		for n := int64(0); n < nBundles; n++ {
+			if a.missing.Load() {
+				// A log that does not serve a bundle its checkpoint covers is not read
+				// further: its checkpoint may claim any size.
+				a.found.add(n*TileWidth, ReasonIncomplete, "stopped at entry bundle %d of %d: an entry bundle is missing", n, nBundles)
+				return nil
+			}
 			f := make(chan bundleData, 1)
 			select {
 			case sem <- struct{}{}:
@@ -449,6 +457,7 @@ func (a *auditor) stream(ctx context.Context) error {
 			}
 			if bd.entries == nil {
 				broken = true
+				a.kinds = append(a.kinds, make([]uint8, min(TileWidth, size-bd.n*TileWidth))...)
 				a.done.Add(min(TileWidth, size-bd.n*TileWidth))
 				continue
 			}
@@ -511,6 +520,7 @@ func (a *auditor) fetchBundle(ctx context.Context, n, size int64) (bundleData, e
 	if err != nil {
 		if errors.Is(err, errNotFound) {
 			a.found.add(first, ReasonEntriesMissing, "entry bundle %s: %v", entriesPath(n, w), err)
+			a.missing.Store(true)
 			return bd, nil
 		}
 		return bd, err
@@ -613,6 +623,7 @@ func (a *auditor) leaves(bd bundleData) []job {
 	var other int64
 	for i, e := range bd.entries {
 		idx := bd.n*TileWidth + int64(i)
+		a.kinds = append(a.kinds, 0) // a.kinds[idx]
 		l, err := attest.ParseLeaf(e)
 		if err != nil {
 			a.found.add(idx, ReasonLeafMalformed, "%v", err)

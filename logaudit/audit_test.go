@@ -134,14 +134,6 @@ func (f *fixture) edit(p string, change func([]byte) []byte) {
 	}
 }
 
-func reasons(rep *logaudit.Report) []string {
-	var out []string
-	for r := range rep.FailureCounts {
-		out = append(out, string(r))
-	}
-	return out
-}
-
 func wantReason(t *testing.T, rep *logaudit.Report, want logaudit.Reason, index int64) {
 	t.Helper()
 	if rep.OK() {
@@ -248,6 +240,14 @@ func TestTamper(t *testing.T) {
 		{"alter the checkpoint", func(f *fixture) {
 			f.edit("checkpoint", func(b []byte) []byte { return []byte(strings.Replace(string(b), "\n600\n", "\n599\n", 1)) })
 		}, logaudit.ReasonCheckpointSignature, -1},
+		{"a checkpoint claiming 2^40 leaves, re-signed", func(f *fixture) {
+			root, _ := logaudittest.Root(f.leaves)
+			cp, err := logaudittest.Checkpoint(f.signer, 1<<40, root, f.witness)
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(f.path("checkpoint"), cp, 0o644)
+		}, logaudit.ReasonIncomplete, -2},
 		{"remove a tile", func(f *fixture) { os.Remove(f.path("tile/0/002.p/88")) }, logaudit.ReasonTileMissing, 512},
 		{"remove an entry bundle", func(f *fixture) { os.Remove(f.path("tile/entries/001")) }, logaudit.ReasonEntriesMissing, 256},
 		{"a leaf that is not a leaf, re-signed", func(f *fixture) {

@@ -143,12 +143,6 @@ func (f *findings) add(index int64, reason Reason, format string, args ...any) {
 
 func (f *findings) addFailure(fl *Failure) { f.add(fl.Index, fl.Reason, "%s", fl.Detail) }
 
-func (f *findings) any() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.counts) > 0
-}
-
 func (f *findings) fill(r *Report) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
