@@ -67,7 +67,7 @@ type Version struct {
 	Document       *Document
 	DocumentDigest string // hex SHA-256 of the canonical document (the subject digest)
 	Previous       string // "sha256:"+hex of the previous version's document; "" for version 1
-	PayloadDigest  string // "sha256:"+hex SHA-256 of the DSSE payload
+	PayloadDigest  string // hex SHA-256 of the DSSE payload, as the ledger records it
 	// KeyIDs are the key ids of the envelope's signatures, in order; the first one that
 	// authorizes the version (a key of the previous version, or for version 1 of its own
 	// document, unrevoked and valid at issuedAt) is AuthorizedBy.
@@ -121,7 +121,7 @@ func OpenVersion(prev *Version, envelope []byte) (*Version, error) {
 		Document:       doc,
 		DocumentDigest: attest.KeysDocumentDigest(p.Document),
 		Previous:       p.Previous,
-		PayloadDigest:  "sha256:" + hex.EncodeToString(sum[:]),
+		PayloadDigest:  hex.EncodeToString(sum[:]),
 		Envelope:       bytes.Clone(envelope),
 	}
 	if n != want {

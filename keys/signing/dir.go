@@ -362,7 +362,15 @@ func OpenDir(dir string, now time.Time) (*keys.Document, *Signer, error) {
 	case !k.ValidAt(now):
 		return nil, nil, fmt.Errorf("the signing key %s in %s is not valid at %s", id, dir, attest.FormatTime(now))
 	}
-	if err := s.ensureHistory(dir, signer, now, nil); err != nil {
+	err = s.ensureHistory(dir, signer, now, nil)
+	// Another process starting at the same moment may write the log key or version 1
+	// first, between our reading and writing: read what it wrote, and go on from there.
+	for try := 0; errors.Is(err, fs.ErrExist) && try < 10; try++ {
+		if s, err = loadState(dir); err == nil {
+			err = s.ensureHistory(dir, signer, now, nil)
+		}
+	}
+	if err != nil {
 		return nil, nil, fmt.Errorf("key directory %s: %w", dir, err)
 	}
 	return s.doc, signer, nil

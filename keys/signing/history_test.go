@@ -83,7 +83,7 @@ func TestGenerateDirHistory(t *testing.T) {
 	}
 	v1 := vs[0]
 	digest, _ := keys.DocumentDigest(d)
-	if v1.Version != 1 || v1.Event != attest.KeysEventGenerated || !v1.IssuedAt.Equal(t0) || v1.DocumentDigest != digest || v1.KeyID != d.Keys[0].KeyID || !keys.SameDocument(v1.Document, d) {
+	if v1.Version != 1 || v1.Event != attest.KeysEventGenerated || !v1.IssuedAt.Equal(t0) || v1.DocumentDigest != "sha256:"+digest || len(v1.PayloadDigest) != 64 || v1.KeyID != d.Keys[0].KeyID || !keys.SameDocument(v1.Document, d) {
 		t.Fatalf("version 1: %+v", v1)
 	}
 	file, err := os.ReadFile(filepath.Join(dir, VersionsDir, "000001.dsse"))
@@ -347,5 +347,40 @@ func TestLogOriginRule(t *testing.T) {
 		if got, err := keys.LogOrigin(bad); err == nil {
 			t.Errorf("LogOrigin(%q) = %q, want an error", bad, got)
 		}
+	}
+}
+
+// TestOpenDirUpgradeConcurrent: processes opening one legacy key directory at the same
+// moment all end with the same log key and one version 1.
+func TestOpenDirUpgradeConcurrent(t *testing.T) {
+	dir := legacyDir(t, "https://probity.dev", t0, nil)
+	const n = 8
+	errs := make(chan error, n)
+	docs := make(chan *keys.Document, n)
+	for range n {
+		go func() {
+			d, _, err := OpenDir(dir, t1)
+			errs <- err
+			docs <- d
+		}()
+	}
+	var first *keys.Document
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+		if d := <-docs; d != nil {
+			if first == nil {
+				first = d
+			} else if !keys.SameDocument(first, d) {
+				t.Error("two processes ended with different documents")
+			}
+		}
+	}
+	if vs, err := Versions(dir); err != nil || len(vs) != 1 {
+		t.Fatalf("Versions = %d, %v", len(vs), err)
+	}
+	if _, vkey, err := LoadLogSigner(dir); err != nil || first == nil || vkey != first.Log.Key {
+		t.Fatalf("LoadLogSigner = %v", err)
 	}
 }

@@ -28,14 +28,15 @@ func versionPath(dir string, n int) string {
 	return filepath.Join(dir, VersionsDir, fmt.Sprintf("%06d.dsse", n))
 }
 
-// SignedVersion is one signed version of the key document, as the service logs it
-// (store.SaveKeyDocumentVersion).
+// SignedVersion is one signed version of the key document, as the service logs it: its
+// fields are store.KeyDocumentVersion's, in the store's conventions, for
+// store.SaveKeyDocumentVersion.
 type SignedVersion struct {
 	Version        int
 	Event          string // attest.KeysEvent*
 	IssuedAt       time.Time
-	DocumentDigest string // hex SHA-256 of the canonical document
-	PayloadDigest  string // "sha256:" + hex SHA-256 of the DSSE payload
+	DocumentDigest string // "sha256:" + hex SHA-256 of the canonical document (the next version's previous)
+	PayloadDigest  string // hex SHA-256 of the DSSE payload, as the ledger records it
 	Envelope       []byte // the DSSE envelope, exactly as in the version file
 	KeyID          string // the key that authorizes the version (keys.Version.AuthorizedBy)
 	Document       *keys.Document
@@ -57,7 +58,7 @@ func Versions(dir string) ([]SignedVersion, error) {
 			Version:        v.Number,
 			Event:          v.Event,
 			IssuedAt:       v.IssuedAt,
-			DocumentDigest: v.DocumentDigest,
+			DocumentDigest: v.PreviousDigest(),
 			PayloadDigest:  v.PayloadDigest,
 			Envelope:       v.Envelope,
 			KeyID:          v.AuthorizedBy,
