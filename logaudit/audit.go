@@ -94,11 +94,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 }
 
 type auditor struct {
-	cfg       Config
-	src       source
-	witnesses []witnessKey
-	found     *findings
-	rep       *Report
+	cfg   Config
+	src   source
+	found *findings
+	rep   *Report
 
 	served   *keys.Document
 	history  *keyHistory
@@ -145,15 +144,11 @@ func newAuditor(cfg Config) (*auditor, error) {
 		cfg.MaxBackdate = DefaultMaxBackdate
 	}
 	a := &auditor{cfg: cfg, found: &findings{max: cfg.MaxFailures, counts: map[Reason]int64{}}, removed: map[int64][]byte{}}
-	for _, vk := range cfg.WitnessKeys {
-		w, err := parseWitnessKey(vk)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
-		}
-		a.witnesses = append(a.witnesses, w)
+	if err := checkWitnessKeys(cfg.WitnessKeys); err != nil {
+		return nil, err
 	}
-	if cfg.MinWitnesses < 0 || cfg.MinWitnesses > len(a.witnesses) {
-		return nil, fmt.Errorf("%w: --min-witnesses %d with %d witness keys", ErrConfig, cfg.MinWitnesses, len(a.witnesses))
+	if cfg.MinWitnesses < 0 || cfg.MinWitnesses > len(cfg.WitnessKeys) {
+		return nil, fmt.Errorf("%w: --min-witnesses %d with %d witness keys", ErrConfig, cfg.MinWitnesses, len(cfg.WitnessKeys))
 	}
 	var err error
 	if strings.HasPrefix(cfg.Source, "http://") || strings.HasPrefix(cfg.Source, "https://") {
@@ -172,24 +167,26 @@ func (a *auditor) run(ctx context.Context) (*Report, error) {
 	if err := a.loadKeys(ctx); err != nil {
 		return nil, err
 	}
-	logKey, err := a.logVerifier()
+	logKey, err := a.logKey()
 	if err != nil {
 		return nil, err
 	}
-	a.rep.LogKey = a.logKeyText()
+	a.rep.LogKey = logKey
 	text, err := a.src.read(ctx, "checkpoint", maxCheckpointSize)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read the checkpoint: %w", err)
 	}
 	a.rep.Checkpoint = string(text)
-	cp, cos, fl := checkNote(text, logKey, a.witnesses)
-	a.rep.Origin = cp.Origin
-	if fl != nil {
-		// Without a checkpoint signed by the log there is no tree to audit.
+	cp, cos, fls, fatal := checkNote(text, logKey, a.cfg.WitnessKeys)
+	for _, fl := range fls {
 		a.found.addFailure(fl)
+	}
+	if fatal {
+		// Without a checkpoint signed by the log there is no tree to audit.
 		a.found.fill(a.rep)
 		return a.rep, nil
 	}
+	a.rep.Origin = cp.Origin
 	a.cp = cp
 	a.rep.Size, a.rep.Root = cp.Size, base64.StdEncoding.EncodeToString(cp.Root[:])
 	a.checkWitnesses(cos)
@@ -243,18 +240,17 @@ func (a *auditor) loadKeys(ctx context.Context) error {
 	return nil
 }
 
-// logVerifier is the note verifier of the log's checkpoints: --log-key, else the key
+// logKey is the verifier key of the log's checkpoints: --log-key, else the key
 // document's log member.
-func (a *auditor) logVerifier() (note.Verifier, error) {
+func (a *auditor) logKey() (string, error) {
 	vk := a.logKeyText()
 	if vk == "" {
-		return nil, fmt.Errorf("%w: no log key: the key document lists no log; give --log-key", ErrConfig)
+		return "", fmt.Errorf("%w: no log key: the key document lists no log; give --log-key", ErrConfig)
 	}
-	v, err := note.NewVerifier(vk)
-	if err != nil {
-		return nil, fmt.Errorf("%w: log key %q: %v", ErrConfig, clip(vk), err)
+	if _, err := note.NewVerifier(vk); err != nil {
+		return "", fmt.Errorf("%w: log key %q: %v", ErrConfig, clip(vk), err)
 	}
-	return v, nil
+	return vk, nil
 }
 
 func (a *auditor) logKeyText() string {
@@ -271,10 +267,6 @@ func (a *auditor) checkWitnesses(cos []Cosignature) {
 	valid := map[string]bool{}
 	for _, c := range cos {
 		a.rep.Witnesses = append(a.rep.Witnesses, c)
-		if !c.Valid {
-			a.found.add(-1, ReasonCosignature, "cosignature of witness %q does not verify", c.Witness)
-			continue
-		}
 		valid[c.Witness] = true
 		if a.earliest.IsZero() || c.Time.Before(a.earliest) {
 			a.earliest = c.Time
@@ -308,12 +300,9 @@ func (a *auditor) loadState() error {
 	}
 	// The saved checkpoint's cosignatures bound how early the records it did not
 	// hold may be dated.
-	if v, err := note.NewVerifier(s.LogKey); err == nil {
-		if _, cos, fl := checkNote([]byte(s.Checkpoint), v, a.witnesses); fl == nil {
+	if s.LogKey == a.rep.LogKey {
+		if _, cos, fls, _ := checkNote([]byte(s.Checkpoint), s.LogKey, a.cfg.WitnessKeys); len(fls) == 0 {
 			for _, c := range cos {
-				if !c.Valid {
-					continue
-				}
 				if c.Time.After(a.savedTop) {
 					a.savedTop = c.Time
 				}

@@ -18,12 +18,13 @@ type Reason string
 // The reasons the audit itself finds. Index is -1 for those about the log as a whole.
 const (
 	// The checkpoint.
-	ReasonCheckpointMalformed Reason = "checkpoint_malformed" // not a tlog-checkpoint signed note
-	ReasonCheckpointSignature Reason = "checkpoint_signature" // the log's signature is missing or invalid
-	ReasonCheckpointOrigin    Reason = "checkpoint_origin"    // origin is not the log key's or the key document's
-	ReasonCosignature         Reason = "cosignature_invalid"  // a trusted witness's cosignature does not verify
-	ReasonTooFewWitnesses     Reason = "too_few_witnesses"    // fewer valid trusted cosignatures than required
-	ReasonLogKeyChanged       Reason = "log_key_changed"      // the origin's log key is not the one saved last time
+	// Where the verifier has a reason for the same finding, the audit uses its name.
+	ReasonCheckpointMalformed Reason = "checkpoint_malformed"                     // not a tlog-checkpoint signed note
+	ReasonCheckpointSignature        = Reason(verifier.ReasonCheckpointSignature) // the log's signature is missing or invalid
+	ReasonCheckpointOrigin           = Reason(verifier.ReasonWrongOrigin)         // origin is not the log key's or the key document's
+	ReasonCosignature                = Reason(verifier.ReasonBadCosignature)      // a trusted witness's cosignature does not verify
+	ReasonTooFewWitnesses            = Reason(verifier.ReasonTooFewWitnesses)     // fewer valid trusted cosignatures than required
+	ReasonLogKeyChanged       Reason = "log_key_changed"                          // the origin's log key is not the one saved last time
 
 	// The tree.
 	ReasonTileMissing      Reason = "tile_missing"      // a hash tile the checkpoint needs is not served
@@ -80,7 +81,7 @@ type Report struct {
 	Root       string `json:"root"`       // base64, as in the checkpoint
 	Checkpoint string `json:"checkpoint"` // the signed note, cosignatures included
 	LogKey     string `json:"logKey"`     // the note verifier key the checkpoint was checked with
-	// Witnesses lists the trusted witnesses' cosignatures on the checkpoint.
+	// Witnesses lists the trusted witnesses' verified cosignatures on the checkpoint.
 	Witnesses []Cosignature `json:"witnesses"`
 	// Counts counts leaves by kind (probe, change, supply, keys, tombstone, and
 	// "removed" for records removed before they were logged).

@@ -240,14 +240,10 @@ func printLogReport(w io.Writer, r *logaudit.Report, stateFile string) {
 	row("log key", "%s", r.LogKey)
 	row("checkpoint", "size %d, root %s", r.Size, r.Root)
 	if len(r.Witnesses) == 0 {
-		row("witnesses", "no cosignature by a trusted witness")
+		row("witnesses", "no valid cosignature by a trusted witness")
 	}
 	for _, c := range r.Witnesses {
-		state := "valid"
-		if !c.Valid {
-			state = "INVALID"
-		}
-		row("witness", "%s cosigned at %s (%s)", c.Witness, c.Time.UTC().Format(time.RFC3339), state)
+		row("witness", "%s cosigned at %s", c.Witness, c.Time.UTC().Format(time.RFC3339))
 	}
 	kinds := make([]string, 0, len(r.Counts))
 	for k := range r.Counts {
