@@ -9,13 +9,11 @@ import (
 )
 
 // keyHistory is the key history the audit builds from the log's keys records, in index
-// order, on verifier.KeyHistory: the versions seen so far are checked as a chain each
-// time one is added (histories hold tens of versions, so rechecking the chain costs
-// nothing next to the log), so the audit reports exactly the verifier's reasons.
+// order (verifier.KeyHistory.Append), with the served key document to fall back on for a
+// log whose document has no history (format 1).
 type keyHistory struct {
 	served  *keys.Document
-	logged  []verifier.LoggedKeyVersion
-	history *verifier.KeyHistory // nil until a version verified
+	history verifier.KeyHistory
 }
 
 func newKeyHistory(served *keys.Document) *keyHistory { return &keyHistory{served: served} }
@@ -23,30 +21,24 @@ func newKeyHistory(served *keys.Document) *keyHistory { return &keyHistory{serve
 // add checks the keys record at index as the next version. A record that does not
 // extend the history is left out of it; the error is a *verifier.KeyHistoryError.
 func (h *keyHistory) add(index int64, envelope []byte) error {
-	next := append(h.logged[:len(h.logged):len(h.logged)], verifier.LoggedKeyVersion{LogIndex: index, Envelope: envelope})
-	kh, err := verifier.NewKeyHistory(next)
-	if err != nil {
-		return err
-	}
-	h.logged, h.history = next, kh
-	return nil
+	return h.history.Append(verifier.LoggedKeyVersion{LogIndex: index, Envelope: envelope})
 }
 
 // versions is the number of versions verified.
-func (h *keyHistory) versions() int { return len(h.logged) }
+func (h *keyHistory) versions() int { return h.history.Len() }
 
 // needsVersion1 reports that envelopes seen before the first keys record must wait for
 // it (they are verified under version 1): the site's key document has a history
 // (format 2), or there is none to fall back on.
 func (h *keyHistory) needsVersion1() bool {
-	return h.history == nil && (h.served == nil || h.served.FormatVersion >= keys.FormatVersion)
+	return h.versions() == 0 && (h.served == nil || h.served.FormatVersion >= keys.FormatVersion)
 }
 
 // inForce is the key document to verify the record at index under: the history's
 // (verifier.KeyHistory.InForce), or for a log without keys records the served document
 // (a format 1 document has no history).
 func (h *keyHistory) inForce(index int64) *keys.Document {
-	if h.history == nil {
+	if h.versions() == 0 {
 		return h.served
 	}
 	return h.history.InForce(index)
@@ -54,7 +46,7 @@ func (h *keyHistory) inForce(index int64) *keys.Document {
 
 // checkServed checks that the served document is the latest logged version.
 func (h *keyHistory) checkServed(doc *keys.Document) error {
-	if h.history == nil {
+	if h.versions() == 0 {
 		if doc.FormatVersion < keys.FormatVersion {
 			return nil // format 1: no history to hold it to
 		}
