@@ -3,9 +3,13 @@ package verifier_test
 import (
 	"bufio"
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,4 +70,127 @@ func BenchmarkVerifyExport120k(b *testing.B) {
 			b.Fatalf("%+v %v", sum, err)
 		}
 	}
+}
+
+// bundleBench is 120,000 distinct bundles of one log: probe records of 1,000 servers,
+// a second apart, signed by one key, with a checkpoint every 500 records cosigned by two
+// witnesses (240 checkpoints), each bundle proven against the first checkpoint holding
+// its record with the one before as its previous checkpoint; and, for the raw loop, each
+// bundle's public key, signed message (the DSSE PAE) and signature.
+type bundleBench struct {
+	bundles [][]byte
+	doc     *keys.Document
+	policy  verifier.Policy
+	pub     ed25519.PublicKey
+	msgs    [][]byte
+	sigs    [][]byte
+}
+
+const (
+	benchRecords        = 120000
+	benchCheckpointEach = 500
+)
+
+var (
+	bundleBenchOnce sync.Once
+	bundleBenchData *bundleBench
+)
+
+func loadBundleBench(tb testing.TB) *bundleBench {
+	bundleBenchOnce.Do(func() { bundleBenchData = makeBundleBench(tb, benchRecords) })
+	if bundleBenchData == nil {
+		tb.Fatal("bundle benchmark setup failed")
+	}
+	return bundleBenchData
+}
+
+func makeBundleBench(tb testing.TB, n int) *bundleBench {
+	vk := newVectorKeys()
+	tmpl := fullStatement(inWindow)
+	base := mustTime(inWindow)
+	envs := make([][]byte, n)
+	bb := &bundleBench{doc: vk.doc, pub: vk.active.Public().(ed25519.PublicKey), msgs: make([][]byte, n), sigs: make([][]byte, n)}
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				server := i % 1000
+				url := fmt.Sprintf("https://mcp-%04d.example.com/mcp", server)
+				digest := func(kind string) string { return attest.Digest([]byte(fmt.Sprintf("%s %d", kind, server))) }
+				p := *tmpl.Predicate.(*attest.ProbePredicate)
+				p.ObservedAt = attest.FormatTime(base.Add(time.Duration(i) * time.Second))
+				p.RoundID = fmt.Sprintf("r-bench-%06d", i)
+				p.Target.URL = url
+				p.Fingerprints = &attest.Fingerprints{Toolset: digest("toolset"), Schema: digest("schema"), Surface: digest("surface"), Instructions: digest("instructions")}
+				st := *tmpl
+				st.Predicate = &p
+				st.Subject = []attest.Subject{{Name: url, Digest: attest.DigestSet{"sha256": strings.TrimPrefix(p.Fingerprints.Surface, "sha256:")}}}
+				env, payload, err := attest.Sign(context.Background(), &st, vk.active)
+				if err != nil {
+					panic(err)
+				}
+				envs[i] = mustEnvelope(env, nil)
+				bb.msgs[i] = attest.PAE(payload)
+				bb.sigs[i], _ = attest.DecodeBase64(env.Signatures[0].Sig)
+			}
+		}()
+	}
+	wg.Wait()
+
+	l := newTestLog(tb, testOrigin, "bench")
+	for _, env := range envs {
+		l.addRecord(tb, "probe", env)
+	}
+	w1, w2 := newTestWitness("witness.test/w1", "w1"), newTestWitness("witness.test/w2", "w2")
+	var notes []string // notes[k] is the checkpoint of size (k+1)·benchCheckpointEach
+	for size := benchCheckpointEach; size <= n; size += benchCheckpointEach {
+		at := base.Add(time.Duration(size-1)*time.Second + 30*time.Second)
+		notes = append(notes, l.checkpoint(tb, int64(size), w1.cosignAt(at), w2.cosignAt(at.Add(time.Second))))
+	}
+	bb.bundles = make([][]byte, n)
+	for i := range n {
+		k := i / benchCheckpointEach
+		var prev *prevCheckpoint
+		if k > 0 {
+			prev = &prevCheckpoint{note: notes[k-1], size: int64(k * benchCheckpointEach)}
+		}
+		bb.bundles[i] = l.bundle(tb, int64(i), int64((k+1)*benchCheckpointEach), notes[k], prev)
+	}
+	bb.policy = verifier.Policy{Threshold: 1, LogKey: l.vkey, WitnessKeys: []string{w1.vkey(), w2.vkey()}, MinWitnesses: 2, RequireLog: true}
+	return bb
+}
+
+// BenchmarkVerifyBundles120k verifies 120,000 distinct bundles one after another on one
+// goroutine: each bundle's envelope (signature, canonical payload, statement rules,
+// key window), its inclusion proof, and its checkpoints (memoized: 240 distinct ones).
+// Compare with BenchmarkEd25519Raw120k, the bare signature checks of the same records,
+// also on one goroutine; run both with -cpu 1 so that neither gets a spare core for the
+// garbage collector.
+func BenchmarkVerifyBundles120k(b *testing.B) {
+	bb := loadBundleBench(b)
+	for b.Loop() {
+		for _, bundle := range bb.bundles {
+			if _, err := verifier.VerifyBundle(bundle, bb.doc, bb.policy); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(len(bb.bundles)*b.N)/b.Elapsed().Seconds(), "bundles/s")
+}
+
+// BenchmarkEd25519Raw120k is the floor BenchmarkVerifyBundles120k is measured against:
+// ed25519.Verify over the same 120,000 signatures and signed messages, nothing else.
+func BenchmarkEd25519Raw120k(b *testing.B) {
+	bb := loadBundleBench(b)
+	for b.Loop() {
+		for i, msg := range bb.msgs {
+			if !ed25519.Verify(bb.pub, msg, bb.sigs[i]) {
+				b.Fatal("signature does not verify")
+			}
+		}
+	}
+	b.ReportMetric(float64(len(bb.msgs)*b.N)/b.Elapsed().Seconds(), "sigs/s")
 }

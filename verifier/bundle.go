@@ -80,45 +80,50 @@ func VerifyBundle(bundle []byte, doc *keys.Document, policy Policy) (*Result, er
 		r.Failure = &Failure{Reason: reason, Detail: fmt.Sprintf(format, args...)}
 		return r, r.Failure
 	}
-	b, err := attest.ParseBundle(bundle)
+	b, err := parseBundle(bundle)
 	if err != nil {
 		return fail(ReasonMalformedBundle, "%v", err)
 	}
-	signers, err := authenticate(r, b.Envelope, doc)
+	var signers []*keys.Key
+	if b.env != nil {
+		signers, err = authenticateParsed(r, b.env, doc)
+	} else {
+		signers, err = authenticate(r, b.envelope, doc)
+	}
 	if err != nil {
 		return r, err
 	}
 
-	cp, err := openCheckpoint([]byte(b.Checkpoint), tk)
+	cp, err := b.openCheckpoint(tk, false)
 	if err != nil {
 		r.Failure = err.(*Failure)
 		return r, err
 	}
-	lr := &LogResult{LogIndex: b.LogIndex, Origin: cp.Origin, CheckpointSize: cp.Size, Cosignatures: cp.Cosignatures, WitnessedAt: cp.Earliest()}
+	lr := &LogResult{LogIndex: b.logIndex, Origin: cp.Origin, CheckpointSize: cp.Size, Cosignatures: cp.Cosignatures, WitnessedAt: cp.Earliest()}
 	r.Log = lr
-	if b.LogIndex >= cp.Size {
-		return fail(ReasonInclusion, "log index %d is not in a checkpoint of size %d", b.LogIndex, cp.Size)
+	if b.logIndex >= cp.Size {
+		return fail(ReasonInclusion, "log index %d is not in a checkpoint of size %d", b.logIndex, cp.Size)
 	}
-	leaf, err := attest.RecordLeaf(b.LogIndex+1, b.Kind, b.Envelope)
+	leaf, err := attest.RecordLeaf(b.logIndex+1, b.kind, b.envelope)
 	if err != nil {
 		return fail(ReasonMalformedBundle, "%v", err)
 	}
-	if err := tlog.CheckRecord(hashes(b.InclusionProof), cp.Size, cp.Hash, b.LogIndex, tlog.RecordHash(leaf)); err != nil {
-		return fail(ReasonInclusion, "the record's leaf at index %d is not in the checkpoint's tree of size %d: %v", b.LogIndex, cp.Size, err)
+	if err := tlog.CheckRecord(b.proof, cp.Size, cp.Hash, b.logIndex, tlog.RecordHash(leaf)); err != nil {
+		return fail(ReasonInclusion, "the record's leaf at index %d is not in the checkpoint's tree of size %d: %v", b.logIndex, cp.Size, err)
 	}
 
-	if b.PreviousCheckpoint != "" {
-		prev, err := openCheckpoint([]byte(b.PreviousCheckpoint), tk)
+	if b.previous != nil || b.previousRaw != nil {
+		prev, err := b.openCheckpoint(tk, true)
 		if err != nil {
 			f := *err.(*Failure)
 			f.Detail = "previous checkpoint: " + f.Detail
 			r.Failure = &f
 			return r, r.Failure
 		}
-		if prev.Size > b.LogIndex {
-			return fail(ReasonMalformedBundle, "the previous checkpoint has %d leaves, so it holds the record at index %d", prev.Size, b.LogIndex)
+		if prev.Size > b.logIndex {
+			return fail(ReasonMalformedBundle, "the previous checkpoint has %d leaves, so it holds the record at index %d", prev.Size, b.logIndex)
 		}
-		if err := checkConsistency(prev.Checkpoint, cp.Checkpoint, hashes(b.ConsistencyProof)); err != nil {
+		if err := checkConsistency(prev.Checkpoint, cp.Checkpoint, b.consistency); err != nil {
 			return fail(ReasonInconsistent, "%v", err)
 		}
 		size := prev.Size
@@ -201,13 +206,35 @@ func CheckConsistency(saved, newer []byte, proof [][]byte, doc *keys.Document, p
 	return c, nil
 }
 
-// hashes converts proof hashes (checked to be 32 bytes by attest.ParseBundle) to tlog's.
+// hashes converts proof hashes, checked to be 32 bytes, to tlog's.
 func hashes(p [][]byte) []tlog.Hash {
 	out := make([]tlog.Hash, len(p))
 	for i, h := range p {
 		copy(out[i][:], h)
 	}
 	return out
+}
+
+// openCheckpoint verifies the bundle's checkpoint (or previous checkpoint), memoized by
+// the JSON text it was read from when the fast path read it, else by the note's text.
+func (b *parsedBundle) openCheckpoint(tk *trustedKeys, previous bool) (*VerifiedCheckpoint, error) {
+	text, raw := b.checkpoint, b.checkpointRaw
+	if previous {
+		text, raw = b.previous, b.previousRaw
+	}
+	if raw == nil {
+		return openCheckpoint(text, tk)
+	}
+	if e, ok := getBytes(&tk.raw, raw); ok {
+		return e.result()
+	}
+	cp, err := openCheckpoint(unescapeNote(raw), tk)
+	e := &checkpointEntry{cp: cp}
+	if err != nil {
+		e.fail = err.(*Failure)
+	}
+	tk.raw.put(string(raw), e)
+	return e.result()
 }
 
 // documentLogKey is the log's verifier key the key document lists (format 2), if any;

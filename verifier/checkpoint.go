@@ -1,7 +1,6 @@
 package verifier
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
@@ -197,11 +196,17 @@ func validKeyName(name string) bool {
 	return name != "" && utf8.ValidString(name) && strings.IndexFunc(name, unicode.IsSpace) < 0 && !strings.Contains(name, "+")
 }
 
-// trustedKeys are a policy's parsed log and witness keys.
+// trustedKeys are a policy's parsed log and witness keys, with what was verified with
+// them: checkpoints by note text (notes) and by the JSON string text a bundle held them
+// in (raw).
 type trustedKeys struct {
 	log       note.Verifier // nil: none given
 	witnesses []note.Verifier
-	id        string // the keys, as memo keys name them
+	notes     memo[string, *checkpointEntry]
+	raw       memo[string, *checkpointEntry]
+	// logKey and witnessKeys are the keys as given, for lastKeys.
+	logKey      string
+	witnessKeys []string
 }
 
 // OpenCheckpoint verifies a checkpoint note: the log's signature by logKey (a signed-note
@@ -222,11 +227,16 @@ func OpenCheckpoint(text []byte, logKey string, witnessKeys []string) (*Verified
 }
 
 func parseTrusted(logKey string, witnessKeys []string) (*trustedKeys, error) {
-	id := logKey + "\x00" + strings.Join(witnessKeys, "\x00")
-	if tk, ok := keyMemo.get(id); ok {
+	if tk := lastKeys.Load(); tk != nil && tk.logKey == logKey && slices.Equal(tk.witnessKeys, witnessKeys) {
 		return tk, nil
 	}
-	tk := &trustedKeys{id: id}
+	id := logKey + "\x00" + strings.Join(witnessKeys, "\x00")
+	if tk, ok := keyMemo.get(id); ok {
+		lastKeys.Store(tk)
+		return tk, nil
+	}
+	tk := &trustedKeys{notes: memo[string, *checkpointEntry]{max: 1024}, raw: memo[string, *checkpointEntry]{max: 1024},
+		logKey: logKey, witnessKeys: slices.Clone(witnessKeys)}
 	if logKey != "" {
 		v, err := note.NewVerifier(logKey)
 		if err != nil {
@@ -248,30 +258,32 @@ func parseTrusted(logKey string, witnessKeys []string) (*trustedKeys, error) {
 		tk.witnesses = append(tk.witnesses, v)
 	}
 	keyMemo.put(id, tk)
+	lastKeys.Store(tk)
 	return tk, nil
 }
 
-// openCheckpoint verifies a checkpoint note once per distinct (keys, text): bundles of
+// openCheckpoint verifies a checkpoint note once per distinct text and keys: bundles of
 // one log name a few hundred checkpoints between them, and each is verified once.
 func openCheckpoint(text []byte, tk *trustedKeys) (*VerifiedCheckpoint, error) {
-	key := tk.id + "\x00" + string(text)
-	if e, ok := checkpointMemo.get(key); ok {
-		if e.fail != nil {
-			return nil, e.fail
-		}
-		return e.cp, nil
+	if e, ok := getBytes(&tk.notes, text); ok {
+		return e.result()
 	}
 	cp, fail := openCheckpointUncached(text, tk)
-	checkpointMemo.put(key, &checkpointEntry{cp: cp, fail: fail})
-	if fail != nil {
-		return nil, fail
-	}
-	return cp, nil
+	e := &checkpointEntry{cp: cp, fail: fail}
+	tk.notes.put(string(text), e)
+	return e.result()
 }
 
 type checkpointEntry struct {
 	cp   *VerifiedCheckpoint
 	fail *Failure
+}
+
+func (e *checkpointEntry) result() (*VerifiedCheckpoint, error) {
+	if e.fail != nil {
+		return nil, e.fail
+	}
+	return e.cp, nil
 }
 
 func openCheckpointUncached(text []byte, tk *trustedKeys) (*VerifiedCheckpoint, *Failure) {
@@ -329,12 +341,12 @@ func openCheckpointUncached(text []byte, tk *trustedKeys) (*VerifiedCheckpoint, 
 // the map, which is cheap because writes are rare (one per distinct checkpoint or key
 // set) and the map small. (Package verifier does without package sync, which
 // TestVerifierDoesNoIO keeps for verifier/cli's streaming.)
-type memo[V any] struct {
-	m   atomic.Pointer[map[string]V]
+type memo[K comparable, V any] struct {
+	m   atomic.Pointer[map[K]V]
 	max int
 }
 
-func (c *memo[V]) get(k string) (V, bool) {
+func (c *memo[K, V]) get(k K) (V, bool) {
 	if m := c.m.Load(); m != nil {
 		v, ok := (*m)[k]
 		return v, ok
@@ -343,14 +355,14 @@ func (c *memo[V]) get(k string) (V, bool) {
 	return zero, false
 }
 
-func (c *memo[V]) put(k string, v V) {
+func (c *memo[K, V]) put(k K, v V) {
 	for {
 		old := c.m.Load()
-		var next map[string]V
+		var next map[K]V
 		if old == nil || len(*old) >= c.max {
-			next = map[string]V{k: v}
+			next = map[K]V{k: v}
 		} else {
-			next = make(map[string]V, len(*old)+1)
+			next = make(map[K]V, len(*old)+1)
 			for ok, ov := range *old {
 				next[ok] = ov
 			}
@@ -362,28 +374,42 @@ func (c *memo[V]) put(k string, v V) {
 	}
 }
 
+// getBytes is get for a string key given as bytes, without copying them.
+func getBytes[V any](c *memo[string, V], k []byte) (V, bool) {
+	if m := c.m.Load(); m != nil {
+		v, ok := (*m)[string(k)]
+		return v, ok
+	}
+	var zero V
+	return zero, false
+}
+
 var (
-	checkpointMemo = &memo[*checkpointEntry]{max: 1024}
-	keyMemo        = &memo[*trustedKeys]{max: 64}
-	consistMemo    = &memo[error]{max: 1024}
+	keyMemo     = &memo[string, *trustedKeys]{max: 64}
+	consistMemo = &memo[treePair, *consistencyEntry]{max: 1024}
+	// lastKeys is the key set parseTrusted returned last: a run verifies every bundle
+	// under one policy, and comparing its keys costs less than naming them for keyMemo.
+	lastKeys atomic.Pointer[trustedKeys]
 )
 
-// proofKey names a consistency proof between two tree heads, for consistMemo.
-func proofKey(a, b Checkpoint, proof tlog.TreeProof) string {
-	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "%d %x %d %x", a.Size, a.Hash[:], b.Size, b.Hash[:])
-	for _, h := range proof {
-		buf.Write(h[:])
-	}
-	return buf.String()
+// treePair names two tree heads, for consistMemo.
+type treePair struct {
+	older, newer         tlog.Hash
+	olderSize, newerSize int64
+}
+
+// consistencyEntry is the outcome of checking one proof between a treePair.
+type consistencyEntry struct {
+	proof []tlog.Hash
+	err   error
 }
 
 // checkConsistency checks a consistency proof from older to newer, once per distinct
-// (older, newer, proof).
-func checkConsistency(older, newer Checkpoint, proof tlog.TreeProof) error {
-	k := proofKey(older, newer, proof)
-	if err, ok := consistMemo.get(k); ok {
-		return err
+// pair of tree heads and proof.
+func checkConsistency(older, newer Checkpoint, proof []tlog.Hash) error {
+	k := treePair{older: older.Hash, newer: newer.Hash, olderSize: older.Size, newerSize: newer.Size}
+	if e, ok := consistMemo.get(k); ok && slices.Equal(e.proof, proof) {
+		return e.err
 	}
 	var err error
 	switch {
@@ -404,6 +430,6 @@ func checkConsistency(older, newer Checkpoint, proof tlog.TreeProof) error {
 			err = fmt.Errorf("consistency proof from size %d to %d: %v", older.Size, newer.Size, e)
 		}
 	}
-	consistMemo.put(k, err)
+	consistMemo.put(k, &consistencyEntry{proof: slices.Clone(proof), err: err})
 	return err
 }

@@ -236,33 +236,46 @@ func authenticate(r *Result, envelope []byte, doc *keys.Document) ([]*keys.Key, 
 		return nil, r.Failure
 	}
 
-	env, payload, err := attest.ParseEnvelope(envelope)
+	env, err := parseEnvelope(envelope)
 	if err != nil {
 		return fail(ReasonMalformedEnvelope, "%v", err)
 	}
-	r.PayloadType = env.PayloadType
-	if env.PayloadType != attest.PayloadType {
-		return fail(ReasonPayloadType, "payloadType is %q, want %q", clip(env.PayloadType), attest.PayloadType)
+	return authenticateParsed(r, env, doc)
+}
+
+// authenticateParsed is authenticate after the envelope's shape (step 1) was checked.
+func authenticateParsed(r *Result, env *parsedEnvelope, doc *keys.Document) ([]*keys.Key, error) {
+	fail := func(reason FailureReason, format string, args ...any) ([]*keys.Key, error) {
+		r.Failure = &Failure{Reason: reason, Detail: fmt.Sprintf(format, args...)}
+		return nil, r.Failure
 	}
-	if n := len(env.Signatures); n < 1 || n > attest.MaxSignatures {
+	r.PayloadType = env.payloadType
+	if env.payloadType != attest.PayloadType {
+		return fail(ReasonPayloadType, "payloadType is %q, want %q", clip(env.payloadType), attest.PayloadType)
+	}
+	if n := len(env.sigs); n < 1 || n > attest.MaxSignatures {
 		return fail(ReasonSignatureCount, "%d signatures, want 1 to %d", n, attest.MaxSignatures)
 	}
+	payload := env.payload
 
 	// Authenticate before parsing the payload.
-	pae := attest.PAE(payload)
-	signers := make([]*keys.Key, len(env.Signatures))
+	pae := env.pae
+	if pae == nil {
+		pae = attest.PAE(payload)
+	}
+	signers := make([]*keys.Key, len(env.sigs))
 	var firstBad *Failure
 	var seen []ed25519.PublicKey
-	for i, s := range env.Signatures {
-		sr := SignatureResult{KeyID: clip(s.KeyID), Outcome: OutcomeValid}
-		k, ok := doc.Lookup(s.KeyID)
+	for i, s := range env.sigs {
+		sig := s.sig
+		sr := SignatureResult{KeyID: clip(s.keyID), Outcome: OutcomeValid}
+		k, ok := doc.Lookup(s.keyID)
 		var pub ed25519.PublicKey
 		if ok {
 			if pub = k.PublicKey(); len(pub) != ed25519.PublicKeySize {
-				return nil, fmt.Errorf("%w: key %q of the key document has no valid public key (validate the document first)", ErrPolicy, clip(s.KeyID))
+				return nil, fmt.Errorf("%w: key %q of the key document has no valid public key (validate the document first)", ErrPolicy, clip(s.keyID))
 			}
 		}
-		sig, _ := attest.DecodeBase64(s.Sig) // ParseEnvelope checked the encoding
 		switch {
 		case !ok:
 			sr.Outcome = SignatureOutcome(ReasonUnknownKey)
@@ -285,7 +298,7 @@ func authenticate(r *Result, envelope []byte, doc *keys.Document) ([]*keys.Key, 
 		return nil, firstBad
 	}
 
-	st, err := attest.DecodeStatement(payload)
+	st, err := decodeStatement(payload)
 	if st != nil {
 		r.PredicateType = st.PredicateType
 		if len(st.Subject) > 0 {
