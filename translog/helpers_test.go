@@ -24,6 +24,13 @@ var testOrigin = OriginFor("https://example.com")
 // newLogKey returns a checkpoint signer and its verifier for testOrigin.
 func newLogKey(t testing.TB) (note.Signer, note.Verifier) {
 	t.Helper()
+	s, v, _ := newLogKeyV(t)
+	return s, v
+}
+
+// newLogKeyV is newLogKey, with the verifier key (C2SP signed-note vkey).
+func newLogKeyV(t testing.TB) (note.Signer, note.Verifier, string) {
+	t.Helper()
 	skey, vkey, err := note.GenerateKey(rand.Reader, testOrigin)
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +43,7 @@ func newLogKey(t testing.TB) (note.Signer, note.Verifier) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, v
+	return s, v, vkey
 }
 
 // openStore opens (and migrates) the SQLite store at path.
