@@ -3,7 +3,10 @@
 // sequence number and kind.
 //
 // The records go out as one stream in sequence order (store.Store's Ledger), every kind
-// (round, change, supply run) together. Two shapes:
+// (round, change, supply run, key document version) together, each as its bundle
+// (attest.Bundle: the envelope with its proof of inclusion in the transparency log and
+// the checkpoint it is proven against) when Write is given Bundles and the record is in
+// a published checkpoint, else as its bare envelope. Two shapes:
 //
 //   - A JSONL file (OUT.jsonl): one envelope per line, byte for byte as stored, in
 //     sequence order; keys.json beside it; and the index OUT.ledger.tsv beside it.
@@ -37,6 +40,16 @@ import (
 	"github.com/probity-dev/probity/store"
 )
 
+// Bundles builds a record's bundle (attest.Bundle, encoded): its envelope with the
+// proof that it is in the transparency log. It returns an error wrapping
+// ErrNotLogged for a record no published checkpoint holds yet.
+type Bundles interface {
+	Bundle(ctx context.Context, rec store.LedgerRecord) ([]byte, error)
+}
+
+// ErrNotLogged is what Bundles wraps for a record that has no bundle yet.
+var ErrNotLogged = errors.New("not in a published checkpoint yet")
+
 // Ledger is what Write reads of the store.
 type Ledger interface {
 	Ledger(ctx context.Context, f store.LedgerFilter, fn func(store.LedgerRecord) error) error
@@ -48,8 +61,12 @@ type Counts struct {
 	Rounds     int // round envelopes (probe/v1)
 	Changes    int // change envelopes (change/v1), hidden changes included: they stay signed records
 	Supply     int // supply-run envelopes (supply/v1), every run kept
+	Keys       int // key document versions (keys/v1), each a record of its own
 	Other      int // records of kinds this version does not name
 	Tombstones int // deletions the index lists
+	// Bundled is how many records went out as bundles (with their proof of inclusion in
+	// the transparency log); the others, not logged yet, as bare envelopes.
+	Bundled int
 }
 
 // IndexColumns is the index's header line: a record's sequence number, kind
@@ -70,8 +87,10 @@ func IndexName(out string) string {
 
 // Write writes the ledger records f selects (Since: stored at or after; EntrySlug: of
 // one entry) and the key document to out (a directory, or a .jsonl file with keys.json
-// beside it), with the index (IndexName). Progress goes to progress every 5 s.
-func Write(ctx context.Context, st Ledger, doc *keys.Document, out string, f store.EnvelopeFilter, progress io.Writer) (Counts, error) {
+// beside it), with the index (IndexName). With bundles, each record that is in a
+// published checkpoint goes out as its bundle instead of its bare envelope (the
+// verifier tells them apart by the bundle member). Progress goes to progress every 5 s.
+func Write(ctx context.Context, st Ledger, doc *keys.Document, out string, f store.EnvelopeFilter, bundles Bundles, progress io.Writer) (Counts, error) {
 	var c Counts
 	docJSON, err := keys.MarshalDocument(doc)
 	if err != nil {
@@ -91,6 +110,8 @@ func Write(ctx context.Context, st Ledger, doc *keys.Document, out string, f sto
 			c.Changes++
 		case store.RecordSupply:
 			c.Supply++
+		case store.RecordKeys:
+			c.Keys++
 		default:
 			c.Other++
 		}
@@ -130,12 +151,26 @@ func Write(ctx context.Context, st Ledger, doc *keys.Document, out string, f sto
 			tombs = tombs[1:]
 			c.Tombstones++
 		}
+		if _, _, err := attest.ParseEnvelope(r.Envelope); err != nil {
+			return fmt.Errorf("record %d (%s of %s): %w", r.Seq, r.Kind, r.EntrySlug, err)
+		}
+		data, bundled := r.Envelope, false
+		if bundles != nil {
+			b, err := bundles.Bundle(ctx, r)
+			switch {
+			case err == nil:
+				data, bundled = b, true
+				c.Bundled++
+			case !errors.Is(err, ErrNotLogged):
+				return fmt.Errorf("record %d (%s of %s): %w", r.Seq, r.Kind, r.EntrySlug, err)
+			}
+		}
 		at, err := "", error(nil)
 		if jsonl {
 			line++
-			at, err = strconv.Itoa(line), oneLine(r.Envelope, lines.w)
+			at, err = strconv.Itoa(line), oneLine(data, lines.w)
 		} else {
-			at, err = writeRecordFile(out, r)
+			at, err = writeRecordFile(out, r, data, bundled)
 		}
 		if err != nil {
 			return fmt.Errorf("record %d (%s of %s): %w", r.Seq, r.Kind, r.EntrySlug, err)
@@ -186,14 +221,12 @@ func writeTombstone(w *bufio.Writer, t store.Tombstone) {
 	fmt.Fprintf(w, "%d\ttombstone\t%s\t-\tremoved %s because %s\n", t.Seq, t.EntrySlug, strings.Join(seqs, ","), t.Reason)
 }
 
-// writeRecordFile writes a record to its file in the directory out and returns the
-// file's path relative to out: SLUG/ROUND-ID.json, SLUG/changes/ch-N.json,
-// SLUG/supply/TIME.json, or, for a kind this version does not name or a record whose
-// row is gone, SLUG/ledger/SEQ.json.
-func writeRecordFile(out string, r store.LedgerRecord) (string, error) {
-	if _, _, err := attest.ParseEnvelope(r.Envelope); err != nil {
-		return "", err
-	}
+// writeRecordFile writes a record (data: its envelope, or its bundle) to its file in the
+// directory out and returns the file's path relative to out: SLUG/ROUND-ID.json,
+// SLUG/changes/ch-N.json, SLUG/supply/TIME.json, or, for a kind this version does not
+// name (a key document version: _/ledger/SEQ.json) or a record whose row is gone,
+// SLUG/ledger/SEQ.json; a bundle's name ends in .bundle.json instead of .json.
+func writeRecordFile(out string, r store.LedgerRecord, data []byte, bundle bool) (string, error) {
 	slug := r.EntrySlug
 	if slug == "" {
 		slug = "_"
@@ -209,21 +242,22 @@ func writeRecordFile(out string, r store.LedgerRecord) (string, error) {
 	default:
 		rel = filepath.Join(slug, "ledger", fmt.Sprintf("%d.json", r.Seq))
 	}
+	if bundle {
+		rel = strings.TrimSuffix(rel, ".json") + ".bundle.json"
+	}
 	path := filepath.Join(out, rel)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", err
 	}
-	return filepath.ToSlash(rel), writeFileAtomic(path, r.Envelope)
+	return filepath.ToSlash(rel), writeFileAtomic(path, data)
 }
 
-// oneLine writes a stored envelope as one JSONL line. Stored envelopes are compact
-// (attest.EncodeEnvelope); one with a newline would break the JSONL shape and is refused.
+// oneLine writes a record (an envelope or its bundle) as one JSONL line. Stored
+// envelopes and bundles are compact (attest.EncodeEnvelope, Bundle.Marshal); one with a
+// newline would break the JSONL shape and is refused.
 func oneLine(env []byte, w *bufio.Writer) error {
-	if _, _, err := attest.ParseEnvelope(env); err != nil {
-		return err
-	}
 	if strings.ContainsAny(string(env), "\n\r") {
-		return errors.New("the stored envelope spans lines")
+		return errors.New("the record spans lines")
 	}
 	w.Write(env)
 	return w.WriteByte('\n')

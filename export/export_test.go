@@ -181,7 +181,7 @@ func verify(t *testing.T, f *fixture, path string) cli.Summary {
 func TestWriteJSONL(t *testing.T) {
 	f := newFixture(t)
 	out := filepath.Join(t.TempDir(), "export.jsonl")
-	c, err := export.Write(t.Context(), f.st, f.signer.Doc, out, store.EnvelopeFilter{}, os.Stderr)
+	c, err := export.Write(t.Context(), f.st, f.signer.Doc, out, store.EnvelopeFilter{}, nil, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestWriteJSONL(t *testing.T) {
 
 	// One entry's records, and no tombstone of another.
 	out = filepath.Join(t.TempDir(), "alpha.jsonl")
-	c, err = export.Write(t.Context(), f.st, f.signer.Doc, out, store.EnvelopeFilter{EntrySlug: "alpha"}, os.Stderr)
+	c, err = export.Write(t.Context(), f.st, f.signer.Doc, out, store.EnvelopeFilter{EntrySlug: "alpha"}, nil, os.Stderr)
 	if err != nil || c != (export.Counts{Rounds: 2, Changes: 1, Supply: 1}) {
 		t.Errorf("alpha's export: %+v, %v", c, err)
 	}
@@ -245,7 +245,7 @@ func TestWriteJSONL(t *testing.T) {
 func TestWriteDirectory(t *testing.T) {
 	f := newFixture(t)
 	out := filepath.Join(t.TempDir(), "export")
-	c, err := export.Write(t.Context(), f.st, f.signer.Doc, out, store.EnvelopeFilter{}, os.Stderr)
+	c, err := export.Write(t.Context(), f.st, f.signer.Doc, out, store.EnvelopeFilter{}, nil, os.Stderr)
 	if err != nil || c != (export.Counts{Rounds: 3, Changes: 1, Supply: 2, Tombstones: 1}) {
 		t.Fatalf("Write = %+v, %v", c, err)
 	}

@@ -226,7 +226,7 @@ func TestHistoryFromRounds(t *testing.T) {
 
 	// Everything exported verifies offline: 9 rounds (8 signed) and 4 changes.
 	out := t.TempDir()
-	counts, err := export.Write(ctx, st, doc, out, store.EnvelopeFilter{}, io.Discard)
+	counts, err := export.Write(ctx, st, doc, out, store.EnvelopeFilter{}, nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestManifestToolsFeedTheHistory(t *testing.T) {
 		t.Fatalf("changes %+v, %v", cs, err)
 	}
 	out := t.TempDir()
-	counts, err := export.Write(ctx, st, doc, out, store.EnvelopeFilter{}, io.Discard)
+	counts, err := export.Write(ctx, st, doc, out, store.EnvelopeFilter{}, nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +479,7 @@ func TestPackageVersionBaseline(t *testing.T) {
 		t.Errorf("version changes %q, %q", cs[1].Summary, cs[0].Summary)
 	}
 	out := t.TempDir()
-	counts, err := export.Write(ctx, st, doc, out, store.EnvelopeFilter{}, io.Discard)
+	counts, err := export.Write(ctx, st, doc, out, store.EnvelopeFilter{}, nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func (env *testEnv) verifyExport(t *testing.T) cli.Summary {
 	t.Helper()
 	ctx := context.Background()
 	out := t.TempDir()
-	counts, err := export.Write(ctx, env.st, env.doc, out, store.EnvelopeFilter{}, io.Discard)
+	counts, err := export.Write(ctx, env.st, env.doc, out, store.EnvelopeFilter{}, nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,7 +112,7 @@ func TestMigrateToLedger(t *testing.T) {
 
 			// The export of the migrated store verifies, line for line in ledger order.
 			out := filepath.Join(t.TempDir(), "export.jsonl")
-			c, err := export.Write(ctx, s, signer.Doc, out, store.EnvelopeFilter{}, os.Stderr)
+			c, err := export.Write(ctx, s, signer.Doc, out, store.EnvelopeFilter{}, nil, os.Stderr)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -493,7 +493,7 @@ func TestMigrateLedgerSequencer(t *testing.T) {
 
 			// The export of the migrated store verifies.
 			out := filepath.Join(t.TempDir(), "export.jsonl")
-			c, err := export.Write(ctx, s, signer.Doc, out, store.EnvelopeFilter{}, os.Stderr)
+			c, err := export.Write(ctx, s, signer.Doc, out, store.EnvelopeFilter{}, nil, os.Stderr)
 			if err != nil {
 				t.Fatal(err)
 			}

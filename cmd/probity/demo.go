@@ -20,10 +20,12 @@ import (
 	"github.com/probity-dev/probity/checks/fixtures"
 	"github.com/probity-dev/probity/checks/supply"
 	"github.com/probity-dev/probity/history"
+	"github.com/probity-dev/probity/internal/demowitness"
 	"github.com/probity-dev/probity/registry/regsync"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/targets"
+	"github.com/probity-dev/probity/translog"
 	"github.com/probity-dev/probity/web"
 )
 
@@ -114,9 +116,28 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
+	// The transparency log, its checkpoints cosigned by the built-in test witness.
+	var lf logFlags
+	lf.witnessTimeout, lf.checkpointInterval = translog.DefaultWitnessTimeout, translog.MinCheckpointInterval
+	policy, witnessVKey, stopWitness, err := startDemoWitness(ef.dataDir, ef.keyDirectory())
+	lf.policy = policy
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	defer stopWitness()
+	tl, err := ef.openLog(ctx, st, lf, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	if tl != nil {
+		defer tl.Close(context.Background())
+		go tl.Run(ctx)
+	}
 	// The directory is up before the rounds, so a port in use fails at once and the
 	// pages fill in as the rounds store.
-	srv, err := publish(ctx, st, doc, *listen, base, web.DefaultRateLimit, logger)
+	srv, err := publish(ctx, st, doc, ef.logDirectory(), *listen, base, web.DefaultRateLimit, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		if errors.Is(err, syscall.EADDRINUSE) {
@@ -161,8 +182,12 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	if !demoRound(ctx, r, "round 2", stderr) {
 		return demoStopped(stderr, ef.dataDir)
 	}
+	if err := syncLog(ctx, tl, stderr); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 1
+	}
 	fmt.Fprintf(stderr, "the demo is up after %v\n", time.Since(started).Round(100*time.Millisecond))
-	printDemoGuide(stdout, base, drifting.Slug, ef)
+	printDemoGuide(stdout, base, drifting.Slug, ef, witnessVKey)
 	printDemoServers(ctx, st, stdout, base, servers)
 
 	var wg sync.WaitGroup
@@ -278,7 +303,7 @@ func demoStopped(stderr io.Writer, dataDir string) int {
 }
 
 // printDemoGuide prints what to open and how to verify the envelopes offline.
-func printDemoGuide(w io.Writer, base, slug string, ef envFlags) {
+func printDemoGuide(w io.Writer, base, slug string, ef envFlags, witnessVKey string) {
 	export := filepath.Join(ef.dataDir, "export")
 	keyFlag := ""
 	if ef.keyDir != "" {
@@ -293,15 +318,22 @@ Probity's directory is at %[1]s/
   the recent changes (Atom)  %[1]s/changes.xml
   its badge                  %[1]s/badge/%[2]s.svg
   the signing keys           %[1]s/.well-known/probity-keys.json
+  the transparency log       %[1]s/log/checkpoint (C2SP tlog-tiles under /log/)
 
-Verify the signed envelopes offline (in another terminal):
+Verify the signed envelopes offline (in another terminal), each with its proof of
+inclusion in the log and the checkpoint it is proven against, cosigned by the demo's
+%[7]s:
 
   probity export --data-dir %[3]s%[5]s --out %[4]s
-  probity verify --keys %[6]s %[4]s
+  probity verify --keys %[6]s --require-log --min-witnesses 1 --witness-key %[8]s %[4]s
+
+and audit the whole log as a monitor would:
+
+  probity log audit --witness-key %[8]s --min-witnesses 1 %[1]s
 
 The change of /drifting is confirmed by a round a minute after the second one.
 Ctrl-C stops the demo.
-`, base, slug, ef.dataDir, export, keyFlag, filepath.Join(export, "keys.json"))
+`, base, slug, ef.dataDir, export, keyFlag, filepath.Join(export, "keys.json"), demowitness.Label, witnessVKey)
 }
 
 // confirmDrift waits until a minute after the drifting entry's newest round, runs a

@@ -20,14 +20,19 @@ const exportUsage = `Usage:
 	probity export --out DIR|FILE.jsonl [--since TIME] [--entry SLUG]
 
 Writes the ledger's signed records (rounds, recorded changes with hidden ones
-included, and supply-check runs), in sequence order, with the key document and an
-index, in the shapes "probity verify" accepts:
+included, supply-check runs and the key document's versions), in sequence order, with
+the key document and an index, in the shapes "probity verify" accepts. A record in a
+published checkpoint of the transparency log (DATA-DIR/log) goes out as its bundle:
+the envelope with its log index, inclusion proof and the checkpoint (with witness
+cosignatures) it is proven against; one not logged yet as its bare envelope.
 
-	--out DIR          DIR/keys.json, one envelope per round in
+	--out DIR          DIR/keys.json, one file per round in
 	                   DIR/SLUG/ROUND-ID.json, one per recorded change in
-	                   DIR/SLUG/changes/ch-N.json and one per supply-check run in
-	                   DIR/SLUG/supply/TIME.json; the index in DIR/ledger.tsv
-	--out FILE.jsonl   one envelope per line in FILE.jsonl, in sequence order, the
+	                   DIR/SLUG/changes/ch-N.json, one per supply-check run in
+	                   DIR/SLUG/supply/TIME.json and one per key document version in
+	                   DIR/_/ledger/SEQ.json (a bundle's name ends in .bundle.json);
+	                   the index in DIR/ledger.tsv
+	--out FILE.jsonl   one record per line in FILE.jsonl, in sequence order, the
 	                   key document in keys.json beside it and the index in
 	                   FILE.ledger.tsv
 	--since TIME       only records stored at or after TIME (RFC 3339, e.g.
@@ -38,7 +43,8 @@ The index has a line per record: its sequence number, kind, entry, line (or file
 payload digest; and a line per deleted entry (a tombstone) with the sequence numbers
 its deletion removed and why.
 
-Then: probity verify --keys DIR/keys.json DIR   (or FILE.jsonl)
+Then: probity verify --keys DIR/keys.json DIR   (or FILE.jsonl; add --require-log to
+require every record's log proof)
 
 ` + envHelp
 
@@ -90,13 +96,13 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	n, err := export.Write(ctx, st, doc, *out, filter, stderr)
+	n, err := export.Write(ctx, st, doc, *out, filter, exportBundles{dir: ef.logDirectory(), st: st}, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
-	fmt.Fprintf(stdout, "exported %d round, %d change and %d supply envelopes to %s (index %s, %d deletions)\n",
-		n.Rounds, n.Changes, n.Supply, *out, export.IndexName(*out), n.Tombstones)
+	fmt.Fprintf(stdout, "exported %d round, %d change, %d supply and %d key document envelopes to %s (%d as bundles with their log proof; index %s, %d deletions)\n",
+		n.Rounds, n.Changes, n.Supply, n.Keys, *out, n.Bundled, export.IndexName(*out), n.Tombstones)
 	return 0
 }
 

@@ -64,8 +64,12 @@ Flags:
 
 const keysRevokeUsage = `Usage: probity keys revoke --dir DIR --key-id ID --reason TEXT
 
-Mark the key ID revoked in DIR/keys.json as of now, recording why. If it is the current
-signing key, run "probity keys rotate" next. Publish the updated keys.json.
+Mark the key ID revoked in DIR/keys.json as of now, recording why, as a new signed
+version of the key document (signed by the signing key; the service appends it to the
+transparency log when it next starts). The signing key cannot sign its own
+revocation: to revoke it, run "probity keys rotate" first, then revoke the old key.
+Records logged and witnessed before the revocation stay valid; later ones signed by
+the key do not. Publish the updated keys.json.
 
 Flags:
 
@@ -224,9 +228,6 @@ func (c *keysCLI) revoke(args []string) int {
 	k, _ := d.Lookup(*keyID)
 	fmt.Fprintf(c.stdout, "revoked key %s at %s (reason: %s)\n", k.KeyID, attest.FormatTime(*k.RevokedAt), *k.RevocationReason)
 	fmt.Fprintf(c.stdout, "publish the updated %s at %s\n", filepath.Join(*dir, keys.DocumentFile), publishURL(d.Issuer))
-	if signingKeyID(*dir) == k.KeyID {
-		fmt.Fprintf(c.stderr, "hint: the signing key is now revoked; run probity keys rotate --dir %s\n", shellQuote(*dir))
-	}
 	return 0
 }
 

@@ -147,14 +147,15 @@ func TestKeysLifecycle(t *testing.T) {
 	if code, _, errOut = keysRun(t, later, 1, "revoke", "--dir", dir, "--key-id", first, "--reason", "x"); code != 2 || !strings.Contains(errOut, "already revoked") {
 		t.Fatalf("second revoke: exit %d\n%s", code, errOut)
 	}
-	// revoke the signing key: hint to rotate.
+	// The signing key cannot sign its own revocation (the next version of the key
+	// document must be signed by a key that stays valid): rotate first.
 	code, _, errOut = keysRun(t, later, 1, "revoke", "--dir", dir, "--key-id", second, "--reason", "compromised")
-	if code != 0 || !strings.Contains(errOut, "hint: the signing key is now revoked; run probity keys rotate --dir "+dir) {
+	if code != 2 || !strings.Contains(errOut, "rotate first (probity keys rotate), then revoke "+second) {
 		t.Fatalf("revoke signing key: exit %d\n%s", code, errOut)
 	}
 	_, out, _ = keysRun(t, later, 1, "show", "--keys", docPath)
 	if !hasLine(out, first, "2026-08-22T00:00:00.000Z", "2026-11-01T12:00:00.000Z", "revoked 2026-11-01T13:00:00.000Z: laptop stolen") ||
-		!hasLine(out, second, "2026-11-01T12:00:00.000Z", "-", "revoked 2026-11-01T13:00:00.000Z: compromised") {
+		!hasLine(out, second, "2026-11-01T12:00:00.000Z", "-", "active") {
 		t.Fatalf("show after revoke:\n%s", out)
 	}
 
@@ -177,11 +178,11 @@ func TestKeysLifecycle(t *testing.T) {
 
 func TestKeysShowInvalid(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.json")
-	if err := os.WriteFile(path, []byte(`{"format_version":2,"issuer":"x","keys":[]}`), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(`{"format_version":3,"issuer":"x","keys":[]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut := keysRun(t, cliT0, 1, "show", "--keys", path)
-	if code != 2 || out != "" || !strings.Contains(errOut, "error: couldn't load key document") || !strings.Contains(errOut, "format_version 2 is not supported") {
+	if code != 2 || out != "" || !strings.Contains(errOut, "error: couldn't load key document") || !strings.Contains(errOut, "format_version 3 is not supported") {
 		t.Fatalf("show invalid: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

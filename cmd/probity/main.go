@@ -38,6 +38,7 @@ func commandTable() map[string]command {
 		"stats":       {"drift and uptime statistics of the whole store (Markdown or JSON)", runStats},
 		"supply":      {"the newest supply-chain checks, score and Verified decision of an entry", runSupply},
 		"demo":        {"start demo servers, probe them twice and publish the directory on loopback", runDemo},
+		"log":         {"audit a transparency log (a Probity site or a log directory) as a monitor", runLog},
 	}
 }
 

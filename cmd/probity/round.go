@@ -28,7 +28,9 @@ signed (full or auth_required coverage) and stores observation, envelope and res
 one transaction per entry. Package and repository entries get the supply-chain checks
 instead (npm, PyPI, GitHub, deps.dev, OSV, Scorecard, Sigstore provenance; see
 "probity supply -h"), signed as well. --targets FILE first imports the entries FILE
-lists (see "probity targets -h").
+lists (see "probity targets -h"). Before it ends, every record it signed is appended to
+the transparency log (DATA-DIR/log) and a checkpoint holding them is published, unless
+a running "probity serve" is the log's appender (it logs them within seconds).
 
 Progress shows as a bar on a terminal and as a line every 5 s otherwise; a summary
 table follows at the end. Ctrl-C stops starting new probes, lets the ones in flight
@@ -38,7 +40,7 @@ without probing or signing again the entries already stored.
 Exit status: 0 when every entry was handled, 1 when some failed or the run was
 interrupted, 2 on usage or setup errors.
 
-` + probeHelp + "\n" + envHelp
+` + probeHelp + "\n" + logHelp + "\n" + envHelp
 
 func runRound(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("probity round", flag.ContinueOnError)
@@ -46,6 +48,8 @@ func runRound(args []string, stdout, stderr io.Writer) int {
 	var ef envFlags
 	ef.register(fs, true)
 	targetsFile := fs.String("targets", "", "")
+	var lf logFlags
+	lf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, roundUsage)
@@ -56,6 +60,10 @@ func runRound(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "error: unexpected argument %q\n%s", fs.Arg(0), roundUsage)
+		return 2
+	}
+	if err := lf.validate(); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n%s", err, roundUsage)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -71,6 +79,14 @@ func runRound(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
+	}
+	tl, err := ef.openLog(ctx, st, lf, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	if tl != nil {
+		defer tl.Close(context.Background())
 	}
 	if *targetsFile != "" {
 		if code := importTargets(ctx, st, *targetsFile, rounds.Schedule{}, stdout, stderr); code == 2 {
@@ -94,6 +110,14 @@ func runRound(args []string, stdout, stderr io.Writer) int {
 	printSummary(stdout, sum)
 	for _, e := range sum.Errors {
 		fmt.Fprintf(stderr, "error: %v\n", e)
+	}
+	// What was signed goes into the transparency log before the command ends, even
+	// after an interruption (what was stored is logged).
+	if lerr := syncLog(context.WithoutCancel(ctx), tl, stderr); lerr != nil {
+		fmt.Fprintf(stderr, "error: %v\n", lerr)
+		if err == nil {
+			err = lerr
+		}
 	}
 	switch {
 	case errors.Is(err, context.Canceled):

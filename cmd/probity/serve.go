@@ -90,7 +90,7 @@ Scheduling flags:
 	                     within about 45 s more (River's leader looks every 30 s, and
 	                     a killed leader's term lapses after 15 s)
 
-` + probeHelp + "\n" + envHelp
+` + probeHelp + "\n" + logHelp + "\n" + envHelp
 
 func runServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("probity serve", flag.ContinueOnError)
@@ -114,6 +114,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	publishOnly := fs.Bool("publish-only", false, "")
 	registryURL := fs.String("registry-url", "", "")
 	registryEvery := fs.Duration("registry-interval", regsync.DefaultSyncInterval, "")
+	var lf logFlags
+	lf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, serveUsage)
@@ -131,6 +133,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := validateSchedule(schedule); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n%s", err, serveUsage)
+		return 2
+	}
+	if err := lf.validate(); err != nil {
 		fmt.Fprintf(stderr, "error: %v\n%s", err, serveUsage)
 		return 2
 	}
@@ -158,12 +164,26 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	defer st.Close()
 	if *publishOnly {
-		return publishOnlyUntilDone(ctx, st, where, ef.keyDirectory(), *listen, *baseURL, rate, logger, stderr)
+		return publishOnlyUntilDone(ctx, st, where, &ef, *listen, *baseURL, rate, logger, stderr)
 	}
 	doc, signer, err := ef.openSigner(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
+	}
+	// The transparency log: this process appends when no other does.
+	tl, err := ef.openLog(ctx, st, lf, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	if tl != nil {
+		defer tl.Close(context.Background())
+		go func() {
+			if err := tl.Run(ctx); err != nil && ctx.Err() == nil {
+				logger.Error("the transparency log stopped appending", "error", err.Error())
+			}
+		}()
 	}
 	r, err := ef.runner(st, signer, schedule, logger)
 	if err != nil {
@@ -210,7 +230,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	logger.Info("serving", "store", where, "backend", st.Backend())
 	go reportStats(ctx, st, logger)
 	if *listen != "" {
-		srv, err := publish(ctx, st, doc, *listen, *baseURL, rate, logger)
+		srv, err := publish(ctx, st, doc, ef.logDirectory(), *listen, *baseURL, rate, logger)
 		if err != nil {
 			fmt.Fprintf(stderr, "error: %v\n", err)
 			return 2
@@ -270,13 +290,13 @@ func watchOwnServer(ctx context.Context, st store.Store, baseURL string, schedul
 
 // publishOnlyUntilDone publishes the store with the key document of keyDir until ctx
 // ends (serve --publish-only).
-func publishOnlyUntilDone(ctx context.Context, st store.Store, where, keyDir, listen, baseURL string, rate web.RateLimit, logger *slog.Logger, stderr io.Writer) int {
-	doc, err := keys.Load(filepath.Join(keyDir, keys.DocumentFile))
+func publishOnlyUntilDone(ctx context.Context, st store.Store, where string, ef *envFlags, listen, baseURL string, rate web.RateLimit, logger *slog.Logger, stderr io.Writer) int {
+	doc, err := keys.Load(filepath.Join(ef.keyDirectory(), keys.DocumentFile))
 	if err != nil {
 		fmt.Fprintf(stderr, "error: --publish-only publishes the key document of the service that signs, and found none: %v\n", err)
 		return 2
 	}
-	srv, err := publish(ctx, st, doc, listen, baseURL, rate, logger)
+	srv, err := publish(ctx, st, doc, ef.logDirectory(), listen, baseURL, rate, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
@@ -341,9 +361,10 @@ func runMigrate(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// publish starts the directory (web) with Probity's MCP server at /mcp on listen, and
-// shuts it down when ctx ends. The listener is open when publish returns.
-func publish(ctx context.Context, st store.Store, doc *keys.Document, listen, baseURL string, rate web.RateLimit, logger *slog.Logger) (*http.Server, error) {
+// publish starts the directory (web) with Probity's MCP server at /mcp and the
+// transparency log of logDir at /log/ on listen, and shuts it down when ctx ends. The
+// listener is open when publish returns.
+func publish(ctx context.Context, st store.Store, doc *keys.Document, logDir, listen, baseURL string, rate web.RateLimit, logger *slog.Logger) (*http.Server, error) {
 	if baseURL == "" {
 		baseURL = "http://" + listen
 	}
@@ -351,7 +372,11 @@ func publish(ctx context.Context, st store.Store, doc *keys.Document, listen, ba
 	if err != nil {
 		return nil, err
 	}
-	h, err := web.New(web.Config{Store: st, Keys: doc, BaseURL: baseURL, Logger: logger, MCP: mcpHandler, RateLimit: rate})
+	lg, err := newSiteLog(logDir, st)
+	if err != nil {
+		return nil, err
+	}
+	h, err := web.New(web.Config{Store: st, Keys: doc, BaseURL: baseURL, Logger: logger, MCP: mcpHandler, RateLimit: rate, Log: lg})
 	if err != nil {
 		return nil, err
 	}

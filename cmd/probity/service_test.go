@@ -109,8 +109,8 @@ func exportAndVerify(t *testing.T, env []string, dataDir string) int {
 	if code != 0 {
 		t.Fatalf("export: exit %d\n%s%s", code, stdout, stderr)
 	}
-	var rounds, changes, supplyRuns int
-	if _, err := fmt.Sscanf(stdout, "exported %d round, %d change and %d supply envelopes", &rounds, &changes, &supplyRuns); err != nil {
+	var rounds, changes, supplyRuns, keyVersions int
+	if _, err := fmt.Sscanf(stdout, "exported %d round, %d change, %d supply and %d key document envelopes", &rounds, &changes, &supplyRuns, &keyVersions); err != nil {
 		t.Fatalf("export said %q: %v", stdout, err)
 	}
 	code, stdout, stderr = probity(t, nil, "verify", "--keys", filepath.Join(filepath.Dir(out), keys.DocumentFile), out)
@@ -121,8 +121,8 @@ func exportAndVerify(t *testing.T, env []string, dataDir string) int {
 	if _, err := fmt.Sscanf(lastLine(stdout), "%d envelopes: %d verified, %d failed", &total, &n, &failed); err != nil || failed != 0 {
 		t.Fatalf("verify summary %q: %v", lastLine(stdout), err)
 	}
-	if n != rounds+changes+supplyRuns {
-		t.Fatalf("verified %d envelopes; the export wrote %d rounds, %d changes and %d supply runs", n, rounds, changes, supplyRuns)
+	if n != rounds+changes+supplyRuns+keyVersions || keyVersions < 1 {
+		t.Fatalf("verified %d envelopes; the export wrote %d rounds, %d changes, %d supply runs and %d key document versions", n, rounds, changes, supplyRuns, keyVersions)
 	}
 	return rounds
 }
@@ -766,7 +766,7 @@ func TestServeWatchesItsOwnMCPServer(t *testing.T) {
 	}
 
 	logger := slog.New(slog.DiscardHandler)
-	srv, err := publish(ctx, st, doc, addr, base, web.DefaultRateLimit, logger)
+	srv, err := publish(ctx, st, doc, filepath.Join(t.TempDir(), "log"), addr, base, web.DefaultRateLimit, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
