@@ -3,7 +3,9 @@ package export_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -271,5 +273,75 @@ func TestWriteDirectory(t *testing.T) {
 	}
 	if sum := verify(t, f, out); sum.Total != len(f.records) || sum.Verified != sum.Total {
 		t.Errorf("verify: %+v", sum)
+	}
+}
+
+// fakeBundles gives the records with an odd sequence number a bundle, the others none
+// yet, and fails for the number in fail.
+type fakeBundles struct{ fail int64 }
+
+func (b fakeBundles) Bundle(_ context.Context, r store.LedgerRecord) ([]byte, error) {
+	switch {
+	case r.Seq == b.fail:
+		return nil, errors.New("the tiles are unreadable")
+	case r.Seq%2 == 1:
+		return []byte(fmt.Sprintf(`{"bundle":"probity.dev/log-bundle/v1","logIndex":%d}`, r.Seq-1)), nil
+	}
+	return nil, fmt.Errorf("record %d: %w", r.Seq, export.ErrNotLogged)
+}
+
+// TestWriteBundles: with Bundles, a logged record goes out as its bundle (in the JSONL
+// line, or in a file whose name ends in .bundle.json), one not logged yet as its bare
+// envelope, and a record whose bundle cannot be built stops the export, which leaves no
+// partial file behind.
+func TestWriteBundles(t *testing.T) {
+	f := newFixture(t)
+	out := filepath.Join(t.TempDir(), "export.jsonl")
+	c, err := export.Write(t.Context(), f.st, f.signer.Doc, out, store.EnvelopeFilter{}, fakeBundles{}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	odd := 0
+	for _, r := range f.records {
+		odd += int(r.seq % 2)
+	}
+	if c.Bundled != odd || c.Rounds+c.Changes+c.Supply != len(f.records) {
+		t.Errorf("counts %+v, want %d bundled", c, odd)
+	}
+	data, _ := os.ReadFile(out)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	for i, r := range f.records {
+		want := string(r.env)
+		if r.seq%2 == 1 {
+			want = fmt.Sprintf(`{"bundle":"probity.dev/log-bundle/v1","logIndex":%d}`, r.seq-1)
+		}
+		if lines[i] != want {
+			t.Errorf("line %d: %.80s, want %.80s", i+1, lines[i], want)
+		}
+	}
+
+	dir := filepath.Join(t.TempDir(), "export")
+	if _, err := export.Write(t.Context(), f.st, f.signer.Doc, dir, store.EnvelopeFilter{}, fakeBundles{}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range readIndex(t, filepath.Join(dir, "ledger.tsv")) {
+		seq, _ := strconv.ParseInt(row[0], 10, 64)
+		if row[1] == "tombstone" {
+			continue
+		}
+		if bundle := strings.HasSuffix(row[3], ".bundle.json"); bundle != (seq%2 == 1) {
+			t.Errorf("record %d at %s", seq, row[3])
+		}
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(row[3]))); err != nil {
+			t.Error(err)
+		}
+	}
+
+	failed := filepath.Join(t.TempDir(), "failed.jsonl")
+	if _, err := export.Write(t.Context(), f.st, f.signer.Doc, failed, store.EnvelopeFilter{}, fakeBundles{fail: f.records[1].seq}, io.Discard); err == nil || !strings.Contains(err.Error(), "the tiles are unreadable") {
+		t.Fatalf("a bundle that cannot be built: %v", err)
+	}
+	if _, err := os.Stat(failed); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the failed export left %s: %v", failed, err)
 	}
 }
