@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,8 +83,26 @@ func runCmd(t *testing.T, env []string, name string, args ...string) []byte {
 	return out
 }
 
+// syncBuffer is a bytes.Buffer a process writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // startBackground starts a command that runs until the test ends.
-func startBackground(t *testing.T, out *bytes.Buffer, name string, args ...string) {
+func startBackground(t *testing.T, out *syncBuffer, name string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Stdout, cmd.Stderr = out, out
@@ -97,7 +116,7 @@ func startBackground(t *testing.T, out *bytes.Buffer, name string, args ...strin
 }
 
 // waitFor waits until ok or 30 s.
-func waitFor(t *testing.T, what string, out *bytes.Buffer, ok func() bool) {
+func waitFor(t *testing.T, what string, out *syncBuffer, ok func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -122,7 +141,7 @@ func startLitewitness(t *testing.T, logVKey string) (string, *torchwood.Cosignat
 	bin := filepath.Join(dir, "litewitness")
 	runCmd(t, nil, "go", "build", "-o", bin, "filippo.io/torchwood/cmd/litewitness")
 
-	var agentOut bytes.Buffer
+	var agentOut syncBuffer
 	sock := filepath.Join(dir, "agent.sock")
 	startBackground(t, &agentOut, agent, "-D", "-a", sock)
 	waitFor(t, "ssh-agent", &agentOut, func() bool { _, err := os.Stat(sock); return err == nil })
@@ -168,7 +187,7 @@ func startLitewitness(t *testing.T, logVKey string) (string, *torchwood.Cosignat
 	}
 	db.Close()
 
-	var out bytes.Buffer
+	var out syncBuffer
 	addr := freeAddr(t)
 	startBackground(t, &out, bin, "-name", witnessName, "-key", ssh.FingerprintSHA256(pub),
 		"-ssh-agent", sock, "-db", filepath.Join(dir, "w.db"), "-listen", addr)
