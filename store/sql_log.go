@@ -267,21 +267,6 @@ func (s *sqlStore) KeyDocumentVersions(ctx context.Context) ([]KeyDocumentVersio
 	return vs, nil
 }
 
-// keyVersion reads one stored version (ErrNotFound when none).
-func keyVersion(ctx context.Context, q querier, version int) (KeyDocumentVersion, error) {
-	vs, err := queryAll(ctx, q, scanKeyVersion, `
-		SELECT `+keyVersionColumns+`
-		FROM key_document_versions k JOIN ledger l ON l.id = k.ledger_id
-		WHERE k.version = ?`, version)
-	if err != nil {
-		return KeyDocumentVersion{}, err
-	}
-	if len(vs) == 0 {
-		return KeyDocumentVersion{}, ErrNotFound
-	}
-	return vs[0], nil
-}
-
 // checkKeyVersion checks a version to store and computes its payload digest.
 func checkKeyVersion(v *KeyDocumentVersion) error {
 	switch {
