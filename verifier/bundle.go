@@ -104,11 +104,11 @@ func VerifyBundle(bundle []byte, doc *keys.Document, policy Policy) (*Result, er
 	if b.logIndex >= cp.Size {
 		return fail(ReasonInclusion, "log index %d is not in a checkpoint of size %d", b.logIndex, cp.Size)
 	}
-	leaf, err := attest.RecordLeaf(b.logIndex+1, b.kind, b.envelope)
+	leafHash, err := recordLeafHash(b.logIndex+1, b.kind, b.envelope)
 	if err != nil {
 		return fail(ReasonMalformedBundle, "%v", err)
 	}
-	if err := tlog.CheckRecord(b.proof, cp.Size, cp.Hash, b.logIndex, tlog.RecordHash(leaf)); err != nil {
+	if err := tlog.CheckRecord(b.proof, cp.Size, cp.Hash, b.logIndex, leafHash); err != nil {
 		return fail(ReasonInclusion, "the record's leaf at index %d is not in the checkpoint's tree of size %d: %v", b.logIndex, cp.Size, err)
 	}
 

@@ -2,11 +2,13 @@ package verifier
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/mod/sumdb/tlog"
@@ -33,6 +35,9 @@ import (
 type scan struct {
 	b []byte
 	i int
+	// text, when set, is b as a string: sstr returns substrings of it, so that reading
+	// a statement allocates its text once rather than once per field.
+	text string
 }
 
 // lit reads exactly l.
@@ -61,6 +66,15 @@ func (s *scan) str() ([]byte, bool) {
 	v := s.b[s.i+1 : j]
 	s.i = j + 1
 	return v, true
+}
+
+// sstr is str returning a substring of s.text.
+func (s *scan) sstr() (string, bool) {
+	start := s.i + 1
+	if _, ok := s.str(); !ok {
+		return "", false
+	}
+	return s.text[start : s.i-1], true
 }
 
 // plainRun returns the index of the first byte at or after i that is not printable
@@ -389,10 +403,17 @@ func proofFast(s *scan) ([]tlog.Hash, bool) {
 	if !s.lit("[") {
 		return nil, false
 	}
-	out := make([]tlog.Hash, 0, 24)
 	if s.lit("]") {
-		return out, true
+		return []tlog.Hash{}, true
 	}
+	// Each hash takes 47 bytes with its quotes and comma, but the last 46: so the
+	// proof's length is known before reading it, and so is a malformed one.
+	end := bytes.IndexByte(s.b[s.i:], ']')
+	n := (end + 1) / 47
+	if end < 0 || 47*n-1 != end || n > 126 {
+		return nil, false
+	}
+	out := make([]tlog.Hash, 0, n)
 	var buf [33]byte
 	for len(out) < 126 {
 		if len(out) > 0 && !s.lit(",") {
@@ -412,32 +433,82 @@ func proofFast(s *scan) ([]tlog.Hash, bool) {
 
 // noteFast reads a JSON string holding a note, as encoding/json writes one: printable
 // ASCII, "\n" escapes and raw em dashes (U+2014, the signature lines' prefix), nothing
-// else. It returns the string's raw contents.
+// else. It returns the string's raw contents. A bundle stream names the same few hundred
+// checkpoints over and over, so the contents found valid are remembered (validNotes):
+// such contents hold no quote and do not end in a backslash, so when the text up to the
+// next quote is one of them, that quote closes the string.
 func noteFast(s *scan) ([]byte, bool) {
 	if !s.peek('"') {
 		return nil, false
 	}
-	for j := s.i + 1; j < len(s.b); j++ {
-		switch c := s.b[j]; {
-		case c == '"':
-			v := s.b[s.i+1 : j]
-			s.i = j + 1
-			return v, true
+	j := bytes.IndexByte(s.b[s.i+1:], '"')
+	if j < 0 {
+		return nil, false
+	}
+	v := s.b[s.i+1 : s.i+1+j]
+	if _, ok := getBytes(validNotes, v); !ok {
+		if !noteText(v) {
+			return nil, false
+		}
+		validNotes.put(string(v), struct{}{})
+	}
+	s.i += j + 2
+	return v, true
+}
+
+// validNotes holds JSON string contents noteText accepted.
+var validNotes = &memo[string, struct{}]{max: 1024}
+
+// noteText reports whether v, the contents of a JSON string up to its first quote, is
+// all of that string and of noteFast's form.
+func noteText(v []byte) bool {
+	for j := 0; j < len(v); j++ {
+		switch c := v[j]; {
 		case c == '\\':
-			if j+1 >= len(s.b) || s.b[j+1] != 'n' {
-				return nil, false
+			if j+1 >= len(v) || v[j+1] != 'n' {
+				return false
 			}
 			j++
 		case c == 0xe2:
-			if j+2 >= len(s.b) || s.b[j+1] != 0x80 || s.b[j+2] != 0x94 {
-				return nil, false
+			if j+2 >= len(v) || v[j+1] != 0x80 || v[j+2] != 0x94 {
+				return false
 			}
 			j += 2
 		case c < 0x20 || c > 0x7e:
-			return nil, false
+			return false
 		}
 	}
-	return nil, false
+	return true
+}
+
+// recordLeafHash is tlog.RecordHash(attest.RecordLeaf(seq, kind, envelope)), hashed
+// from the leaf's parts rather than a copy of them all (a leaf is mostly its envelope).
+// It writes the inline form's header as RecordLeaf does and leaves every other case
+// (an envelope too large to be inline, bad arguments) to RecordLeaf itself;
+// TestRecordLeafHash holds the two to the same bytes.
+func recordLeafHash(seq int64, kind string, envelope []byte) (tlog.Hash, error) {
+	var buf [128]byte
+	h := append(buf[:0], 0x00) // RFC 6962's leaf prefix
+	h = append(h, attest.LeafFormat+"\nseq "...)
+	h = strconv.AppendInt(h, seq, 10)
+	h = append(h, "\nkind "...)
+	h = append(h, kind...)
+	h = append(h, "\nenvelope "...)
+	h = strconv.AppendInt(h, int64(len(envelope)), 10)
+	h = append(h, '\n')
+	if seq < 1 || !isRecordKind([]byte(kind)) || len(envelope) == 0 || len(h)-1+len(envelope) > attest.MaxLeafSize {
+		leaf, err := attest.RecordLeaf(seq, kind, envelope)
+		if err != nil {
+			return tlog.Hash{}, err
+		}
+		return tlog.RecordHash(leaf), nil
+	}
+	d := sha256.New()
+	d.Write(h)
+	d.Write(envelope)
+	var out tlog.Hash
+	d.Sum(out[:0])
+	return out, nil
 }
 
 // unescapeNote decodes noteFast's raw contents.
@@ -482,7 +553,7 @@ func decodeProbeFast(payload []byte) (*attest.DecodedStatement, bool) {
 	if len(payload) > attest.MaxPayloadSize {
 		return nil, false
 	}
-	s := &scan{b: payload}
+	s := &scan{b: payload, text: string(payload)}
 	if !s.lit(`{"_type":"` + attest.StatementType + `","predicate":`) {
 		return nil, false
 	}
@@ -495,25 +566,25 @@ func decodeProbeFast(payload []byte) (*attest.DecodedStatement, bool) {
 	if !s.lit(`,"predicateType":"` + attest.ProbePredicateType + `","subject":[{"digest":{`) {
 		return nil, false
 	}
-	alg, ok := s.str()
+	alg, ok := s.sstr()
 	if !ok || !s.lit(`:`) {
 		return nil, false
 	}
-	digest, ok := s.str()
+	digest, ok := s.sstr()
 	if !ok || !s.lit(`},"name":`) {
 		return nil, false
 	}
 	switch {
-	case string(alg) == "sha256" && isLowerHex(digest, 64):
-	case string(alg) == "sha512" && isLowerHex(digest, 128):
+	case alg == "sha256" && isLowerHex(digest, 64):
+	case alg == "sha512" && isLowerHex(digest, 128):
 	default:
 		return nil, false
 	}
-	name, ok := s.str()
+	name, ok := s.sstr()
 	if !ok || len(name) == 0 || len(name) > 2048 || !s.lit("}]}") || s.i != len(payload) {
 		return nil, false
 	}
-	ds.Subject = []attest.Subject{{Name: string(name), Digest: attest.DigestSet{string(alg): string(digest)}}}
+	ds.Subject = []attest.Subject{{Name: name, Digest: attest.DigestSet{alg: digest}}}
 	t, ok := parseTimeFast(p.ObservedAt)
 	if !ok {
 		return nil, false
@@ -552,13 +623,13 @@ func probePredicateFast(s *scan) (*attest.ProbePredicate, bool) {
 	if !s.member(`"coverage":`, false) {
 		return nil, false
 	}
-	cov, ok := s.str()
+	cov, ok := s.sstr()
 	switch {
 	case !ok:
 		return nil, false
-	case string(cov) == string(attest.CoverageFull):
+	case cov == string(attest.CoverageFull):
 		p.Coverage = attest.CoverageFull
-	case string(cov) == string(attest.CoverageAuthRequired):
+	case cov == string(attest.CoverageAuthRequired):
 		p.Coverage = attest.CoverageAuthRequired
 	default:
 		return nil, false
@@ -572,11 +643,11 @@ func probePredicateFast(s *scan) (*attest.ProbePredicate, bool) {
 			if !s.member([]string{`"instructions":`, `"schema":`, `"surface":`, `"toolset":`}[i], i == 0) {
 				return nil, false
 			}
-			v, ok := s.str()
+			v, ok := s.sstr()
 			if !ok || !isDigest(v) {
 				return nil, false
 			}
-			*field = string(v)
+			*field = v
 		}
 		if !s.lit("}") {
 			return nil, false
@@ -586,59 +657,59 @@ func probePredicateFast(s *scan) (*attest.ProbePredicate, bool) {
 	if !s.member(`"observedAt":`, false) {
 		return nil, false
 	}
-	at, ok := s.str()
+	at, ok := s.sstr()
 	if !ok || !isTimestamp(at) || !s.member(`"pages":`, false) {
 		return nil, false
 	}
-	p.ObservedAt = string(at)
+	p.ObservedAt = at
 	pages, ok := s.uint()
 	if !ok || pages > 100 || !s.member(`"probe":`, false) || !s.lit("{") || !s.member(`"suiteDigest":`, true) {
 		return nil, false
 	}
 	p.Pages = int(pages)
-	sd, ok := s.str()
+	sd, ok := s.sstr()
 	if !ok || !isDigest(sd) || !s.member(`"suiteVersion":`, false) {
 		return nil, false
 	}
-	sv, ok := s.str()
+	sv, ok := s.sstr()
 	if !ok || !isToken(sv) || !s.member(`"toolVersion":`, false) {
 		return nil, false
 	}
-	tv, ok := s.str()
+	tv, ok := s.sstr()
 	if !ok || !isToken(tv) || !s.lit("}") {
 		return nil, false
 	}
-	p.Probe = attest.ProbeInfo{SuiteDigest: string(sd), SuiteVersion: string(sv), ToolVersion: string(tv)}
+	p.Probe = attest.ProbeInfo{SuiteDigest: sd, SuiteVersion: sv, ToolVersion: tv}
 	if s.optMember(`"protocolVersion":`) {
-		pv, ok := s.str()
+		pv, ok := s.sstr()
 		if !ok || !isDate(pv) {
 			return nil, false
 		}
-		p.ProtocolVersion = string(pv)
+		p.ProtocolVersion = pv
 	}
 	if !s.member(`"roundId":`, false) {
 		return nil, false
 	}
-	rid, ok := s.str()
+	rid, ok := s.sstr()
 	if !ok || !isRoundID(rid) {
 		return nil, false
 	}
-	p.RoundID = string(rid)
+	p.RoundID = rid
 	if s.optMember(`"serverInfo":`) {
 		if !s.lit("{") || !s.member(`"name":`, true) {
 			return nil, false
 		}
-		n, ok := s.str()
+		n, ok := s.sstr()
 		if !ok || len(n) > 256 {
 			return nil, false
 		}
-		p.ServerInfo = &attest.ServerInfo{Name: string(n)}
+		p.ServerInfo = &attest.ServerInfo{Name: n}
 		if s.optMember(`"version":`) {
-			v, ok := s.str()
+			v, ok := s.sstr()
 			if !ok || len(v) > 256 {
 				return nil, false
 			}
-			p.ServerInfo.Version = string(v)
+			p.ServerInfo.Version = v
 		}
 		if !s.lit("}") {
 			return nil, false
@@ -647,31 +718,31 @@ func probePredicateFast(s *scan) (*attest.ProbePredicate, bool) {
 	if !s.member(`"target":`, false) || !s.lit("{") || !s.member(`"kind":`, true) {
 		return nil, false
 	}
-	kind, ok := s.str()
-	if !ok || !slices.Contains(attest.TargetKinds, string(kind)) {
+	kind, ok := s.sstr()
+	if !ok || !slices.Contains(attest.TargetKinds, kind) {
 		return nil, false
 	}
-	p.Target.Kind = string(kind)
+	p.Target.Kind = kind
 	if s.optMember(`"package":`) {
-		v, ok := s.str()
+		v, ok := s.sstr()
 		if !ok || !isPackage(v) {
 			return nil, false
 		}
-		p.Target.Package = string(v)
+		p.Target.Package = v
 	}
 	if s.optMember(`"url":`) {
-		v, ok := s.str()
+		v, ok := s.sstr()
 		if !ok || !isURL(v) {
 			return nil, false
 		}
-		p.Target.URL = string(v)
+		p.Target.URL = v
 	}
 	if s.optMember(`"version":`) {
-		v, ok := s.str()
+		v, ok := s.sstr()
 		if !ok || !isToken(v) {
 			return nil, false
 		}
-		p.Target.Version = string(v)
+		p.Target.Version = v
 	}
 	if !s.lit("}") || !s.member(`"timings":`, false) || !s.lit("{") {
 		return nil, false
@@ -703,20 +774,20 @@ func checkFast(s *scan) (attest.CheckResult, bool) {
 	if !s.lit("{") || !s.member(`"id":`, true) {
 		return c, false
 	}
-	id, ok := s.str()
+	id, ok := s.sstr()
 	if !ok || !isIdent(id, 64) {
 		return c, false
 	}
-	c.ID = intern(id)
+	c.ID = id
 	if s.optMember(`"reason":`) {
 		if !s.lit("{") || !s.member(`"key":`, true) {
 			return c, false
 		}
-		key, ok := s.str()
+		key, ok := s.sstr()
 		if !ok || !isIdent(key, 64) {
 			return c, false
 		}
-		c.Reason = &attest.CheckReason{Key: intern(key)}
+		c.Reason = &attest.CheckReason{Key: key}
 		if s.optMember(`"params":`) {
 			if c.Reason.Params, ok = paramsFast(s); !ok {
 				return c, false
@@ -729,32 +800,16 @@ func checkFast(s *scan) (attest.CheckResult, bool) {
 	if !s.member(`"status":`, false) {
 		return c, false
 	}
-	st, ok := s.str()
+	st, ok := s.sstr()
 	if !ok {
 		return c, false
 	}
-	i := slices.IndexFunc(attest.Statuses, func(v attest.CheckStatus) bool { return string(v) == string(st) })
+	i := slices.IndexFunc(attest.Statuses, func(v attest.CheckStatus) bool { return string(v) == st })
 	if i < 0 || !s.lit("}") {
 		return c, false
 	}
 	c.Status = attest.Statuses[i]
 	return c, true
-}
-
-// idMemo holds the check ids and reason keys seen, which every round repeats, so that
-// reading them allocates nothing. It stops growing when full: a stream of made-up ids
-// costs only their allocations.
-var idMemo = &memo[string, string]{max: 512}
-
-func intern(b []byte) string {
-	if v, ok := getBytes(idMemo, b); ok {
-		return v
-	}
-	v := string(b)
-	if m := idMemo.m.Load(); m == nil || len(*m) < idMemo.max-1 {
-		idMemo.put(v, v)
-	}
-	return v
 }
 
 // paramsFast reads a reason's params: at most 8 members with names in canonical
@@ -768,27 +823,27 @@ func paramsFast(s *scan) (map[string]any, bool) {
 	if s.lit("}") {
 		return m, true
 	}
-	var last []byte
+	last := ""
 	for {
 		if len(m) == 8 {
 			return nil, false
 		}
-		name, ok := s.str()
-		if !ok || !isParamName(name) || (last != nil && bytes.Compare(last, name) >= 0) || !s.lit(":") {
+		name, ok := s.sstr()
+		if !ok || !isParamName(name) || (last != "" && last >= name) || !s.lit(":") {
 			return nil, false
 		}
 		last = name
 		switch {
 		case s.peek('"'):
-			v, ok := s.str()
+			v, ok := s.sstr()
 			if !ok || !isParamString(v) {
 				return nil, false
 			}
-			m[string(name)] = string(v)
+			m[name] = v
 		case s.lit("true"):
-			m[string(name)] = true
+			m[name] = true
 		case s.lit("false"):
-			m[string(name)] = false
+			m[name] = false
 		default:
 			j := s.i
 			neg := s.lit("-")
@@ -796,7 +851,7 @@ func paramsFast(s *scan) (map[string]any, bool) {
 			if !ok || (neg && n == 0) {
 				return nil, false
 			}
-			m[string(name)] = json.Number(s.b[j:s.i])
+			m[name] = json.Number(s.text[j:s.i])
 		}
 		if s.lit("}") {
 			return m, true
@@ -867,12 +922,20 @@ func isAlnum(c byte) bool {
 }
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-func isLowerHex(v []byte, n int) bool {
+// lowerHex marks the bytes 0-9 and a-f.
+var lowerHex = func() (t [256]bool) {
+	for _, c := range []byte("0123456789abcdef") {
+		t[c] = true
+	}
+	return t
+}()
+
+func isLowerHex(v string, n int) bool {
 	if len(v) != n {
 		return false
 	}
-	for _, c := range v {
-		if !isDigit(c) && (c < 'a' || c > 'f') {
+	for i := 0; i < len(v); i++ {
+		if !lowerHex[v[i]] {
 			return false
 		}
 	}
@@ -880,16 +943,17 @@ func isLowerHex(v []byte, n int) bool {
 }
 
 // isDigest: ^sha256:[0-9a-f]{64}$
-func isDigest(v []byte) bool {
-	return len(v) == 71 && string(v[:7]) == "sha256:" && isLowerHex(v[7:], 64)
+func isDigest(v string) bool {
+	return len(v) == 71 && v[:7] == "sha256:" && isLowerHex(v[7:], 64)
 }
 
 // isToken: ^[A-Za-z0-9][A-Za-z0-9_.+-]*$, 1 to 64 characters.
-func isToken(v []byte) bool {
+func isToken(v string) bool {
 	if len(v) == 0 || len(v) > 64 || !isAlnum(v[0]) {
 		return false
 	}
-	for _, c := range v[1:] {
+	for i := 1; i < len(v); i++ {
+		c := v[i]
 		if !isAlnum(c) && c != '_' && c != '.' && c != '+' && c != '-' {
 			return false
 		}
@@ -898,11 +962,12 @@ func isToken(v []byte) bool {
 }
 
 // isRoundID: ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$
-func isRoundID(v []byte) bool {
+func isRoundID(v string) bool {
 	if len(v) == 0 || len(v) > 64 || !isAlnum(v[0]) {
 		return false
 	}
-	for _, c := range v[1:] {
+	for i := 1; i < len(v); i++ {
+		c := v[i]
 		if !isAlnum(c) && c != '_' && c != '-' {
 			return false
 		}
@@ -911,11 +976,12 @@ func isRoundID(v []byte) bool {
 }
 
 // isIdent: ^[a-z][a-z0-9_]{0,max-1}$ (check ids and reason keys).
-func isIdent(v []byte, max int) bool {
+func isIdent(v string, max int) bool {
 	if len(v) == 0 || len(v) > max || v[0] < 'a' || v[0] > 'z' {
 		return false
 	}
-	for _, c := range v[1:] {
+	for i := 1; i < len(v); i++ {
+		c := v[i]
 		if (c < 'a' || c > 'z') && !isDigit(c) && c != '_' {
 			return false
 		}
@@ -924,11 +990,12 @@ func isIdent(v []byte, max int) bool {
 }
 
 // isParamName: ^[a-z][A-Za-z0-9_]{0,31}$
-func isParamName(v []byte) bool {
+func isParamName(v string) bool {
 	if len(v) == 0 || len(v) > 32 || v[0] < 'a' || v[0] > 'z' {
 		return false
 	}
-	for _, c := range v[1:] {
+	for i := 1; i < len(v); i++ {
+		c := v[i]
 		if !isAlnum(c) && c != '_' {
 			return false
 		}
@@ -937,12 +1004,12 @@ func isParamName(v []byte) bool {
 }
 
 // isParamString: ^[A-Za-z0-9_.:+/-]*$, at most 64 characters.
-func isParamString(v []byte) bool {
+func isParamString(v string) bool {
 	if len(v) > 64 {
 		return false
 	}
-	for _, c := range v {
-		if !isAlnum(c) && !bytes.ContainsRune([]byte("_.:+/-"), rune(c)) {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !isAlnum(c) && strings.IndexByte("_.:+/-", c) < 0 {
 			return false
 		}
 	}
@@ -950,12 +1017,12 @@ func isParamString(v []byte) bool {
 }
 
 // isDate: ^[0-9]{4}-[0-9]{2}-[0-9]{2}$
-func isDate(v []byte) bool {
+func isDate(v string) bool {
 	return len(v) == 10 && digits(v[0:4]) && v[4] == '-' && digits(v[5:7]) && v[7] == '-' && digits(v[8:10])
 }
 
 // isTimestamp: ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$
-func isTimestamp(v []byte) bool {
+func isTimestamp(v string) bool {
 	return len(v) == 24 && isDate(v[:10]) && v[10] == 'T' && digits(v[11:13]) && v[13] == ':' && digits(v[14:16]) &&
 		v[16] == ':' && digits(v[17:19]) && v[19] == '.' && digits(v[20:23]) && v[23] == 'Z'
 }
@@ -981,9 +1048,9 @@ func parseTimeFast(v string) (time.Time, bool) {
 	return time.Date(y, time.Month(mo), d, h, mi, sec, ms*int(time.Millisecond), time.UTC), true
 }
 
-func digits(v []byte) bool {
-	for _, c := range v {
-		if !isDigit(c) {
+func digits(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if !isDigit(v[i]) {
 			return false
 		}
 	}
@@ -992,17 +1059,17 @@ func digits(v []byte) bool {
 
 // isURL: ^https?://[^\s]+$, 1 to 2048 characters (the fast path's strings hold no
 // white space but the space itself).
-func isURL(v []byte) bool {
-	rest, ok := bytes.CutPrefix(v, []byte("https://"))
+func isURL(v string) bool {
+	rest, ok := strings.CutPrefix(v, "https://")
 	if !ok {
-		rest, ok = bytes.CutPrefix(v, []byte("http://"))
+		rest, ok = strings.CutPrefix(v, "http://")
 	}
-	return ok && len(v) <= 2048 && len(rest) > 0 && bytes.IndexByte(rest, ' ') < 0
+	return ok && len(v) <= 2048 && len(rest) > 0 && strings.IndexByte(rest, ' ') < 0
 }
 
 // isPackage: ^pkg:[a-z]+/[^\s]+$, 1 to 512 characters.
-func isPackage(v []byte) bool {
-	rest, ok := bytes.CutPrefix(v, []byte("pkg:"))
+func isPackage(v string) bool {
+	rest, ok := strings.CutPrefix(v, "pkg:")
 	if !ok || len(v) > 512 {
 		return false
 	}
@@ -1014,5 +1081,5 @@ func isPackage(v []byte) bool {
 		return false
 	}
 	rest = rest[i+1:]
-	return len(rest) > 0 && bytes.IndexByte(rest, ' ') < 0
+	return len(rest) > 0 && strings.IndexByte(rest, ' ') < 0
 }

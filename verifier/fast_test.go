@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/mod/sumdb/tlog"
+
 	"github.com/probity-dev/probity/attest"
 )
 
@@ -239,7 +241,7 @@ func TestParseTimeFast(t *testing.T) {
 		cases = append(cases, attest.FormatTime(d))
 	}
 	for _, c := range cases {
-		if !isTimestamp([]byte(c)) {
+		if !isTimestamp(c) {
 			t.Fatalf("%s is not a timestamp", c)
 		}
 		fast, ok := parseTimeFast(c)
@@ -279,4 +281,32 @@ func FuzzFastEnvelope(f *testing.F) {
 func FuzzFastBundle(f *testing.F) {
 	fuzzSeeds(f, 2)
 	f.Fuzz(func(t *testing.T, b []byte) { agreeBundle(t, b) })
+}
+
+// TestRecordLeafHash: the leaf hash VerifyBundle computes is RFC 6962's hash of
+// attest.RecordLeaf, inline and in digest form, at the boundary between them.
+func TestRecordLeafHash(t *testing.T) {
+	for _, n := range []int{1, 2, 1795, 1796, attest.MaxLeafSize - 60, attest.MaxLeafSize - 40, attest.MaxLeafSize - 39, attest.MaxLeafSize - 38, attest.MaxLeafSize, attest.MaxLeafSize + 1, 200000} {
+		for _, seq := range []int64{1, 9, 10, 99999, 100000, 1 << 40} {
+			for _, kind := range []string{"probe", "keys", "a_long_kind_name_of_thirty_two_c"} {
+				env := bytes.Repeat([]byte{'x'}, n)
+				leaf, err := attest.RecordLeaf(seq, kind, env)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := recordLeafHash(seq, kind, env)
+				if err != nil || got != tlog.RecordHash(leaf) {
+					t.Errorf("envelope of %d bytes, seq %d, kind %s: %x %v, want %x", n, seq, kind, got, err, tlog.RecordHash(leaf))
+				}
+			}
+		}
+	}
+	for _, bad := range []struct {
+		seq        int64
+		kind, body string
+	}{{0, "probe", "x"}, {1, "tombstone", "x"}, {1, "Probe", "x"}, {1, "probe", ""}} {
+		if _, err := recordLeafHash(bad.seq, bad.kind, []byte(bad.body)); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
 }
