@@ -201,7 +201,7 @@ func (a *auditor) run(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	if a.served != nil {
-		if err := a.history.checkServed(a.served); err != nil {
+		if err := a.history.checkServed(a.served, a.cp.Size == 0); err != nil {
 			reason, detail := historyFailure(err)
 			a.found.add(-1, reason, "%s: %s", a.rep.KeysSource, detail)
 		}

@@ -179,6 +179,25 @@ func TestAuditGood(t *testing.T) {
 	}
 }
 
+// TestEmptyLog: a log as Tessera starts it, size 0 (root SHA-256 of nothing), audits
+// clean, and a later log of that origin is consistent with it.
+func TestEmptyLog(t *testing.T) {
+	f := newFixture(t)
+	all := f.leaves
+	cosigned := f.witness.Time
+	f.witness.Time = time.Date(2026, 5, 31, 0, 0, 0, 0, time.UTC) // before every record
+	f.write(nil)
+	rep := f.audit(f.config())
+	if !rep.OK() || rep.Size != 0 || rep.Root != "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=" || !rep.StateSaved {
+		t.Fatalf("ok %v size %d root %s failures %+v", rep.OK(), rep.Size, rep.Root, rep.Failures)
+	}
+	f.witness.Time = cosigned
+	f.write(all)
+	if rep := f.audit(f.config()); !rep.OK() || rep.ConsistentWithSaved == nil || !*rep.ConsistentWithSaved {
+		t.Fatalf("after the empty log: %+v", rep.Failures)
+	}
+}
+
 func mustSigner(t *testing.T) *ledgertest.Signer {
 	s, err := ledgertest.NewSigner("logaudit")
 	if err != nil {

@@ -44,11 +44,13 @@ func (h *keyHistory) inForce(index int64) *keys.Document {
 	return h.history.InForce(index)
 }
 
-// checkServed checks that the served document is the latest logged version.
-func (h *keyHistory) checkServed(doc *keys.Document) error {
+// checkServed checks that the served document is the latest logged version. A log
+// that holds records but no version fails (a service logs version 1 as it starts, and
+// upgrading one logs it after the records before it); an empty log does not.
+func (h *keyHistory) checkServed(doc *keys.Document, empty bool) error {
 	if h.versions() == 0 {
-		if doc.FormatVersion < keys.FormatVersion {
-			return nil // format 1: no history to hold it to
+		if doc.FormatVersion < keys.FormatVersion || empty {
+			return nil // format 1: no history to hold it to; an empty log: nothing logged yet
 		}
 		return &verifier.KeyHistoryError{Reason: verifier.ReasonKeyHistoryEmpty, LogIndex: -1, Detail: "the key document lists a log, and the log holds no key document version"}
 	}

@@ -35,14 +35,14 @@ const (
 	ReasonRootMismatch     Reason = "root_mismatch"     // the tree of the entries does not have the checkpoint's root
 
 	// The leaves.
-	ReasonLeafMalformed      Reason = "leaf_malformed"       // not a probity.dev/log-leaf/v1 leaf (attest.ParseLeaf)
-	ReasonSequence           Reason = "sequence_mismatch"    // leaf i does not carry seq i+1: dropped, reordered or duplicated
-	ReasonKindMismatch       Reason = "kind_mismatch"        // the leaf's kind is not its statement's predicate type
-	ReasonUnknownKind        Reason = "unknown_kind"         // a kind this auditor does not know
-	ReasonTombstone          Reason = "tombstone_invalid"    // a tombstone document that is malformed or not canonical
-	ReasonTombstoneMismatch  Reason = "tombstone_mismatch"   // a removed record that is not the earlier leaf it names
-	ReasonRecordAfterWitness Reason = "record_after_witness" // a record's time is after the checkpoint's earliest trusted cosignature
-	ReasonRecordBackdated    Reason = "record_backdated"     // a record's time is long before the saved checkpoint that did not hold it
+	ReasonLeafMalformed      Reason = "leaf_malformed"                 // not a probity.dev/log-leaf/v1 leaf (attest.ParseLeaf)
+	ReasonSequence           Reason = "sequence_mismatch"              // leaf i does not carry seq i+1: dropped, reordered or duplicated
+	ReasonKindMismatch       Reason = "kind_mismatch"                  // the leaf's kind is not its statement's predicate type
+	ReasonUnknownKind        Reason = "unknown_kind"                   // a kind this auditor does not know
+	ReasonTombstone          Reason = "tombstone_invalid"              // a tombstone document that is malformed or not canonical
+	ReasonTombstoneMismatch  Reason = "tombstone_mismatch"             // a removed record that is not the earlier leaf it names
+	ReasonRecordAfterWitness        = Reason(verifier.ReasonPostdated) // a record's time is after the checkpoint's earliest trusted cosignature
+	ReasonRecordBackdated           = Reason(verifier.ReasonBackdated) // a record's time is long before the saved checkpoint that did not hold it
 
 	// The key history. A keys record that does not extend the history, and a served key
 	// document that is not the latest logged version, carry the verifier's reasons

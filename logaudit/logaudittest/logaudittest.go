@@ -149,8 +149,12 @@ func WriteLog(dir string, leaves [][]byte, logKey note.Signer, witnesses ...*Wit
 	return cp, write(dir, "checkpoint", cp)
 }
 
-// Root returns the RFC 6962 root hash of the tree of leaves.
+// Root returns the RFC 6962 root hash of the tree of leaves (of no leaves: SHA-256 of
+// nothing, as Tessera's empty checkpoint has it).
 func Root(leaves [][]byte) (tlog.Hash, error) {
+	if len(leaves) == 0 {
+		return sha256.Sum256(nil), nil
+	}
 	hashes := make([]tlog.Hash, len(leaves))
 	for i, l := range leaves {
 		hashes[i] = tlog.RecordHash(l)
