@@ -38,7 +38,10 @@
 // indexes in the order Add is called, from its integrated size on, so the leaf of number
 // n gets index n-1; the appender checks every index it is given, and stops (a
 // *MismatchError) if one is not. A round is at most Config.BatchSize leaves, Tessera's
-// batch size, so a round is one Tessera batch: integrated whole or not at all. Then
+// batch size, and its Adds take far less than a batch's maximum age (50 ms), so a round
+// is one Tessera batch: integrated whole or not at all. (Were a round ever split and its
+// first part to fail, the second would get indexes below its numbers: the index check
+// stops the appender before anything more is added, and Open refuses the log.) Then
 // Store.SetLogged stores log_index = seq-1 on the rows integrated (the schema allows
 // only that value, once).
 //

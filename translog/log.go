@@ -297,11 +297,14 @@ func (l *Log) Notify() {
 
 // Run follows the ledger, appending every number as it is assigned, until ctx ends (it
 // then returns nil) or the log is closed; it reads the ledger on Notify and every
-// 500 ms. A store or storage error is logged and tried again; a *MismatchError stops
+// 500 ms, and archives each checkpoint Tessera publishes. A store or storage error is logged and tried again; a *MismatchError stops
 // it and is returned.
 func (l *Log) Run(ctx context.Context) error {
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
+	// Checkpoints are read twice per interval, so that none Tessera publishes is missed.
+	cpTick := time.NewTicker(min(pollInterval, l.cfg.CheckpointInterval/2))
+	defer cpTick.Stop()
 	for {
 		l.mu.Lock()
 		_, err := l.appendAvailable(ctx, false)
@@ -313,6 +316,7 @@ func (l *Log) Run(ctx context.Context) error {
 		if err != nil && ctx.Err() == nil {
 			l.log.Warn("couldn't append to the transparency log; trying again", slog.Any("err", err))
 		}
+	wait:
 		select {
 		case <-ctx.Done():
 			return nil
@@ -320,6 +324,11 @@ func (l *Log) Run(ctx context.Context) error {
 			return nil
 		case <-l.notify:
 		case <-tick.C:
+		case <-cpTick.C:
+			l.mu.Lock()
+			l.archive(ctx)
+			l.mu.Unlock()
+			goto wait
 		}
 	}
 }
