@@ -721,7 +721,9 @@ func (a *auditor) verifyEnvelope(j job) {
 		a.found.addFailure(fl)
 		return
 	}
-	if !a.earliest.IsZero() && r.ObservedAt.After(a.earliest) {
+	// A cosignature's timestamp is whole seconds (tlog-cosignature/v1): a record of
+	// 12:00:00.378 is in a checkpoint cosigned at 12:00:00, as the verifier judges it.
+	if !a.earliest.IsZero() && r.ObservedAt.Truncate(time.Second).After(a.earliest) {
 		a.found.add(j.index, ReasonRecordAfterWitness, "dated %s, after the checkpoint's earliest trusted cosignature %s", attest.FormatTime(r.ObservedAt), attest.FormatTime(a.earliest))
 		return
 	}
