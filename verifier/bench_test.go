@@ -222,3 +222,59 @@ func BenchmarkEd25519Raw120k(b *testing.B) {
 	cpu.report(b, len(bb.msgs))
 	b.ReportMetric(float64(len(bb.msgs)*b.N)/b.Elapsed().Seconds(), "sigs/s")
 }
+
+// BenchmarkVerifyBundlesExport120k verifies the same 120,000 bundles as a JSONL export
+// read from disk by verifier/cli (as "probity verify" does), on cli.StreamConfig's
+// default worker count, GOMAXPROCS; compare its cpu-us/item with
+// BenchmarkEd25519Raw120kParallel's, the bare signature checks on as many goroutines.
+func BenchmarkVerifyBundlesExport120k(b *testing.B) {
+	bb := loadBundleBench(b)
+	path := filepath.Join(b.TempDir(), "bundles.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	for _, bundle := range bb.bundles {
+		w.Write(bundle)
+		w.WriteByte('\n')
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	cpu := startCPU()
+	for b.Loop() {
+		sum, err := cli.VerifyPaths(context.Background(), []string{path}, cli.StreamConfig{Keys: bb.doc, Policy: bb.policy})
+		if err != nil || sum.Verified != len(bb.bundles) {
+			b.Fatalf("%+v %v", sum, err)
+		}
+	}
+	cpu.report(b, len(bb.bundles))
+	b.ReportMetric(float64(len(bb.bundles)*b.N)/b.Elapsed().Seconds(), "bundles/s")
+}
+
+// BenchmarkEd25519Raw120kParallel is BenchmarkEd25519Raw120k on GOMAXPROCS goroutines,
+// each verifying its share of the signatures.
+func BenchmarkEd25519Raw120kParallel(b *testing.B) {
+	bb := loadBundleBench(b)
+	workers := runtime.GOMAXPROCS(0)
+	cpu := startCPU()
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < len(bb.msgs); i += workers {
+					if !ed25519.Verify(bb.pub, bb.msgs[i], bb.sigs[i]) {
+						panic("signature does not verify")
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	cpu.report(b, len(bb.msgs))
+	b.ReportMetric(float64(len(bb.msgs)*b.N)/b.Elapsed().Seconds(), "sigs/s")
+}

@@ -1,9 +1,10 @@
-// Package verifier checks Probity's DSSE envelopes offline, against a key document and a
-// policy, and returns a typed result that records what was verified. It is verification
-// only: envelope bytes and a key document in, a Result out. It reads no file, directory
-// or stream (that is verifier/cli's, which walks paths and streams JSONL exports through
-// Verify) and imports no network, storage or web package: an auditor reads it beside
-// attest and keys, and builds it from the standard library, golang.org/x, jcs and
+// Package verifier checks Probity's DSSE envelopes and log bundles offline, against a
+// key document and a policy, and returns a typed result that records what was verified.
+// It is verification only: bytes and a key document in, a Result out. It reads no file,
+// directory or stream (that is verifier/cli's, which walks paths and streams JSONL
+// exports through Verify and VerifyBundle) and imports no network, storage or web
+// package: an auditor reads it beside attest and keys, and builds it from the standard
+// library, golang.org/x (of golang.org/x/mod only sumdb/note and sumdb/tlog), jcs and
 // go-securesystemslib alone.
 //
 // An envelope verifies when all of these hold, checked in this order:
@@ -25,6 +26,33 @@
 //
 // Signatures are authenticated before the payload is parsed beyond the envelope, so the
 // statement decoder only ever sees signed bytes.
+//
+// A bundle (attest's "Bundle") is an envelope with its proof of inclusion in Probity's
+// transparency log; VerifyBundle checks it as its documentation lists: the envelope's
+// steps 1 to 6, the log's signed checkpoint and the trusted witnesses' cosignatures
+// (C2SP tlog-checkpoint, signed-note, tlog-cosignature/v1), the inclusion proof of the
+// leaf rebuilt from the envelope, the consistency of the previous checkpoint, then step 7
+// with the revocation rule below, the record's time against the witnessed times, and
+// step 8.
+//
+// Revocation. A signature by a key revoked at time R is valid for a record that was
+// logged and witnessed before R: some trusted witness cosigned a checkpoint holding the
+// record with a timestamp before R (a bundle's checkpoint is the earliest that holds its
+// record, so its earliest trusted cosignature is when the record was first witnessed).
+// Otherwise, and always for a bare envelope, it is invalid (revoked_key, or
+// logged_after_revocation when a witness saw the record only at or after R).
+//
+// Time. Witness cosignatures carry the witness's own clock (whole seconds). A record's
+// time (a probe's observedAt, a change's recordedAt, a supply run's evaluatedAt, a key
+// document version's issuedAt) must not be after the earliest trusted cosignature on the
+// checkpoint holding it (postdated), nor earlier than the latest trusted cosignature on
+// the checkpoint before it by more than Policy.MaxBackdate, one hour by default
+// (backdated). Without trusted witnesses there is no time to hold a record to.
+//
+// Each checkpoint is verified once per distinct note and key set, however many bundles
+// name it. Compact bundles, envelopes and canonical probe statements, the forms Probity
+// writes, are read by scanners that accept only those forms (fast.go); anything else
+// goes to attest's general parsers, which decide.
 package verifier
 
 import (
