@@ -29,7 +29,10 @@ const LockFile = ".probity-appender.lock"
 const (
 	DefaultWitnessTimeout     = 5 * time.Second
 	DefaultCheckpointInterval = 5 * time.Second
-	DefaultBatchSize          = 256
+	// DefaultBatchSize: a round costs a few fsyncs (bundle, tiles, tree state; the
+	// store's update) whatever its size, so rounds of 1,024 append a backlog about 1.3×
+	// as fast as 256 (BenchmarkAppend); a round is only as large as what is waiting.
+	DefaultBatchSize = 1024
 	// MinCheckpointInterval is Tessera's smallest checkpoint interval.
 	MinCheckpointInterval = 100 * time.Millisecond
 	// maxBatchSize bounds a round (Store.LogSources reads at most 10,000 numbers).
