@@ -27,6 +27,7 @@ import (
 	"github.com/probity-dev/probity/checks/fixtures"
 	"github.com/probity-dev/probity/keys"
 	"github.com/probity-dev/probity/keys/signing"
+	"github.com/probity-dev/probity/logaudit"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/targets"
@@ -124,7 +125,35 @@ func exportAndVerify(t *testing.T, env []string, dataDir string) int {
 	if n != rounds+changes+supplyRuns+keyVersions || keyVersions < 1 {
 		t.Fatalf("verified %d envelopes; the export wrote %d rounds, %d changes, %d supply runs and %d key document versions", n, rounds, changes, supplyRuns, keyVersions)
 	}
+	// Like Sunlight's harness, end by auditing the log as a monitor would: every tile,
+	// leaf, envelope and key document version. The commands that sign (round) append
+	// before they end, so the log holds every record exported.
+	rep := auditLog(t, env, dataDir)
+	if rep.Size < int64(n) {
+		t.Fatalf("the log holds %d records, the export %d", rep.Size, n)
+	}
 	return rounds
+}
+
+// auditLog runs the monitor (logaudit) over DATA-DIR/log with the key directory env
+// names and fails the test on any finding.
+func auditLog(t *testing.T, env []string, dataDir string) *logaudit.Report {
+	t.Helper()
+	keyDir := filepath.Join(dataDir, "keys")
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PROBITY_KEY_DIR="); ok && v != "" {
+			keyDir = v
+		}
+	}
+	rep, err := logaudit.Run(t.Context(), logaudit.Config{Source: filepath.Join(dataDir, "log"), KeysFile: filepath.Join(keyDir, keys.DocumentFile)})
+	if err != nil {
+		t.Fatalf("log audit: %v", err)
+	}
+	if !rep.OK() {
+		t.Fatalf("log audit of %d leaves found %d failures, the first: %+v", rep.Size, len(rep.Failures), rep.Failures[0])
+	}
+	t.Logf("log audit: %d leaves, %d envelopes verified, counts %v", rep.Size, rep.Verified, rep.Counts)
+	return rep
 }
 
 func lastLine(s string) string {
