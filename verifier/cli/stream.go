@@ -337,6 +337,10 @@ func readLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
 	var buf []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
+		if buf == nil && err == nil && len(chunk) <= MaxLineSize {
+			// The whole line was in the buffer: one copy, of the right size.
+			return bytes.Clone(chunk[:len(chunk)-1]), false, nil
+		}
 		if len(buf)+len(chunk) > MaxLineSize {
 			tooLong = true
 			buf = buf[:0]
