@@ -423,6 +423,7 @@ type reporter interface {
 type tableReporter struct {
 	w     *bufio.Writer
 	quiet bool
+	cons  bool // a consistency check was reported
 }
 
 func (t *tableReporter) start() {}
@@ -470,6 +471,7 @@ func (t *tableReporter) item(it Item) {
 }
 
 func (t *tableReporter) consistency(c *ConsistencyReport) {
+	t.cons = true
 	if !c.OK {
 		fmt.Fprintf(t.w, "FAIL  consistency  %s\n", c.Failure)
 		return
@@ -485,6 +487,9 @@ func (t *tableReporter) consistency(c *ConsistencyReport) {
 }
 
 func (t *tableReporter) finish(s Summary, d time.Duration) {
+	if t.cons && s.Total == 0 {
+		return // a consistency check alone: its line says it all
+	}
 	fmt.Fprintf(t.w, "%d envelopes: %d verified, %d failed (%.1fs)\n", s.Total, s.Verified, s.Failed, d.Seconds())
 }
 

@@ -275,6 +275,9 @@ func TestConsistencyFlags(t *testing.T) {
 			t.Errorf("%v: exit %d (want %d)\n%s%s\nwant %q", tc.args, code, tc.code, out, errs, tc.want)
 		}
 	}
+	if _, out, _ := run(t, "--log-key", logVectors+"log.vkey", "--checkpoint", c4, "--newer", c6, "--proof", proof); strings.Contains(out, "envelopes") {
+		t.Errorf("a consistency check alone prints an envelope summary:\n%s", out)
+	}
 	code, out, _ := run(t, "--json", "--log-key", logVectors+"log.vkey", "--checkpoint", c4, "--newer", fork, "--proof", proof)
 	var rep struct {
 		Consistency struct {
