@@ -131,10 +131,12 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
-	if tl != nil {
-		defer tl.Close(context.Background())
-		go tl.Run(ctx)
-	}
+	logDone := make(chan struct{})
+	go func() {
+		defer close(logDone)
+		ef.followLog(ctx, tl, st, lf, logger)
+	}()
+	defer func() { stop(); <-logDone }() // the log's last append before the demo exits
 	// The directory is up before the rounds, so a port in use fails at once and the
 	// pages fill in as the rounds store.
 	srv, err := publish(ctx, st, doc, ef.logDirectory(), *listen, base, web.DefaultRateLimit, logger)

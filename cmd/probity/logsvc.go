@@ -19,6 +19,8 @@ import (
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/translog"
 	"github.com/probity-dev/probity/web"
+
+	"k8s.io/klog/v2"
 )
 
 // logHelp documents the transparency log's flags of serve, round and demo.
@@ -87,8 +89,10 @@ func logKeyVersions(ctx context.Context, st store.Store, keyDir string) error {
 
 // openLog logs the key document's new versions and opens the transparency log's
 // appender. It returns nil and no error when another process appends (that process
-// logs this one's records too; this one only serves the log).
+// logs this one's records too; this one only serves the log). Tessera's own log lines
+// (klog) go to logger, warnings and errors only.
 func (ef *envFlags) openLog(ctx context.Context, st store.Store, lf logFlags, logger *slog.Logger) (*translog.Log, error) {
+	klog.SetSlogLogger(slog.New(warnOnly{logger.Handler()}).With("component", "tessera"))
 	keyDir := ef.keyDirectory()
 	if err := logKeyVersions(ctx, st, keyDir); err != nil {
 		return nil, err
@@ -118,6 +122,45 @@ func (ef *envFlags) openLog(ctx context.Context, st store.Store, lf logFlags, lo
 		return nil, fmt.Errorf("couldn't open the transparency log in %s: %w", cfg.Dir, err)
 	}
 	return l, nil
+}
+
+// logTakeover is how often a process that does not append tries to become the
+// appender, so that the log goes on when the appending process stops.
+const logTakeover = 30 * time.Second
+
+// followLog appends to the log until ctx ends: with tl when this process is the
+// appender, else trying every logTakeover to become it. It closes the log it appended
+// to (a last append) before it returns.
+func (ef *envFlags) followLog(ctx context.Context, tl *translog.Log, st store.Store, lf logFlags, logger *slog.Logger) {
+	for tl == nil {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(logTakeover):
+		}
+		var err error
+		if tl, err = ef.openLog(ctx, st, lf, logger); err != nil && ctx.Err() == nil {
+			logger.Error("couldn't open the transparency log", "error", err.Error())
+		}
+		if tl != nil {
+			logger.Info("this process appends to the transparency log now", "dir", ef.logDirectory())
+		}
+	}
+	if err := tl.Run(ctx); err != nil {
+		logger.Error("the transparency log stopped appending", "error", err.Error())
+	}
+	closing, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := tl.Close(closing); err != nil {
+		logger.Error("couldn't close the transparency log", "error", err.Error())
+	}
+}
+
+// warnOnly passes on warnings and errors only.
+type warnOnly struct{ slog.Handler }
+
+func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
 }
 
 // syncLog appends every record stored so far to the log and waits for a checkpoint

@@ -80,7 +80,7 @@ func runRound(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
-	tl, err := ef.openLog(ctx, st, lf, logger)
+	tl, err := ef.openLog(ctx, st, lf, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2

@@ -177,14 +177,13 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
-	if tl != nil {
-		defer tl.Close(context.Background())
-		go func() {
-			if err := tl.Run(ctx); err != nil && ctx.Err() == nil {
-				logger.Error("the transparency log stopped appending", "error", err.Error())
-			}
-		}()
-	}
+	logDone := make(chan struct{})
+	go func() {
+		defer close(logDone)
+		ef.followLog(ctx, tl, st, lf, logger)
+	}()
+	// Whatever ends serve, the log makes its last append before the process exits.
+	defer func() { stop(); <-logDone }()
 	r, err := ef.runner(st, signer, schedule, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
