@@ -79,12 +79,13 @@ func BenchmarkVerifyExport120k(b *testing.B) {
 // its record with the one before as its previous checkpoint; and, for the raw loop, each
 // bundle's public key, signed message (the DSSE PAE) and signature.
 type bundleBench struct {
-	bundles [][]byte
-	doc     *keys.Document
-	policy  verifier.Policy
-	pub     ed25519.PublicKey
-	msgs    [][]byte
-	sigs    [][]byte
+	bundles   [][]byte
+	envelopes [][]byte // the bundles' envelopes
+	doc       *keys.Document
+	policy    verifier.Policy
+	pub       ed25519.PublicKey
+	msgs      [][]byte
+	sigs      [][]byte
 }
 
 const (
@@ -151,6 +152,7 @@ func makeBundleBench(tb testing.TB, n int) *bundleBench {
 		at := base.Add(time.Duration(size-1)*time.Second + 30*time.Second)
 		notes = append(notes, l.checkpoint(tb, int64(size), w1.cosignAt(at), w2.cosignAt(at.Add(time.Second))))
 	}
+	bb.envelopes = envs
 	bb.bundles = make([][]byte, n)
 	for i := range n {
 		k := i / benchCheckpointEach
@@ -205,6 +207,23 @@ func (c cpuClock) report(b *testing.B, items int) {
 	d := processCPU() - c.start
 	b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(d.Microseconds())/float64(b.N*items), "cpu-us/item")
+}
+
+// BenchmarkVerifyEnvelopes120k verifies the same records as bare envelopes (Verify, no
+// log), one after another on one goroutine, for comparison with the same floor.
+func BenchmarkVerifyEnvelopes120k(b *testing.B) {
+	bb := loadBundleBench(b)
+	p := verifier.DefaultPolicy()
+	cpu := startCPU()
+	for b.Loop() {
+		for _, env := range bb.envelopes {
+			if _, err := verifier.Verify(env, bb.doc, p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	cpu.report(b, len(bb.envelopes))
+	b.ReportMetric(float64(len(bb.envelopes)*b.N)/b.Elapsed().Seconds(), "envelopes/s")
 }
 
 // BenchmarkEd25519Raw120k is the floor BenchmarkVerifyBundles120k is measured against:
