@@ -112,6 +112,7 @@ type auditor struct {
 	missing         atomic.Bool // an entry bundle was not served: read no further
 	verified        atomic.Int64
 	revokedUnproven atomic.Int64
+	pending         pendingRevocations // records verified without a key document
 
 	// Filled by the sequential stage, read after it.
 	kinds       []uint8 // kind code per index
@@ -200,6 +201,7 @@ func (a *auditor) run(ctx context.Context) (*Report, error) {
 	if err := a.checkTombstones(ctx); err != nil {
 		return nil, err
 	}
+	a.checkPendingRevocations()
 	if a.served != nil {
 		if err := a.history.checkServed(a.served, a.cp.Size == 0); err != nil {
 			reason, detail := historyFailure(err)
@@ -660,6 +662,14 @@ func (a *auditor) leaves(bd bundleData) []job {
 					a.found.add(idx, reason, "%s", detail)
 					continue
 				}
+				// issuedAt plays observedAt's role: a version is not issued after a
+				// witness saw it. (Not held to the backdate bound: a version made while
+				// the service runs is logged when it next starts.)
+				v, _, _ := a.history.history.Version(a.history.versions())
+				if fl := a.checkTime(idx, v.IssuedAt, false); fl != nil {
+					a.found.addFailure(fl)
+					continue
+				}
 				a.verified.Add(1)
 				continue
 			}
@@ -717,37 +727,126 @@ func (a *auditor) verifyEnvelope(j job) {
 		a.found.add(j.index, ReasonKindMismatch, "kind %s, predicate type %s", j.kind, r.PredicateType)
 		return
 	}
-	if fl := a.checkRevoked(j.index, r); fl != nil {
+	if a.served != nil {
+		if fl := a.checkRevoked(a.served, j.index, signerIDs(r)); fl != nil {
+			a.found.addFailure(fl)
+			return
+		}
+	}
+	if fl := a.checkTime(j.index, r.ObservedAt, true); fl != nil {
 		a.found.addFailure(fl)
 		return
 	}
-	// A cosignature's timestamp is whole seconds (tlog-cosignature/v1): a record of
-	// 12:00:00.378 is in a checkpoint cosigned at 12:00:00, as the verifier judges it.
-	if !a.earliest.IsZero() && r.ObservedAt.Truncate(time.Second).After(a.earliest) {
-		a.found.add(j.index, ReasonRecordAfterWitness, "dated %s, after the checkpoint's earliest trusted cosignature %s", attest.FormatTime(r.ObservedAt), attest.FormatTime(a.earliest))
-		return
-	}
-	if a.saved != nil && !a.savedTop.IsZero() && j.index >= a.saved.Size && r.ObservedAt.Before(a.savedTop.Add(-a.cfg.MaxBackdate)) {
-		a.found.add(j.index, ReasonRecordBackdated, "dated %s, more than %s before the saved checkpoint (size %d) that did not hold it was cosigned at %s", attest.FormatTime(r.ObservedAt), a.cfg.MaxBackdate, a.saved.Size, attest.FormatTime(a.savedTop))
-		return
+	if a.served == nil {
+		// Without a key document the revocations are the latest logged version's, known
+		// only once the whole log is read (checkPendingRevocations).
+		a.pending.add(j.index, signerIDs(r))
 	}
 	a.verified.Add(1)
 }
 
+func signerIDs(r *verifier.Result) []string {
+	ids := make([]string, len(r.Signatures))
+	for i, s := range r.Signatures {
+		ids[i] = s.KeyID
+	}
+	return ids
+}
+
+// checkTime holds a record's time (a keys record's: its issuedAt) to the cosignatures:
+// not after the checkpoint's earliest trusted cosignature (postdated) and, when backdate
+// is set, not more than MaxBackdate before the latest trusted cosignature of the saved
+// checkpoint that did not hold it (backdated). A cosignature's timestamp is whole
+// seconds (tlog-cosignature/v1): a record of 12:00:00.378 is in a checkpoint cosigned at
+// 12:00:00, as the verifier judges it.
+func (a *auditor) checkTime(index int64, t time.Time, backdate bool) *Failure {
+	if !a.earliest.IsZero() && t.Truncate(time.Second).After(a.earliest) {
+		return &Failure{Index: index, Reason: ReasonRecordAfterWitness,
+			Detail: fmt.Sprintf("dated %s, after the checkpoint's earliest trusted cosignature %s", attest.FormatTime(t), attest.FormatTime(a.earliest))}
+	}
+	if backdate && a.saved != nil && !a.savedTop.IsZero() && index >= a.saved.Size && t.Before(a.savedTop.Add(-a.cfg.MaxBackdate)) {
+		return &Failure{Index: index, Reason: ReasonRecordBackdated,
+			Detail: fmt.Sprintf("dated %s, more than %s before the saved checkpoint (size %d) that did not hold it was cosigned at %s", attest.FormatTime(t), a.cfg.MaxBackdate, a.saved.Size, attest.FormatTime(a.savedTop))}
+	}
+	return nil
+}
+
+// pendingRevocations are the signers of the records verified without a key document,
+// for the revocation rule once the latest logged version is known. Key ids are interned:
+// a log has a few keys and many records.
+type pendingRevocations struct {
+	mu      sync.Mutex
+	ids     []string
+	byID    map[string]uint16
+	records []pendingRecord
+}
+
+type pendingRecord struct {
+	index int64
+	keys  []uint16
+}
+
+func (p *pendingRevocations) add(index int64, keyIDs []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.byID == nil {
+		p.byID = map[string]uint16{}
+	}
+	rec := pendingRecord{index: index, keys: make([]uint16, 0, len(keyIDs))}
+	for _, id := range keyIDs {
+		n, ok := p.byID[id]
+		if !ok {
+			if len(p.ids) >= 1<<16-1 {
+				continue // not a key any document lists (64 keys at most): Verify refused it
+			}
+			n = uint16(len(p.ids))
+			p.ids = append(p.ids, id)
+			p.byID[id] = n
+		}
+		rec.keys = append(rec.keys, n)
+	}
+	p.records = append(p.records, rec)
+}
+
+// checkPendingRevocations applies the revocation rule, with the latest logged key
+// document version, to the records verified without a key document.
+func (a *auditor) checkPendingRevocations() {
+	if a.served != nil || a.history.versions() == 0 {
+		return
+	}
+	latest := a.history.history.Latest()
+	revoked := false
+	for i := range latest.Keys {
+		revoked = revoked || latest.Keys[i].Revoked()
+	}
+	p := &a.pending
+	if revoked {
+		for _, rec := range p.records {
+			ids := make([]string, len(rec.keys))
+			for i, n := range rec.keys {
+				ids[i] = p.ids[n]
+			}
+			if fl := a.checkRevoked(latest, rec.index, ids); fl != nil {
+				a.found.addFailure(fl)
+				a.verified.Add(-1)
+			}
+		}
+	}
+	p.records, p.ids, p.byID = nil, nil, nil
+}
+
 // checkRevoked applies the revocation rule with the latest key document (the served
-// one, which must be the latest logged version): a key revoked at R vouches for a record
+// one, which must be the latest logged version; without one, the latest logged version,
+// once the log is read): a key revoked at R vouches for a record
 // only if a trusted witness cosigned a checkpoint holding it before R. The audit knows
 // two checkpoints: the current one, and the saved one for the records it held. A record
 // neither shows witnessed before R, and that the saved checkpoint, cosigned at or after
 // R, did not hold, was witnessed only after the revocation (logged_after_revocation). One it cannot place either way
 // (a first audit, the current checkpoint cosigned after R) is counted as unproven:
 // its bundle, which names the earliest checkpoint holding it, decides.
-func (a *auditor) checkRevoked(index int64, r *verifier.Result) *Failure {
-	if a.served == nil {
-		return nil
-	}
-	for _, s := range r.Signatures {
-		k, ok := a.served.Lookup(s.KeyID)
+func (a *auditor) checkRevoked(doc *keys.Document, index int64, keyIDs []string) *Failure {
+	for _, id := range keyIDs {
+		k, ok := doc.Lookup(id)
 		if !ok || !k.Revoked() {
 			continue
 		}

@@ -27,13 +27,17 @@
 //     i carries sequence number i+1, so a record dropped, reordered or duplicated shows
 //     even in a log the operator re-signed.
 //  4. The key history: the keys records, in log order, form a valid history
-//     (verifier.KeyHistory); the served key document is its latest version.
+//     (verifier.KeyHistory); the served key document is its latest version. A
+//     version's issuedAt is not after the earliest trusted cosignature on the
+//     checkpoint (postdated); it is not held to the backdate bound, since a version
+//     made while the service runs is logged when the service next starts.
 //  5. Every envelope verifies (verifier.Verify) under the key document in force at its
 //     index (the latest version logged before it; version 1 for records logged before
 //     the history began), its predicate type is its leaf's kind, and its time is not
 //     after the earliest trusted cosignature on the checkpoint (postdated) nor more
 //     than Config.MaxBackdate before the latest on the saved checkpoint that did not
-//     hold it (backdated). A key the latest document revokes at R vouches for a record
+//     hold it (backdated). A key the latest document (the served one; without one,
+//     the latest logged version) revokes at R vouches for a record
 //     only if a trusted witness saw the record before R: the audit places each record
 //     with the checkpoints it knows, fails those it shows witnessed only after R
 //     (logged_after_revocation), and counts those it cannot place (RevokedUnproven).

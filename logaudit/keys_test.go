@@ -225,3 +225,66 @@ func TestRevocationAgainstSaved(t *testing.T) {
 	k2.serve(t, k2.v3.Document)
 	wantReason(t, k2.audit(k2.config()), logaudit.Reason("logged_after_revocation"), 29)
 }
+
+// TestRevocationWithoutKeyDocument: a monitor given the log key but no key document
+// (--log-key, nothing served) still applies the revocation rule, with the latest logged
+// version: a record by A logged after a checkpoint cosigned after A's revocation is
+// logged_after_revocation, as it is when the key document is served.
+func TestRevocationWithoutKeyDocument(t *testing.T) {
+	k := newKeyLog(t)
+	all := k.leaves(t, func(seq int64) *ledgertest.Signer {
+		if seq >= 26 && seq != 30 {
+			return k.b
+		}
+		return k.a
+	})
+	if err := os.Remove(k.keys); err != nil {
+		t.Fatal(err)
+	}
+	cfg := k.config()
+	cfg.LogKey = k.vkey
+	k.witness.Time = base.Add(29 * time.Minute)
+	k.write(all[:27])
+	if rep := k.audit(cfg); !rep.OK() {
+		t.Fatalf("first audit: %+v", rep.Failures)
+	}
+	k.witness.Time = base.Add(40 * time.Minute)
+	k.write(all)
+	wantReason(t, k.audit(cfg), logaudit.Reason("logged_after_revocation"), 29)
+
+	// A first audit cannot place A's records before the revocation: unproven, as with a
+	// served key document.
+	k2 := newKeyLog(t)
+	if err := os.Remove(k2.keys); err != nil {
+		t.Fatal(err)
+	}
+	cfg2 := k2.config()
+	cfg2.LogKey = k2.vkey
+	rep := k2.audit(cfg2)
+	if !rep.OK() || rep.RevokedUnproven != 23 {
+		t.Fatalf("ok %v revokedUnproven %d (want 23) failures %+v", rep.OK(), rep.RevokedUnproven, rep.Failures)
+	}
+}
+
+// TestKeyVersionPostdated: a keys record is held to the cosignatures as any record is,
+// with its issuedAt as its time: a version issued after the checkpoint holding it was
+// witnessed is postdated.
+func TestKeyVersionPostdated(t *testing.T) {
+	k := newKeyLog(t)
+	// Records dated up to 00:32; version 3 issued at 00:31. Witnessed at 00:31:00 the
+	// records after seq 31 would be postdated too; check the keys record alone by
+	// re-signing version 3 as issued at 00:45 and witnessing at 00:40.
+	d3 := cloneDoc(k.v3.Document)
+	v3, err := logaudittest.SignVersion(k.v2, d3, attest.KeysEventRevoked, base.Add(45*time.Minute), logaudittest.LedgerKey("logaudit-b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := k.leaves(t, nil)
+	if l[30], err = logaudittest.KeysLeaf(31, v3); err != nil {
+		t.Fatal(err)
+	}
+	k.witness.Time = base.Add(40 * time.Minute)
+	k.write(l)
+	k.serve(t, v3.Document)
+	wantReason(t, k.audit(k.config()), logaudit.ReasonRecordAfterWitness, 30)
+}
