@@ -30,6 +30,10 @@ import (
 // FuzzFastStatement, FuzzFastBundle, FuzzFastEnvelope, and TestFastProbeSchemaPinned,
 // which fails when the probe schema changes under decodeProbeFast).
 
+// generalOnly turns the fast paths off, for tests that compare whole verifications with
+// and without them. Nothing else sets it.
+var generalOnly bool
+
 // scan reads one exact form from b; every method reports false, and moves nothing, for
 // bytes that are not the form it reads.
 type scan struct {
@@ -293,7 +297,7 @@ func parseEnvelopeFast(data []byte) (*parsedEnvelope, bool) {
 // parseEnvelope reads an envelope, by the fast path when it can, and returns its
 // members; the error is attest.ParseEnvelope's.
 func parseEnvelope(data []byte) (*parsedEnvelope, error) {
-	if e, ok := parseEnvelopeFast(data); ok {
+	if e, ok := parseEnvelopeFast(data); ok && !generalOnly {
 		return e, nil
 	}
 	env, payload, err := attest.ParseEnvelope(data)
@@ -519,7 +523,7 @@ func unescapeNote(raw []byte) []byte {
 // parseBundle reads a bundle, by the fast path when it can; the error is
 // attest.ParseBundle's.
 func parseBundle(data []byte) (*parsedBundle, error) {
-	if b, ok := bundleFast(data); ok {
+	if b, ok := bundleFast(data); ok && !generalOnly {
 		return b, nil
 	}
 	ab, err := attest.ParseBundle(data)
@@ -537,7 +541,7 @@ func parseBundle(data []byte) (*parsedBundle, error) {
 
 // decodeStatement is attest.DecodeStatement, by decodeProbeFast when it can.
 func decodeStatement(payload []byte) (*attest.DecodedStatement, error) {
-	if st, ok := decodeProbeFast(payload); ok {
+	if st, ok := decodeProbeFast(payload); ok && !generalOnly {
 		return st, nil
 	}
 	return attest.DecodeStatement(payload)

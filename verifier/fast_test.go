@@ -14,6 +14,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/keys"
 )
 
 // The fast paths (fast.go) must only ever accept what the general parsers accept, with
@@ -308,5 +309,106 @@ func TestRecordLeafHash(t *testing.T) {
 		if _, err := recordLeafHash(bad.seq, bad.kind, []byte(bad.body)); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}
+	}
+}
+
+func logVectorPolicy(files map[string][]byte) Policy {
+	return Policy{Threshold: 1, WitnessKeys: []string{strings.TrimSpace(string(files["witness-1.vkey"])), strings.TrimSpace(string(files["witness-2.vkey"]))}, MinWitnesses: 2}
+}
+
+// bundleOutcome returns what VerifyBundle says of a bundle, with the fast paths or with
+// the general parsers alone: "ok", a failure's reason, or an error.
+func bundleOutcome(doc *keys.Document, policy Policy) func(b []byte, general bool) string {
+	return func(b []byte, general bool) string {
+		generalOnly = general
+		defer func() { generalOnly = false }()
+		res, err := VerifyBundle(b, doc, policy)
+		switch {
+		case err == nil:
+			return "ok"
+		case res == nil:
+			return "error " + err.Error()
+		default:
+			return string(res.Failure.Reason)
+		}
+	}
+}
+
+func readLogVectors(t testing.TB) map[string][]byte {
+	files := map[string][]byte{}
+	paths, _ := filepath.Glob("testdata/log/*")
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[filepath.Base(p)] = b
+	}
+	return files
+}
+
+// FuzzVerifyBundle: VerifyBundle never panics, and says the same of every input with
+// its fast paths as with attest's general parsers alone.
+func FuzzVerifyBundle(f *testing.F) {
+	files := readLogVectors(f)
+	doc, err := keys.Parse(files["keys.json"])
+	if err != nil {
+		f.Fatal(err)
+	}
+	outcome := bundleOutcome(doc, logVectorPolicy(files))
+	for name, b := range files {
+		if strings.HasSuffix(name, ".bundle.json") {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if fast, general := outcome(b, false), outcome(b, true); fast != general {
+			t.Fatalf("with the fast paths %s, with the general parsers %s", fast, general)
+		}
+	})
+}
+
+// TestVerifyWithAndWithoutFastPaths verifies the log vectors, and single-byte changes of
+// one of them, with the fast paths and with attest's general parsers alone: every
+// outcome (verified, or the failure's reason) is the same.
+func TestVerifyWithAndWithoutFastPaths(t *testing.T) {
+	files := readLogVectors(t)
+	doc, err := keys.Parse(files["keys.json"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcome := bundleOutcome(doc, logVectorPolicy(files))
+	var inputs [][]byte
+	for name, b := range files {
+		if strings.HasSuffix(name, ".bundle.json") {
+			inputs = append(inputs, b)
+		}
+	}
+	good := files["good_record_with_previous.bundle.json"]
+	step := 1
+	if testing.Short() {
+		step = 7
+	}
+	for i := 0; i < len(good); i += step {
+		for _, c := range []byte{'0', '"', 'A'} {
+			if good[i] != c {
+				m := bytes.Clone(good)
+				m[i] = c
+				inputs = append(inputs, m)
+			}
+		}
+	}
+	differ := 0
+	for _, in := range inputs {
+		fast, general := outcome(in, false), outcome(in, true)
+		if fast != general {
+			differ++
+			if differ < 5 {
+				t.Errorf("with the fast paths %s, with the general parsers %s:\n%s", fast, general, in)
+			}
+		}
+	}
+	if differ > 0 {
+		t.Errorf("%d of %d inputs verify differently with the fast paths", differ, len(inputs))
 	}
 }
