@@ -117,11 +117,13 @@
 //     the version before, and issuedAt never goes back. Every version's document is
 //     format_version 2.
 //   - Version 1 (event generated) is signed by a key it lists, unrevoked and valid at its
-//     issuedAt. What it lists is trusted as of when it is logged: a key directory made
+//     issuedAt (before its valid_until, when it has one). What it lists is trusted as of when it is logged: a key directory made
 //     before versions existed gets version 1 of its document as it then was.
 //   - Version n+1 is signed by at least one key that version n lists, unrevoked in
-//     version n and valid at version n+1's issuedAt (issuedAt plays observedAt's role),
-//     and that version n+1 does not revoke: a rotation is signed by the old key (and the
+//     version n and valid at version n+1's issuedAt (issuedAt plays observedAt's role)
+//     but not at the end of its window (issuedAt is before its valid_until, so a key
+//     retired by a rotation authorizes nothing issued at the rotation's instant or
+//     later), and that version n+1 does not revoke: a rotation is signed by the old key (and the
 //     new one), a revocation by a key that stays valid. A signing key that is the only
 //     valid one is therefore rotated before it is revoked. Every signature present is by
 //     a distinct key the new document lists, and verifies.

@@ -185,6 +185,14 @@ func OpenVersion(prev *Version, envelope []byte) (*Version, error) {
 				reason, detail = HistorySignerOutsideWindow, fmt.Sprintf("key %s is not valid at issuedAt %s", id, attest.FormatTime(v.IssuedAt))
 			}
 			continue
+		case k.ValidUntil != nil && !v.IssuedAt.Before(*k.ValidUntil):
+			// A rotation ends the old key's window at its own issuedAt, and the next
+			// version may be issued at that instant: the retired key must not
+			// authorize it (it could add a key of its choosing for good).
+			if reason != HistoryRevokedSigner {
+				reason, detail = HistorySignerOutsideWindow, fmt.Sprintf("key %s's window ends at issuedAt %s: a key authorizes versions only before its valid_until", id, attest.FormatTime(v.IssuedAt))
+			}
+			continue
 		}
 		if nk, _ := doc.Lookup(id); prev != nil && nk.Revoked() {
 			reason, detail = HistoryRevokedSigner, fmt.Sprintf("key %s signs the version that revokes it; a remaining key must sign", id)

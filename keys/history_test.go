@@ -202,3 +202,31 @@ func TestOpenVersionChain(t *testing.T) {
 		t.Fatalf("gap: %v", err)
 	}
 }
+
+// TestRetiredKeyAuthorizesNothing: a rotation ends the old key's window at its issuedAt,
+// and the next version may be issued at that same instant; the retired key (whose
+// private key the rotation deleted, or a copy of it stolen) must not authorize it, or it
+// could add a key of its own choosing for good.
+func TestRetiredKeyAuthorizesNothing(t *testing.T) {
+	d1 := testDoc2(t)
+	d1.Keys = d1.Keys[:1]
+	d1.Keys[0].ValidUntil = nil
+	v1, err := OpenVersion(nil, signVersion(t, d1, 1, "generated", t0, "", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2 := testDoc2(t) // keys[0] until t1, keys[1] from t1
+	v2, err := OpenVersion(v1, signVersion(t, d2, 2, "rotated", t1, v1.PreviousDigest(), 1, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d3 := testDoc2(t)
+	d3.Keys = append(d3.Keys, testKey(t, 3, t1))
+	if _, err := OpenVersion(v2, signVersion(t, d3, 3, "rotated", t1, v2.PreviousDigest(), 1, 3)); !isReason(err, HistorySignerOutsideWindow) {
+		t.Fatalf("a version signed by the key retired at its issuedAt: %v", err)
+	}
+	// The key that replaced it may.
+	if _, err := OpenVersion(v2, signVersion(t, d3, 3, "rotated", t1, v2.PreviousDigest(), 2, 3)); err != nil {
+		t.Fatal(err)
+	}
+}

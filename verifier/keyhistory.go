@@ -84,9 +84,9 @@ type KeyHistory struct {
 // NewKeyHistory checks the keys/v1 envelopes of a log, given in the order the log holds
 // them: versions 1, 2, …, n without a gap, each naming the previous one's document
 // digest, each authorized as package keys requires (version 1 by a key it lists; version
-// k+1 by a key version k lists, unrevoked and valid at its issuedAt, and not revoked by
-// it), each changing the document only as its event allows, and each logged at a
-// higher log index than the one before. It fails with a *KeyHistoryError.
+// k+1 by a key version k lists, unrevoked and valid at its issuedAt (before its
+// valid_until, when set), and not revoked by it), each changing the document only as
+// its event allows, and each logged at a higher log index than the one before. It fails with a *KeyHistoryError.
 func NewKeyHistory(versions []LoggedKeyVersion) (*KeyHistory, error) {
 	if len(versions) == 0 {
 		return nil, &KeyHistoryError{Reason: ReasonKeyHistoryEmpty, LogIndex: -1, Detail: "the log holds no key document version"}
