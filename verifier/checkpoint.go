@@ -286,7 +286,11 @@ func (e *checkpointEntry) result() (*VerifiedCheckpoint, error) {
 	return e.cp, nil
 }
 
+// checkpointOpens counts the checkpoint notes verified (memo misses), for tests.
+var checkpointOpens atomic.Int64
+
 func openCheckpointUncached(text []byte, tk *trustedKeys) (*VerifiedCheckpoint, *Failure) {
+	checkpointOpens.Add(1)
 	failf := func(reason FailureReason, format string, args ...any) (*VerifiedCheckpoint, *Failure) {
 		return nil, &Failure{Reason: reason, Detail: fmt.Sprintf(format, args...)}
 	}

@@ -412,3 +412,30 @@ func TestVerifyWithAndWithoutFastPaths(t *testing.T) {
 		t.Errorf("%d of %d inputs verify differently with the fast paths", differ, len(inputs))
 	}
 }
+
+// TestCheckpointsVerifiedOnce: bundles naming the same checkpoints cost one verification
+// per distinct checkpoint note and key set, not one per bundle.
+func TestCheckpointsVerifiedOnce(t *testing.T) {
+	files := readLogVectors(t)
+	doc, err := keys.Parse(files["keys.json"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := logVectorPolicy(files)
+	// The witness keys in another order are a key set of their own, with memos of its
+	// own (empty on a first run).
+	policy.WitnessKeys[0], policy.WitnessKeys[1] = policy.WitnessKeys[1], policy.WitnessKeys[0]
+	good := [][]byte{files["good_record_with_previous.bundle.json"], files["good_first_after_previous.bundle.json"]}
+	before := checkpointOpens.Load()
+	for range 500 {
+		for _, b := range good {
+			if _, err := VerifyBundle(b, doc, policy); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The two bundles name three checkpoints (sizes 1, 4 and 6) between them.
+	if n := checkpointOpens.Load() - before; n > 3 {
+		t.Errorf("1,000 bundles naming 3 checkpoints verified %d checkpoint notes", n)
+	}
+}
