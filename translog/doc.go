@@ -53,7 +53,10 @@
 // the last integrated batch; what a later, unfinished batch wrote beyond it is
 // overwritten when the next batch is integrated from that size. On Open the appender
 // reads the integrated size S, checks that the leaf at index S-1 is the one the ledger
-// says for number S (refusing to append otherwise: *MismatchError), marks every row up
+// says for number S (refusing to append otherwise: *MismatchError), checks that the
+// directory holds the tree of the largest checkpoint the store archived (refusing an
+// empty directory, another machine's, or a copy restored from before it: appending
+// there would sign a second tree under the same origin, a fork), marks every row up
 // to S as logged (a crash between integration and SetLogged leaves them unmarked), and
 // goes on from S+1. A record the ledger numbered is never lost (it is in the store
 // before it has a number), never added twice (the next index is always the tree's

@@ -18,6 +18,7 @@ import (
 	"github.com/transparency-dev/tessera/api/layout"
 	"github.com/transparency-dev/tessera/storage/posix"
 	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/probity-dev/probity/store"
 )
@@ -80,6 +81,9 @@ type Store interface {
 	SetLogged(ctx context.Context, throughSeq int64) error
 	// SaveCheckpoint archives a published checkpoint (idempotent by note).
 	SaveCheckpoint(ctx context.Context, c store.LogCheckpoint) error
+	// LatestCheckpoint returns the largest archived checkpoint (nil when none): Open
+	// checks that the directory holds its tree.
+	LatestCheckpoint(ctx context.Context) (*store.LogCheckpoint, error)
 	// TryLogLock takes the appender's lock of the database, if free.
 	TryLogLock(ctx context.Context) (release func(), ok bool, err error)
 }
@@ -141,6 +145,20 @@ func Open(ctx context.Context, cfg Config, st Store) (l *Log, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Before Tessera initialises an empty directory (and publishes a checkpoint of size
+	// 0 in it): a store that archived a larger checkpoint is another directory's.
+	archived, err := st.LatestCheckpoint(ctx)
+	if err != nil {
+		unlock()
+		return nil, fmt.Errorf("couldn't read the archived checkpoints: %w", err)
+	}
+	if archived != nil && archived.Size > 0 {
+		if _, err := os.Stat(filepath.Join(cfg.Dir, layout.CheckpointPath)); errors.Is(err, os.ErrNotExist) {
+			unlock()
+			return nil, &MismatchError{Index: 0, Reason: fmt.Sprintf(
+				"the store archived a checkpoint of size %d, and %s holds no log: not this log's directory", archived.Size, cfg.Dir)}
+		}
+	}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer func() {
 		if err != nil {
@@ -182,6 +200,9 @@ func Open(ctx context.Context, cfg Config, st Store) (l *Log, err error) {
 		return nil, fmt.Errorf("couldn't read the log's size: %w", err)
 	}
 	if err := l.checkLast(ctx, int64(size)); err != nil {
+		return nil, err
+	}
+	if err := l.checkArchived(archived, int64(size)); err != nil {
 		return nil, err
 	}
 	if err := st.SetLogged(ctx, int64(size)); err != nil {
@@ -288,6 +309,31 @@ func (l *Log) checkLast(ctx context.Context, size int64) error {
 		return &MismatchError{Index: size - 1, Reason: fmt.Sprintf("the ledger has no number %d", size)}
 	}
 	return leafMatches(srcs[0], leaf)
+}
+
+// checkArchived checks that the log of this size holds the tree of cp, the largest
+// checkpoint the store archived (nil: none). A directory that does not (another
+// machine's, or a copy restored from before cp) would have the appender publish a
+// second tree under the log's origin and key: a fork, to a witness or an auditor.
+func (l *Log) checkArchived(cp *store.LogCheckpoint, size int64) error {
+	if cp == nil || cp.Size == 0 {
+		return nil
+	}
+	if cp.Size > size {
+		return &MismatchError{Index: size, Reason: fmt.Sprintf(
+			"the store archived a checkpoint of size %d, and the log in %s holds %d leaves", cp.Size, l.cfg.Dir, size)}
+	}
+	var root tlog.Hash
+	if len(cp.RootHash) != len(root) {
+		return fmt.Errorf("the archived checkpoint of size %d has a root hash of %d bytes", cp.Size, len(cp.RootHash))
+	}
+	copy(root[:], cp.RootHash)
+	// TileHashReader checks every tile it reads against root.
+	if _, err := tlog.TreeHash(cp.Size, tlog.TileHashReader(tlog.Tree{N: cp.Size, Hash: root}, tileReader{l.cfg.Dir})); err != nil {
+		return &MismatchError{Index: cp.Size - 1, Reason: fmt.Sprintf(
+			"the log in %s does not hold the tree of the archived checkpoint of size %d: %v", l.cfg.Dir, cp.Size, err)}
+	}
+	return nil
 }
 
 // Notify tells the appender a writer committed a record: Run appends soon.
@@ -398,18 +444,23 @@ func (l *Log) appendRound(ctx context.Context) (int, error) {
 	if len(srcs) == 0 {
 		return 0, nil
 	}
-	futures := make([]tessera.IndexFuture, len(srcs))
+	leaves := make([][]byte, len(srcs))
 	for i, src := range srcs {
 		if src.Seq != l.next+int64(i) {
 			return 0, fmt.Errorf("the ledger's sources skip from %d to %d", l.next+int64(i)-1, src.Seq)
 		}
-		leaf, err := LeafOf(src)
+		leaves[i], err = LeafOf(src)
 		if err != nil {
 			// The ledger holds what no leaf can say (the schema should have refused
 			// it): nothing after it can be appended either.
 			l.broken = &MismatchError{Index: src.Seq - 1, Reason: err.Error()}
 			return 0, l.broken
 		}
+	}
+	// The leaves are built first, so that the Adds follow each other closely: the round
+	// stays one Tessera batch (see "Order and exactly once").
+	futures := make([]tessera.IndexFuture, len(srcs))
+	for i, leaf := range leaves {
 		futures[i] = l.app.Add(ctx, tessera.NewEntry(leaf))
 	}
 	var failed error
