@@ -178,11 +178,7 @@ func Open(ctx context.Context, cfg Config, st Store) (l *Log, err error) {
 		}
 		opts = opts.WithWitnesses(wg, &tessera.WitnessOptions{FailOpen: true, Timeout: cfg.WitnessTimeout})
 	}
-	client := cfg.HTTPClient
-	if client == nil {
-		client = &http.Client{Transport: noEgress{}}
-	}
-	driver, err := posix.New(bg, posix.Config{Path: cfg.Dir, HTTPClient: client})
+	driver, err := posix.New(bg, posix.Config{Path: cfg.Dir, HTTPClient: witnessClient(cfg.HTTPClient)})
 	if err != nil {
 		return nil, fmt.Errorf("couldn't open the log's storage: %w", err)
 	}
@@ -282,6 +278,55 @@ func lock(ctx context.Context, dir string, st Store) (func(), error) {
 		release()
 		f.Close()
 	}, nil
+}
+
+// maxWitnessResponse bounds what is read of a witness's answer: a cosignature line, or
+// a tree size. Tessera reads the whole body (io.ReadAll) and quotes it in its errors.
+const maxWitnessResponse = 16 << 10
+
+// witnessClient is the client Tessera reaches witnesses with: c (nil: one that sends
+// nothing), each response body cut at maxWitnessResponse.
+func witnessClient(c *http.Client) *http.Client {
+	if c == nil {
+		return &http.Client{Transport: noEgress{}}
+	}
+	rt := c.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	limited := *c
+	limited.Transport = limitedBodies{rt}
+	return &limited
+}
+
+// limitedBodies cuts every response body at maxWitnessResponse bytes: reading past it
+// fails.
+type limitedBodies struct{ rt http.RoundTripper }
+
+func (l limitedBodies) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := l.rt.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxWitnessResponse}
+	return resp, nil
+}
+
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("a witness's response is longer than %d bytes", maxWitnessResponse)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // noEgress is the transport of the client used when Config has none: no request leaves.

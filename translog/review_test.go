@@ -1,8 +1,12 @@
 package translog
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -82,5 +86,33 @@ func copyTree(t *testing.T, src, dst string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWitnessResponseBounded: Tessera reads a witness's whole answer into memory (and
+// quotes it in its errors); the client Open gives it cuts the body at
+// maxWitnessResponse, so a broken or hostile witness cannot make it read megabytes.
+func TestWitnessResponseBounded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := bytes.Repeat([]byte("x"), 1<<16)
+		for range 64 { // 4 MB
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	resp, err := witnessClient(srv.Client()).Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil || len(body) > maxWitnessResponse {
+		t.Fatalf("read %d bytes, err %v; want an error after at most %d", len(body), err, maxWitnessResponse)
+	}
+	// Without a client, nothing leaves the process.
+	if _, err := witnessClient(nil).Get(srv.URL); err == nil {
+		t.Fatal("the client of a nil HTTPClient sent a request")
 	}
 }
