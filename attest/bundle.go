@@ -39,19 +39,38 @@ type Bundle struct {
 	ConsistencyProof   [][]byte `json:"consistencyProof,omitempty"`
 }
 
+// bundleMembers are a bundle's member names, exactly as spelled.
+var bundleMembers = map[string]bool{"bundle": true, "logIndex": true, "kind": true, "envelope": true,
+	"inclusionProof": true, "checkpoint": true, "previousCheckpoint": true, "consistencyProof": true}
+
 // BundleError reports bytes that are not a bundle of this format.
 type BundleError struct{ Msg string }
 
 func (e *BundleError) Error() string { return "bundle: " + e.Msg }
 
-// ParseBundle decodes a bundle strictly (CheckJSON's rules, no unknown member) and
-// returns it with its envelope compacted (json.Compact), the bytes its leaf holds.
+// ParseBundle decodes a bundle strictly (CheckJSON's rules, member names exactly as
+// spelled and no other, the envelope a JSON object) and returns it with its envelope
+// compacted (json.Compact), the bytes its leaf holds.
 func ParseBundle(data []byte) (*Bundle, error) {
 	if len(data) > MaxBundleSize {
 		return nil, &BundleError{fmt.Sprintf("%d bytes, more than %d", len(data), MaxBundleSize)}
 	}
 	if err := CheckJSON(data); err != nil {
 		return nil, &BundleError{err.Error()}
+	}
+	// encoding/json matches member names case-insensitively: hold them to the
+	// format's exact spelling first.
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(data, &members); err != nil {
+		return nil, &BundleError{err.Error()}
+	}
+	for name := range members {
+		if !bundleMembers[name] {
+			return nil, &BundleError{fmt.Sprintf("unknown member %q", clipBytes([]byte(name)))}
+		}
+	}
+	if env := members["envelope"]; len(env) > 0 && env[0] != '{' {
+		return nil, &BundleError{"envelope is not a JSON object"}
 	}
 	var b Bundle
 	dec := json.NewDecoder(bytes.NewReader(data))
