@@ -34,7 +34,7 @@ const logHelp = `Transparency log (DATA-DIR/log, C2SP tlog-tiles, served at /log
 	                           cosignature
 	--witness-timeout D        (default 5s)
 	--checkpoint-interval D    how often at most a checkpoint is published (default 5s;
-	                           at least 1s)
+	                           at least 100ms)
 `
 
 // logFlags are the transparency log's flags.
