@@ -293,6 +293,14 @@ func (a *auditor) loadState() error {
 	a.state = st
 	s := st.Logs[a.cp.Origin]
 	if s == nil {
+		// A source that served another log last time (another origin: a history of its
+		// own, nothing linking it to the saved checkpoint) is not a first audit.
+		for origin, o := range st.Logs {
+			if o.Source == a.rep.Source {
+				a.found.add(-1, ReasonLogKeyChanged, "the source served the log %q (log key %q) last time, and now %q (log key %q)", clip(origin), clip(o.LogKey), clip(a.cp.Origin), clip(a.rep.LogKey))
+				break
+			}
+		}
 		return nil
 	}
 	a.saved = s

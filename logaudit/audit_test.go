@@ -434,3 +434,29 @@ func TestHTTP(t *testing.T) {
 	cfg.Source = srv.URL + "/log/"
 	wantReason(t, f.audit(cfg), logaudit.ReasonTileMismatch, 0)
 }
+
+// TestAnotherLogAtSavedSource: the source audited last time now serves another log
+// (another origin and log key, a history of its own): nothing links it to the saved
+// checkpoint, so the audit must not pass it as a first audit.
+func TestAnotherLogAtSavedSource(t *testing.T) {
+	f := newFixture(t)
+	if rep := f.audit(f.config()); !rep.OK() || !rep.StateSaved {
+		t.Fatalf("first audit: %+v", rep.Failures)
+	}
+	signer, vkey, err := logaudittest.LogKey("other.test/log", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.signer = signer
+	f.write(f.leaves)
+	if err := os.Remove(f.keys); err != nil {
+		t.Fatal(err)
+	}
+	cfg := f.config()
+	cfg.LogKey = vkey
+	saved, _ := os.ReadFile(f.state)
+	wantReason(t, f.audit(cfg), logaudit.ReasonLogKeyChanged, -1)
+	if now, _ := os.ReadFile(f.state); string(now) != string(saved) {
+		t.Error("the state changed after a failed audit")
+	}
+}

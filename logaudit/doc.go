@@ -46,7 +46,8 @@
 //  7. The saved checkpoint (Config.StateFile, keyed by origin): the log is not smaller
 //     (log_shrunk), not another tree of the same size (split_view), and its first
 //     saved-size leaves have the saved root (history_rewritten); the log key is the
-//     one saved. The new checkpoint is saved only when nothing failed.
+//     one saved, and a source that served a log of another origin last time fails
+//     (log_key_changed) rather than pass as a first audit. The new checkpoint is saved only when nothing failed.
 //
 // Every finding is a Failure with a typed Reason and the log index concerned (-1 for
 // the log as a whole). The error Run returns is for what kept the audit from running.

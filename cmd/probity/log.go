@@ -33,8 +33,9 @@ history from the log's keys records and verifies every envelope under the key
 document in force at its index; checks every tombstone against the records it
 names; checks the served key document is the latest logged version; and compares
 the log with the checkpoint it saved last time for the same origin (a smaller log,
-another root at the same size, or a rewritten prefix is a failure). The checkpoint
-is saved only when everything passed.
+another root at the same size, a rewritten prefix, another log key, or another
+origin at the same SOURCE is a failure). The checkpoint is saved only when
+everything passed.
 
 Flags:
 
