@@ -208,6 +208,7 @@ func (a *auditor) run(ctx context.Context) (*Report, error) {
 			a.found.add(-1, reason, "%s: %s", a.rep.KeysSource, detail)
 		}
 	}
+	a.checkLogKey()
 	a.rep.KeyVersions = a.history.versions()
 	a.rep.Verified = a.verified.Load()
 	a.rep.RevokedUnproven = a.revokedUnproven.Load()
@@ -253,6 +254,22 @@ func (a *auditor) logKey() (string, error) {
 		return "", fmt.Errorf("%w: log key %q: %v", ErrConfig, clip(vk), err)
 	}
 	return vk, nil
+}
+
+// checkLogKey holds the log key the checkpoint verified with (--log-key, else the key
+// document's) to the key document's and to the latest logged version's: the log's own
+// history names the key its checkpoints are signed with.
+func (a *auditor) checkLogKey() {
+	if a.served != nil && a.served.Log != nil && a.served.Log.Key != a.rep.LogKey {
+		a.found.add(-1, ReasonLogKeyMismatch, "the checkpoint is verified with the log key %q, the key document lists %q", clip(a.rep.LogKey), clip(a.served.Log.Key))
+		return
+	}
+	if a.history.versions() == 0 {
+		return
+	}
+	if l := a.history.history.Latest().Log; l != nil && l.Key != a.rep.LogKey {
+		a.found.add(-1, ReasonLogKeyMismatch, "the checkpoint is verified with the log key %q, the latest logged key document version lists %q", clip(a.rep.LogKey), clip(l.Key))
+	}
 }
 
 func (a *auditor) logKeyText() string {

@@ -460,3 +460,23 @@ func TestAnotherLogAtSavedSource(t *testing.T) {
 		t.Error("the state changed after a failed audit")
 	}
 }
+
+// TestLogKeyNotInHistory: the log's own key history names the log key its checkpoints
+// are signed with; a log signed with another key (given by --log-key) fails, as does a
+// --log-key that is not the served key document's.
+func TestLogKeyNotInHistory(t *testing.T) {
+	f := newFixture(t)
+	signer, vkey, err := logaudittest.LogKey(origin, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.signer = signer
+	f.write(f.leaves)
+	cfg := f.config()
+	cfg.LogKey, cfg.StateFile = vkey, ""
+	wantReason(t, f.audit(cfg), logaudit.ReasonLogKeyMismatch, -1)
+	if err := os.Remove(f.keys); err != nil {
+		t.Fatal(err)
+	}
+	wantReason(t, f.audit(cfg), logaudit.ReasonLogKeyMismatch, -1)
+}

@@ -27,7 +27,8 @@
 //     i carries sequence number i+1, so a record dropped, reordered or duplicated shows
 //     even in a log the operator re-signed.
 //  4. The key history: the keys records, in log order, form a valid history
-//     (verifier.KeyHistory); the served key document is its latest version. A
+//     (verifier.KeyHistory); the served key document is its latest version, and the
+//     log key the checkpoint verified with is the one both list (log_key_mismatch). A
 //     version's issuedAt is not after the earliest trusted cosignature on the
 //     checkpoint (postdated); it is not held to the backdate bound, since a version
 //     made while the service runs is logged when the service next starts.

@@ -24,6 +24,7 @@ const (
 	ReasonCheckpointOrigin           = Reason(verifier.ReasonWrongOrigin)         // origin is not the log key's or the key document's
 	ReasonCosignature                = Reason(verifier.ReasonBadCosignature)      // a trusted witness's cosignature does not verify
 	ReasonTooFewWitnesses            = Reason(verifier.ReasonTooFewWitnesses)     // fewer valid trusted cosignatures than required
+	ReasonLogKeyMismatch      Reason = "log_key_mismatch"                         // the log key is not the one the key document and its latest logged version list
 	ReasonLogKeyChanged       Reason = "log_key_changed"                          // the origin's log key, or the source's log, is not the one saved last time
 
 	// The tree.
