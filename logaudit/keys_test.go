@@ -3,6 +3,7 @@ package logaudit_test
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"os"
 	"testing"
 	"time"
@@ -287,4 +288,22 @@ func TestKeyVersionPostdated(t *testing.T) {
 	k.write(l)
 	k.serve(t, v3.Document)
 	wantReason(t, k.audit(k.config()), logaudit.ReasonRecordAfterWitness, 30)
+}
+
+// TestKeyVersionByDigest: a keys record always fits a leaf (64 keys at most), so one
+// logged by digest only is a key document version hidden from the monitor.
+func TestKeyVersionByDigest(t *testing.T) {
+	k := newKeyLog(t)
+	l := k.leaves(t, nil)
+	leaf, err := attest.ParseLeaf(l[30])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(leaf.Data)
+	if l[30], err = (&attest.Leaf{Seq: 31, Kind: "keys", Body: attest.LeafEnvelopeDigest, Digest: sum[:]}).Marshal(); err != nil {
+		t.Fatal(err)
+	}
+	k.write(l)
+	k.serve(t, k.v2.Document)
+	wantReason(t, k.audit(k.config()), logaudit.ReasonKeyHistory, 30)
 }
