@@ -66,7 +66,7 @@ type Config struct {
 var ErrConfig = errors.New("logaudit: invalid configuration")
 
 // DefaultMaxBackdate is Config.MaxBackdate's default, the verifier's tolerance.
-const DefaultMaxBackdate = time.Hour
+const DefaultMaxBackdate = verifier.DefaultMaxBackdate
 
 // Run audits a log: it reads the checkpoint and checks the log's signature and the
 // trusted witnesses' cosignatures; reads every entry bundle and hash tile the
