@@ -252,6 +252,9 @@
 //   - tombstone L, LF, then L bytes: the tombstone of an entry's deletion (K is
 //     tombstone), its TombstoneDocument in canonical form, which names the records the
 //     deletion removed from the ledger by sequence number, kind and payload digest.
+//   - tombstone-sha256 H, LF: H is the lower-case hex SHA-256 of a tombstone document too
+//     large to be inline (a deletion of hundreds of records; decided by size alone, as
+//     for envelopes); the export's index lists what it removed.
 //   - removed payload-sha256 H, LF: a record the deletion of its entry removed from the
 //     ledger before it was logged; H is its payload digest as its tombstone lists it.
 //

@@ -34,6 +34,10 @@ const (
 	LeafEnvelopeDigest LeafBody = "envelope-sha256"
 	// LeafTombstone holds a tombstone document (TombstoneDocument).
 	LeafTombstone LeafBody = "tombstone"
+	// LeafTombstoneDigest holds the SHA-256 of a tombstone document too large to fit
+	// (the deletion of an entry with hundreds of records; TombstoneLeaf decides, by
+	// size alone).
+	LeafTombstoneDigest LeafBody = "tombstone-sha256"
 	// LeafRemoved holds the payload digest of a record that an entry's deletion removed
 	// from the ledger before it was logged: its envelope is gone, its tombstone names it.
 	LeafRemoved LeafBody = "removed"
@@ -46,8 +50,9 @@ type Leaf struct {
 	Body LeafBody
 	// Data is the envelope (LeafEnvelope) or the tombstone document (LeafTombstone).
 	Data []byte
-	// Digest is the envelope's SHA-256 (LeafEnvelopeDigest) or the removed record's
-	// payload SHA-256 (LeafRemoved), 32 bytes.
+	// Digest is the envelope's SHA-256 (LeafEnvelopeDigest), the tombstone document's
+	// (LeafTombstoneDigest) or the removed record's payload SHA-256 (LeafRemoved), 32
+	// bytes.
 	Digest []byte
 }
 
@@ -105,19 +110,27 @@ func RecordLeaf(seq int64, kind string, envelope []byte) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// TombstoneLeaf is the leaf of a tombstone: doc is its TombstoneDocument.
+// TombstoneLeaf is the leaf of a tombstone: doc is its TombstoneDocument, inline when
+// the leaf fits in MaxLeafSize, else its SHA-256 (a deletion is not bounded: each record
+// it removes adds about 100 bytes to the document).
 func TombstoneLeaf(seq int64, doc []byte) ([]byte, error) {
+	if len(doc) == 0 {
+		return nil, leafErr("empty tombstone")
+	}
 	b, err := leafHeader(seq, LeafKindTombstone)
 	if err != nil {
 		return nil, err
 	}
-	b = append(b, "tombstone "...)
-	b = strconv.AppendInt(b, int64(len(doc)), 10)
-	b = append(b, '\n')
-	if len(b)+len(doc) > MaxLeafSize {
-		return nil, leafErr("tombstone of %d bytes does not fit in a leaf", len(doc))
+	inline := append(b, "tombstone "...)
+	inline = strconv.AppendInt(inline, int64(len(doc)), 10)
+	inline = append(inline, '\n')
+	if len(inline)+len(doc) <= MaxLeafSize {
+		return append(inline, doc...), nil
 	}
-	return append(b, doc...), nil
+	sum := sha256.Sum256(doc)
+	b = append(b[:len(b):len(b)], "tombstone-sha256 "...)
+	b = hex.AppendEncode(b, sum[:])
+	return append(b, '\n'), nil
 }
 
 // RemovedLeaf is the leaf of a record removed from the ledger (with its entry) before
@@ -179,7 +192,7 @@ func ParseLeaf(leaf []byte) (*Leaf, error) {
 		}
 		l.Data = rest
 		return l, nil
-	case l.Body == LeafEnvelopeDigest && !tomb:
+	case l.Body == LeafEnvelopeDigest && !tomb, l.Body == LeafTombstoneDigest && tomb:
 		l.Digest, err = hexDigest(arg)
 	case l.Body == LeafRemoved && !tomb:
 		hexText, found := bytes.CutPrefix(arg, []byte("payload-sha256 "))
@@ -220,7 +233,7 @@ func (l *Leaf) Marshal() ([]byte, error) {
 		return TombstoneLeaf(l.Seq, l.Data)
 	case LeafRemoved:
 		return RemovedLeaf(l.Seq, l.Kind, hex.EncodeToString(l.Digest))
-	case LeafEnvelopeDigest:
+	case LeafEnvelopeDigest, LeafTombstoneDigest:
 		if len(l.Digest) != sha256.Size {
 			return nil, leafErr("digest of %d bytes", len(l.Digest))
 		}
@@ -228,7 +241,8 @@ func (l *Leaf) Marshal() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		b = append(b, "envelope-sha256 "...)
+		b = append(b, l.Body...)
+		b = append(b, ' ')
 		b = hex.AppendEncode(b, l.Digest)
 		return append(b, '\n'), nil
 	}

@@ -129,3 +129,40 @@ func TestParseLeafRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestTombstoneLeafDigestForm: a tombstone too large for a leaf (the deletion of an
+// entry with hundreds of records) is logged by its SHA-256 instead of stopping the log.
+func TestTombstoneLeafDigestForm(t *testing.T) {
+	doc := TombstoneDocument{DeletedAt: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), Entry: "busy", Reason: "removed"}
+	for i := range 800 {
+		doc.Removed = append(doc.Removed, RemovedRef{Seq: int64(i + 1), Kind: "supply", PayloadDigestHex: strings.Repeat("ab", 32)})
+	}
+	body, err := doc.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := TombstoneLeaf(801, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(body)
+	if want := "probity.dev/log-leaf/v1\nseq 801\nkind tombstone\ntombstone-sha256 " + hex.EncodeToString(sum[:]) + "\n"; string(leaf) != want {
+		t.Fatalf("got %q", leaf)
+	}
+	p, err := ParseLeaf(leaf)
+	if err != nil || p.Body != LeafTombstoneDigest || !bytes.Equal(p.Digest, sum[:]) {
+		t.Fatalf("parse: %+v %v", p, err)
+	}
+	if again, err := p.Marshal(); err != nil || !bytes.Equal(again, leaf) {
+		t.Errorf("re-encoded: %q %v", again, err)
+	}
+	// A record leaf cannot carry a tombstone digest, nor a tombstone an envelope digest.
+	for _, bad := range []string{
+		"probity.dev/log-leaf/v1\nseq 3\nkind probe\ntombstone-sha256 " + hex.EncodeToString(sum[:]) + "\n",
+		"probity.dev/log-leaf/v1\nseq 3\nkind tombstone\nenvelope-sha256 " + hex.EncodeToString(sum[:]) + "\n",
+	} {
+		if _, err := ParseLeaf([]byte(bad)); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}
