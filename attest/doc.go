@@ -122,8 +122,8 @@
 // builds the statement. Which keys may sign a version, and how a document may change
 // from one version to the next, are package keys' rules ("Key document history"):
 // version 1 is signed by a key it lists itself; version n+1 by a key that version n
-// lists, unrevoked and valid at issuedAt (a rotation by the old key and the new one, a
-// revocation by a key that stays valid). This package checks what it can without the
+// lists, unrevoked, valid at issuedAt and before its valid_until (a rotation by the old
+// key and the new one, a revocation by a key that stays valid). This package checks what it can without the
 // key document's own rules: the schema, previous and event against the version number,
 // and the subject.
 //
