@@ -283,16 +283,16 @@ func (a *auditor) logKeyText() string {
 }
 
 func (a *auditor) checkWitnesses(cos []Cosignature) {
-	valid := map[string]bool{}
+	// One cosignature per trusted key (signed-note keeps the first by each name and
+	// key hash), counted as the verifier counts them: two keys of one name are two.
 	for _, c := range cos {
 		a.rep.Witnesses = append(a.rep.Witnesses, c)
-		valid[c.Witness] = true
 		if a.earliest.IsZero() || c.Time.Before(a.earliest) {
 			a.earliest = c.Time
 		}
 	}
-	if len(valid) < a.cfg.MinWitnesses {
-		a.found.add(-1, ReasonTooFewWitnesses, "%d valid cosignatures of trusted witnesses, %d required", len(valid), a.cfg.MinWitnesses)
+	if len(cos) < a.cfg.MinWitnesses {
+		a.found.add(-1, ReasonTooFewWitnesses, "%d valid cosignatures of trusted witnesses, %d required", len(cos), a.cfg.MinWitnesses)
 	}
 	if a.served != nil && a.served.Log != nil && a.served.Log.Origin != a.cp.Origin {
 		a.found.add(-1, ReasonCheckpointOrigin, "checkpoint origin %q is not the key document's log origin %q", clip(a.cp.Origin), a.served.Log.Origin)

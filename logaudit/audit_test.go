@@ -480,3 +480,20 @@ func TestLogKeyNotInHistory(t *testing.T) {
 	}
 	wantReason(t, f.audit(cfg), logaudit.ReasonLogKeyMismatch, -1)
 }
+
+// TestWitnessesSameName: two trusted witness keys may share a name (a witness that
+// changed its key, two instances of one operator); each verified cosignature counts,
+// as the verifier counts them.
+func TestWitnessesSameName(t *testing.T) {
+	f := newFixture(t)
+	w2 := logaudittest.NewWitness("witness.test", "w2", f.witness.Time)
+	if _, err := logaudittest.WriteLog(f.logDir, f.leaves, f.signer, f.witness, w2); err != nil {
+		t.Fatal(err)
+	}
+	cfg := f.config()
+	cfg.WitnessKeys = append(cfg.WitnessKeys, w2.VKey)
+	cfg.MinWitnesses = 2
+	if rep := f.audit(cfg); !rep.OK() || len(rep.Witnesses) != 2 {
+		t.Fatalf("witnesses %+v failures %+v", rep.Witnesses, rep.Failures)
+	}
+}
