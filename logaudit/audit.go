@@ -121,6 +121,9 @@ type auditor struct {
 	removed     map[int64][]byte // index -> payload digest of a removed leaf
 	rootAtSaved *tlog.Hash
 	deferUntil  int64 // envelopes below this index wait for the first keys record
+	// bundleDigests holds, per entry bundle read, the digest of its leaf hashes (zero
+	// when it could not be read): a bundle read again must hold the same entries.
+	bundleDigests [][sha256.Size]byte
 }
 
 type tombstoneAt struct {
@@ -370,6 +373,19 @@ type bundleData struct {
 	n       int64
 	entries [][]byte // nil when the bundle could not be read
 	hashes  []tlog.Hash
+	digest  [sha256.Size]byte // leafHashesDigest(hashes)
+}
+
+// leafHashesDigest is the digest of a bundle's leaf hashes, to recognise its entries
+// when they are read again.
+func leafHashesDigest(hashes []tlog.Hash) [sha256.Size]byte {
+	d := sha256.New()
+	for _, h := range hashes {
+		d.Write(h[:])
+	}
+	var out [sha256.Size]byte
+	d.Sum(out[:0])
+	return out
 }
 
 // stream reads every bundle in order (fetched and hashed ahead, in parallel), runs the
@@ -471,6 +487,7 @@ func (a *auditor) stream(ctx context.Context) error {
 			case <-ctx.Done():
 				return ctx.Err()
 			}
+			a.bundleDigests = append(a.bundleDigests, bd.digest)
 			if bd.entries == nil {
 				broken = true
 				a.kinds = append(a.kinds, make([]uint8, min(TileWidth, size-bd.n*TileWidth))...)
@@ -556,7 +573,7 @@ func (a *auditor) fetchBundle(ctx context.Context, n, size int64) (bundleData, e
 	for i, e := range entries {
 		hashes[i] = tlog.RecordHash(e)
 	}
-	bd.entries, bd.hashes = entries, hashes
+	bd.entries, bd.hashes, bd.digest = entries, hashes, leafHashesDigest(hashes)
 	if err := a.checkTile(ctx, 0, n, hashes); err != nil {
 		return bd, err
 	}
@@ -935,11 +952,17 @@ func (a *auditor) verifyDeferred(ctx context.Context) error {
 }
 
 // rereadBundle reads bundle n again (it was read and checked once): nil entries when it
-// could not be read the first time either.
+// could not be read the first time either, or when it now holds other entries than the
+// ones the tree was recomputed from (entries_changed: a site may serve other bytes the
+// second time).
 func (a *auditor) rereadBundle(ctx context.Context, n int64) ([][]byte, error) {
+	if n >= int64(len(a.bundleDigests)) || a.bundleDigests[n] == ([sha256.Size]byte{}) {
+		return nil, nil
+	}
 	w := int(min(TileWidth, a.cp.Size-n*TileWidth))
 	raw, err := readTile(ctx, a.src, func(w int) string { return entriesPath(n, w) }, w, maxBundleSize)
 	if errors.Is(err, errNotFound) {
+		a.found.add(n*TileWidth, ReasonEntriesChanged, "entry bundle %s is gone when read again", entriesPath(n, w))
 		return nil, nil
 	}
 	if err != nil {
@@ -952,6 +975,15 @@ func (a *auditor) rereadBundle(ctx context.Context, n int64) ([][]byte, error) {
 		}
 	}
 	if err != nil {
+		a.found.add(n*TileWidth, ReasonEntriesChanged, "entry bundle %s: %v when read again", entriesPath(n, w), err)
+		return nil, nil
+	}
+	hashes := make([]tlog.Hash, len(entries))
+	for i, e := range entries {
+		hashes[i] = tlog.RecordHash(e)
+	}
+	if leafHashesDigest(hashes) != a.bundleDigests[n] {
+		a.found.add(n*TileWidth, ReasonEntriesChanged, "entry bundle %s holds other entries when read again than the ones the tree was recomputed from", entriesPath(n, w))
 		return nil, nil
 	}
 	return entries, nil

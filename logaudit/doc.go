@@ -22,7 +22,9 @@
 //     Config.MinWitnesses of them (verifier.OpenCheckpoint's rules).
 //  2. The tree: every entry bundle and hash tile the checkpoint covers is served and
 //     well formed; every hash in every tile, at every level, equals the one
-//     recomputed from the entries (RFC 6962); the root equals the checkpoint's.
+//     recomputed from the entries (RFC 6962); the root equals the checkpoint's. A
+//     bundle read a second time (the envelopes before the first keys record, those a
+//     tombstone names) must hold the same entries (entries_changed).
 //  3. The leaves: each is a probity.dev/log-leaf/v1 leaf (attest.ParseLeaf), and leaf
 //     i carries sequence number i+1, so a record dropped, reordered or duplicated shows
 //     even in a log the operator re-signed.

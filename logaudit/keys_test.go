@@ -4,7 +4,12 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -306,4 +311,56 @@ func TestKeyVersionByDigest(t *testing.T) {
 	k.write(l)
 	k.serve(t, k.v2.Document)
 	wantReason(t, k.audit(k.config()), logaudit.ReasonKeyHistory, 30)
+}
+
+// TestRereadBundleChanged: the envelopes before the first keys record, and those a
+// tombstone names, are read a second time; a site that serves other entries then than
+// the ones the tree was recomputed from must not have them verified in place of the
+// logged ones.
+func TestRereadBundleChanged(t *testing.T) {
+	k := newKeyLog(t)
+	good := k.leaves(t, nil)
+	goodDir := t.TempDir()
+	if _, err := logaudittest.WriteLog(goodDir, good, k.signer, k.witness); err != nil {
+		t.Fatal(err)
+	}
+	// The log holds a record by B (not listed before version 2) at seq 3, before
+	// version 1: verified under version 1, it is unknown_key.
+	k.write(k.leaves(t, func(seq int64) *ledgertest.Signer {
+		if seq == 3 || seq >= 26 {
+			return k.b
+		}
+		return k.a
+	}))
+	var mu sync.Mutex
+	reads := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/.well-known/probity-keys.json" {
+			http.ServeFile(w, r, k.keys)
+			return
+		}
+		p, ok := strings.CutPrefix(r.URL.Path, "/log/")
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		reads[p]++
+		n := reads[p]
+		mu.Unlock()
+		dir := k.logDir
+		if strings.HasPrefix(p, "tile/entries/") && n > 1 {
+			dir = goodDir // the second read: the good entries
+		}
+		http.ServeFile(w, r, filepath.Join(dir, filepath.FromSlash(p)))
+	}))
+	defer srv.Close()
+	cfg := k.config()
+	cfg.Source = srv.URL
+	cfg.StateFile = ""
+	rep := k.audit(cfg)
+	if rep.OK() {
+		t.Fatalf("the audit passed; reads %v", reads)
+	}
+	wantReason(t, rep, logaudit.ReasonEntriesChanged, 0)
 }

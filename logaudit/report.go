@@ -34,6 +34,7 @@ const (
 	ReasonEntriesMissing   Reason = "entries_missing"   // an entry bundle the checkpoint needs is not served
 	ReasonEntriesMalformed Reason = "entries_malformed" // an entry bundle that is not length-prefixed entries, or too few
 	ReasonRootMismatch     Reason = "root_mismatch"     // the tree of the entries does not have the checkpoint's root
+	ReasonEntriesChanged   Reason = "entries_changed"   // an entry bundle read again holds other entries than the first time
 
 	// The leaves.
 	ReasonLeafMalformed      Reason = "leaf_malformed"                 // not a probity.dev/log-leaf/v1 leaf (attest.ParseLeaf)
