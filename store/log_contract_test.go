@@ -288,8 +288,10 @@ func TestCheckpoints(t *testing.T) {
 			index           int64
 			holding, before *LogCheckpoint
 		}{
-			{0, &saved[1], nil},
-			{2, &saved[1], nil},
+			// The earliest cosigned checkpoint holds the record, not the earlier one the
+			// witnesses did not see (size 3).
+			{0, &saved[3], nil},
+			{2, &saved[3], nil},
 			{3, &saved[3], &saved[1]},
 			{4, &saved[3], &saved[1]},
 			{5, &saved[4], &saved[3]},
@@ -303,9 +305,20 @@ func TestCheckpoints(t *testing.T) {
 			same(fmt.Sprintf("holding %d", c.index), h, c.holding)
 			same(fmt.Sprintf("before %d", c.index), b, c.before)
 		}
+		// When no cosigned checkpoint holds the record, the earliest that does.
+		unwitnessed := testCheckpoint(12, 1, t0.Add(5*time.Second))
+		if err := s.SaveCheckpoint(ctx, unwitnessed); err != nil {
+			t.Fatal(err)
+		}
+		if h, b, err := s.CheckpointsAround(ctx, 10); err != nil {
+			t.Fatal(err)
+		} else {
+			same("holding 10", h, &unwitnessed)
+			same("before 10", b, &saved[4])
+		}
 		rows, err := QueryForTest(ctx, s, `SELECT count(*) FROM log_checkpoints`, 1)
-		if err != nil || rows[0][0] != "5" {
-			t.Errorf("%v checkpoints stored, want 5 (%v)", rows, err)
+		if err != nil || rows[0][0] != "6" {
+			t.Errorf("%v checkpoints stored, want 6 (%v)", rows, err)
 		}
 		for _, bad := range []LogCheckpoint{
 			{Size: -1, RootHash: make([]byte, 32), Note: []byte("n"), SeenAt: t0},

@@ -207,10 +207,14 @@ func (s *sqlStore) oneCheckpoint(ctx context.Context, query string, args ...any)
 	return cs[0], nil
 }
 
-// CheckpointsAround returns the earliest checkpoint that holds the leaf at index (the
-// smallest size above index; of several notes of that size, a cosigned one, then the
-// first seen) and the latest one before it that does not (the largest size at most
+// CheckpointsAround returns the earliest witnessed checkpoint that holds the leaf at
+// index (the smallest size above index among the cosigned notes; when none is
+// cosigned, the smallest size above index; of several notes of that size, the first
+// seen) and the latest one before index that does not hold it (the largest size at most
 // index, above 0; a cosigned one, then the last seen). Either is nil when there is none.
+// The earliest witnessed one, not merely the earliest: a bundle proven against a
+// checkpoint that went out while the witnesses were down would fail an auditor's
+// required cosignatures for good.
 func (s *sqlStore) CheckpointsAround(ctx context.Context, index int64) (holding, before *LogCheckpoint, err error) {
 	if index < 0 {
 		return nil, nil, fmt.Errorf("couldn't read the checkpoints: negative index %d", index)
@@ -218,7 +222,7 @@ func (s *sqlStore) CheckpointsAround(ctx context.Context, index int64) (holding,
 	holding, err = s.oneCheckpoint(ctx, `
 		SELECT `+checkpointColumns+` FROM log_checkpoints
 		WHERE size > ?
-		ORDER BY size, cosigned DESC, seen_at, id LIMIT 1`, index)
+		ORDER BY cosigned DESC, size, seen_at, id LIMIT 1`, index)
 	if err != nil {
 		return nil, nil, fmt.Errorf("couldn't read the checkpoint holding index %d: %w", index, err)
 	}

@@ -706,7 +706,8 @@ type Store interface {
 	// SaveCheckpoint stores a published checkpoint; storing a note twice is a no-op.
 	SaveCheckpoint(ctx context.Context, c LogCheckpoint) error
 	// CheckpointsAround returns the earliest stored checkpoint holding the leaf at
-	// index and the latest one before it (size ≤ index, > 0); nil when none.
+	// index that witnesses cosigned (when none did, the earliest holding it) and the
+	// latest one before index (size ≤ index, > 0); nil when none.
 	CheckpointsAround(ctx context.Context, index int64) (holding, before *LogCheckpoint, err error)
 	// LatestCheckpoint returns the largest stored checkpoint, nil when none.
 	LatestCheckpoint(ctx context.Context) (*LogCheckpoint, error)

@@ -38,25 +38,42 @@ var ErrNotLoggedYet = errors.New("not in a published checkpoint yet")
 // Merkle tile tile/L/N; an entry bundle tile/entries/N; each tile or bundle optionally
 // partial (.p/W, W from 1 to 255). N is written in groups of three digits, each but
 // the last prefixed with x. Tessera's own state (.state/) and lock files never match.
-var logPath = regexp.MustCompile(`^(?:checkpoint|tile/(?:[0-9]|[1-5][0-9]|6[0-3]|entries)/(?:x[0-9]{3}/)*[0-9]{3}(?:\.p/(?:[1-9][0-9]?|1[0-9]{2}|2[0-4][0-9]|25[0-5]))?)$`)
+// The groups are the level (or "entries"), N and W.
+var logPath = regexp.MustCompile(`^(?:checkpoint|tile/([0-9]|[1-5][0-9]|6[0-3]|entries)/((?:x[0-9]{3}/)*[0-9]{3})(?:\.p/([1-9][0-9]?|1[0-9]{2}|2[0-4][0-9]|25[0-5]))?)$`)
 
-// Cache lifetimes of the log's files: a tile, full or partial, never changes once
-// written (a partial tile of width W always holds the same W hashes); the checkpoint
-// moves with every integration, so it is cached briefly.
+// Cache lifetimes of the log's files: a tile within the published checkpoint, full or
+// partial, never changes (a partial tile of width W always holds the same W hashes);
+// the checkpoint moves with every integration, so it is cached briefly.
 const (
 	logTileCache       = "public, max-age=31536000, immutable"
 	logCheckpointCache = "public, max-age=5"
-	// maxLogFile bounds what is read of one file: a full tile is 8 KB, an entry bundle
-	// of 256 leaves at most 256 × 64 KB.
-	maxLogFile = 256 * (1<<16 + 2)
+	// maxCheckpoint bounds what is read of the checkpoint to learn its size.
+	maxCheckpoint = 64 << 10
 )
 
-// logFile serves /log/NAME from the log's directory.
+// logFile serves /log/NAME from the log's directory: the checkpoint, and the tiles and
+// entry bundles the published checkpoint covers. A tile beyond it is not served: the
+// appender writes tiles before it publishes, and after a crash a tile beyond the
+// published size can be written again with other leaves (a record deleted meanwhile
+// becomes a removed record's leaf), so only what a signed checkpoint commits to is
+// served, and cached for good.
 func (h *handlers) logFile(c *gin.Context) {
 	name := strings.TrimPrefix(c.Param("path"), "/")
-	if h.site.log == nil || !logPath.MatchString(name) {
+	m := logPath.FindStringSubmatch(name)
+	if h.site.log == nil || m == nil {
 		h.fail(c, errNotFound)
 		return
+	}
+	if name != "checkpoint" {
+		size, err := h.site.publishedSize()
+		if err != nil {
+			h.fail(c, err)
+			return
+		}
+		if !tileWithin(m[1], m[2], m[3], size) {
+			h.fail(c, errNotFound)
+			return
+		}
 	}
 	f, err := h.site.log.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -68,26 +85,78 @@ func (h *handlers) logFile(c *gin.Context) {
 		return
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+	st, err := f.Stat()
+	rs, seekable := f.(io.ReadSeeker)
+	if err != nil || !st.Mode().IsRegular() || !seekable {
 		h.fail(c, errNotFound)
-		return
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxLogFile+1))
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	if len(data) > maxLogFile {
-		h.fail(c, errors.New("log file larger than any tile"))
 		return
 	}
 	if name == "checkpoint" {
 		c.Header("Cache-Control", logCheckpointCache)
-		c.Data(http.StatusOK, "text/plain; charset=utf-8", data)
-		return
+		c.Header("Content-Type", "text/plain; charset=utf-8")
+	} else {
+		c.Header("Cache-Control", logTileCache)
+		c.Header("Content-Type", "application/octet-stream")
 	}
-	c.Header("Cache-Control", logTileCache)
-	c.Data(http.StatusOK, "application/octet-stream", data)
+	// Streamed from the file (an entry bundle is up to 16 MB), with ranges and HEAD.
+	http.ServeContent(c.Writer, c.Request, "", st.ModTime(), rs)
+}
+
+// publishedSize is the size of the log's published checkpoint (0 when none is yet).
+func (s *site) publishedSize() (int64, error) {
+	f, err := s.log.Open("checkpoint")
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	head, err := io.ReadAll(io.LimitReader(f, maxCheckpoint))
+	if err != nil {
+		return 0, err
+	}
+	// C2SP tlog-checkpoint: the origin line, then the size in decimal.
+	lines := strings.SplitN(string(head), "\n", 3)
+	if len(lines) < 3 {
+		return 0, errors.New("the log's checkpoint is malformed")
+	}
+	size, err := strconv.ParseInt(lines[1], 10, 64)
+	if err != nil || size < 0 {
+		return 0, errors.New("the log's checkpoint has no size")
+	}
+	return size, nil
+}
+
+// tileWithin reports whether the tile (level "0".."63" or "entries"; index in
+// x-grouped digits; partial width "" for a full tile) covers only leaves below size.
+func tileWithin(level, index, width string, size int64) bool {
+	n, err := strconv.ParseInt(strings.NewReplacer("x", "", "/", "").Replace(index), 10, 64)
+	if err != nil || n > 1<<48 {
+		return false
+	}
+	w := int64(256)
+	if width != "" {
+		if w, err = strconv.ParseInt(width, 10, 64); err != nil {
+			return false
+		}
+	}
+	l := 0
+	if level != "entries" {
+		if l, err = strconv.Atoi(level); err != nil {
+			return false
+		}
+	}
+	// The tile holds entries n*256 … n*256+w-1 of its level; an entry of level l
+	// stands for 256^l leaves. Compared without overflow: the end may not pass size.
+	end := n*256 + w
+	for range l {
+		if end > size/256+1 {
+			return false
+		}
+		end *= 256
+	}
+	return end <= size
 }
 
 // bundle serves /bundle/SEQ.json: the record's envelope with its inclusion proof and
@@ -117,8 +186,9 @@ func (h *handlers) serveBundle(c *gin.Context, seq int64) {
 		h.fail(c, err)
 		return
 	}
-	// The bundle names the earliest checkpoint that holds the record, which never
-	// changes once published.
-	c.Header("Cache-Control", "public, max-age=86400, immutable")
+	// The bundle names the earliest witnessed checkpoint that holds the record; one
+	// proven against an unwitnessed checkpoint (the witnesses were down) gets a
+	// witnessed one later, so bundles are cached for minutes, not for good.
+	c.Header("Cache-Control", "public, max-age=300")
 	c.Data(http.StatusOK, "application/json; charset=utf-8", b)
 }

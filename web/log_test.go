@@ -59,7 +59,12 @@ func serve(h http.Handler, path, remote string) *httptest.ResponseRecorder {
 // and the checkpoint briefly cached, and nothing else of the directory.
 func TestLogServed(t *testing.T) {
 	lg := &fakeLog{files: fstest.MapFS{
-		"checkpoint":                 {Data: []byte("probity.test/log\n3\nAAAA\n\n— probity.test/log sig\n")},
+		"checkpoint":                 {Data: []byte("probity.test/log\n300000000\nAAAA\n\n— probity.test/log sig\n")},
+		"tile/1/000.p/2":             {Data: make([]byte, 64)},
+		"tile/0/x002/x000/000":       {Data: make([]byte, 8192)}, // leaves 512,000,000 on: beyond the checkpoint
+		"tile/2/x001/000":            {Data: make([]byte, 8192)}, // 256^3 leaves each: beyond too
+		"tile/entries/x001/x171/874": {Data: []byte("entries")},  // ends at 300,000,000 exactly
+		"tile/entries/x001/x171/875": {Data: []byte("entries")},  // one bundle further
 		"tile/0/000.p/3":             {Data: make([]byte, 96)},
 		"tile/0/x001/x002/003":       {Data: make([]byte, 8192)},
 		"tile/entries/000.p/3":       {Data: []byte("entries")},
@@ -74,7 +79,8 @@ func TestLogServed(t *testing.T) {
 	if cp.Code != 200 || cp.Header().Get("Cache-Control") != "public, max-age=5" || cp.Header().Get("Content-Type") != "text/plain; charset=utf-8" {
 		t.Fatalf("checkpoint: %d %q %q", cp.Code, cp.Header().Get("Cache-Control"), cp.Header().Get("Content-Type"))
 	}
-	for _, p := range []string{"/log/tile/0/000.p/3", "/log/tile/0/x001/x002/003", "/log/tile/entries/000.p/3", "/log/tile/entries/x001/234.p/17"} {
+	for _, p := range []string{"/log/tile/0/000.p/3", "/log/tile/0/x001/x002/003", "/log/tile/entries/000.p/3", "/log/tile/entries/x001/234.p/17",
+		"/log/tile/1/000.p/2", "/log/tile/entries/x001/x171/874"} {
 		rec := serve(h, p, "")
 		if rec.Code != 200 || rec.Header().Get("Cache-Control") != "public, max-age=31536000, immutable" || rec.Header().Get("Content-Type") != "application/octet-stream" {
 			t.Errorf("%s: %d %q", p, rec.Code, rec.Header().Get("Cache-Control"))
@@ -85,13 +91,14 @@ func TestLogServed(t *testing.T) {
 		"/log/tile/0/x001/../000.p/3", "/log/tile/64/000", "/log/tile/0/1234", "/log/tile/0/000.p/0",
 		"/log/tile/0/000.p/256", "/log/tile/0/x01/000", "/log/tile/0/000/", "/log/checkpoint.bak", "/log/tile/entries/0000",
 		"/log/tile/0/000.p/03", "/log/tile/0/999", // well-formed but absent
+		"/log/tile/0/x002/x000/000", "/log/tile/2/x001/000", "/log/tile/entries/x001/x171/875", // written, but beyond the published checkpoint
 	} {
 		if rec := serve(h, p, ""); rec.Code != http.StatusNotFound {
 			t.Errorf("%s: %d, want 404", p, rec.Code)
 		}
 	}
 
-	if rec := serve(h, "/bundle/1.json", ""); rec.Code != 200 || rec.Header().Get("Cache-Control") != "public, max-age=86400, immutable" {
+	if rec := serve(h, "/bundle/1.json", ""); rec.Code != 200 || rec.Header().Get("Cache-Control") != "public, max-age=300" {
 		t.Errorf("bundle: %d %q", rec.Code, rec.Header().Get("Cache-Control"))
 	}
 	if rec := serve(h, "/bundle/2.json", ""); rec.Code != 404 || rec.Header().Get("Retry-After") != "60" || rec.Header().Get("Cache-Control") != "no-store" {
