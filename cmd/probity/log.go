@@ -30,8 +30,11 @@ tree (RFC 6962), comparing every served hash and the root; checks the checkpoint
 log signature and the trusted witnesses' cosignatures; holds leaf i to sequence
 number i+1 (a dropped, reordered or duplicated record shows); builds the key
 history from the log's keys records and verifies every envelope under the key
-document in force at its index; checks every tombstone against the records it
-names; checks the served key document is the latest logged version; and compares
+document in force at its index; holds each record's time to the trusted witnesses'
+cosignatures (not after the checkpoint's earliest, not more than --max-backdate
+before the saved checkpoint's latest) and applies the revocation rule (a revoked
+key vouches only for records a trusted witness saw before its revocation); checks
+every tombstone against the records it names; checks the served key document is the latest logged version; and compares
 the log with the checkpoint it saved last time for the same origin (a smaller log,
 another root at the same size, a rewritten prefix, another log key, or another
 origin at the same SOURCE is a failure). The checkpoint is saved only when
@@ -43,7 +46,8 @@ Flags:
 	--log-key VKEY       the log's signed-note verifier key (default: the key
 	                     document's log.key)
 	--witness-key VKEY   a trusted witness's tlog-cosignature/v1 verifier key;
-	                     repeat for several
+	                     repeat for several. Without one the audit has no
+	                     independent time: records' times are not checked
 	--min-witnesses N    trusted witnesses that must have cosigned (default 0)
 	--state FILE         where the last good checkpoint of each log is kept
 	                     (default: probity/log-audit-state.json in the user's
