@@ -57,6 +57,7 @@ type LedgerRecord struct {
 // LedgerFilter selects ledger records; the zero value selects every one.
 type LedgerFilter struct {
 	AfterSeq  int64     // only records with a higher sequence number
+	Through   int64     // only records with a sequence number at most this (0: no bound)
 	Since     time.Time // only records stored at or after Since
 	EntrySlug string    // only the records of this entry
 }
@@ -118,8 +119,8 @@ const (
 
 // checkLedgerFilter refuses a filter Ledger cannot answer.
 func checkLedgerFilter(f LedgerFilter) error {
-	if f.AfterSeq < 0 {
-		return fmt.Errorf("negative sequence number %d", f.AfterSeq)
+	if f.AfterSeq < 0 || f.Through < 0 {
+		return fmt.Errorf("negative sequence number %d", min(f.AfterSeq, f.Through))
 	}
 	return nil
 }

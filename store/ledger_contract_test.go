@@ -189,8 +189,17 @@ func TestLedgerOrder(t *testing.T) {
 		if got := ledgerRecords(t, s, LedgerFilter{Since: time.Now().Add(-time.Hour)}); len(got) != 5 {
 			t.Errorf("Ledger(since an hour ago) = %d records", len(got))
 		}
+		if got := ledgerRecords(t, s, LedgerFilter{AfterSeq: 3, Through: 4}); len(got) != 1 || got[0].Seq != 4 {
+			t.Errorf("Ledger(after 3, through 4) = %+v", got)
+		}
+		if got := ledgerRecords(t, s, LedgerFilter{Through: 2}); len(got) != 2 || got[1].Seq != 2 {
+			t.Errorf("Ledger(through 2) = %+v", got)
+		}
 		if err := s.Ledger(ctx, LedgerFilter{AfterSeq: -1}, func(LedgerRecord) error { return nil }); err == nil {
 			t.Error("Ledger(after -1) accepted")
+		}
+		if err := s.Ledger(ctx, LedgerFilter{Through: -1}, func(LedgerRecord) error { return nil }); err == nil {
+			t.Error("Ledger(through -1) accepted")
 		}
 		stop := errors.New("stop")
 		n := 0

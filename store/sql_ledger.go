@@ -81,7 +81,11 @@ func (s *sqlStore) Ledger(ctx context.Context, f LedgerFilter, fn func(LedgerRec
 		SELECT ` + ledgerColumns + `
 		FROM ` + ledgerFrom + `
 		WHERE l.seq > ? AND l.seq <= ?`
-	args := []any{f.AfterSeq, *last}
+	through := *last
+	if f.Through > 0 {
+		through = min(through, f.Through)
+	}
+	args := []any{f.AfterSeq, through}
 	if !f.Since.IsZero() {
 		query += ` AND l.created_at >= ?`
 		args = append(args, s.d.time(f.Since))

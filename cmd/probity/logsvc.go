@@ -244,7 +244,7 @@ func bundleOf(ctx context.Context, dir string, st translog.BundleStore, rec stor
 func ledgerRecord(ctx context.Context, st store.Store, seq int64) (store.LedgerRecord, error) {
 	var rec *store.LedgerRecord
 	errStop := errors.New("stop")
-	err := st.Ledger(ctx, store.LedgerFilter{AfterSeq: seq - 1}, func(r store.LedgerRecord) error {
+	err := st.Ledger(ctx, store.LedgerFilter{AfterSeq: seq - 1, Through: seq}, func(r store.LedgerRecord) error {
 		if r.Seq == seq {
 			rec = &r
 		}
