@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"unicode"
 
@@ -95,16 +94,6 @@ func hashes(p []tlog.Hash) [][]byte {
 		out[i] = p[i][:]
 	}
 	return out
-}
-
-// OriginFor is the log origin of an issuer: its host (and path, if any) and "/log",
-// e.g. "https://probity.dev" -> "probity.dev/log".
-func OriginFor(issuer string) string {
-	host, path := issuer, ""
-	if u, err := url.Parse(issuer); err == nil && u.Host != "" {
-		host, path = u.Host, u.Path
-	}
-	return strings.TrimSuffix(strings.ToLower(host)+strings.TrimSuffix(path, "/"), "/") + "/log"
 }
 
 // validOrigin reports whether name can be a log origin and note signer name: not

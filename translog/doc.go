@@ -67,7 +67,7 @@
 // # Checkpoints
 //
 // Tessera publishes a checkpoint (origin = the signer's name, e.g. "probity.dev/log",
-// OriginFor) at most every Config.CheckpointInterval, after witnessing it. The appender
+// keys.LogOrigin) at most every Config.CheckpointInterval, after witnessing it. The appender
 // reads Dir/checkpoint after each round and on a ticker and archives every distinct
 // note in the store (Store.SaveCheckpoint; Cosigned when it carries a signature besides
 // the log's own), so that Bundle can name the earliest checkpoint holding a record and

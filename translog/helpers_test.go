@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/probity-dev/probity/keys"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,7 +20,7 @@ import (
 )
 
 // testOrigin is the test log's origin.
-var testOrigin = OriginFor("https://example.com")
+var testOrigin, _ = keys.LogOrigin("https://example.com") // "example.com/log"
 
 // newLogKey returns a checkpoint signer and its verifier for testOrigin.
 func newLogKey(t testing.TB) (note.Signer, note.Verifier) {

@@ -53,7 +53,7 @@ type Config struct {
 	// Dir is the log directory, the tlog-tiles layout (the service: DATA-DIR/log).
 	Dir string
 	// Signer signs checkpoints: an Ed25519 note signer whose name is the log's origin
-	// (OriginFor).
+	// (keys.LogOrigin).
 	Signer note.Signer
 	// WitnessPolicy is a witness policy file (see "Witnessing"); empty: no witnesses.
 	WitnessPolicy []byte

@@ -254,21 +254,6 @@ func TestTamperedLogRefused(t *testing.T) {
 	mustSync(t, mustOpen(t, cfg, s))
 }
 
-// TestOriginFor: an issuer's host, and path, then /log.
-func TestOriginFor(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://probity.dev":         "probity.dev/log",
-		"https://Probity.dev/":        "probity.dev/log",
-		"https://example.com/probity": "example.com/probity/log",
-		"http://localhost:8080":       "localhost:8080/log",
-		"probity.dev":                 "probity.dev/log",
-	} {
-		if got := OriginFor(in); got != want {
-			t.Errorf("OriginFor(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestConfigRefused: a configuration Open cannot work with is refused before anything
 // is created.
 func TestConfigRefused(t *testing.T) {
