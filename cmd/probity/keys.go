@@ -65,8 +65,9 @@ Flags:
 const keysRevokeUsage = `Usage: probity keys revoke --dir DIR --key-id ID --reason TEXT
 
 Mark the key ID revoked in DIR/keys.json as of now, recording why, as a new signed
-version of the key document (signed by the signing key; the service appends it to the
-transparency log when it next starts). The signing key cannot sign its own
+version of the key document (signed by the signing key; a running "probity serve"
+appends it to the transparency log within a minute, "probity round" when it next
+runs). The signing key cannot sign its own
 revocation: to revoke it, run "probity keys rotate" first, then revoke the old key.
 Records logged and witnessed before the revocation stay valid; later ones signed by
 the key do not. Publish the updated keys.json.

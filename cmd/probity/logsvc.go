@@ -124,6 +124,29 @@ func (ef *envFlags) openLog(ctx context.Context, st store.Store, lf logFlags, lo
 	return l, nil
 }
 
+// keyVersionsEvery is how often serve looks for key document versions that "probity
+// keys rotate" or "revoke" made while it runs, to log them.
+const keyVersionsEvery = time.Minute
+
+// watchKeyVersions logs the key document's new versions every keyVersionsEvery until
+// ctx ends, so a rotation or revocation is in the log within a minute or so, not at the
+// next start (its bundle would fail the backdating bound, its issuedAt being long
+// before the checkpoint that first held it).
+func watchKeyVersions(ctx context.Context, st store.Store, keyDir string, logger *slog.Logger) {
+	t := time.NewTicker(keyVersionsEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := logKeyVersions(ctx, st, keyDir); err != nil && ctx.Err() == nil {
+			logger.Error("couldn't log the key document's versions", "error", err.Error())
+		}
+	}
+}
+
 // logTakeover is how often a process that does not append tries to become the
 // appender, so that the log goes on when the appending process stops.
 const logTakeover = 30 * time.Second

@@ -182,6 +182,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		defer close(logDone)
 		ef.followLog(ctx, tl, st, lf, logger)
 	}()
+	go watchKeyVersions(ctx, st, ef.keyDirectory(), logger)
 	// Whatever ends serve, the log makes its last append before the process exits.
 	defer func() { stop(); <-logDone }()
 	r, err := ef.runner(st, signer, schedule, logger)
