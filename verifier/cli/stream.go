@@ -280,17 +280,17 @@ func readEnvelopes(ctx context.Context, name string, r io.Reader, fn func(string
 			// The first line is held back until a second one shows the input is a
 			// JSONL export, so that a one-line file is reported by its name alone.
 			if pending != nil && (len(trimmed) > 0 || tooLong) {
-				if !fn(name + ":" + strconv.Itoa(pendingLine), pending, nil) {
+				if !fn(name+":"+strconv.Itoa(pendingLine), pending, nil) {
 					return nil
 				}
 				pending = nil
 			}
 			if tooLong {
-				if !fn(name + ":" + strconv.Itoa(lineNo), nil, &verifier.Failure{Reason: verifier.ReasonMalformedEnvelope, Detail: fmt.Sprintf("line longer than %d bytes", MaxLineSize)}) {
+				if !fn(name+":"+strconv.Itoa(lineNo), nil, &verifier.Failure{Reason: verifier.ReasonMalformedEnvelope, Detail: fmt.Sprintf("line longer than %d bytes", MaxLineSize)}) {
 					return nil
 				}
 			} else if len(trimmed) > 0 {
-				if !fn(name + ":" + strconv.Itoa(lineNo), trimmed, nil) {
+				if !fn(name+":"+strconv.Itoa(lineNo), trimmed, nil) {
 					return nil
 				}
 			}
@@ -299,7 +299,7 @@ func readEnvelopes(ctx context.Context, name string, r io.Reader, fn func(string
 		case !sawFirst && tooLong:
 			// Too long to be an envelope: report it and read the rest line by line.
 			sawFirst, jsonl = true, true
-			if !fn(name + ":" + strconv.Itoa(lineNo), nil, &verifier.Failure{Reason: verifier.ReasonMalformedEnvelope, Detail: fmt.Sprintf("line longer than %d bytes", MaxLineSize)}) {
+			if !fn(name+":"+strconv.Itoa(lineNo), nil, &verifier.Failure{Reason: verifier.ReasonMalformedEnvelope, Detail: fmt.Sprintf("line longer than %d bytes", MaxLineSize)}) {
 				return nil
 			}
 		case !sawFirst:
