@@ -718,7 +718,7 @@ func (a *auditor) leaves(bd bundleData) []job {
 				// witness saw it. (Not held to the backdate bound: a version made while
 				// the service runs is logged when it next starts.)
 				v, _, _ := a.history.history.Version(a.history.versions())
-				if fl := a.checkTime(idx, v.IssuedAt, false); fl != nil {
+				if fl := a.checkTime(idx, "keys", v.IssuedAt); fl != nil {
 					a.found.addFailure(fl)
 					continue
 				}
@@ -785,7 +785,7 @@ func (a *auditor) verifyEnvelope(j job) {
 			return
 		}
 	}
-	if fl := a.checkTime(j.index, r.ObservedAt, true); fl != nil {
+	if fl := a.checkTime(j.index, j.kind, r.ObservedAt); fl != nil {
 		a.found.addFailure(fl)
 		return
 	}
@@ -805,20 +805,18 @@ func signerIDs(r *verifier.Result) []string {
 	return ids
 }
 
-// checkTime holds a record's time (a keys record's: its issuedAt) to the cosignatures:
-// not after the checkpoint's earliest trusted cosignature (postdated) and, when backdate
-// is set, not more than MaxBackdate before the latest trusted cosignature of the saved
-// checkpoint that did not hold it (backdated). A cosignature's timestamp is whole
-// seconds (tlog-cosignature/v1): a record of 12:00:00.378 is in a checkpoint cosigned at
-// 12:00:00, as the verifier judges it.
-func (a *auditor) checkTime(index int64, t time.Time, backdate bool) *Failure {
-	if !a.earliest.IsZero() && t.Truncate(time.Second).After(a.earliest) {
-		return &Failure{Index: index, Reason: ReasonRecordAfterWitness,
-			Detail: fmt.Sprintf("dated %s, after the checkpoint's earliest trusted cosignature %s", attest.FormatTime(t), attest.FormatTime(a.earliest))}
+// checkTime holds a record's time (a keys record's: its issuedAt) to the cosignatures
+// with verifier.CheckTimeBounds: the current checkpoint's earliest trusted cosignature
+// from above, the saved checkpoint's latest from below when it did not hold the record.
+func (a *auditor) checkTime(index int64, kind string, t time.Time) *Failure {
+	// The checkpoint saved last time, when it did not hold the record, bounds its
+	// time from below; the rule is the verifier's.
+	var notBefore time.Time
+	if a.saved != nil && index >= a.saved.Size {
+		notBefore = a.savedTop
 	}
-	if backdate && a.saved != nil && !a.savedTop.IsZero() && index >= a.saved.Size && t.Before(a.savedTop.Add(-a.cfg.MaxBackdate)) {
-		return &Failure{Index: index, Reason: ReasonRecordBackdated,
-			Detail: fmt.Sprintf("dated %s, more than %s before the saved checkpoint (size %d) that did not hold it was cosigned at %s", attest.FormatTime(t), a.cfg.MaxBackdate, a.saved.Size, attest.FormatTime(a.savedTop))}
+	if f := verifier.CheckTimeBounds(kind, t, a.earliest, notBefore, a.cfg.MaxBackdate); f != nil {
+		return &Failure{Index: index, Reason: Reason(f.Reason), Detail: f.Detail}
 	}
 	return nil
 }

@@ -136,12 +136,9 @@ func VerifyBundle(bundle []byte, doc *keys.Document, policy Policy) (*Result, er
 	if f := checkKeys(r, signers, lr.WitnessedAt); f != nil {
 		return r, f
 	}
-	recorded := r.ObservedAt.Truncate(time.Second)
-	if !lr.WitnessedAt.IsZero() && recorded.After(lr.WitnessedAt) {
-		return fail(ReasonPostdated, "the record's time %s is after its checkpoint was first witnessed, at %s", attest.FormatTime(r.ObservedAt), attest.FormatTime(lr.WitnessedAt))
-	}
-	if !lr.NotBefore.IsZero() && r.ObservedAt.Before(lr.NotBefore.Add(-policy.maxBackdate())) {
-		return fail(ReasonBackdated, "the record's time %s is more than %s before the previous checkpoint was witnessed, at %s", attest.FormatTime(r.ObservedAt), policy.maxBackdate(), attest.FormatTime(lr.NotBefore))
+	if f := CheckTimeBounds(b.kind, r.ObservedAt, lr.WitnessedAt, lr.NotBefore, policy.maxBackdate()); f != nil {
+		r.Failure = f
+		return r, f
 	}
 	if f := checkPolicy(r, signers, policy); f != nil {
 		return r, f
@@ -244,4 +241,27 @@ func documentLogKey(doc *keys.Document) string {
 		return ""
 	}
 	return doc.Log.Key
+}
+
+// CheckTimeBounds holds a logged record's own time (observedAt, recordedAt, evaluatedAt
+// or issuedAt) to the witnessed times around its logging; it is the one place the rule
+// is written (VerifyBundle and the log audit use it):
+//
+//   - not after witnessedAt, the earliest trusted cosignature on the first checkpoint
+//     that holds the record (postdated), compared at whole seconds, a
+//     tlog-cosignature/v1 timestamp's precision;
+//   - not more than maxBackdate before notBefore, the latest trusted cosignature on a
+//     checkpoint that did not hold it (backdated). A key document version (kind keys)
+//     is exempt: a rotation made while the service runs is logged when the service
+//     next looks for it, and the key history's own rules date it.
+//
+// A zero witnessedAt or notBefore is not checked.
+func CheckTimeBounds(kind string, recorded, witnessedAt, notBefore time.Time, maxBackdate time.Duration) *Failure {
+	if !witnessedAt.IsZero() && recorded.Truncate(time.Second).After(witnessedAt) {
+		return &Failure{Reason: ReasonPostdated, Detail: fmt.Sprintf("the record's time %s is after its checkpoint was first witnessed, at %s", attest.FormatTime(recorded), attest.FormatTime(witnessedAt))}
+	}
+	if kind != "keys" && !notBefore.IsZero() && recorded.Before(notBefore.Add(-maxBackdate)) {
+		return &Failure{Reason: ReasonBackdated, Detail: fmt.Sprintf("the record's time %s is more than %s before a checkpoint that did not hold it was witnessed, at %s", attest.FormatTime(recorded), maxBackdate, attest.FormatTime(notBefore))}
+	}
+	return nil
 }

@@ -435,3 +435,39 @@ func TestParseCheckpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckTimeBounds: the one rule for a logged record's time, at a cosignature's
+// precision, with key document versions exempt from the backdating bound.
+func TestCheckTimeBounds(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	witnessed, before := at("2026-12-01T12:00:00Z"), at("2026-12-01T11:00:00Z")
+	for _, c := range []struct {
+		kind, recorded string
+		want           verifier.FailureReason
+	}{
+		{"probe", "2026-12-01T12:00:00.999Z", ""}, // the cosignature's second
+		{"probe", "2026-12-01T12:00:01Z", verifier.ReasonPostdated},
+		{"probe", "2026-12-01T10:00:00Z", ""}, // exactly the hour before
+		{"probe", "2026-12-01T09:59:59.999Z", verifier.ReasonBackdated},
+		{"keys", "2026-11-01T00:00:00Z", ""}, // a version logged late
+		{"keys", "2026-12-01T12:00:01Z", verifier.ReasonPostdated},
+	} {
+		f := verifier.CheckTimeBounds(c.kind, at(c.recorded), witnessed, before, time.Hour)
+		var got verifier.FailureReason
+		if f != nil {
+			got = f.Reason
+		}
+		if got != c.want {
+			t.Errorf("%s at %s: %q, want %q", c.kind, c.recorded, got, c.want)
+		}
+	}
+	if f := verifier.CheckTimeBounds("probe", at("2020-01-01T00:00:00Z"), time.Time{}, time.Time{}, time.Hour); f != nil {
+		t.Errorf("no witnessed time: %v", f)
+	}
+}

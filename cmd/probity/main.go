@@ -25,7 +25,7 @@ type command struct {
 func commandTable() map[string]command {
 	return map[string]command{
 		"keys":        {"create, rotate, revoke and show signing keys", runKeys},
-		"verify":      {"verify DSSE envelopes offline against a key document", runVerify},
+		"verify":      {"verify DSSE envelopes and log bundles offline against a key document", runVerify},
 		"fingerprint": {"print the fingerprints or canonical bytes of a JSON document", runFingerprint},
 		"probe":       {"probe one remote MCP endpoint and print every check", runProbe},
 		"round":       {"run one round over every entry now: probe, check, sign, store", runRound},
