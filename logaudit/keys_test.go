@@ -16,6 +16,7 @@ import (
 	"github.com/probity-dev/probity/attest"
 	"github.com/probity-dev/probity/internal/ledgertest"
 	"github.com/probity-dev/probity/keys"
+	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/logaudit"
 	"github.com/probity-dev/probity/logaudit/logaudittest"
 )
@@ -53,14 +54,14 @@ func newKeyLog(t *testing.T) *keyLog {
 		t.Fatal(err)
 	}
 	d2.Keys = append(d2.Keys, kb)
-	if k.v2, err = logaudittest.SignVersion(k.v1, d2, attest.KeysEventRotated, base.Add(21*time.Minute), logaudittest.LedgerKey("logaudit"), logaudittest.LedgerKey("logaudit-b")); err != nil {
+	if k.v2, err = signing.SignVersion(k.v1, d2, attest.KeysEventRotated, base.Add(21*time.Minute), logaudittest.LedgerKey("logaudit"), logaudittest.LedgerKey("logaudit-b")); err != nil {
 		t.Fatal(err)
 	}
 	// Version 3: A revoked at 00:28, signed by B.
 	d3 := cloneDoc(k.v2.Document)
 	reason := "compromised"
 	d3.Keys[0].RevokedAt, d3.Keys[0].RevocationReason = &k.revokedAt, &reason
-	if k.v3, err = logaudittest.SignVersion(k.v2, d3, attest.KeysEventRevoked, base.Add(31*time.Minute), logaudittest.LedgerKey("logaudit-b")); err != nil {
+	if k.v3, err = signing.SignVersion(k.v2, d3, attest.KeysEventRevoked, base.Add(31*time.Minute), logaudittest.LedgerKey("logaudit-b")); err != nil {
 		t.Fatal(err)
 	}
 	k.write(k.leaves(t, nil))
@@ -281,7 +282,7 @@ func TestKeyVersionPostdated(t *testing.T) {
 	// records after seq 31 would be postdated too; check the keys record alone by
 	// re-signing version 3 as issued at 00:45 and witnessing at 00:40.
 	d3 := cloneDoc(k.v3.Document)
-	v3, err := logaudittest.SignVersion(k.v2, d3, attest.KeysEventRevoked, base.Add(45*time.Minute), logaudittest.LedgerKey("logaudit-b"))
+	v3, err := signing.SignVersion(k.v2, d3, attest.KeysEventRevoked, base.Add(45*time.Minute), logaudittest.LedgerKey("logaudit-b"))
 	if err != nil {
 		t.Fatal(err)
 	}

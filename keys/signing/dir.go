@@ -74,7 +74,7 @@ func GenerateDir(dir, issuer string, now time.Time, rand io.Reader) (*keys.Docum
 	if err != nil {
 		return nil, err
 	}
-	v1, err := signVersion(nil, d, attest.KeysEventGenerated, now, NewSigner(priv))
+	v1, err := SignVersion(nil, d, attest.KeysEventGenerated, now, NewSigner(priv))
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +206,7 @@ func RotateDir(dir string, now time.Time, rand io.Reader) (*keys.Document, keys.
 		return nil, keys.Key{}, err
 	}
 	d.Keys = append(d.Keys, nk)
-	v, err := signVersion(s.latest(), d, attest.KeysEventRotated, now, oldSigner, NewSigner(newPriv))
+	v, err := SignVersion(s.latest(), d, attest.KeysEventRotated, now, oldSigner, NewSigner(newPriv))
 	if err != nil {
 		return nil, keys.Key{}, err
 	}
@@ -279,7 +279,7 @@ func RevokeDir(dir, keyID, reason string, now time.Time) (*keys.Document, error)
 	d := cloneDocument(s.doc)
 	k, _ := d.Lookup(keyID)
 	k.RevokedAt, k.RevocationReason = &at, &reason
-	v, err := signVersion(s.latest(), d, attest.KeysEventRevoked, at, signer)
+	v, err := SignVersion(s.latest(), d, attest.KeysEventRevoked, at, signer)
 	if err != nil {
 		return nil, err
 	}

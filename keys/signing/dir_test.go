@@ -212,7 +212,7 @@ func TestRotateDirRecovery(t *testing.T) {
 		if err := WritePrivateKey(filepath.Join(dir, pendingKeyFile), seedKey(2)); err != nil {
 			t.Fatal(err)
 		}
-		v, err := signVersion(s.latest(), d, "rotated", t1, NewSigner(seedKey(1)), NewSigner(seedKey(2)))
+		v, err := SignVersion(s.latest(), d, "rotated", t1, NewSigner(seedKey(1)), NewSigner(seedKey(2)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -217,7 +217,7 @@ func TestOpenDirUpgradesLegacy(t *testing.T) {
 	if err := writeFileAtomic(filepath.Join(dir3, LogKeyFile), data, 0o600, false); err != nil {
 		t.Fatal(err)
 	}
-	v1, err := signVersion(nil, up, "generated", t1, NewSigner(seedKey(1)))
+	v1, err := SignVersion(nil, up, "generated", t1, NewSigner(seedKey(1)))
 	if err != nil {
 		t.Fatal(err)
 	}

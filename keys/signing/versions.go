@@ -126,11 +126,11 @@ func readFileLimited(path string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// signVersion signs doc as the version after prev (nil: version 1) recording event at
-// issuedAt, with signers in order (the authorizing key first), and checks the result as
-// a verifier will (keys.OpenVersion), so that no version is written that the history
-// would refuse.
-func signVersion(prev *keys.Version, doc *keys.Document, event string, issuedAt time.Time, signers ...*Signer) (*keys.Version, error) {
+// SignVersion signs doc as the key document version after prev (nil: version 1)
+// recording event at issuedAt, with signers in order (the authorizing key first), and
+// checks the result as a verifier will (keys.OpenVersion), so that no version is made
+// that the history would refuse. Its Envelope is the keys record the service logs.
+func SignVersion(prev *keys.Version, doc *keys.Document, event string, issuedAt time.Time, signers ...attest.Signer) (*keys.Version, error) {
 	canon, err := keys.CanonicalDocument(doc)
 	if err != nil {
 		return nil, err
@@ -143,11 +143,7 @@ func signVersion(prev *keys.Version, doc *keys.Document, event string, issuedAt 
 	if err != nil {
 		return nil, err
 	}
-	ss := make([]attest.Signer, len(signers))
-	for i, s := range signers {
-		ss[i] = s
-	}
-	env, _, err := attest.Sign(context.Background(), st, ss...)
+	env, _, err := attest.Sign(context.Background(), st, signers...)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +153,7 @@ func signVersion(prev *keys.Version, doc *keys.Document, event string, issuedAt 
 	}
 	v, err := keys.OpenVersion(prev, data)
 	if err != nil {
-		return nil, fmt.Errorf("refusing to write key document version %d: %w", n, err)
+		return nil, fmt.Errorf("refusing to make key document version %d: %w", n, err)
 	}
 	return v, nil
 }
@@ -300,7 +296,7 @@ func (s *state) ensureHistory(dir string, signer *Signer, now time.Time, rand io
 	if s.latest() != nil {
 		event = attest.KeysEventLogKeyAdded
 	}
-	v, err := signVersion(s.latest(), &next, event, now, signer)
+	v, err := SignVersion(s.latest(), &next, event, now, signer)
 	if err != nil {
 		return err
 	}

@@ -232,33 +232,6 @@ func Records(ctx context.Context, s *ledgertest.Signer, first, n int64) ([][]byt
 	return out, nil
 }
 
-// SignVersion signs doc as the key document version after prev (nil: version 1)
-// recording event at issuedAt, with signers in order (the authorizing key first), and
-// checks it as the verifier will (keys.OpenVersion). Its Envelope is the keys record.
-func SignVersion(prev *keys.Version, doc *keys.Document, event string, issuedAt time.Time, signers ...attest.Signer) (*keys.Version, error) {
-	canon, err := keys.CanonicalDocument(doc)
-	if err != nil {
-		return nil, err
-	}
-	n, previous := 1, ""
-	if prev != nil {
-		n, previous = prev.Number+1, prev.PreviousDigest()
-	}
-	st, err := attest.NewKeysStatement(doc.Issuer, n, event, issuedAt, canon, previous)
-	if err != nil {
-		return nil, err
-	}
-	env, _, err := attest.Sign(context.Background(), st, signers...)
-	if err != nil {
-		return nil, err
-	}
-	data, err := attest.EncodeEnvelope(env)
-	if err != nil {
-		return nil, err
-	}
-	return keys.OpenVersion(prev, data)
-}
-
 // LedgerKey is the signing key of ledgertest.NewSigner(seed), which the records it signs
 // verify under: its key document can then be given a signed history.
 func LedgerKey(seed string) *signing.Signer {
@@ -277,7 +250,7 @@ func History(seed, origin, logKey string) (*keys.Version, error) {
 	d := *s.Doc
 	d.FormatVersion = keys.FormatVersion
 	d.Log = &keys.Log{Origin: origin, Key: logKey}
-	return SignVersion(nil, &d, attest.KeysEventGenerated, d.Keys[0].ValidFrom, LedgerKey(seed))
+	return signing.SignVersion(nil, &d, attest.KeysEventGenerated, d.Keys[0].ValidFrom, LedgerKey(seed))
 }
 
 // KeysLeaf is the leaf of a key document version logged with sequence number seq.
