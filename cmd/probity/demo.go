@@ -126,17 +126,12 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer stopWitness()
-	tl, err := ef.openLog(ctx, st, lf, logger)
+	tl, waitLog, err := ef.startLog(ctx, st, lf, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
-	logDone := make(chan struct{})
-	go func() {
-		defer close(logDone)
-		ef.followLog(ctx, tl, st, lf, logger)
-	}()
-	defer func() { stop(); <-logDone }() // the log's last append before the demo exits
+	defer func() { stop(); waitLog() }() // the log's last append before the demo exits
 	// The directory is up before the rounds, so a port in use fails at once and the
 	// pages fill in as the rounds store.
 	srv, err := publish(ctx, st, doc, ef.logDirectory(), *listen, base, web.DefaultRateLimit, logger)

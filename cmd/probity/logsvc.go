@@ -147,6 +147,22 @@ func watchKeyVersions(ctx context.Context, st store.Store, keyDir string, logger
 	}
 }
 
+// startLog opens the log (openLog: tl is nil when another process appends) and
+// follows the ledger in the background (followLog). Once ctx has ended, wait returns
+// after the log's last append.
+func (ef *envFlags) startLog(ctx context.Context, st store.Store, lf logFlags, logger *slog.Logger) (tl *translog.Log, wait func(), err error) {
+	tl, err = ef.openLog(ctx, st, lf, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ef.followLog(ctx, tl, st, lf, logger)
+	}()
+	return tl, func() { <-done }, nil
+}
+
 // logTakeover is how often a process that does not append tries to become the
 // appender, so that the log goes on when the appending process stops.
 const logTakeover = 30 * time.Second

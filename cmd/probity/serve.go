@@ -172,19 +172,14 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	// The transparency log: this process appends when no other does.
-	tl, err := ef.openLog(ctx, st, lf, logger)
+	_, waitLog, err := ef.startLog(ctx, st, lf, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
-	logDone := make(chan struct{})
-	go func() {
-		defer close(logDone)
-		ef.followLog(ctx, tl, st, lf, logger)
-	}()
-	go watchKeyVersions(ctx, st, ef.keyDirectory(), logger)
 	// Whatever ends serve, the log makes its last append before the process exits.
-	defer func() { stop(); <-logDone }()
+	defer func() { stop(); waitLog() }()
+	go watchKeyVersions(ctx, st, ef.keyDirectory(), logger)
 	r, err := ef.runner(st, signer, schedule, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
