@@ -165,7 +165,7 @@ func (ef *envFlags) startLog(ctx context.Context, st store.Store, lf logFlags, l
 
 // logTakeover is how often a process that does not append tries to become the
 // appender, so that the log goes on when the appending process stops.
-const logTakeover = 30 * time.Second
+var logTakeover = 30 * time.Second // a variable for the takeover test
 
 // followLog appends to the log until ctx ends: with tl when this process is the
 // appender, else trying every logTakeover to become it. It closes the log it appended
