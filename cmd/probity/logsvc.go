@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/probity-dev/probity/checks/probe/egress"
@@ -92,7 +93,8 @@ func logKeyVersions(ctx context.Context, st store.Store, keyDir string) error {
 // logs this one's records too; this one only serves the log). Tessera's own log lines
 // (klog) go to logger, warnings and errors only.
 func (ef *envFlags) openLog(ctx context.Context, st store.Store, lf logFlags, logger *slog.Logger) (*translog.Log, error) {
-	klog.SetSlogLogger(slog.New(warnOnly{logger.Handler()}).With("component", "tessera"))
+	// klog is global, and Tessera's goroutines read it: set it once per process.
+	klogOnce.Do(func() { klog.SetSlogLogger(slog.New(warnOnly{logger.Handler()}).With("component", "tessera")) })
 	keyDir := ef.keyDirectory()
 	if err := logKeyVersions(ctx, st, keyDir); err != nil {
 		return nil, err
@@ -194,6 +196,9 @@ func (ef *envFlags) followLog(ctx context.Context, tl *translog.Log, st store.St
 		logger.Error("couldn't close the transparency log", "error", err.Error())
 	}
 }
+
+// klogOnce sets klog's logger (openLog).
+var klogOnce sync.Once
 
 // warnOnly passes on warnings and errors only.
 type warnOnly struct{ slog.Handler }
