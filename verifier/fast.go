@@ -354,7 +354,9 @@ func bundleFast(data []byte) (*parsedBundle, bool) {
 		return nil, false
 	}
 	b.envelope = s.b[start:s.i]
-	if !s.lit(`,"inclusionProof":`) {
+	// attest.ParseEnvelope's bound, which a bundle has room to exceed: decline, so the
+	// general path reports it (malformed_envelope).
+	if len(b.envelope) > 2*attest.MaxPayloadSize || !s.lit(`,"inclusionProof":`) {
 		return nil, false
 	}
 	if b.proof, ok = proofFast(s); !ok || !s.lit(`,"checkpoint":`) {
@@ -450,6 +452,9 @@ func noteFast(s *scan) ([]byte, bool) {
 		return nil, false
 	}
 	v := s.b[s.i+1 : s.i+1+j]
+	if len(v) > maxCheckpointSize {
+		return nil, false // no checkpoint is this long: the general path reports it, unremembered
+	}
 	if _, ok := getBytes(validNotes, v); !ok {
 		if !noteText(v) {
 			return nil, false
