@@ -39,7 +39,8 @@ type LogResult struct {
 //     document's), its origin is that key's name, and every cosignature by a trusted
 //     witness (Policy.WitnessKeys, tlog-cosignature/v1) verifies.
 //  2. The leaf rebuilt from the record (attest.RecordLeaf(logIndex+1, kind, envelope)) is
-//     at logIndex in the checkpoint's tree: the inclusion proof holds (RFC 6962).
+//     at logIndex in the checkpoint's tree: the inclusion proof holds (RFC 6962). Its
+//     kind is the statement's (RecordKind), else malformed_bundle.
 //  3. A previous checkpoint, when present, verifies as in 1, has a size at most logIndex,
 //     and the consistency proof shows the checkpoint extends it.
 //  4. At least Policy.MinWitnesses trusted witnesses cosigned the checkpoint.
@@ -110,6 +111,12 @@ func VerifyBundle(bundle []byte, doc *keys.Document, policy Policy) (*Result, er
 	}
 	if err := tlog.CheckRecord(b.proof, cp.Size, cp.Hash, b.logIndex, leafHash); err != nil {
 		return fail(ReasonInclusion, "the record's leaf at index %d is not in the checkpoint's tree of size %d: %v", b.logIndex, cp.Size, err)
+	}
+	// The leaf's kind is the log's word for what the record is, and the time bounds
+	// depend on it (key document versions are exempt from the backdating bound): the
+	// leaf the log holds must name the statement's own.
+	if want := RecordKind(r.PredicateType); b.kind != want {
+		return fail(ReasonMalformedBundle, "the log holds the record as kind %q, but its statement is a %s record", b.kind, want)
 	}
 
 	if b.previous != nil || b.previousRaw != nil {
@@ -234,6 +241,22 @@ func (b *parsedBundle) openCheckpoint(tk *trustedKeys, previous bool) (*Verified
 	return e.result()
 }
 
+// RecordKind is the log leaf kind of a record with the given predicate type (the kind a
+// bundle and its leaf must name): probe, change, supply or keys; "" for any other type.
+func RecordKind(predicateType string) string {
+	switch predicateType {
+	case attest.ProbePredicateType:
+		return "probe"
+	case attest.ChangePredicateType:
+		return "change"
+	case attest.SupplyPredicateType:
+		return "supply"
+	case attest.KeysPredicateType:
+		return "keys"
+	}
+	return ""
+}
+
 // documentLogKey is the log's verifier key the key document lists (format 2), if any;
 // keys.Document.Validate holds its name to the log's origin.
 func documentLogKey(doc *keys.Document) string {
@@ -255,7 +278,8 @@ func documentLogKey(doc *keys.Document) string {
 //     is exempt: a rotation made while the service runs is logged when the service
 //     next looks for it, and the key history's own rules date it.
 //
-// A zero witnessedAt or notBefore is not checked.
+// A zero witnessedAt or notBefore is not checked. kind must be the record's own, checked
+// against its statement (RecordKind): a leaf's kind is only the log's word.
 func CheckTimeBounds(kind string, recorded, witnessedAt, notBefore time.Time, maxBackdate time.Duration) *Failure {
 	if !witnessedAt.IsZero() && recorded.Truncate(time.Second).After(witnessedAt) {
 		return &Failure{Reason: ReasonPostdated, Detail: fmt.Sprintf("the record's time %s is after its checkpoint was first witnessed, at %s", attest.FormatTime(recorded), attest.FormatTime(witnessedAt))}

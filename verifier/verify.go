@@ -31,9 +31,9 @@
 // transparency log; VerifyBundle checks it as its documentation lists: the envelope's
 // steps 1 to 6, the log's signed checkpoint and the trusted witnesses' cosignatures
 // (C2SP tlog-checkpoint, signed-note, tlog-cosignature/v1), the inclusion proof of the
-// leaf rebuilt from the envelope, the consistency of the previous checkpoint, then step 7
-// with the revocation rule below, the record's time against the witnessed times, and
-// step 8.
+// leaf rebuilt from the envelope (whose kind must be the statement's), the consistency
+// of the previous checkpoint, then step 7 with the revocation rule below, the record's
+// time against the witnessed times, and step 8.
 //
 // Revocation. A signature by a key revoked at time R is valid for a record that was
 // logged and witnessed before R: some trusted witness cosigned a checkpoint holding the

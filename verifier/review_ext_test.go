@@ -1,0 +1,35 @@
+package verifier_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/verifier"
+)
+
+// TestBundleKindMatchesStatement: a bundle's kind (its leaf's) must be its statement's.
+// Otherwise a log could file a back-dated probe record under kind keys, which the
+// backdating bound exempts, and have it verify.
+func TestBundleKindMatchesStatement(t *testing.T) {
+	f := newLogFixture(t)
+	early := sign(fullStatement(attest.FormatTime(f.t0.Add(-2*time.Hour))), f.vk.active)
+	f.log.addRecord(t, "keys", early) // index 5
+	c := f.log.checkpoint(t, 6, f.w1.cosignAt(f.t0.Add(10*time.Minute)), f.w2.cosignAt(f.t0.Add(10*time.Minute)))
+	prevB := &prevCheckpoint{note: f.b, size: 5}
+	_, err := verifier.VerifyBundle(f.log.bundle(t, 5, 6, c, prevB), f.vk.doc, f.policy)
+	if reasonOf(err) != verifier.ReasonMalformedBundle {
+		t.Errorf("a probe record logged as kind keys: want %s, got %v", verifier.ReasonMalformedBundle, err)
+	}
+	// Any other kind than the statement's fails too, and the right one verifies.
+	g := newLogFixture(t)
+	g.log.addRecord(t, "change", g.envs[0])
+	g.log.addRecord(t, "probe", g.envs[1])
+	c = g.log.checkpoint(t, 7, g.w1.cosignAt(g.t0.Add(10*time.Minute)), g.w2.cosignAt(g.t0.Add(10*time.Minute)))
+	if _, err := verifier.VerifyBundle(g.log.bundle(t, 5, 7, c, nil), g.vk.doc, g.policy); reasonOf(err) != verifier.ReasonMalformedBundle {
+		t.Errorf("a probe record logged as kind change: want %s, got %v", verifier.ReasonMalformedBundle, err)
+	}
+	if _, err := verifier.VerifyBundle(g.log.bundle(t, 6, 7, c, nil), g.vk.doc, g.policy); err != nil {
+		t.Errorf("a probe record logged as kind probe: %v", err)
+	}
+}
