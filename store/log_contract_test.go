@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -450,6 +451,28 @@ func TestTryLogLock(t *testing.T) {
 		if err != nil || !ok3 {
 			t.Errorf("TryLogLock after release = %v, %v", ok3, err)
 		}
+		if err := s.LogLockHeld(ctx); err != nil {
+			t.Errorf("LogLockHeld while held: %v", err)
+		}
+		if s.Backend() == "postgres" {
+			// The server ends the lock's session (a restart, a network cut): the lock is
+			// gone, and LogLockHeld says so.
+			if _, err := QueryForTest(ctx, s, `SELECT pg_terminate_backend(pid)::text FROM pg_locks
+				WHERE locktype = 'advisory' AND objid = `+strconv.Itoa(int(pgLockLogAppender))+` AND objsubid = 2
+				AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, 1); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for s.LogLockHeld(ctx) == nil && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if err := s.LogLockHeld(ctx); err == nil {
+				t.Error("LogLockHeld after the lock's session ended: nil")
+			}
+		}
 		release3()
+		if err := s.LogLockHeld(ctx); (err == nil) != (s.Backend() == "sqlite") {
+			t.Errorf("LogLockHeld after release: %v", err)
+		}
 	})
 }

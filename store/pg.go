@@ -54,6 +54,10 @@ type pgStore struct {
 	log    *slog.Logger
 	now    func() time.Time
 	closed atomic.Bool
+	// logLockConn is the connection holding the log appender's lock (TryLogLock), nil
+	// when none is; logLock guards it (a pgx.Conn serves one goroutine at a time).
+	logLock     sync.Mutex
+	logLockConn *pgx.Conn
 }
 
 // openPostgres opens a pool on cfg.DatabaseURL and checks that it connects.

@@ -89,9 +89,15 @@ func (s *pgStore) TryLogLock(ctx context.Context) (func(), bool, error) {
 		conn.Close(context.WithoutCancel(ctx))
 		return func() {}, false, nil
 	}
+	s.logLock.Lock()
+	s.logLockConn = conn
+	s.logLock.Unlock()
 	var once sync.Once
 	release := func() {
 		once.Do(func() {
+			s.logLock.Lock()
+			defer s.logLock.Unlock()
+			s.logLockConn = nil
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			// Closing the session releases the lock; the unlock first says so plainly.
@@ -100,4 +106,28 @@ func (s *pgStore) TryLogLock(ctx context.Context) (func(), bool, error) {
 		})
 	}
 	return release, true, nil
+}
+
+// LogLockHeld asks, on the lock's own connection, whether its session still holds the
+// log appender's lock: an error when the connection is gone (the server ended the
+// session, and with it the lock) or the lock is not held.
+func (s *pgStore) LogLockHeld(ctx context.Context) error {
+	s.logLock.Lock()
+	defer s.logLock.Unlock()
+	if s.logLockConn == nil {
+		return errors.New("the log lock is not held")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var held bool
+	err := s.logLockConn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'
+		AND pid = pg_backend_pid() AND classid = $1::oid AND objid = $2::oid AND objsubid = 2 AND granted)`,
+		int64(uint32(pgLockClass)), int64(uint32(pgLockLogAppender))).Scan(&held)
+	switch {
+	case err != nil:
+		return fmt.Errorf("the log lock's connection is lost: %w", err)
+	case !held:
+		return errors.New("the log lock is no longer held")
+	}
+	return nil
 }

@@ -58,3 +58,6 @@ func (s *sqliteStore) SaveKeyDocumentVersion(ctx context.Context, v KeyDocumentV
 func (s *sqliteStore) TryLogLock(context.Context) (func(), bool, error) {
 	return func() {}, true, nil
 }
+
+// LogLockHeld is always nil on SQLite (TryLogLock).
+func (s *sqliteStore) LogLockHeld(context.Context) error { return nil }

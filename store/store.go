@@ -723,6 +723,10 @@ type Store interface {
 	// called or the process ends: on PostgreSQL a session advisory lock on a connection
 	// of its own; on SQLite it always succeeds (the log's lock file decides).
 	TryLogLock(ctx context.Context) (release func(), ok bool, err error)
+	// LogLockHeld reports whether this process still holds the lock TryLogLock took: on
+	// PostgreSQL the lock dies with its connection (a server restart, a network cut)
+	// without a word, so the appender asks now and then; nil on SQLite.
+	LogLockHeld(ctx context.Context) error
 
 	// NewQueue builds a River client on the store's database (riverpgxv5 on
 	// PostgreSQL, riversqlite on SQLite). cfg is River's configuration; its Workers

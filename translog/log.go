@@ -86,6 +86,9 @@ type Store interface {
 	LatestCheckpoint(ctx context.Context) (*store.LogCheckpoint, error)
 	// TryLogLock takes the appender's lock of the database, if free.
 	TryLogLock(ctx context.Context) (release func(), ok bool, err error)
+	// LogLockHeld says whether that lock is still held (on PostgreSQL it dies with its
+	// connection).
+	LogLockHeld(ctx context.Context) error
 }
 
 // ErrNotAppender is wrapped by Open's error when another process holds the appender's
@@ -389,16 +392,23 @@ func (l *Log) Notify() {
 	}
 }
 
+// lockCheckInterval is how often Run asks the store whether its log lock is still held.
+var lockCheckInterval = 10 * time.Second
+
 // Run follows the ledger, appending every number as it is assigned, until ctx ends (it
 // then returns nil) or the log is closed; it reads the ledger on Notify and every
-// 500 ms, and archives each checkpoint Tessera publishes. A store or storage error is logged and tried again; a *MismatchError stops
-// it and is returned.
+// 500 ms, and archives each checkpoint Tessera publishes. A store or storage error is
+// logged and tried again; a *MismatchError stops it and is returned, and so does the
+// loss of the store's log lock (an error wrapping ErrNotAppender): close the log then,
+// and try Open again later.
 func (l *Log) Run(ctx context.Context) error {
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	// Checkpoints are read twice per interval, so that none Tessera publishes is missed.
 	cpTick := time.NewTicker(min(pollInterval, l.cfg.CheckpointInterval/2))
 	defer cpTick.Stop()
+	lockTick := time.NewTicker(lockCheckInterval)
+	defer lockTick.Stop()
 	for {
 		l.mu.Lock()
 		_, err := l.appendAvailable(ctx, false)
@@ -422,6 +432,12 @@ func (l *Log) Run(ctx context.Context) error {
 			l.mu.Lock()
 			l.archive(ctx)
 			l.mu.Unlock()
+			goto wait
+		case <-lockTick.C:
+			// Another process may append once the store's lock is gone: stop first.
+			if err := l.st.LogLockHeld(ctx); err != nil && ctx.Err() == nil {
+				return fmt.Errorf("%w: this process lost the store's log lock: %v", ErrNotAppender, err)
+			}
 			goto wait
 		}
 	}

@@ -116,3 +116,34 @@ func TestPostgresOneAppender(t *testing.T) {
 	l1Again := mustOpen(t, cfg1, s2) // the other process takes over (same disk here)
 	mustSync(t, l1Again)
 }
+
+// TestPostgresLockLost: when the server ends the session holding the appender's lock (a
+// restart, a network cut), Run stops with ErrNotAppender instead of appending while
+// another process may take the lock.
+func TestPostgresLockLost(t *testing.T) {
+	defer func(d time.Duration) { lockCheckInterval = d }(lockCheckInterval)
+	lockCheckInterval = 20 * time.Millisecond
+	s, dbURL := newPostgresStore(t)
+	signer, _ := newLogKey(t)
+	l := mustOpen(t, Config{Dir: filepath.Join(t.TempDir(), "log"), Signer: signer, CheckpointInterval: MinCheckpointInterval}, s)
+	defer l.Close(context.WithoutCancel(t.Context()))
+	done := make(chan error, 1)
+	go func() { done <- l.Run(t.Context()) }()
+
+	conn, err := pgx.Connect(t.Context(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.WithoutCancel(t.Context()))
+	if _, err := conn.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 AND pid <> pg_backend_pid() AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrNotAppender) {
+			t.Fatalf("Run = %v, want ErrNotAppender", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Run went on appending after its lock was lost")
+	}
+}

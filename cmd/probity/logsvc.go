@@ -170,30 +170,38 @@ func (ef *envFlags) startLog(ctx context.Context, st store.Store, lf logFlags, l
 var logTakeover = 30 * time.Second // a variable for the takeover test
 
 // followLog appends to the log until ctx ends: with tl when this process is the
-// appender, else trying every logTakeover to become it. It closes the log it appended
-// to (a last append) before it returns.
+// appender, else trying every logTakeover to become it, and again after it stopped being
+// it (its store lock lost, or the log refused). It closes a log it appended to (a last
+// append) before it returns or tries again.
 func (ef *envFlags) followLog(ctx context.Context, tl *translog.Log, st store.Store, lf logFlags, logger *slog.Logger) {
-	for tl == nil {
-		select {
-		case <-ctx.Done():
+	for {
+		for tl == nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(logTakeover):
+			}
+			var err error
+			if tl, err = ef.openLog(ctx, st, lf, logger); err != nil && ctx.Err() == nil {
+				logger.Error("couldn't open the transparency log", "error", err.Error())
+			}
+			if tl != nil {
+				logger.Info("this process appends to the transparency log now", "dir", ef.logDirectory())
+			}
+		}
+		runErr := tl.Run(ctx)
+		if runErr != nil {
+			logger.Error("the transparency log stopped appending", "error", runErr.Error())
+		}
+		closing, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		if err := tl.Close(closing); err != nil {
+			logger.Error("couldn't close the transparency log", "error", err.Error())
+		}
+		cancel()
+		if ctx.Err() != nil {
 			return
-		case <-time.After(logTakeover):
 		}
-		var err error
-		if tl, err = ef.openLog(ctx, st, lf, logger); err != nil && ctx.Err() == nil {
-			logger.Error("couldn't open the transparency log", "error", err.Error())
-		}
-		if tl != nil {
-			logger.Info("this process appends to the transparency log now", "dir", ef.logDirectory())
-		}
-	}
-	if err := tl.Run(ctx); err != nil {
-		logger.Error("the transparency log stopped appending", "error", err.Error())
-	}
-	closing, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	if err := tl.Close(closing); err != nil {
-		logger.Error("couldn't close the transparency log", "error", err.Error())
+		tl = nil
 	}
 }
 
