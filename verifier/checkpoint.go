@@ -244,17 +244,18 @@ func parseTrusted(logKey string, witnessKeys []string) (*trustedKeys, error) {
 		}
 		tk.log = v
 	}
+	// A cosignature/v1 signature does not cover the witness's name: one key listed
+	// under two names would count one witness twice towards MinWitnesses.
 	seen := map[string]bool{}
 	for _, k := range witnessKeys {
 		v, err := NewCosignatureVerifier(k)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrPolicy, err)
 		}
-		nh := v.name + "+" + strconv.FormatUint(uint64(v.hash), 16)
-		if seen[nh] {
-			return nil, fmt.Errorf("%w: witness key %q is listed twice", ErrPolicy, clip(k))
+		if seen[string(v.pub)] {
+			return nil, fmt.Errorf("%w: witness key %q is listed twice (the same public key, under this or another name)", ErrPolicy, clip(k))
 		}
-		seen[nh] = true
+		seen[string(v.pub)] = true
 		tk.witnesses = append(tk.witnesses, v)
 	}
 	keyMemo.put(id, tk)

@@ -1,6 +1,7 @@
 package verifier_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -31,5 +32,27 @@ func TestBundleKindMatchesStatement(t *testing.T) {
 	}
 	if _, err := verifier.VerifyBundle(g.log.bundle(t, 6, 7, c, nil), g.vk.doc, g.policy); err != nil {
 		t.Errorf("a probe record logged as kind probe: %v", err)
+	}
+}
+
+// TestWitnessKeyListedUnderTwoNames: a cosignature/v1 signature does not cover the
+// witness's name, so one key listed under two names would let one witness count twice
+// towards MinWitnesses. Such a policy is refused.
+func TestWitnessKeyListedUnderTwoNames(t *testing.T) {
+	f := newLogFixture(t)
+	alias := newTestWitness("witness.test/alias", "w1") // w1's key under another name
+	if !alias.pub().Equal(f.w1.pub()) {
+		t.Fatal("alias has another key")
+	}
+	c := f.log.checkpoint(t, 5, f.w1.cosignAt(f.t0.Add(5*time.Minute)), alias.cosignAt(f.t0.Add(5*time.Minute)))
+	p := verifier.Policy{Threshold: 1, LogKey: f.log.vkey, WitnessKeys: []string{f.w1.vkey(), alias.vkey()}, MinWitnesses: 2}
+	if err := p.Validate(); !errors.Is(err, verifier.ErrPolicy) {
+		t.Errorf("one witness key under two names: Validate says %v", err)
+	}
+	if res, err := verifier.VerifyBundle(f.log.bundle(t, 3, 5, c, f.prevA), f.vk.doc, p); err == nil {
+		t.Errorf("one witness counted twice: verified, %d cosignatures", len(res.Log.Cosignatures))
+	}
+	if _, err := verifier.OpenCheckpoint([]byte(c), f.log.vkey, p.WitnessKeys); !errors.Is(err, verifier.ErrPolicy) {
+		t.Errorf("OpenCheckpoint: %v", err)
 	}
 }

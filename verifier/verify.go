@@ -176,7 +176,8 @@ type Policy struct {
 	// Empty: the key document's log key.
 	LogKey string
 	// WitnessKeys are the witnesses trusted for cosignatures, each a signed-note vkey of
-	// type 0x04 (tlog-cosignature/v1). Cosignatures by other keys are ignored.
+	// type 0x04 (tlog-cosignature/v1), each public key once (a cosignature does not
+	// cover the witness's name). Cosignatures by other keys are ignored.
 	WitnessKeys []string
 	// MinWitnesses is how many of WitnessKeys must have cosigned a bundle's checkpoint.
 	MinWitnesses int
