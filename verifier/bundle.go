@@ -2,6 +2,7 @@ package verifier
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"golang.org/x/mod/sumdb/tlog"
@@ -100,7 +101,7 @@ func VerifyBundle(bundle []byte, doc *keys.Document, policy Policy) (*Result, er
 		r.Failure = err.(*Failure)
 		return r, err
 	}
-	lr := &LogResult{LogIndex: b.logIndex, Origin: cp.Origin, CheckpointSize: cp.Size, Cosignatures: cp.Cosignatures, WitnessedAt: cp.Earliest()}
+	lr := &LogResult{LogIndex: b.logIndex, Origin: cp.Origin, CheckpointSize: cp.Size, Cosignatures: slices.Clone(cp.Cosignatures), WitnessedAt: cp.Earliest()}
 	r.Log = lr
 	if b.logIndex >= cp.Size {
 		return fail(ReasonInclusion, "log index %d is not in a checkpoint of size %d", b.logIndex, cp.Size)
@@ -191,12 +192,12 @@ func CheckConsistency(saved, newer []byte, proof [][]byte, doc *keys.Document, p
 			return c, &Failure{Reason: ReasonInconsistent, Detail: fmt.Sprintf("proof hash of %d bytes, want %d", len(h), tlog.HashSize)}
 		}
 	}
-	if c.Saved, err = openCheckpoint(saved, tk); err != nil {
+	if c.Saved, err = cloneResult(openCheckpoint(saved, tk)); err != nil {
 		f := *err.(*Failure)
 		f.Detail = "saved checkpoint: " + f.Detail
 		return c, &f
 	}
-	if c.Newer, err = openCheckpoint(newer, tk); err != nil {
+	if c.Newer, err = cloneResult(openCheckpoint(newer, tk)); err != nil {
 		f := *err.(*Failure)
 		f.Detail = "newer checkpoint: " + f.Detail
 		return c, &f

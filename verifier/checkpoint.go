@@ -223,7 +223,22 @@ func OpenCheckpoint(text []byte, logKey string, witnessKeys []string) (*Verified
 	if tk.log == nil {
 		return nil, fmt.Errorf("%w: no log key", ErrPolicy)
 	}
-	return openCheckpoint(text, tk)
+	return cloneResult(openCheckpoint(text, tk))
+}
+
+// clone copies a verified checkpoint, which the memo shares, for a caller to keep.
+func (c *VerifiedCheckpoint) clone() *VerifiedCheckpoint {
+	if c == nil {
+		return nil
+	}
+	d := *c
+	d.Extensions = slices.Clone(c.Extensions)
+	d.Cosignatures = slices.Clone(c.Cosignatures)
+	return &d
+}
+
+func cloneResult(c *VerifiedCheckpoint, err error) (*VerifiedCheckpoint, error) {
+	return c.clone(), err
 }
 
 func parseTrusted(logKey string, witnessKeys []string) (*trustedKeys, error) {
@@ -287,7 +302,8 @@ type checkpointEntry struct {
 
 func (e *checkpointEntry) result() (*VerifiedCheckpoint, error) {
 	if e.fail != nil {
-		return nil, e.fail
+		f := *e.fail // the caller's to keep; the memo's stays as it is
+		return nil, &f
 	}
 	return e.cp, nil
 }

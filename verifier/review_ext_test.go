@@ -56,3 +56,54 @@ func TestWitnessKeyListedUnderTwoNames(t *testing.T) {
 		t.Errorf("OpenCheckpoint: %v", err)
 	}
 }
+
+// TestCheckpointResultsAreCopies: what OpenCheckpoint and CheckConsistency return is
+// the caller's to change; the memo of verified checkpoints behind them is not.
+func TestCheckpointResultsAreCopies(t *testing.T) {
+	f := newLogFixture(t)
+	p := f.policy
+	vc, err := verifier.OpenCheckpoint([]byte(f.b), f.log.vkey, p.WitnessKeys)
+	if err != nil || len(vc.Cosignatures) != 2 {
+		t.Fatalf("%+v %v", vc, err)
+	}
+	vc.Cosignatures[0].Time = f.t0.Add(-48 * time.Hour)
+	vc.Cosignatures[0].Witness = "forged"
+	vc.Size = 1
+	again, err := verifier.OpenCheckpoint([]byte(f.b), f.log.vkey, p.WitnessKeys)
+	if err != nil || again.Size != 5 || again.Cosignatures[0].Witness != f.w1.name || !again.Cosignatures[0].Time.Equal(f.t0.Add(5*time.Minute)) {
+		t.Errorf("a caller's change to one result shows in the next: %+v %v", again, err)
+	}
+	c, err := verifier.CheckConsistency([]byte(f.a), []byte(f.b), f.log.consistency(t, 5, 3), nil, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Newer.Cosignatures[0].Witness = "forged"
+	if again, _ := verifier.OpenCheckpoint([]byte(f.b), f.log.vkey, p.WitnessKeys); again.Cosignatures[0].Witness != f.w1.name {
+		t.Errorf("a change to CheckConsistency's result shows in OpenCheckpoint's")
+	}
+	res, err := verifier.VerifyBundle(f.bundle3, f.vk.doc, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Log.Cosignatures[0].Witness = "forged"
+	if again, _ := verifier.OpenCheckpoint([]byte(f.b), f.log.vkey, p.WitnessKeys); again.Cosignatures[0].Witness != f.w1.name {
+		t.Errorf("a change to VerifyBundle's result shows in OpenCheckpoint's")
+	}
+}
+
+// TestCheckpointFailuresAreCopies: a failed checkpoint's Failure, remembered, is copied
+// into each result.
+func TestCheckpointFailuresAreCopies(t *testing.T) {
+	f := newLogFixture(t)
+	other := newTestLog(t, testOrigin, "impostor")
+	bad := editBundle(t, f.bundle3, func(b *attest.Bundle) { b.Checkpoint = signNote(t, f.log.body(t, 5), other.signer) })
+	res, err := verifier.VerifyBundle(bad, f.vk.doc, f.policy)
+	if reasonOf(err) != verifier.ReasonCheckpointSignature {
+		t.Fatal(err)
+	}
+	res.Failure.Reason = "ok"
+	res.Failure.Detail = "edited"
+	if _, err := verifier.VerifyBundle(bad, f.vk.doc, f.policy); reasonOf(err) != verifier.ReasonCheckpointSignature {
+		t.Errorf("a caller's change to a failure shows in the next: %v", err)
+	}
+}
