@@ -20,6 +20,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/probity-dev/probity/attest"
 	"github.com/probity-dev/probity/keys"
@@ -371,6 +372,7 @@ func (a *auditor) compareSaved() {
 // bundleData is one entry bundle read, hashed and compared with its level-0 tile.
 type bundleData struct {
 	n       int64
+	held    int64    // bytes of the in-flight budget it holds (maxInFlight)
 	entries [][]byte // nil when the bundle could not be read
 	hashes  []tlog.Hash
 	digest  [sha256.Size]byte // leafHashesDigest(hashes)
@@ -425,6 +427,11 @@ func (a *auditor) stream(ctx context.Context) error {
 	}
 	futures := make(chan chan bundleData, 2*fetchers)
 	sem := make(chan struct{}, fetchers)
+	// The bytes of the bundles read and not yet verified are bounded: a bundle takes
+	// the largest a bundle can be before it is read, gives back what it did not need
+	// once read, and the rest when its envelopes are verified. Taken in bundle order,
+	// so the bundle stage 2 waits for always has its share.
+	budget := semaphore.NewWeighted(maxInFlight)
 	g.Go(func() error {
 		defer close(futures)
 		for n := int64(0); n < nBundles; n++ {
@@ -440,6 +447,9 @@ func (a *auditor) stream(ctx context.Context) error {
 			case <-ctx.Done():
 				return ctx.Err()
 			}
+			if err := budget.Acquire(ctx, maxBundleSize); err != nil {
+				return err
+			}
 			select {
 			case futures <- f:
 			case <-ctx.Done():
@@ -451,6 +461,10 @@ func (a *auditor) stream(ctx context.Context) error {
 				if err != nil {
 					return err
 				}
+				for _, e := range bd.entries {
+					bd.held += int64(len(e))
+				}
+				budget.Release(maxBundleSize - bd.held)
 				f <- bd
 				return nil
 			})
@@ -459,17 +473,22 @@ func (a *auditor) stream(ctx context.Context) error {
 	})
 
 	// Stage 3: verify envelopes on every core.
-	jobs := make(chan []job, 2*a.cfg.Workers)
+	type batchOf struct {
+		jobs []job
+		held int64 // budget bytes its bundle holds
+	}
+	jobs := make(chan batchOf, 2*a.cfg.Workers)
 	var wg sync.WaitGroup
 	for range a.cfg.Workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for batch := range jobs {
-				for _, j := range batch {
+				for _, j := range batch.jobs {
 					a.verifyEnvelope(j)
 				}
-				a.done.Add(int64(len(batch)))
+				a.done.Add(int64(len(batch.jobs)))
+				budget.Release(batch.held)
 			}
 		}()
 	}
@@ -507,12 +526,14 @@ func (a *auditor) stream(ctx context.Context) error {
 				level8 = append(level8, perfectRoot(bd.hashes))
 			}
 			batch := a.leaves(bd)
-			if len(batch) > 0 {
-				select {
-				case jobs <- batch:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
+			if len(batch) == 0 {
+				budget.Release(bd.held)
+				continue
+			}
+			select {
+			case jobs <- batchOf{jobs: batch, held: bd.held}:
+			case <-ctx.Done():
+				return ctx.Err()
 			}
 		}
 		if broken {

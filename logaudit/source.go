@@ -21,7 +21,10 @@ const (
 	maxCheckpointSize = 1 << 20 // a signed note with cosignatures; Go's note allows 1 MB
 	maxTileSize       = 256 * 32
 	maxBundleSize     = 256 * (2 + 1<<16 - 1)
-	maxKeysSize       = 1 << 20 // keys.MaxDocumentSize
+	// maxInFlight bounds the bytes of entry bundles read and not yet verified: sixteen
+	// bundles at their largest, a few hundred of Probity's usual ones.
+	maxInFlight = 16 * maxBundleSize
+	maxKeysSize = 1 << 20 // keys.MaxDocumentSize
 	// TileWidth is the width of a full tile and entry bundle (C2SP tlog-tiles).
 	TileWidth = 256
 )
