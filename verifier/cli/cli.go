@@ -76,9 +76,11 @@ Flags:
 	                     origin+hash+base64), or a file holding it; overrides the key
 	                     document's
 	--witness-key VKEY   a trusted witness's cosignature/v1 verifier key (type 0x04), or
-	                     a file holding it; repeat for several witnesses
+	                     a file holding it; repeat for several witnesses (each public
+	                     key once: a cosignature does not cover the witness's name)
 	--min-witnesses N    trusted witnesses that must have cosigned a bundle's checkpoint
-	                     (default 1 when --witness-key is given, else 0)
+	                     (and, with --newer, the newer checkpoint; default 1 when
+	                     --witness-key is given, else 0)
 	--max-backdate D     how far a record's time may lie before the previous checkpoint
 	                     was witnessed (default 1h; Go duration syntax, e.g. 90m)
 
