@@ -10,9 +10,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/transparency-dev/tessera/api/layout"
 )
 
 // Bounds on what the audit reads, so that a hostile or broken source cannot make it
@@ -196,25 +197,20 @@ func readLimited(r io.Reader, name string, limit int64) ([]byte, error) {
 }
 
 // tilePath is the C2SP tlog-tiles path of the hash tile at level l, index n, width w
-// (w < TileWidth: a partial tile).
+// (w < TileWidth: a partial tile), as Tessera's layout writes it.
 func tilePath(l int, n int64, w int) string {
-	return "tile/" + strconv.Itoa(l) + "/" + tileIndex(n, w)
+	return layout.TilePath(uint64(l), uint64(n), partialWidth(w))
 }
 
 // entriesPath is the path of entry bundle n of width w.
-func entriesPath(n int64, w int) string { return "tile/entries/" + tileIndex(n, w) }
+func entriesPath(n int64, w int) string { return layout.EntriesPath(uint64(n), partialWidth(w)) }
 
-// tileIndex encodes n in groups of three digits, all but the last prefixed with x, and
-// a partial width as .p/W.
-func tileIndex(n int64, w int) string {
-	s := fmt.Sprintf("%03d", n%1000)
-	for n /= 1000; n > 0; n /= 1000 {
-		s = fmt.Sprintf("x%03d/%s", n%1000, s)
-	}
+// partialWidth is layout's p of a resource of width w: w for a partial one, 0 for a full.
+func partialWidth(w int) uint8 {
 	if w > 0 && w < TileWidth {
-		s += ".p/" + strconv.Itoa(w)
+		return uint8(w)
 	}
-	return s
+	return 0
 }
 
 // readTile reads a tile or bundle of width w: the partial resource, or when that is gone

@@ -16,9 +16,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
+	"github.com/transparency-dev/tessera/api/layout"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
@@ -115,7 +115,7 @@ func WriteLog(dir string, leaves [][]byte, logKey note.Signer, witnesses ...*Wit
 			data = binary.BigEndian.AppendUint16(data, uint16(len(l)))
 			data = append(data, l...)
 		}
-		if err := write(dir, "tile/entries/"+index(b, int(end-b*256)), data); err != nil {
+		if err := write(dir, layout.EntriesPath(uint64(b), uint8((end-b*256)%256)), data); err != nil {
 			return nil, err
 		}
 	}
@@ -129,7 +129,7 @@ func WriteLog(dir string, leaves [][]byte, logKey note.Signer, witnesses ...*Wit
 			for _, h := range part {
 				data = append(data, h[:]...)
 			}
-			if err := write(dir, "tile/"+strconv.Itoa(l)+"/"+index(t, len(part)), data); err != nil {
+			if err := write(dir, layout.TilePath(uint64(l), uint64(t), uint8(len(part)%256)), data); err != nil {
 				return nil, err
 			}
 			if len(part) == 256 {
@@ -180,17 +180,6 @@ func perfect(hs []tlog.Hash) tlog.Hash {
 		return hs[0]
 	}
 	return tlog.NodeHash(perfect(hs[:len(hs)/2]), perfect(hs[len(hs)/2:]))
-}
-
-func index(n int64, w int) string {
-	s := fmt.Sprintf("%03d", n%1000)
-	for n /= 1000; n > 0; n /= 1000 {
-		s = fmt.Sprintf("x%03d/%s", n%1000, s)
-	}
-	if w < 256 {
-		s += ".p/" + strconv.Itoa(w)
-	}
-	return s
 }
 
 func write(dir, path string, data []byte) error {
