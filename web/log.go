@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -11,8 +12,10 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+	"github.com/transparency-dev/tessera/api/layout"
 
 	"github.com/probity-dev/probity/store"
+	"github.com/probity-dev/probity/verifier"
 )
 
 // Log is the transparency log as the site serves it: the log's directory, read-only, in
@@ -116,30 +119,31 @@ func (s *site) publishedSize() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	// C2SP tlog-checkpoint: the origin line, then the size in decimal.
-	lines := strings.SplitN(string(head), "\n", 3)
-	if len(lines) < 3 {
-		return 0, errors.New("the log's checkpoint is malformed")
+	// The note's body (C2SP tlog-checkpoint), then a blank line and the signatures.
+	body, _, ok := strings.Cut(string(head), "\n\n")
+	if !ok {
+		return 0, errors.New("the log's checkpoint is not a signed note")
 	}
-	size, err := strconv.ParseInt(lines[1], 10, 64)
-	if err != nil || size < 0 {
-		return 0, errors.New("the log's checkpoint has no size")
+	cp, err := verifier.ParseCheckpoint(body + "\n")
+	if err != nil {
+		return 0, fmt.Errorf("the log's checkpoint: %w", err)
 	}
-	return size, nil
+	return cp.Size, nil
 }
 
 // tileWithin reports whether the tile (level "0".."63" or "entries"; index in
 // x-grouped digits; partial width "" for a full tile) covers only leaves below size.
 func tileWithin(level, index, width string, size int64) bool {
-	n, err := strconv.ParseInt(strings.NewReplacer("x", "", "/", "").Replace(index), 10, 64)
+	if width != "" {
+		index += ".p/" + width
+	}
+	n, p, err := layout.ParseTileIndexPartial(index)
 	if err != nil || n > 1<<48 {
 		return false
 	}
-	w := int64(256)
-	if width != "" {
-		if w, err = strconv.ParseInt(width, 10, 64); err != nil {
-			return false
-		}
+	w := uint64(layout.TileWidth)
+	if p != 0 {
+		w = uint64(p)
 	}
 	l := 0
 	if level != "entries" {
@@ -149,12 +153,12 @@ func tileWithin(level, index, width string, size int64) bool {
 	}
 	// The tile holds entries n*256 … n*256+w-1 of its level; an entry of level l
 	// stands for 256^l leaves. Compared without overflow: the end may not pass size.
-	end := n*256 + w
+	end := int64(n*layout.TileWidth + w)
 	for range l {
-		if end > size/256+1 {
+		if end > size/layout.TileWidth+1 {
 			return false
 		}
-		end *= 256
+		end *= layout.TileWidth
 	}
 	return end <= size
 }

@@ -59,7 +59,7 @@ func serve(h http.Handler, path, remote string) *httptest.ResponseRecorder {
 // and the checkpoint briefly cached, and nothing else of the directory.
 func TestLogServed(t *testing.T) {
 	lg := &fakeLog{files: fstest.MapFS{
-		"checkpoint":                 {Data: []byte("probity.test/log\n300000000\nAAAA\n\n— probity.test/log sig\n")},
+		"checkpoint":                 {Data: []byte("probity.test/log\n300000000\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\n— probity.test/log sig\n")},
 		"tile/1/000.p/2":             {Data: make([]byte, 64)},
 		"tile/0/x002/x000/000":       {Data: make([]byte, 8192)}, // leaves 512,000,000 on: beyond the checkpoint
 		"tile/2/x001/000":            {Data: make([]byte, 8192)}, // 256^3 leaves each: beyond too
