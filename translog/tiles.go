@@ -15,6 +15,8 @@ import (
 	"github.com/transparency-dev/tessera/api/layout"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/probity-dev/probity/verifier"
 )
 
 // Reading the log directory (the tlog-tiles layout), for proofs and checks. Tessera
@@ -137,21 +139,11 @@ func parseCheckpoint(raw []byte) (checkpoint, error) {
 	if !ok {
 		return cp, errors.New("checkpoint: no signature block")
 	}
-	lines := strings.Split(string(body), "\n")
-	if len(lines) < 3 {
-		return cp, errors.New("checkpoint: fewer than three lines")
+	c, err := verifier.ParseCheckpoint(string(body) + "\n")
+	if err != nil {
+		return cp, err
 	}
-	cp.origin = lines[0]
-	size, err := strconv.ParseInt(lines[1], 10, 64)
-	if err != nil || size < 0 || strconv.FormatInt(size, 10) != lines[1] {
-		return cp, fmt.Errorf("checkpoint: size %q", lines[1])
-	}
-	cp.size = size
-	root, err := base64.StdEncoding.DecodeString(lines[2])
-	if err != nil || len(root) != tlog.HashSize {
-		return cp, fmt.Errorf("checkpoint: root hash %q", lines[2])
-	}
-	copy(cp.root[:], root)
+	cp.origin, cp.size, cp.root = c.Origin, c.Size, c.Hash
 	for _, line := range strings.Split(strings.TrimSuffix(string(sigs), "\n"), "\n") {
 		if s, ok := strings.CutPrefix(line, "— "); ok {
 			cp.sigs = append(cp.sigs, s)

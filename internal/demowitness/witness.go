@@ -26,6 +26,8 @@ import (
 	"filippo.io/torchwood"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/probity-dev/probity/verifier"
 )
 
 // Label names this witness wherever it is shown.
@@ -146,7 +148,8 @@ func (w *Witness) add(body []byte) ([]byte, int, error) {
 	if err != nil {
 		return nil, http.StatusForbidden, errors.New("checkpoint is not signed by the log's key")
 	}
-	size, root, err := parseCheckpoint(n.Text)
+	cp, err := verifier.ParseCheckpoint(n.Text)
+	size, root := cp.Size, cp.Hash
 	switch {
 	case err != nil:
 		return nil, http.StatusForbidden, err
@@ -168,21 +171,4 @@ func (w *Witness) add(body []byte) ([]byte, int, error) {
 	st.size, st.root = size, root
 	// note.Sign returns the text, a blank line, then the one signature line.
 	return signed[len(n.Text)+1:], 0, nil
-}
-
-// parseCheckpoint reads a checkpoint body's size and root hash (C2SP tlog-checkpoint).
-func parseCheckpoint(text string) (int64, tlog.Hash, error) {
-	lines := strings.SplitN(text, "\n", 4)
-	if len(lines) < 4 {
-		return 0, tlog.Hash{}, errors.New("checkpoint has fewer than three lines")
-	}
-	size, err := strconv.ParseInt(lines[1], 10, 64)
-	if err != nil || size < 0 || strconv.FormatInt(size, 10) != lines[1] {
-		return 0, tlog.Hash{}, errors.New("checkpoint size is malformed")
-	}
-	h, err := base64.StdEncoding.DecodeString(lines[2])
-	if err != nil || len(h) != tlog.HashSize {
-		return 0, tlog.Hash{}, errors.New("checkpoint root hash is malformed")
-	}
-	return size, tlog.Hash(h), nil
 }
