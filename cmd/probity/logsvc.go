@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -79,7 +80,23 @@ func logKeyVersions(ctx context.Context, st store.Store, keyDir string) error {
 	if err != nil {
 		return fmt.Errorf("couldn't read the key document's versions: %w", err)
 	}
+	// The versions stored already are compared, not written again: serve looks every
+	// minute, and a directory whose version differs from the logged one is refused.
+	stored, err := st.KeyDocumentVersions(ctx)
+	if err != nil {
+		return fmt.Errorf("couldn't read the logged key document versions: %w", err)
+	}
+	logged := make(map[int][]byte, len(stored))
+	for _, v := range stored {
+		logged[v.Version] = v.Envelope
+	}
 	for _, v := range versions {
+		if env, ok := logged[v.Version]; ok {
+			if !bytes.Equal(env, v.Envelope) {
+				return fmt.Errorf("version %d of the key document in %s is not the one logged: %w", v.Version, keyDir, store.ErrKeyVersionConflict)
+			}
+			continue
+		}
 		if _, err := st.SaveKeyDocumentVersion(ctx, store.KeyDocumentVersion{Version: v.Version, IssuedAt: v.IssuedAt,
 			DocumentDigest: v.DocumentDigest, Envelope: v.Envelope, KeyID: v.KeyID, PayloadDigest: v.PayloadDigest}); err != nil {
 			return fmt.Errorf("couldn't log version %d of the key document: %w", v.Version, err)

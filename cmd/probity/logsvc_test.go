@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/probity-dev/probity/keys/signing"
+	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/translog"
 )
 
@@ -70,5 +73,36 @@ func TestFollowLogTakesOver(t *testing.T) {
 			t.Fatalf("the rotation was not logged after the appender stopped: checkpoint %+v", cp)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestLogKeyVersions: the key directory's versions are logged once; looking again
+// writes nothing, and a directory whose version 1 is not the logged one is refused.
+func TestLogKeyVersions(t *testing.T) {
+	ctx := t.Context()
+	ef := envFlags{dataDir: t.TempDir()}
+	st, _, err := ef.openStore(ctx, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, _, err := ef.openSigner(io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := logKeyVersions(ctx, st, ef.keyDirectory()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vs, err := st.KeyDocumentVersions(ctx)
+	if err != nil || len(vs) != 1 {
+		t.Fatalf("logged versions: %d, %v", len(vs), err)
+	}
+	other := filepath.Join(t.TempDir(), "keys")
+	if _, err := signing.GenerateDir(other, "https://probity.dev", time.Now(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := logKeyVersions(ctx, st, other); !errors.Is(err, store.ErrKeyVersionConflict) {
+		t.Fatalf("another directory's version 1: %v, want ErrKeyVersionConflict", err)
 	}
 }
