@@ -157,11 +157,14 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	// Never send credentials: nothing of the kind is set by the SDK, and this makes
 	// sure nothing is.
-	ctx, cancel := context.WithCancel(req.Context())
-	release := func() { cancel() }
+	// The end of the time budget cancels the request with the budget's cause, so that a
+	// request cut off by it is classified as a timeout, not as a failed connection,
+	// whichever of the two contexts the transport notices first.
+	ctx, cancel := context.WithCancelCause(req.Context())
+	release := func() { cancel(nil) }
 	if r.budget != nil {
-		stop := context.AfterFunc(r.budget, cancel)
-		release = func() { stop(); cancel() }
+		stop := context.AfterFunc(r.budget, func() { cancel(context.Cause(r.budget)) })
+		release = func() { stop(); cancel(nil) }
 	}
 	req = req.Clone(ctx)
 	for _, h := range []string{"Authorization", "Cookie", "Proxy-Authorization"} {
@@ -178,10 +181,14 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	defer r.mu.Unlock()
 	ex.LatencyMs = elapsed.Milliseconds()
 	if err != nil {
+		cause := err
+		if ctx.Err() != nil {
+			cause = errors.Join(err, context.Cause(ctx))
+		}
 		release()
 		ex.Err = clip(err.Error(), 200)
 		if r.failure == checks.ReachOK && len(r.exchanges) > 0 && r.allFailed() {
-			r.failure, r.failDetail = classify(err)
+			r.failure, r.failDetail = classify(cause)
 		}
 		var cv *tls.CertificateVerificationError
 		if errors.As(err, &cv) && r.tlsErr == nil {

@@ -175,3 +175,24 @@ func TestProbeNeverAnsweringServerKeepsBudget(t *testing.T) {
 		}
 	}
 }
+
+// A request cut off by the end of the probe's time budget is a timeout, not a failed
+// connection, even when the request's own context carries no deadline (CI saw the
+// budget's cancellation reach the transport before the request's deadline did).
+func TestRecorderBudgetEndIsTimeout(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	budget, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	rec := &recorder{base: http.DefaultTransport, maxBody: 1 << 20, maxRequests: 8, budget: budget}
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`))
+	if _, err := rec.RoundTrip(req); err == nil {
+		t.Fatal("the request to a server that never answers succeeded")
+	}
+	if rec.failure != checks.ReachTimeout {
+		t.Errorf("failure %q (%s), want %q", rec.failure, rec.failDetail, checks.ReachTimeout)
+	}
+}
