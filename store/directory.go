@@ -50,6 +50,17 @@ const (
 	// ByLastRound puts the entries with the newest round first (Entry.LastRoundAt
 	// descending), entries never probed last.
 	ByLastRound
+	// ByName orders by display name, ignoring case.
+	ByName
+	// ByLastChange puts the entries with the newest change first (Entry.LastChangeAt
+	// descending), entries without a change last.
+	ByLastChange
+	// ByFindings puts the entries with the most findings of their newest signed round
+	// first (FAILED before OBSERVED_RISK: by Failed, then ObservedRisk, descending).
+	ByFindings
+	// ByUptime puts the entries with the highest 30-day uptime first, entries without
+	// counted days last.
+	ByUptime
 )
 
 // DirectoryQuery selects a page of the directory. The zero value (with a Limit) is the
@@ -69,6 +80,12 @@ type DirectoryQuery struct {
 	// newest counted uptime day (online or offline) in that range is offline. Both or
 	// neither.
 	OfflineFrom, OfflineTo string
+	// HasFindings keeps the entries whose newest signed round has a FAILED or
+	// OBSERVED_RISK check result.
+	HasFindings bool
+	// Protocol, when not empty, keeps the entries whose newest round that completed a
+	// handshake negotiated that protocol version.
+	Protocol string
 	// Order is the rows' order.
 	Order DirectoryOrder
 	// AfterID is a cursor: only entries with a larger id (ByID only).
@@ -98,7 +115,20 @@ type RoundState struct {
 	Present  bool
 	Signed   bool
 	Coverage string // "full" or "auth_required" when signed, else ""
+	// Uptime is the newest round's uptime class: a round with no answer
+	// (UptimeNoAnswer) makes the entry offline (Offline).
+	Uptime UptimeClass
+	// Failed and ObservedRisk count the findings of the newest signed round (which may
+	// be older than the newest round); ToolCount and ProtocolVersion are its tool count
+	// and negotiated protocol version.
+	Failed          int
+	ObservedRisk    int
+	ToolCount       int
+	ProtocolVersion string
 }
+
+// Offline reports that the newest round got no answer from the endpoint.
+func (r RoundState) Offline() bool { return r.Present && r.Uptime == UptimeNoAnswer }
 
 // SupplyState is what the directory shows of an entry's newest supply run.
 type SupplyState struct {

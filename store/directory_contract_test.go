@@ -237,12 +237,12 @@ func TestDirectoryVerifiedRule(t *testing.T) {
 			}
 		}
 		want := map[string]DirectoryRow{
-			"alpha":   {Entry: f.alpha, Round: RoundState{true, true, "full"}, Supply: SupplyState{true, 61, true, true}, Verified: true},
+			"alpha":   {Entry: f.alpha, Round: RoundState{Present: true, Signed: true, Coverage: "full"}, Supply: SupplyState{true, 61, true, true}, Verified: true},
 			"beta":    {Entry: f.beta, Supply: SupplyState{true, 61, true, false}},
-			"gamma":   {Entry: f.gamma, Round: RoundState{true, false, ""}, Supply: SupplyState{true, 61, false, true}},
-			"delta":   {Entry: f.delta, Round: RoundState{true, true, "full"}, Supply: SupplyState{true, 61, true, false}},
-			"epsilon": {Entry: f.epsilon, Round: RoundState{true, false, ""}},
-			"zeta":    {Entry: f.zeta, Round: RoundState{true, false, ""}},
+			"gamma":   {Entry: f.gamma, Round: RoundState{Present: true}, Supply: SupplyState{true, 61, false, true}},
+			"delta":   {Entry: f.delta, Round: RoundState{Present: true, Signed: true, Coverage: "full"}, Supply: SupplyState{true, 61, true, false}},
+			"epsilon": {Entry: f.epsilon, Round: RoundState{Present: true}},
+			"zeta":    {Entry: f.zeta, Round: RoundState{Present: true}},
 		}
 		for slug, w := range want {
 			got := rows[slug]

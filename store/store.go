@@ -216,6 +216,14 @@ type Entry struct {
 	// divided by counted days (online + offline).
 	UptimeOnlineDays  int
 	UptimeCountedDays int
+	// Uptime30OnlineDays and Uptime30CountedDays are the same over the 30 UTC days up to
+	// and including the day of the entry's newest counted day: the directory's uptime.
+	Uptime30OnlineDays  int
+	Uptime30CountedDays int
+	// LastChangeAt is when the newest visible change that is not a baseline was
+	// recorded (zero when none): the directory's "last change". Baselines are not
+	// changes.
+	LastChangeAt time.Time
 }
 
 // NewEntry is an entry to add.
@@ -333,6 +341,10 @@ type RoundSummary struct {
 	ServerVersion   string
 	ToolCount       int
 	Pages           int
+	// Failed and ObservedRisk count the round's check results by status (FAILED,
+	// OBSERVED_RISK): its findings. Both are 0 for a round without check results.
+	Failed       int
+	ObservedRisk int
 	// Login is nil for rounds stored before login facts were recorded (migration 0005).
 	Login         *Login
 	Fingerprints  *attest.Fingerprints
