@@ -148,9 +148,10 @@ type RoundState struct {
 	// Uptime is the newest round's uptime class: a round with no answer
 	// (UptimeNoAnswer) makes the entry offline (Offline).
 	Uptime UptimeClass
-	// Failed and ObservedRisk count the findings of the newest signed round (which may
-	// be older than the newest round); ToolCount and ProtocolVersion are its tool count
-	// and negotiated protocol version.
+	// SignedRound says that the entry has a signed round. Failed and ObservedRisk count
+	// the findings of the newest one (which may be older than the newest round);
+	// ToolCount and ProtocolVersion are its tool count and negotiated protocol version.
+	SignedRound     bool
 	Failed          int
 	ObservedRisk    int
 	ToolCount       int
@@ -374,7 +375,7 @@ func directorySQL(d dialect, q DirectoryQuery, now time.Time) (string, []any) {
 	query := `
 		SELECT ` + prefixColumns("p", entryColumns) + `,
 			o.id IS NOT NULL, COALESCE(o.signed, FALSE), COALESCE(o.coverage, ''), COALESCE(o.uptime, ''),
-			COALESCE(p.signed_failed, 0), COALESCE(p.signed_observed_risk, 0),
+			p.signed_failed IS NOT NULL, COALESCE(p.signed_failed, 0), COALESCE(p.signed_observed_risk, 0),
 			COALESCE(p.signed_tool_count, 0), COALESCE(p.signed_protocol, ''), p.last_change_at,
 			` + uptime + `= 'online'),
 			` + uptime + `<> 'not_counted'),
@@ -427,7 +428,7 @@ func scanDirectoryRow(row rowScanner) (DirectoryRow, error) {
 	var uptime string
 	rest := []any{
 		&d.Round.Present, &d.Round.Signed, &d.Round.Coverage, &uptime,
-		&d.Round.Failed, &d.Round.ObservedRisk, &d.Round.ToolCount, &d.Round.ProtocolVersion,
+		&d.Round.SignedRound, &d.Round.Failed, &d.Round.ObservedRisk, &d.Round.ToolCount, &d.Round.ProtocolVersion,
 		timeCol(&lastChange), &online, &counted,
 		&d.Supply.Present, &d.Supply.Score, &d.Supply.Passed, &d.Supply.Signed, &d.Verified,
 	}

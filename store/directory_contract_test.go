@@ -237,7 +237,7 @@ func TestDirectoryVerifiedRule(t *testing.T) {
 			}
 		}
 		signed := func(r RoundState) RoundState {
-			r.ToolCount, r.ProtocolVersion = 1, "2025-11-25"
+			r.SignedRound, r.ToolCount, r.ProtocolVersion = true, 1, "2025-11-25"
 			return r
 		}
 		want := map[string]DirectoryRow{
@@ -406,9 +406,9 @@ func checkFacts(t *testing.T, s Store, hidden bool) {
 		online, counted int
 		lastChange      time.Time
 	}{
-		"f1": {RoundState{Present: true, Uptime: UptimeNoAnswer, Failed: 1, ObservedRisk: 2, ToolCount: 3, ProtocolVersion: "2025-06-18"}, 1, 2, f1Change},
-		"f2": {RoundState{Present: true, Signed: true, Coverage: "full", Uptime: UptimeAnswered, ToolCount: 1, ProtocolVersion: "2025-11-25"}, 2, 2, day(11, 27)},
-		"f3": {RoundState{Present: true, Signed: true, Coverage: "full", Uptime: UptimeAnswered, Failed: 2, ToolCount: 1, ProtocolVersion: "2025-11-25"}, 1, 1, time.Time{}},
+		"f1": {RoundState{Present: true, Uptime: UptimeNoAnswer, SignedRound: true, Failed: 1, ObservedRisk: 2, ToolCount: 3, ProtocolVersion: "2025-06-18"}, 1, 2, f1Change},
+		"f2": {RoundState{Present: true, Signed: true, Coverage: "full", Uptime: UptimeAnswered, SignedRound: true, ToolCount: 1, ProtocolVersion: "2025-11-25"}, 2, 2, day(11, 27)},
+		"f3": {RoundState{Present: true, Signed: true, Coverage: "full", Uptime: UptimeAnswered, SignedRound: true, Failed: 2, ToolCount: 1, ProtocolVersion: "2025-11-25"}, 1, 1, time.Time{}},
 		"f4": {RoundState{}, 0, 0, time.Time{}},
 	} {
 		got := rows[slug]
