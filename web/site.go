@@ -277,8 +277,8 @@ type dirPage struct {
 	Matches   int
 	Page      int
 	HasNext   bool
-	PrevLink  string // the previous and next pages' query strings ("" when none)
-	NextLink  string
+	PrevLink  template.URL // the previous and next pages ("" when none)
+	NextLink  template.URL
 	Kinds     []string
 	Protocols []string
 	Sorts     []dirSortLink
@@ -286,8 +286,19 @@ type dirPage struct {
 
 // dirSortLink is one of the page's sort links.
 type dirSortLink struct {
-	Label, Link string
-	Current     bool
+	Label   string
+	Link    template.URL
+	Current bool
+}
+
+// dirLink is the directory's URL with parameters v. It is a template.URL because
+// url.Values.Encode escaped every value already: html/template would escape the
+// separators again.
+func dirLink(v url.Values) template.URL {
+	if len(v) == 0 {
+		return "/"
+	}
+	return template.URL("/?" + v.Encode())
 }
 
 // protocolList remembers the directory's protocol versions for a minute: they change
@@ -393,15 +404,15 @@ func (s *site) directory(ctx context.Context, q dirQuery) (*dirPage, error) {
 		page.Rows = append(page.Rows, row)
 	}
 	if q.Page > 1 {
-		page.PrevLink = q.values(q.Page - 1).Encode()
+		page.PrevLink = dirLink(q.values(q.Page - 1))
 	}
 	if page.HasNext {
-		page.NextLink = q.values(q.Page + 1).Encode()
+		page.NextLink = dirLink(q.values(q.Page + 1))
 	}
 	for _, l := range dirSortLinks {
 		sq := q
 		sq.Sort = l.Value
-		page.Sorts = append(page.Sorts, dirSortLink{Label: l.Label, Link: sq.values(1).Encode(), Current: l.Value == q.Sort})
+		page.Sorts = append(page.Sorts, dirSortLink{Label: l.Label, Link: dirLink(sq.values(1)), Current: l.Value == q.Sort})
 	}
 	return page, nil
 }
