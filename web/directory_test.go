@@ -321,3 +321,42 @@ func TestDirectoryBadParameters(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectoryAPIFacts: /api/v1/servers says what the directory page shows of a row.
+func TestDirectoryAPIFacts(t *testing.T) {
+	d := newDirectorySite(t, 8)
+	rec := httptest.NewRecorder()
+	d.h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/servers", nil))
+	var out struct {
+		Servers []struct {
+			Slug     string `json:"slug"`
+			Findings *struct {
+				Failed       int `json:"failed"`
+				ObservedRisk int `json:"observedRisk"`
+			} `json:"findings"`
+			ToolCount       *int   `json:"toolCount"`
+			ProtocolVersion string `json:"protocolVersion"`
+			Uptime30        struct {
+				OnlineDays  int `json:"onlineDays"`
+				CountedDays int `json:"countedDays"`
+			} `json:"uptime30"`
+			LastChangeAt *string `json:"lastChangeAt"`
+			Offline      bool    `json:"offline"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || len(out.Servers) != 8 {
+		t.Fatalf("/api/v1/servers: %v, %d servers", err, len(out.Servers))
+	}
+	s0, s1, s4 := out.Servers[0], out.Servers[1], out.Servers[4]
+	if !s0.Offline || s0.Findings != nil || s0.ToolCount != nil || s0.Uptime30.CountedDays != 1 || s0.Uptime30.OnlineDays != 0 ||
+		s0.LastChangeAt == nil || *s0.LastChangeAt != "2026-11-30T12:00:00Z" {
+		t.Errorf("server-0 = %+v", s0)
+	}
+	if s1.Offline || s1.Findings != nil || s1.Uptime30.CountedDays != 0 || s1.LastChangeAt != nil {
+		t.Errorf("server-1 = %+v", s1)
+	}
+	if s4.Findings == nil || s4.Findings.Failed != 1 || s4.Findings.ObservedRisk != 2 || s4.ToolCount == nil || *s4.ToolCount != 1 ||
+		s4.ProtocolVersion != "2025-06-18" || s4.Uptime30.OnlineDays != 1 || s4.Uptime30.CountedDays != 1 || s4.Offline {
+		t.Errorf("server-4 = %+v", s4)
+	}
+}
