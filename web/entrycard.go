@@ -52,10 +52,12 @@ type entryHead struct {
 	Slug, Name, Kind, Locator string
 	// ServerName is the listed server name ("" when none).
 	ServerName string
-	Tab        string // the current tab (tab*)
-	Tabs       []tabLink
-	Card       cardView
-	Links      links
+	// State is the badge's state (stateVerified, stateSigned, stateUnsigned).
+	State string
+	Tab   string // the current tab (tab*)
+	Tabs  []tabLink
+	Card  cardView
+	Links links
 }
 
 // Card statuses: the suffix of the status label's class (status-…), which the label's
@@ -252,7 +254,9 @@ func (s *site) head(ctx context.Context, d *store.EntryDigest, tab string) (*ent
 		}
 	}
 	roundState, runState := digestState(d)
-	h.Card = cardOf(d, stateOf(e, roundState, runState), signed, checks, sv)
+	sum := stateOf(e, roundState, runState)
+	h.State = sum.State
+	h.Card = cardOf(d, sum, signed, checks, sv)
 	for i := range d.Changes {
 		c := &d.Changes[i]
 		if c.Hidden || c.Kind == attest.ChangeBaseline {
@@ -436,13 +440,13 @@ func reachText(r *store.RoundSummary) string {
 	return strings.ReplaceAll(visibleLine(r.Reach), "_", " ")
 }
 
-// verifiedText says Verified with its score, or why not.
+// verifiedText answers "Verified?" with the score, and why not.
 func verifiedText(sum summaryOf, sv *supplyView) string {
 	switch {
 	case sum.State == stateVerified:
-		return fmt.Sprintf("Verified: the signed supply-chain checks passed, score %d of 100.", sum.Score)
+		return fmt.Sprintf("Yes: the signed supply-chain checks passed, score %d of 100.", sum.Score)
 	case sv == nil:
-		return "Not Verified: the supply-chain checks have not run yet."
+		return "No: the supply-chain checks have not run yet."
 	}
 	why := make([]string, 0, 4)
 	if !sv.Signed {
@@ -455,7 +459,7 @@ func verifiedText(sum summaryOf, sv *supplyView) string {
 		}
 		why = append(why, n)
 	}
-	t := fmt.Sprintf("Not Verified (score %d of 100)", sv.Score)
+	t := fmt.Sprintf("No (score %d of 100)", sv.Score)
 	if len(why) > 0 {
 		t += ": " + strings.Join(why, "; ")
 	}
