@@ -47,7 +47,7 @@ var tabCases = []tabCase{
 	{"healthy", "tls-valid", rounds.SignedFull, "ok", regexp.MustCompile(`^No findings in the newest signed round \(\d+ checks\)$`)},
 	// Served over plain http, it fails the TLS check too: FAILED first.
 	{"hidden", "hidden-invisible-and-directed", rounds.SignedFull, "failed", regexp.MustCompile(`^1 check failed and 1 risk found in the newest signed round: a TLS certificate problem, hidden instructions$`)},
-	{"login", "auth-valid-metadata", rounds.SignedAuth, "login", regexp.MustCompile(`^Login required: the server asks for a login before it lists its tools; no findings in the newest signed round \(\d+ checks\)$`)},
+	{"login", "auth-valid-metadata", rounds.SignedAuth, "login", regexp.MustCompile(`^Login required: the server asks for a login before it lists its tools; no findings in the newest signed round \(\d+ checks, \d+ of them unable to look behind the login\)$`)},
 	{"offline", "fault-connection-refused", rounds.Unsigned, "offline", regexp.MustCompile(`^Offline: the newest round got no answer \(connection refused or unreachable\)$`)},
 	{"never", "", "", "none", regexp.MustCompile(`^Not yet checked: no round has read this server yet$`)},
 }
@@ -338,10 +338,10 @@ func TestEntryVerifyTab(t *testing.T) {
 	}
 	want := []string{
 		"go install github.com/probity-dev/probity/cmd/probity-verify@latest",
-		"git clone https://github.com/probity-dev/probity.git\ncd probity\ngo install ./cmd/probity-verify",
+		"git clone https://github.com/probity-dev/probity.git\ncd probity\ngo install ./cmd/probity-verify\ncd ..",
 		"curl -fsSo keys.json https://probity.test/.well-known/probity-keys.json\ncurl -fsSo envelopes.jsonl https://probity.test/s/healthy/envelopes.jsonl",
 		"probity-verify --keys keys.json envelopes.jsonl",
-		"go install github.com/probity-dev/probity/cmd/probity@latest\nprobity inspect keys.json",
+		"probity-verify inspect keys.json",
 	}
 	if strings.Join(cmds, "\n--\n") != strings.Join(want, "\n--\n") {
 		t.Errorf("commands:\n%s\nwant:\n%s", strings.Join(cmds, "\n--\n"), strings.Join(want, "\n--\n"))
@@ -364,5 +364,63 @@ func TestEntryVerifyTab(t *testing.T) {
 		if !strings.Contains(page, s) {
 			t.Errorf("the Verify tab lacks %q", s)
 		}
+	}
+}
+
+// TestEntrySetupTab: the Setup tab shows how to add a listed server from its remote and
+// its packages, with the listing's text escaped and a remote's URL quoted for the
+// shell; parts that are not installed from here are listed.
+func TestEntrySetupTab(t *testing.T) {
+	r := newRig(t)
+	res, err := r.st.UpsertServer(r.ctx, store.ServerUpsert{
+		SlugBase: "acme-search", Name: "io.github.acme/search", Source: "registry",
+		Listing: store.Listing{ServerName: "io.github.acme/search", Title: "Acme <b>Search</b>", Version: "1.2.0", Status: store.StatusActive},
+		Parts: []store.Part{
+			{Kind: store.KindRemote, Locator: "https://mcp.acme.example/mcp?team=a&x='1'", Transport: "streamable-http"},
+			{Kind: store.KindNPM, Locator: "pkg:npm/%40acme/search-mcp", Version: "1.2.0"},
+			{Kind: store.KindPyPI, Locator: "pkg:pypi/acme-search", Version: "1.2.0"},
+			{Kind: store.KindNPM, Locator: "pkg:npm/bad name;rm", Version: "1.0.0"},
+			{Kind: store.PartOCI, Locator: "docker.io/acme/search-mcp:1.2.0"},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.handler(t)
+	slug := res.Entry.Slug
+	page := fetch(t, h, "/s/"+slug+"/setup")
+	var cmds []string
+	for _, m := range regexp.MustCompile(`(?s)<pre><code class="command">(.*?)</code></pre>`).FindAllStringSubmatch(page, -1) {
+		cmds = append(cmds, htmlText(m[1]))
+	}
+	want := []string{
+		`claude mcp add --transport http ` + slug + ` 'https://mcp.acme.example/mcp?team=a&x='"'"'1'"'"''`,
+		"npx -y @acme/search-mcp@1.2.0",
+		"claude mcp add " + slug + " -- npx -y @acme/search-mcp@1.2.0",
+		"uvx acme-search@1.2.0",
+		"claude mcp add " + slug + " -- uvx acme-search@1.2.0",
+	}
+	if strings.Join(cmds, "\n") != strings.Join(want, "\n") {
+		t.Errorf("commands:\n%s\nwant:\n%s", strings.Join(cmds, "\n"), strings.Join(want, "\n"))
+	}
+	var configs []map[string]map[string]map[string]any
+	for _, m := range regexp.MustCompile(`(?s)<pre><code class="config">(.*?)</code></pre>`).FindAllStringSubmatch(page, -1) {
+		var c map[string]map[string]map[string]any
+		if err := json.Unmarshal([]byte(htmlText(m[1])), &c); err != nil {
+			t.Fatalf("config %q: %v", m[1], err)
+		}
+		configs = append(configs, c)
+	}
+	if len(configs) != 3 || configs[0]["mcpServers"][slug]["url"] != "https://mcp.acme.example/mcp?team=a&x='1'" ||
+		configs[0]["mcpServers"][slug]["type"] != "http" || configs[1]["mcpServers"][slug]["command"] != "npx" {
+		t.Errorf("configs: %+v", configs)
+	}
+	for _, s := range []string{"Acme &lt;b&gt;Search&lt;/b&gt;", "no command is shown", "docker.io/acme/search-mcp:1.2.0"} {
+		if !strings.Contains(page, s) {
+			t.Errorf("the Setup tab lacks %q", s)
+		}
+	}
+	if strings.Contains(page, "<b>") {
+		t.Error("the Setup tab holds the listing's markup")
 	}
 }

@@ -86,7 +86,9 @@ type cardView struct {
 	// Failed and ObservedRisk count the findings of the newest signed round, Checks its
 	// check results; SignedRound is that round (nil when none is signed).
 	Failed, ObservedRisk, Checks int
-	SignedRound                  *roundRef
+	// Unverified counts the checks of that round that could not observe (UNVERIFIED).
+	Unverified  int
+	SignedRound *roundRef
 	// SignedRoundNote, when set, says what the newest signed round found where the
 	// sentence speaks of a newer round (offline, unsigned).
 	SignedRoundNote string
@@ -294,6 +296,9 @@ func cardOf(d *store.EntryDigest, sum summaryOf, signed *store.RoundSummary, che
 				c.Failed++
 			case attest.StatusObservedRisk:
 				c.ObservedRisk++
+			case attest.StatusUnverified:
+				c.Unverified++
+				continue
 			default:
 				continue
 			}
@@ -332,7 +337,8 @@ func cardOf(d *store.EntryDigest, sum summaryOf, signed *store.RoundSummary, che
 		}
 	case signed != nil && signed.Coverage == badge.CoverageAuthRequired:
 		c.Status, c.Label = cardLogin, "login required"
-		c.Lead = fmt.Sprintf("Login required: the server asks for a login before it lists its tools; no findings in the newest signed round (%s)", plural(c.Checks, "check", "checks"))
+		c.Lead = fmt.Sprintf("Login required: the server asks for a login before it lists its tools; no findings in the newest signed round (%s, %d of them unable to look behind the login)",
+			plural(c.Checks, "check", "checks"), c.Unverified)
 	case signed != nil:
 		c.Status, c.Label = cardOK, "no findings"
 		c.Lead = fmt.Sprintf("No findings in the newest signed round (%s)", plural(c.Checks, "check", "checks"))

@@ -372,12 +372,11 @@ type verifyView struct {
 	// ("" when no log is served or no round is signed).
 	BundleDownload string `json:"bundleDownload,omitempty"`
 	BundleCheck    string `json:"bundleVerify,omitempty"`
-	// InstallInspect and Inspect recompute the key fingerprints from the downloaded key
-	// document.
-	InstallInspect string `json:"installInspect"`
-	Inspect        string `json:"inspect"`
-	KeysURL        string `json:"keys"`
-	EnvelopesURL   string `json:"envelopes"`
+	// Inspect recomputes the key fingerprints from the downloaded key document
+	// (probity-verify inspect is probity inspect).
+	Inspect      string `json:"inspect"`
+	KeysURL      string `json:"keys"`
+	EnvelopesURL string `json:"envelopes"`
 	// Keys are the signing keys valid now, with their fingerprints; LogOrigin and
 	// LogKey name the transparency log ("" when the document names none).
 	Keys      []keyPin `json:"signingKeys"`
@@ -397,13 +396,12 @@ type keyPin struct {
 func (s *site) verifyOf(h *entryHead) *verifyView {
 	l := h.Links
 	v := &verifyView{
-		Install:        "go install " + verifyModule + "/cmd/probity-verify@latest",
-		Clone:          "git clone " + verifyRepo + "\ncd probity\ngo install ./cmd/probity-verify",
-		Download:       "curl -fsSo keys.json " + l.Keys + "\ncurl -fsSo envelopes.jsonl " + l.Envelopes,
-		Check:          "probity-verify --keys keys.json envelopes.jsonl",
-		InstallInspect: "go install " + verifyModule + "/cmd/probity@latest",
-		Inspect:        "probity inspect keys.json",
-		KeysURL:        l.Keys, EnvelopesURL: l.Envelopes,
+		Install:  "go install " + verifyModule + "/cmd/probity-verify@latest",
+		Clone:    "git clone " + verifyRepo + "\ncd probity\ngo install ./cmd/probity-verify\ncd ..",
+		Download: "curl -fsSo keys.json " + l.Keys + "\ncurl -fsSo envelopes.jsonl " + l.Envelopes,
+		Check:    "probity-verify --keys keys.json envelopes.jsonl",
+		Inspect:  "probity-verify inspect keys.json",
+		KeysURL:  l.Keys, EnvelopesURL: l.Envelopes,
 	}
 	if r := h.Card.SignedRound; r != nil && s.log != nil && roundIDPattern.MatchString(r.RoundID) {
 		v.BundleDownload = "curl -fsSo round.bundle.json " + l.Page + "/r/" + r.RoundID + ".bundle.json"
