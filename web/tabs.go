@@ -429,6 +429,9 @@ func (s *site) verifyOf(h *entryHead) *verifyView {
 type faqView struct {
 	Checks []faqCheck `json:"checks"`
 	Supply []faqCheck `json:"supplyChecks"`
+	// MinScore and MinWeight are the Verified rule's thresholds (supply).
+	MinScore  int `json:"verifiedMinScore"`
+	MinWeight int `json:"verifiedMinWeightRan"`
 }
 
 type faqCheck struct {
@@ -443,7 +446,7 @@ var checkGroupTitles = map[string]string{
 }
 
 func faqOf() *faqView {
-	v := &faqView{}
+	v := &faqView{MinScore: supply.VerifiedMinScore, MinWeight: supply.VerifiedMinWeightRan}
 	for _, c := range checks.Catalog() {
 		v.Checks = append(v.Checks, faqCheck{ID: c.ID, Title: c.Title, Group: checkGroupTitles[c.Group]})
 	}
