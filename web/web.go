@@ -7,7 +7,8 @@
 //
 //	GET /                               directory (?q= ?kind= ?verified=1 ?changed=7d ?offline=1 ?findings=1
 //	                                    ?protocol= ?sort=name|change|findings|uptime ?page=)
-//	GET /s/{slug}                       entry page (?tools=N: the page of its tools)
+//	GET /s/{slug}                       entry page, the Overview tab (?tools=N: the page of its tools)
+//	GET /s/{slug}/{tab}, /{tab}.json    the entry's other tabs: setup, checks, supply, verify, faq (tabs.go)
 //	GET /s/{slug}/history               history (?page=), each change at #ch-N
 //	GET /s/{slug}.json, /s/{slug}.md    entry as JSON (with "history", "toolsPage") and Markdown (last 5 changes), ?tools=N
 //	GET /s/{slug}/history.xml           entry's Atom feed
@@ -42,8 +43,9 @@
 //
 // Every request reads the store; nothing caches a page. What is remembered is derived
 // from immutable data only (memo.go), bounded by bytes and reported on /metrics: the
-// entry page's checks, supply and tools sections, rendered once per stored round, supply
-// run and page of a tool surface (about 65 MB for 6,000 entries), and the last directory
+// entry's checks, supply and tools sections, rendered once per stored round, supply
+// run and page of a tool surface, and the views the summary card on top of every tab
+// reads (a round's checks, a supply run's verdict) (about 65 MB for 6,000 entries), and the last directory
 // feed, served again while its changes are still the newest.
 //
 // Every answer is bounded whatever a listed server publishes. An entry's tools come a
@@ -184,6 +186,7 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	s := newSite(cfg.Store, pages["entry"])
 	s.keysJSON, s.base, s.feed, s.now, s.log = keysJSON, base, feedCfg, cfg.Now, cfg.Log
+	s.keyDoc = cfg.Keys
 	lim, err := newLimiter(cfg.RateLimit, cfg.Now)
 	if err != nil {
 		return nil, err
