@@ -2,189 +2,22 @@ package web
 
 import (
 	"html"
+	"html/template"
 	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/probity-dev/probity/internal/worddiff"
 )
 
 // unbounded is a budget of diff steps no test spends.
 var unbounded = 1 << 62
 
-// marked renders spans with [-…-] around a removed and {+…+} around an added run.
-func marked(spans []wordSpan, open, close string) string {
-	var b strings.Builder
-	for _, s := range spans {
-		if s.Changed {
-			b.WriteString(open + s.Text + close)
-		} else {
-			b.WriteString(s.Text)
-		}
-	}
-	return b.String()
-}
-
-func TestWordDiff(t *testing.T) {
-	for _, c := range []struct{ before, after, wantB, wantA string }{
-		{"", "", "", ""},
-		{"same text", "same text", "same text", "same text"},
-		{"", "new words", "", "{+new words+}"},
-		{"old words", "", "[-old words-]", ""},
-		{"Search the catalog.", "Search the whole catalog.", "Search the catalog.", "Search the {+whole+} catalog."},
-		{"Read a file from disk.", "Read a page from the web.", "Read a [-file-] from [-disk.-]", "Read a {+page+} from {+the web.+}"},
-		// A run of changed words is one mark with the space between them; the space
-		// around it is not marked.
-		{"a b c d e", "a x y e", "a [-b c d-] e", "a {+x y+} e"},
-		// White space alone is no change, and is kept as it was on each side.
-		{"  two\twords\n", "two   words", "  two\twords\n", "two   words"},
-		{"lead  x", "\nlead y ", "lead  [-x-]", "\nlead {+y+} "},
-		// Words are compared whole: punctuation makes a different word.
-		{"Search the catalog.", "Search. <script>alert(1)</script>", "[-Search the catalog.-]", "{+Search. <script>alert(1)</script>+}"},
-		{`zero\u200bwidth`, `zero\u200bwidth here`, `zero\u200bwidth`, `zero\u200bwidth {+here+}`},
-		{"a b a b", "b a b a", "[-a-] b a b", "b a b {+a+}"},
-	} {
-		b, a, ok := wordDiff(c.before, c.after, &unbounded)
-		if !ok {
-			t.Errorf("wordDiff(%q, %q) not ok", c.before, c.after)
-			continue
-		}
-		if gb, ga := marked(b, "[-", "-]"), marked(a, "{+", "+}"); gb != c.wantB || ga != c.wantA {
-			t.Errorf("wordDiff(%q, %q):\n got %q / %q\nwant %q / %q", c.before, c.after, gb, ga, c.wantB, c.wantA)
-		}
-	}
-}
-
-// wordsOf is the words of s, for the checks.
-func wordsOf(s string) []string { return strings.Fields(s) }
-
-// lcsLen is the length of a longest common subsequence of a and b, the plain way.
-func lcsLen(a, b []string) int {
-	prev := make([]int, len(b)+1)
-	for i := range a {
-		cur := make([]int, len(b)+1)
-		for j := range b {
-			if a[i] == b[j] {
-				cur[j+1] = prev[j] + 1
-			} else {
-				cur[j+1] = max(prev[j+1], cur[j])
-			}
-		}
-		prev = cur
-	}
-	return prev[len(b)]
-}
-
-// checkWordDiff holds wordDiff's result to its promises: each side's spans make up
-// its text, no span is empty and neighbours differ in kind, the unchanged words of
-// both sides are the same sequence, and it is a longest common one.
-func checkWordDiff(t *testing.T, before, after string, b, a []wordSpan) {
-	t.Helper()
-	unchanged := func(side string, text string, spans []wordSpan) []string {
-		var whole strings.Builder
-		var kept []string
-		for i, s := range spans {
-			if s.Text == "" || i > 0 && spans[i-1].Changed == s.Changed {
-				t.Fatalf("%s of %q: spans %+v", side, text, spans)
-			}
-			if s.Changed && strings.TrimSpace(s.Text) != s.Text {
-				t.Fatalf("%s of %q: a marked span begins or ends with white space: %+v", side, text, spans)
-			}
-			whole.WriteString(s.Text)
-			if !s.Changed {
-				kept = append(kept, wordsOf(s.Text)...)
-			}
-		}
-		if whole.String() != text {
-			t.Fatalf("%s: spans make %q, not %q", side, whole.String(), text)
-		}
-		return kept
-	}
-	kb, ka := unchanged("before", before, b), unchanged("after", after, a)
-	if strings.Join(kb, "\x00") != strings.Join(ka, "\x00") {
-		t.Fatalf("unchanged words differ: %q / %q", kb, ka)
-	}
-	if want := lcsLen(wordsOf(before), wordsOf(after)); len(kb) != want {
-		t.Fatalf("%d words unchanged, a longest common subsequence has %d: %q / %q", len(kb), want, before, after)
-	}
-}
-
-func TestWordDiffRandom(t *testing.T) {
-	r := rand.New(rand.NewPCG(16, 16))
-	vocab := []string{"a", "b", "c", "read", "<b>", "&amp;", "\u200b"}
-	spaces := []string{" ", "  ", "\n", "\t"}
-	text := func() string {
-		var b strings.Builder
-		for range r.IntN(12) {
-			b.WriteString(vocab[r.IntN(len(vocab))])
-			b.WriteString(spaces[r.IntN(len(spaces))])
-		}
-		return b.String()
-	}
-	for range 2000 {
-		before, after := text(), text()
-		b, a, ok := wordDiff(before, after, &unbounded)
-		if !ok {
-			t.Fatalf("wordDiff(%q, %q) not ok", before, after)
-		}
-		checkWordDiff(t, before, after, b, a)
-	}
-}
-
-// TestWordDiffBound: beyond maxDiffWords words on a side that are not in the common
-// beginning and end, or beyond maxDiffBytes, the texts are not compared; a long text
-// with a small change in it is.
-func TestWordDiffBound(t *testing.T) {
-	many := func(prefix string, n int) string {
-		ws := make([]string, n)
-		for i := range ws {
-			ws[i] = prefix + strings.Repeat("x", i%3)
-		}
-		return strings.Join(ws, " ")
-	}
-	if _, _, ok := wordDiff(many("a", maxDiffWords), many("b", maxDiffWords), &unbounded); !ok {
-		t.Errorf("%d words on each side, all changed: not compared", maxDiffWords)
-	}
-	if _, _, ok := wordDiff(many("a", maxDiffWords+1), "b", &unbounded); ok {
-		t.Errorf("%d changed words before: compared", maxDiffWords+1)
-	}
-	if _, _, ok := wordDiff("a", many("b", maxDiffWords+1), &unbounded); ok {
-		t.Errorf("%d changed words after: compared", maxDiffWords+1)
-	}
-	// 3000 words each, one changed in the middle: the common ends are set aside.
-	long := many("w", 3000)
-	mid := len(long)/2 + strings.IndexByte(long[len(long)/2:], ' ') + 1
-	changed := long[:mid] + "CHANGED " + long[mid:]
-	b, a, ok := wordDiff(long, changed, &unbounded)
-	if !ok {
-		t.Fatal("a long text with one added word: not compared")
-	}
-	checkWordDiff(t, long, changed, b, a)
-	if n := strings.Count(marked(a, "{+", "+}"), "{+"); n != 1 || !strings.Contains(marked(a, "{+", "+}"), "{+CHANGED+}") {
-		t.Errorf("marks after: %d", n)
-	}
-	if _, _, ok := wordDiff(strings.Repeat("a ", maxDiffBytes/2+1), "a", &unbounded); ok {
-		t.Errorf("more than %d bytes: compared", maxDiffBytes)
-	}
-
-	// The worst case within the bound stays quick: every word changed, distinct.
-	began := time.Now()
-	for range 10 {
-		cells := maxDiffWords * maxDiffWords
-		if _, _, ok := wordDiff(many("p", maxDiffWords), many("q", maxDiffWords), &cells); !ok || cells != 0 {
-			t.Fatalf("a diff at the bound: %v, %d cells left", ok, cells)
-		}
-	}
-	t.Logf("a diff at the bound: %v", time.Since(began)/10)
-	if d := time.Since(began) / 10; d > 200*time.Millisecond {
-		t.Errorf("a diff at the bound took %v", d)
-	}
-}
-
 // TestWordDiffPageBudget: the diffs of a page share a budget of steps; once it is
 // spent, the texts are shown whole, and the budget is only taken for what is compared.
 func TestWordDiffPageBudget(t *testing.T) {
-	long := func(p string) string { return strings.Repeat(p+" ", maxDiffWords) }
+	long := func(p string) string { return strings.Repeat(p+" ", worddiff.MaxWords) }
 	cells := historyDiffCells
 	for i := range 4 {
 		if m := markWords("Description", long("a"), long("b"), &cells); !m.Marked {
@@ -237,35 +70,40 @@ func TestMarkWordsEscapes(t *testing.T) {
 	}
 
 	// Beyond the bound: both whole, escaped, unmarked.
-	long := strings.Repeat("<b>x ", maxDiffWords+1)
+	long := strings.Repeat("<b>x ", worddiff.MaxWords+1)
 	m = markWords("Description", long, "y", &unbounded)
-	if m.Marked || tagged.MatchString(string(m.Before)) || string(m.Before) != strings.Repeat("&lt;b&gt;x ", maxDiffWords+1) || m.After != "y" {
+	if m.Marked || tagged.MatchString(string(m.Before)) || string(m.Before) != strings.Repeat("&lt;b&gt;x ", worddiff.MaxWords+1) || m.After != "y" {
 		t.Errorf("beyond the bound: %+v", m)
 	}
 }
 
-func FuzzWordDiff(f *testing.F) {
-	f.Add("Search the catalog.", "Search. <script>alert(1)</script> zero\u200bwidth")
-	f.Add("a b c", "a  c\n")
-	f.Add("", "x")
-	f.Add("\xff\xfe a", "a \u00a0 b")
-	f.Fuzz(func(t *testing.T, before, after string) {
-		b, a, ok := wordDiff(before, after, &unbounded)
-		if !ok {
-			if len(before) <= maxDiffBytes && len(after) <= maxDiffBytes && len(wordsOf(before)) <= maxDiffWords && len(wordsOf(after)) <= maxDiffWords {
-				t.Fatalf("not compared: %q / %q", before, after)
+// TestMarkWordsRandomHostile: random texts of markup, quotes, invisible characters
+// and white space come out escaped, with the marks the only tags, and read back as
+// the visible text they were.
+func TestMarkWordsRandomHostile(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 1))
+	pieces := []string{"<script>", "</pre>", "<del>", "\"", "'", "&amp;", "&", "a", "b", "\u200b", "\u202e", "\x00", "\xff", " ", "\n", "\t", "\u00a0"}
+	text := func() string {
+		var b strings.Builder
+		for range r.IntN(16) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		return b.String()
+	}
+	for range 3000 {
+		before, after := visible(text()), visible(text())
+		m := markWords("Text", before, after, &unbounded)
+		for _, c := range []struct {
+			h    template.HTML
+			text string
+		}{{m.Before, before}, {m.After, after}} {
+			rest := tagged.ReplaceAllString(string(c.h), "")
+			if strings.ContainsAny(rest, "<>\"'\x00\u200b\u202e") {
+				t.Fatalf("markup, a quote or an invisible character besides the marks: %q", c.h)
 			}
-			return
-		}
-		checkWordDiff(t, before, after, b, a)
-		m := markWords("Text", visible(before), visible(after), &unbounded)
-		for _, h := range []string{string(m.Before), string(m.After)} {
-			if strings.ContainsAny(tagged.ReplaceAllString(h, ""), "<>") {
-				t.Fatalf("markup besides the marks: %s", h)
+			if got := html.UnescapeString(rest); got != c.text {
+				t.Fatalf("%q reads back as %q", c.text, got)
 			}
 		}
-		if got := html.UnescapeString(tagged.ReplaceAllString(string(m.Before), "")); got != visible(before) {
-			t.Fatalf("before reads back as %q, not %q", got, visible(before))
-		}
-	})
+	}
 }
