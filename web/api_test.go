@@ -40,6 +40,8 @@ type apiChange struct {
 	Summary    string
 	Badges     []string
 	Link       string
+	Baseline   bool
+	Label      string
 }
 
 type apiHistory struct {
@@ -155,6 +157,13 @@ func TestAPIEntryAndHistory(t *testing.T) {
 	}
 	if c := h.Changes[0]; c.Kind != "tools" || c.Origin != "automatic check" || c.Link != h.Page+"#ch-2" || c.Badges == nil {
 		t.Errorf("change: %+v", c)
+	}
+	// The first read is named as the pages name it, not as a change.
+	if c := h.Changes[0]; c.Baseline || c.Label != "Change 2" {
+		t.Errorf("change: %+v", c)
+	}
+	if c := h.Changes[1]; c.Kind != "baseline" || !c.Baseline || c.Label != "First read (baseline)" {
+		t.Errorf("baseline: %+v", c)
 	}
 	var p1, p2 apiHistory
 	f.apiGet(t, s+"/history?limit=1", 200, &p1)

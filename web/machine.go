@@ -170,6 +170,10 @@ type changeJSON struct {
 	Summary    string    `json:"summary"`
 	Badges     []string  `json:"badges"`
 	Link       string    `json:"link"`
+	// Baseline says the change is the entry's first read, where observation began,
+	// not a change; Label names it as the pages do (changeLabel).
+	Baseline bool   `json:"baseline"`
+	Label    string `json:"label"`
 }
 
 type verifyJSON struct {
@@ -280,7 +284,8 @@ func changeJSONOf(c changeView) changeJSON {
 	if badges == nil {
 		badges = []string{}
 	}
-	return changeJSON{Number: c.Number, RecordedAt: c.At, Origin: c.Origin, Kind: c.Kind, Summary: c.Summary, Badges: badges, Link: c.Link}
+	return changeJSON{Number: c.Number, RecordedAt: c.At, Origin: c.Origin, Kind: c.Kind, Summary: c.Summary, Badges: badges, Link: c.Link,
+		Baseline: c.Baseline, Label: c.Label}
 }
 
 // marshalJSON encodes v indented, with <, > and & escaped, and a final newline.
@@ -384,7 +389,7 @@ func (s *site) entryMarkdown(ctx context.Context, slug string, toolsPage int) ([
 		p("No changes recorded yet.\n")
 	}
 	for _, c := range v.Recent {
-		p("- %s, %s (%s): %s", utc(c.At), markdown(c.Origin), markdown(c.Anchor), markdown(c.Summary))
+		p("- %s, %s, %s (%s): %s", markdown(c.Label), utc(c.At), markdown(c.Origin), markdown(c.Anchor), markdown(c.Summary))
 		if len(c.Badges) > 0 {
 			p(" [badges: %s]", markdown(strings.Join(c.Badges, ", ")))
 		}

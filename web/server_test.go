@@ -300,7 +300,7 @@ func TestHistoryTopSaysCase(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.wantCase, func(t *testing.T) {
 			hist := fetch(t, h, "/s/"+c.e.Slug+"/history")
-			top, _, _ := strings.Cut(hist, `<ol class="history">`)
+			top, _, _ := strings.Cut(hist, `<section id="changes"`)
 			if !strings.Contains(top, c.phrase) {
 				t.Errorf("the top of the history does not say %q:\n%s", c.phrase, top)
 			}

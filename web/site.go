@@ -897,6 +897,8 @@ type caseView struct {
 	// CheckedAt is when the newest supply run read the server's packages and
 	// repository (zero: none ran).
 	CheckedAt time.Time
+	// Label names the case in a few words (caseLabels).
+	Label string
 }
 
 // caseOf decides which of seed 000's cases applies to the entry of d, with its history
@@ -934,7 +936,7 @@ func caseOf(d *store.EntryDigest, st *history.State) caseView {
 	default:
 		c.Case = caseRepository
 	}
-	c.Text = caseTexts[c.Case]
+	c.Text, c.Label = caseTexts[c.Case], caseLabels[c.Case]
 	return c
 }
 
@@ -1136,6 +1138,12 @@ type changeView struct {
 	Slug     string
 	Details  *detailView
 	Detailed bool
+
+	// Baseline says the change is the entry's first read, where observation began: it
+	// is shown as such, not as a change (changeLabel).
+	Baseline bool
+	// Label names the change on pages: "Change N", or "First read (baseline)".
+	Label string
 }
 
 type detailView struct {
@@ -1155,6 +1163,10 @@ type detailView struct {
 	EditField                           string
 	EditBefore, EditAfter               string
 	EditHasText                         bool
+
+	// InstructionsMarks and EditMarks are the instructions and the edited text before
+	// and after with the changed words marked (markDetails; nil when not marked).
+	InstructionsMarks, EditMarks *markedText
 }
 
 type toolRefView struct{ Name, Title string }
@@ -1171,6 +1183,10 @@ type toolChangeView struct {
 	OutputSchemaChanged                 bool
 	Hints                               []hintView
 	InvisibleNew                        bool
+
+	// DescriptionMarks is the description before and after with the changed words
+	// marked (markDetails; nil when not marked).
+	DescriptionMarks *markedText
 }
 
 type hintView struct{ Hint, Before, After string }
@@ -1193,8 +1209,9 @@ func (s *site) changeView(c *store.ChangeRecord, detailed bool) changeView {
 	cv := changeView{
 		Number: c.Number, Anchor: fmt.Sprintf("ch-%d", c.Number), At: c.RecordedAt.UTC(),
 		Origin: originLabel[c.Origin], Kind: visibleLine(c.Kind), Summary: visibleLine(c.Summary), Slug: c.EntrySlug,
-		Detailed: detailed,
+		Detailed: detailed, Baseline: c.Kind == attest.ChangeBaseline,
 	}
+	cv.Label = changeLabel(c.Number, cv.Baseline)
 	if cv.Origin == "" {
 		cv.Origin = visibleLine(c.Origin)
 	}
@@ -1298,6 +1315,9 @@ func fitDetails(d *detailView, budget int) (int, bool) {
 		return n
 	}
 	n := cost(d.InstructionsBefore, d.InstructionsAfter, d.VersionBefore, d.VersionAfter, d.EditField, d.EditBefore, d.EditAfter) + cost(d.Breaking...)
+	// Texts whose changed words are marked (markDetails) cost twice: a pair of tags
+	// per run of changed words adds less than the escaping.
+	n += cost(d.InstructionsBefore, d.InstructionsAfter, d.EditBefore, d.EditAfter)
 	if n > budget {
 		return 0, false
 	}
@@ -1319,7 +1339,7 @@ func fitDetails(d *detailView, budget int) (int, bool) {
 	d.Removed = d.Removed[:k]
 	k = keep(len(d.Changed), func(i int) int {
 		t := &d.Changed[i]
-		c := cost(t.Name, t.TitleBefore, t.TitleAfter, t.DescriptionBefore, t.DescriptionAfter) +
+		c := cost(t.Name, t.TitleBefore, t.TitleAfter, t.DescriptionBefore, t.DescriptionAfter, t.DescriptionBefore, t.DescriptionAfter) +
 			cost(t.ParamsAdded...) + cost(t.ParamsRemoved...) + cost(t.ParamsNewlyRequired...) + cost(t.ParamDescriptionsChanged...)
 		for _, h := range t.Hints {
 			c += cost(h.Hint)
@@ -1365,6 +1385,8 @@ type historyView struct {
 	Page    int
 	HasNext bool
 	Links   links
+	// HasChanges says the page shows a change other than a baseline.
+	HasChanges bool
 }
 
 // history returns page (1-based) of the visible changes of slug, newest first; the
@@ -1395,7 +1417,7 @@ func (s *site) history(ctx context.Context, slug string, page int) (*historyView
 	if start >= len(cs) && page > 1 {
 		return nil, errNotFound
 	}
-	budget := historyDetailsCost
+	budget, cells := historyDetailsCost, historyDiffCells
 	for i := start; i < len(cs); i++ {
 		if cs[i].Hidden {
 			continue // Changes leaves them out; this is belt and braces
@@ -1405,11 +1427,13 @@ func (s *site) history(ctx context.Context, slug string, page int) (*historyView
 		if cv.Details != nil {
 			if cost, ok := fitDetails(cv.Details, budget); ok {
 				budget -= cost
+				markDetails(cv.Details, &cells)
 			} else {
 				cv.Details, cv.Detailed = nil, false
 			}
 		}
 		v.Changes = append(v.Changes, cv)
+		v.HasChanges = v.HasChanges || !cv.Baseline
 	}
 	return v, nil
 }

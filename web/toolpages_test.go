@@ -169,7 +169,7 @@ func TestHistoryPageBounded(t *testing.T) {
 	t.Logf("history page: %d bytes", rec.Body.Len())
 	for _, want := range []string{"more tools added, not listed here.</p>", "more tools changed, not listed here.</p>", "and 6950 more</p>", "and 150 more</p>", `id="ch-1"`, `id="ch-12"`} {
 		if !strings.Contains(body, want) {
-			t.Errorf("the history lacks %q: %d bytes\n%.3000s", want, len(body), body[strings.Index(body, `<ol class="history">`):])
+			t.Errorf("the history lacks %q: %d bytes\n%.3000s", want, len(body), body[strings.Index(body, `<section id="changes"`):])
 		}
 	}
 }
