@@ -61,15 +61,15 @@ type showcase struct {
 	healthy, risky, login, offline string // slugs
 }
 
-// byURL is a prober that answers each URL with its own scripted observation, the
+// scriptedByURL is a prober that answers each URL with its own scripted observation, the
 // tools it lists replaced when tools has the URL.
-type byURL struct {
+type scriptedByURL struct {
 	now   *time.Time
 	obs   map[string]*checks.Observation
 	tools map[string][]json.RawMessage
 }
 
-func (p *byURL) Probe(ctx context.Context, url string) (*checks.Observation, error) {
+func (p *scriptedByURL) Probe(ctx context.Context, url string) (*checks.Observation, error) {
 	tmpl, ok := p.obs[url]
 	if !ok {
 		return nil, fmt.Errorf("no observation scripted for %s", url)
@@ -130,7 +130,7 @@ func newShowcase(t *testing.T) *showcase {
 	// The healthy entry's address is long, as hosted ones are: it must wrap on a phone.
 	healthyURL := "https://weather-forecasts-and-time-zones.mcp.example.com/mcp/v1/" + strings.Repeat("0123456789abcdef", 4)
 	riskyURL := "https://notes.example.com/mcp"
-	p := &byURL{now: &now, obs: map[string]*checks.Observation{
+	p := &scriptedByURL{now: &now, obs: map[string]*checks.Observation{
 		healthyURL: answered, riskyURL: answered, inst.URL: loginObs, offlineURL: answered,
 	}, tools: map[string][]json.RawMessage{}}
 	proc, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: "test"})
