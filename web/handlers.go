@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
 	"fmt"
 	"html/template"
@@ -28,6 +29,14 @@ var templateFS embed.FS
 
 //go:embed static/style.css
 var styleCSS []byte
+
+// The logo and the favicon, SVG images with no script and no style element.
+var (
+	//go:embed static/logo.svg
+	logoSVG []byte
+	//go:embed static/favicon.svg
+	faviconSVG []byte
+)
 
 // handlers are the gin side: decoding and bounding requests, calling site, writing
 // responses, mapping errors.
@@ -107,6 +116,8 @@ func (h *handlers) router(trusted []string) (http.Handler, error) {
 	}
 	get("/", h.directory)
 	get("/static/style.css", h.style)
+	get("/static/logo.svg", svgAsset(logoSVG))
+	get("/static/favicon.svg", svgAsset(faviconSVG))
 	get("/s/:slug", h.entry) // also /s/{slug}.json and /s/{slug}.md
 	get("/s/:slug/history", h.history)
 	// The entry's tabs (tabs.go), each also as JSON.
@@ -181,6 +192,17 @@ func (h *handlers) render(c *gin.Context, status int, page string, data any) {
 func (h *handlers) style(c *gin.Context) {
 	c.Header("Cache-Control", "public, max-age=3600")
 	c.Data(http.StatusOK, "text/css; charset=utf-8", styleCSS)
+}
+
+// svgAsset serves an embedded SVG image, cached for a week and revalidated by its ETag.
+func svgAsset(b []byte) gin.HandlerFunc {
+	etag := fmt.Sprintf(`"%x"`, sha256.Sum256(b))
+	return func(c *gin.Context) {
+		c.Header("Content-Type", "image/svg+xml")
+		c.Header("Cache-Control", "public, max-age=604800")
+		c.Header("ETag", etag)
+		http.ServeContent(c.Writer, c.Request, "", time.Time{}, bytes.NewReader(b))
+	}
 }
 
 func (h *handlers) directory(c *gin.Context) {
