@@ -18,6 +18,7 @@ type Store interface {
 	Directory(ctx context.Context, q store.DirectoryQuery) (store.DirectoryPage, error)
 	Entry(ctx context.Context, slug string) (store.Entry, error)
 	EntryDigest(ctx context.Context, slug string, q store.EntryQuery) (store.EntryDigest, error)
+	Rounds(ctx context.Context, entryID int64, limit int) ([]store.RoundSummary, error)
 	Listings(ctx context.Context, q store.ListingQuery) ([]store.ServerListing, error)
 	RoundResults(ctx context.Context, roundID int64) ([]byte, error)
 	SupplyRuns(ctx context.Context, entryID int64, limit int) ([]store.SupplyRecord, error)
