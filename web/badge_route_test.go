@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"log/slog"
 	"net"
@@ -210,13 +211,31 @@ func newBadgeRig(t *testing.T) *badgeRig {
 	t.Helper()
 	r := &badgeRig{now: time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)}
 	st, doc, signer := openStore(t, r.now)
-	demo, err := fixtures.StartDemo("127.0.0.1:0")
+	// The demo serves TLS on the port after its own, which another process may hold:
+	// a few tries.
+	var demo *fixtures.Demo
+	var err error
+	for range 5 {
+		if demo, err = fixtures.StartDemo("127.0.0.1:0"); err == nil {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(demo.Close)
 	r.st, r.demo = st, demo
-	r.prober = &routed{p: probe.New(probe.Config{Version: "test", AllowLoopback: true}), to: map[string]string{}}
+	// The demo's endpoints over TLS (a plain http endpoint is a finding), with the
+	// fixture CA's certificate.
+	caPEM, err := fixtures.CAPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(caPEM) {
+		t.Fatal("the fixture CA's PEM holds no certificate")
+	}
+	r.prober = &routed{p: probe.New(probe.Config{Version: "test", AllowLoopback: true, RootCAs: roots}), to: map[string]string{}}
 	r.runner, err = rounds.NewRunner(rounds.Config{Store: st, Prober: r.prober, Signer: signer, ToolVersion: "test",
 		Now: func() time.Time { return r.now }})
 	if err != nil {
@@ -285,14 +304,14 @@ func closedURL(t *testing.T) string {
 var risksMessage = regexp.MustCompile(`^(1 risk|[2-9][0-9]* risks)$`)
 
 // TestBadgeFixtureStates: the demo's healthy, hidden-instructions and login-required
-// servers, a server that does not answer and an entry never checked get five badges
+// servers (over TLS), a server that does not answer and an entry never checked get five badges
 // with five different messages and five different colors, the same in SVG and JSON.
 func TestBadgeFixtureStates(t *testing.T) {
 	r := newBadgeRig(t)
-	healthy := r.add(t, "healthy", r.demo.URL(fixtures.DemoHealthy))
-	risky := r.add(t, "hidden", r.demo.URL(fixtures.DemoHidden))
+	healthy := r.add(t, "healthy", r.demo.TLSURL(fixtures.DemoHealthy))
+	risky := r.add(t, "hidden", r.demo.TLSURL(fixtures.DemoHidden))
 	offline := r.add(t, "offline", closedURL(t))
-	login := r.add(t, "login", r.demo.URL(fixtures.DemoAuth))
+	login := r.add(t, "login", r.demo.TLSURL(fixtures.DemoAuth))
 	never := r.add(t, "never", "https://never.example/mcp")
 	r.round(t, healthy, rounds.SignedFull)
 	r.round(t, risky, rounds.SignedFull)
@@ -331,7 +350,7 @@ func TestBadgeFixtureStates(t *testing.T) {
 // answer makes the entry offline; its ETag follows what the badge says.
 func TestBadgeKeepsRisksOfSignedRound(t *testing.T) {
 	r := newBadgeRig(t)
-	e := r.add(t, "hidden", r.demo.URL(fixtures.DemoHidden))
+	e := r.add(t, "hidden", r.demo.TLSURL(fixtures.DemoHidden))
 	r.round(t, e, rounds.SignedFull)
 	risky := r.badgeOf(t, e.Slug)
 	if !risksMessage.MatchString(risky.Message) || risky.Color != badge.ColorRisks {
