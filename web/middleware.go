@@ -85,9 +85,9 @@ func (h *handlers) observe(c *gin.Context) {
 // rateLimit answers 429 with Retry-After when the client's bucket is empty. /healthz
 // and /metrics are exempt: monitors poll them. /log/ and /badge/ have buckets of their
 // own (Config.LogRateLimit, Config.BadgeRateLimit): an auditor reading the log and the
-// READMEs showing badges do not use up a client's pages, nor the other way round. Every refusal is counted
-// (probity_http_rate_limited_total) and logged at most once per client per minute
-// (refusals.Log), so a flood of 429s cannot flood the log.
+// READMEs showing badges do not use up a client's pages, nor the other way round.
+// Every refusal is counted (probity_http_rate_limited_total) and logged at most once
+// per client per minute (refusals.Log), so a flood of 429s cannot flood the log.
 func (h *handlers) rateLimit(c *gin.Context) {
 	switch c.FullPath() {
 	case "/healthz", "/metrics":

@@ -30,8 +30,8 @@ func (s *site) badgeOf(ctx context.Context, slug string) (badge.Badge, error) {
 }
 
 // signedRoundLookback bounds the rounds read to find the newest signed one when the
-// newest round is not signed: a round is unsigned when the probe could not complete,
-// and an entry whose last 50 rounds all failed so has no findings that still say much.
+// newest round is not signed. A round is unsigned when the probe could not complete;
+// findings from before 50 such rounds in a row say little about the server now.
 const signedRoundLookback = 50
 
 // newestSignedRound returns the newest signed round among the entry's newest

@@ -33,10 +33,11 @@
 // Referrer-Policy and frame-ancestors 'none'. Each client (remote IP, or the address
 // trusted proxies forward) has a token bucket (web/ratelimit); an empty bucket gets 429
 // with Retry-After. /log/ and /badge/ have buckets of their own, larger ones: the log
-// is read file by file, and badges are fetched through shared proxies. Every request gets one log line, except refused ones: those are
-// counted on /metrics (probity_http_rate_limited_total, and probity_mcp_refused_total
-// by reason for /mcp) and logged at most once per client per minute (web/refusals), so
-// a flood of 429s writes a line a minute, not a line a request. Errors are mapped to a
+// is read file by file, and badges are fetched through shared proxies. Every request
+// gets one log line, except refused ones: those are counted on /metrics
+// (probity_http_rate_limited_total, and probity_mcp_refused_total by reason for /mcp)
+// and logged at most once per client per minute (web/refusals), so a flood of 429s
+// writes a line a minute, not a line a request. Errors are mapped to a
 // status in one place (fail): store.ErrNotFound becomes 404, a request whose client left first is logged as 499, anything else 500
 // with a generic message, its detail logged.
 //
