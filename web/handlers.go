@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"html/template"
 	"io"
@@ -47,7 +48,9 @@ type handlers struct {
 	metrics *metrics
 	limiter *ratelimit.Limiter
 	logLim  *ratelimit.Limiter // /log/'s own bucket per client
-	refused *refusals.Log
+	// badgeLim is /badge/'s own bucket per client (Config.BadgeRateLimit).
+	badgeLim *ratelimit.Limiter
+	refused  *refusals.Log
 }
 
 var funcs = template.FuncMap{
@@ -485,7 +488,10 @@ func (h *handlers) directoryFeed(c *gin.Context) {
 	c.Data(http.StatusOK, "application/atom+xml; charset=utf-8", b)
 }
 
-// badge serves /badge/{slug}.svg and /badge/{slug}.json (shields.io's endpoint JSON).
+// badge serves /badge/{slug}.svg and /badge/{slug}.json (shields.io's endpoint JSON),
+// with badge.CacheControl and a strong ETag of its bytes: a cache revalidating with
+// If-None-Match gets a 304 while the badge says the same (GET and HEAD alike, by
+// http.ServeContent). The answer depends on the path alone, so it needs no Vary.
 func (h *handlers) badge(c *gin.Context) {
 	file := c.Param("file")
 	slug, svg := strings.CutSuffix(file, ".svg")
@@ -505,10 +511,19 @@ func (h *handlers) badge(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	c.Header("Cache-Control", badge.CacheControl)
+	body, contentType := badge.ShieldsJSON(b), "application/json; charset=utf-8"
 	if svg {
-		c.Data(http.StatusOK, "image/svg+xml", badge.SVG(b))
-		return
+		body, contentType = badge.SVG(b), "image/svg+xml"
 	}
-	c.Data(http.StatusOK, "application/json; charset=utf-8", badge.ShieldsJSON(b))
+	c.Header("Cache-Control", badge.CacheControl)
+	c.Header("Content-Type", contentType)
+	c.Header("ETag", badgeETag(body))
+	http.ServeContent(c.Writer, c.Request, "", time.Time{}, bytes.NewReader(body))
+}
+
+// badgeETag is the strong entity tag of a badge's bytes: the first 128 bits of their
+// SHA-256, in hex.
+func badgeETag(body []byte) string {
+	sum := sha256.Sum256(body)
+	return `"` + hex.EncodeToString(sum[:16]) + `"`
 }

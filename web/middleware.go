@@ -83,9 +83,11 @@ func (h *handlers) observe(c *gin.Context) {
 }
 
 // rateLimit answers 429 with Retry-After when the client's bucket is empty. /healthz
-// and /metrics are exempt: monitors poll them. Every refusal is counted
-// (probity_http_rate_limited_total) and logged at most once per client per minute
-// (refusals.Log), so a flood of 429s cannot flood the log.
+// and /metrics are exempt: monitors poll them. /log/ and /badge/ have buckets of their
+// own (Config.LogRateLimit, Config.BadgeRateLimit): an auditor reading the log and the
+// READMEs showing badges do not use up a client's pages, nor the other way round.
+// Every refusal is counted (probity_http_rate_limited_total) and logged at most once
+// per client per minute (refusals.Log), so a flood of 429s cannot flood the log.
 func (h *handlers) rateLimit(c *gin.Context) {
 	switch c.FullPath() {
 	case "/healthz", "/metrics":
@@ -94,8 +96,11 @@ func (h *handlers) rateLimit(c *gin.Context) {
 	}
 	client := c.ClientIP()
 	lim := h.limiter
-	if c.FullPath() == "/log/*path" {
+	switch c.FullPath() {
+	case "/log/*path":
 		lim = h.logLim
+	case "/badge/:file":
+		lim = h.badgeLim
 	}
 	ok, wait := lim.Allow(client)
 	if !ok {

@@ -12,21 +12,54 @@ import (
 )
 
 // badgeOf returns the badge of slug, from the same newest round and supply run the
-// pages show.
+// pages show, and the findings of the newest signed round.
 func (s *site) badgeOf(ctx context.Context, slug string) (badge.Badge, error) {
 	d, err := s.st.EntryDigest(ctx, slug, store.EntryQuery{})
 	if err != nil {
 		return badge.Badge{}, err
 	}
-	return badge.For(badgeState(d.Round, d.Supply, d.SupplySigned)), nil
+	signed := d.Round
+	// An offline entry's badge says offline whatever it found before: the older rounds
+	// are not read for it.
+	if d.Round != nil && !d.Round.Signed && d.Round.Uptime != store.UptimeNoAnswer {
+		if signed, err = s.newestSignedRound(ctx, d.Entry.ID); err != nil {
+			return badge.Badge{}, err
+		}
+	}
+	return badge.For(badgeState(d.Round, signed, d.Supply, d.SupplySigned)), nil
 }
 
-// badgeState is the badge of an entry's newest round and supply run (nil: none), which
+// signedRoundLookback bounds the rounds read to find the newest signed one when the
+// newest round is not signed. A round is unsigned when the probe could not complete;
+// findings from before 50 such rounds in a row say little about the server now.
+const signedRoundLookback = 50
+
+// newestSignedRound returns the newest signed round among the entry's newest
+// signedRoundLookback rounds, or nil when none of them is signed.
+func (s *site) newestSignedRound(ctx context.Context, entryID int64) (*store.RoundSummary, error) {
+	rs, err := s.st.Rounds(ctx, entryID, signedRoundLookback)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read the rounds of entry %d: %w", entryID, err)
+	}
+	for i := range rs {
+		if rs[i].Signed {
+			return &rs[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// badgeState is the badge of an entry's newest round, its newest signed round (the
+// same round when the newest is signed) and its newest supply run (nil: none), which
 // is signed when runSigned.
-func badgeState(round *store.RoundSummary, run *store.SupplyRecord, runSigned bool) badge.State {
+func badgeState(round, signed *store.RoundSummary, run *store.SupplyRecord, runSigned bool) badge.State {
 	var st badge.State
 	if round != nil {
 		st.Probed, st.Signed, st.Coverage = true, round.Signed, round.Coverage
+		st.Offline = round.Uptime == store.UptimeNoAnswer
+	}
+	if signed != nil && signed.Signed {
+		st.Findings = signed.Failed + signed.ObservedRisk
 	}
 	if run != nil {
 		// An unsigned supply run is not a verdict anyone can check: it does not count.

@@ -360,15 +360,15 @@ func TestCheckedServerNotUnprobed(t *testing.T) {
 		if err != nil || len(runs) != 1 || runs[0].Envelope == nil {
 			t.Fatalf("%s: supply runs %d, %v (want one signed)", e.Slug, len(runs), err)
 		}
-		want := "signed | score " + strconv.Itoa(runs[0].Score)
+		want := "score " + strconv.Itoa(runs[0].Score)
 		if runs[0].Verified {
 			want = "verified"
 		}
 		if b := badgeOf(e.Slug); b.Message != want {
 			t.Errorf("%s: badge %q, want %q", e.Slug, b.Message, want)
 		}
-		if svg := fetch(t, h, "/badge/"+e.Slug+".svg"); strings.Contains(svg, "not yet probed") {
-			t.Errorf("%s: the SVG badge says not yet probed", e.Slug)
+		if svg := fetch(t, h, "/badge/"+e.Slug+".svg"); strings.Contains(svg, "not yet probed") || strings.Contains(svg, "not yet checked") {
+			t.Errorf("%s: the SVG badge says not yet checked", e.Slug)
 		}
 		if d := entryJSON(t, h, e.Slug); d.Badge.State == "unsigned" {
 			t.Errorf("%s: state %q, want signed or Verified", e.Slug, d.Badge.State)
@@ -383,8 +383,8 @@ func TestCheckedServerNotUnprobed(t *testing.T) {
 	if strings.Count(dir, "none: supply checks ran") != 2 || strings.Count(dir, "not yet checked") != 1 {
 		t.Errorf("directory: want two entries with supply checks only and one not yet checked")
 	}
-	if b := badgeOf(fresh.Slug); b.Message != "not yet probed" {
-		t.Errorf("an entry checked in no way: badge %q, want not yet probed", b.Message)
+	if b := badgeOf(fresh.Slug); b.Message != "not yet checked" {
+		t.Errorf("an entry checked in no way: badge %q, want not yet checked", b.Message)
 	}
 }
 

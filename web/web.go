@@ -14,7 +14,7 @@
 //	GET /s/{slug}/history.xml           entry's Atom feed
 //	GET /s/{slug}/envelopes.jsonl       entry's round, visible change and supply envelopes
 //	GET /s/{slug}/r/{roundId}.json      one round's envelope
-//	GET /badge/{slug}.svg, .json        badge, shields.io endpoint JSON
+//	GET /badge/{slug}.svg, .json        badge, shields.io endpoint JSON; ETag, 304, own rate limit
 //	GET /changes, /changes.xml          the 50 newest changes, page and Atom feed
 //	GET /.well-known/probity-keys.json  key document
 //	GET /stats, /stats.json             statistics (tables and SVG charts), cached 10 min
@@ -34,10 +34,12 @@
 // Content-Security-Policy (no scripts at all, styles from the site only), nosniff, a
 // Referrer-Policy and frame-ancestors 'none'. Each client (remote IP, or the address
 // trusted proxies forward) has a token bucket (web/ratelimit); an empty bucket gets 429
-// with Retry-After. Every request gets one log line, except refused ones: those are
-// counted on /metrics (probity_http_rate_limited_total, and probity_mcp_refused_total
-// by reason for /mcp) and logged at most once per client per minute (web/refusals), so
-// a flood of 429s writes a line a minute, not a line a request. Errors are mapped to a
+// with Retry-After. /log/ and /badge/ have buckets of their own, larger ones: the log
+// is read file by file, and badges are fetched through shared proxies. Every request
+// gets one log line, except refused ones: those are counted on /metrics
+// (probity_http_rate_limited_total, and probity_mcp_refused_total by reason for /mcp)
+// and logged at most once per client per minute (web/refusals), so a flood of 429s
+// writes a line a minute, not a line a request. Errors are mapped to a
 // status in one place (fail): store.ErrNotFound becomes 404, a request whose client left first is logged as 499, anything else 500
 // with a generic message, its detail logged.
 //
@@ -109,6 +111,9 @@ type Config struct {
 	// auditor reads a tile or an entry bundle per 256 records. The zero value means
 	// DefaultLogRateLimit.
 	LogRateLimit RateLimit
+	// BadgeRateLimit is the per-client token bucket of /badge/, apart from the site's.
+	// The zero value means DefaultBadgeRateLimit.
+	BadgeRateLimit RateLimit
 }
 
 // RateLimit is a token bucket per client: Burst requests at once, refilled at
@@ -127,6 +132,14 @@ var DefaultRateLimit = RateLimit{PerSecond: 10, Burst: 40, MaxClients: 10000}
 // DefaultLogRateLimit is the rate limit of a zero Config.LogRateLimit: a 200,000-record
 // log is about 1,600 files, read in under 10 s.
 var DefaultLogRateLimit = RateLimit{PerSecond: 200, Burst: 400, MaxClients: 10000}
+
+// DefaultBadgeRateLimit is the rate limit of a zero Config.BadgeRateLimit: 1,200 badges a
+// minute with bursts of 600. Badges are embedded in READMEs, and the images of a README
+// are fetched through a shared proxy (GitHub's camo, a company's proxy), so one client
+// address stands for many readers and a page with a dozen badges is a dozen requests
+// at once; a 429 there is a broken image in someone's README. A badge is small and
+// cached (badge.CacheControl, ETag), so this costs little.
+var DefaultBadgeRateLimit = RateLimit{PerSecond: 20, Burst: 600, MaxClients: 10000}
 
 // Limits on requests.
 const (
@@ -167,6 +180,12 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.LogRateLimit.MaxClients <= 0 {
 		cfg.LogRateLimit.MaxClients = DefaultLogRateLimit.MaxClients
 	}
+	if cfg.BadgeRateLimit.PerSecond <= 0 || cfg.BadgeRateLimit.Burst <= 0 {
+		cfg.BadgeRateLimit = DefaultBadgeRateLimit
+	}
+	if cfg.BadgeRateLimit.MaxClients <= 0 {
+		cfg.BadgeRateLimit.MaxClients = DefaultBadgeRateLimit.MaxClients
+	}
 	// gin's mode is process-wide; release mode keeps it from printing routes and
 	// warnings to stdout.
 	gin.SetMode(gin.ReleaseMode)
@@ -195,19 +214,24 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	badgeLim, err := newLimiter(cfg.BadgeRateLimit, cfg.Now)
+	if err != nil {
+		return nil, err
+	}
 	refused := refusals.New(cfg.Logger, cfg.Now)
 	src := metricsSources{memos: s.memoStats, refused: refused.Counts}
 	if rc, ok := cfg.MCP.(refusalCounter); ok {
 		src.mcp = rc.Refusals
 	}
 	h := &handlers{
-		site:    s,
-		log:     cfg.Logger,
-		pages:   pages,
-		metrics: newMetrics(src, cfg.Logger),
-		limiter: lim,
-		logLim:  logLim,
-		refused: refused,
+		site:     s,
+		log:      cfg.Logger,
+		pages:    pages,
+		metrics:  newMetrics(src, cfg.Logger),
+		limiter:  lim,
+		logLim:   logLim,
+		badgeLim: badgeLim,
+		refused:  refused,
 	}
 	site, err := h.router(cfg.TrustedProxies)
 	if err == nil {

@@ -62,7 +62,8 @@ MCP server at /mcp. --base-url is the public address links are built from (defau
 http://ADDR); when it is given, Probity's own MCP server at BASE-URL/mcp is listed as an
 entry (slug probity, added once) and read every round like any other. --rate-limit and
 --burst set the per-client token bucket of the pages (default 10 requests/s, bursts of
-40); /mcp has its own.
+40); --badge-rate-limit and --badge-burst that of the badges (default 20 requests/s,
+bursts of 600: READMEs fetch them through shared proxies); /mcp has its own.
 
 --publish-only publishes and does nothing else: no scheduler, no workers, no probes. It
 needs only the key document (keys.json in the key directory), never the private key,
@@ -104,9 +105,11 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&schedule.FirstSpread, "first-spread", 15*time.Minute, "")
 	listen := fs.String("listen", "127.0.0.1:8080", "")
 	baseURL := fs.String("base-url", "", "")
-	var rate web.RateLimit
+	var rate, badgeRate web.RateLimit
 	fs.Float64Var(&rate.PerSecond, "rate-limit", web.DefaultRateLimit.PerSecond, "")
 	fs.IntVar(&rate.Burst, "burst", web.DefaultRateLimit.Burst, "")
+	fs.Float64Var(&badgeRate.PerSecond, "badge-rate-limit", web.DefaultBadgeRateLimit.PerSecond, "")
+	fs.IntVar(&badgeRate.Burst, "badge-burst", web.DefaultBadgeRateLimit.Burst, "")
 	tick := fs.Duration("tick", 15*time.Second, "")
 	poll := fs.Duration("poll", time.Second, "")
 	jobTimeout := fs.Duration("job-timeout", rounds.DefaultJobTimeout, "")
@@ -164,7 +167,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	defer st.Close()
 	if *publishOnly {
-		return publishOnlyUntilDone(ctx, st, where, &ef, *listen, *baseURL, rate, logger, stderr)
+		return publishOnlyUntilDone(ctx, st, where, &ef, *listen, *baseURL, rate, badgeRate, logger, stderr)
 	}
 	doc, signer, err := ef.openSigner(stderr)
 	if err != nil {
@@ -225,7 +228,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	logger.Info("serving", "store", where, "backend", st.Backend())
 	go reportStats(ctx, st, logger)
 	if *listen != "" {
-		srv, err := publish(ctx, st, doc, ef.logDirectory(), *listen, *baseURL, rate, logger)
+		srv, err := publish(ctx, st, doc, ef.logDirectory(), *listen, *baseURL, rate, badgeRate, logger)
 		if err != nil {
 			fmt.Fprintf(stderr, "error: %v\n", err)
 			return 2
@@ -285,13 +288,13 @@ func watchOwnServer(ctx context.Context, st store.Store, baseURL string, schedul
 
 // publishOnlyUntilDone publishes the store with the key document of keyDir until ctx
 // ends (serve --publish-only).
-func publishOnlyUntilDone(ctx context.Context, st store.Store, where string, ef *envFlags, listen, baseURL string, rate web.RateLimit, logger *slog.Logger, stderr io.Writer) int {
+func publishOnlyUntilDone(ctx context.Context, st store.Store, where string, ef *envFlags, listen, baseURL string, rate, badgeRate web.RateLimit, logger *slog.Logger, stderr io.Writer) int {
 	doc, err := keys.Load(filepath.Join(ef.keyDirectory(), keys.DocumentFile))
 	if err != nil {
 		fmt.Fprintf(stderr, "error: --publish-only publishes the key document of the service that signs, and found none: %v\n", err)
 		return 2
 	}
-	srv, err := publish(ctx, st, doc, ef.logDirectory(), listen, baseURL, rate, logger)
+	srv, err := publish(ctx, st, doc, ef.logDirectory(), listen, baseURL, rate, badgeRate, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
@@ -359,7 +362,7 @@ func runMigrate(args []string, stdout, stderr io.Writer) int {
 // publish starts the directory (web) with Probity's MCP server at /mcp and the
 // transparency log of logDir at /log/ on listen, and shuts it down when ctx ends. The
 // listener is open when publish returns.
-func publish(ctx context.Context, st store.Store, doc *keys.Document, logDir, listen, baseURL string, rate web.RateLimit, logger *slog.Logger) (*http.Server, error) {
+func publish(ctx context.Context, st store.Store, doc *keys.Document, logDir, listen, baseURL string, rate, badgeRate web.RateLimit, logger *slog.Logger) (*http.Server, error) {
 	if baseURL == "" {
 		baseURL = "http://" + listen
 	}
@@ -371,7 +374,7 @@ func publish(ctx context.Context, st store.Store, doc *keys.Document, logDir, li
 	if err != nil {
 		return nil, err
 	}
-	h, err := web.New(web.Config{Store: st, Keys: doc, BaseURL: baseURL, Logger: logger, MCP: mcpHandler, RateLimit: rate, Log: lg})
+	h, err := web.New(web.Config{Store: st, Keys: doc, BaseURL: baseURL, Logger: logger, MCP: mcpHandler, RateLimit: rate, BadgeRateLimit: badgeRate, Log: lg})
 	if err != nil {
 		return nil, err
 	}

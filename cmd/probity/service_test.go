@@ -795,7 +795,7 @@ func TestServeWatchesItsOwnMCPServer(t *testing.T) {
 	}
 
 	logger := slog.New(slog.DiscardHandler)
-	srv, err := publish(ctx, st, doc, filepath.Join(t.TempDir(), "log"), addr, base, web.DefaultRateLimit, logger)
+	srv, err := publish(ctx, st, doc, filepath.Join(t.TempDir(), "log"), addr, base, web.DefaultRateLimit, web.DefaultBadgeRateLimit, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

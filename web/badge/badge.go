@@ -9,34 +9,60 @@
 //
 // # What the badge says
 //
-// The label is always "probity". The message and its color are, in order:
+// The label is always "probity". The message says what matters most about the
+// entry, and its color tells the messages apart at a glance; the text always
+// says it too, so no one needs to tell colors apart. For tries these in order
+// and the first that applies is the badge:
 //
-//	message                    color      when
-//	verified                   green      the supply checks ran and the entry passed them (State.Verified)
-//	signed                     blue       the newest round was signed and the tools were fetched in full
-//	signed: login required     blue-grey  the newest round was signed, but the server asked for a login
-//	signed: coverage unknown   blue-grey  the newest round was signed with a coverage this package does not know
-//	unsigned                   grey       the newest round was not signed
-//	signed                     blue       there is no round, but a signed supply run (State.HasSupply)
-//	unsigned                   grey       there is no round, and the supply run is not signed (State.Checked)
-//	not yet probed             lightgrey  nothing has been checked yet: no round, no supply run
+//	message            color       when
+//	not yet checked    lightgrey   no round and no supply run: nothing has been checked
+//	offline            dark grey   the newest round got no answer (no DNS, no connection, a timeout, TLS, a 5xx)
+//	N risks, 1 risk    red         the newest signed round has N findings: check results FAILED or OBSERVED_RISK
+//	login required     blue-grey   the newest round is signed and the server asked for a login (auth_required)
+//	verified           green       the signed supply run passed the supply checks (State.Verified)
+//	unsigned           grey        the newest round is not signed (no handshake, no tools, blocked)
+//	no risks found     blue        the newest round is signed, read the tools in full and has no findings
+//	checked            blue-grey   the newest round is signed with a coverage this package does not know
+//	score N            blue        no round; a signed supply run that did not verify the entry, with its score
+//	checked            blue        no round; a signed supply run with a score outside 0..100
+//	unsigned           grey        no round; only an unsigned supply run (State.Checked)
 //
-// A server is checked in parts: a remote's rounds, and the supply run over its
-// repository and packages. A package or repository is never probed, and a remote's
-// supply run can come before its first round, so without a round the supply run is
-// what was checked: the badge never says "not yet probed" for a server whose parts
-// have been checked.
+// After "login required", "unsigned", "no risks found" and "checked" (with a
+// round), an entry with a signed supply run that did not verify it gets the
+// run's score: "no risks found | score 87". The alarms (offline, risks) and
+// "verified" carry no score: the message is what they report.
 //
-// A package entry whose supply checks ran but did not verify it gets its
-// score after the coverage: "signed | score 87". "verified" carries no score:
-// the decision is what it reports.
+// Why this order:
+//
+//   - "offline" first: when the newest round got no answer, nothing newer
+//     than that can be said, and a badge must not keep saying "verified" about
+//     a server no one can reach.
+//   - Findings come from the newest signed round, which may be older than the
+//     newest round: a round is unsigned when the probe could not complete
+//     (no MCP handshake, no tool list, the address blocked), and such a round
+//     observed nothing that clears an older finding. So a risk stays on the
+//     badge until a signed round no longer finds it, and an unsigned round
+//     never makes a risky entry look better. An offline entry is "offline"
+//     whatever it found before (its entry page still lists the findings).
+//   - "login required" before "verified": the tools of a server behind a login
+//     were never read, so the checks of its tool descriptions never ran, and
+//     the badge says so instead of a verdict that covers less than it seems.
+//   - "verified" only when nothing above applies: never with findings. An
+//     unsigned newest round does not take Verified away (the supply checks are
+//     signed; the round observed nothing), but it does keep the badge from
+//     saying "no risks found", which a signed round must back.
+//   - Without a round, the supply run is what was checked (a package or a
+//     repository is never probed, and a remote's supply run can come before its
+//     first round), so the badge never says "not yet checked" for a server whose
+//     parts have been checked.
 //
 // "verified" means that Probity's automated checks found nothing wrong in the
 // public data about the entry (its repository, packages, dependencies, tool
 // descriptions and endpoint). It does not mean that a person reviewed the
 // code, and it is no guarantee that the server is safe: a server can pass
-// every check and still do something its users do not want. The pages that
-// show a badge say so next to it.
+// every check and still do something its users do not want. "no risks found"
+// is narrower still: the checks of the newest signed round found nothing. The
+// pages that show a badge say so next to it.
 //
 // # Rendering
 //
@@ -59,13 +85,16 @@ import (
 const Label = "probity"
 
 // The colors of the messages For returns, as hex so that both the SVG and
-// shields.io's endpoint schema accept them.
+// shields.io's endpoint schema accept them. Each is far enough from the #555
+// label that the halves stay apart.
 const (
-	ColorVerified     = "#4c1"    // green, shields.io's classic "brightgreen"
-	ColorSigned       = "#007ec6" // blue, shields.io's "blue"
-	ColorLoginNeeded  = "#5d7a91" // blue-grey: signed, but not everything could be seen
-	ColorUnsigned     = "#777"    // grey, lighter than the #555 label so the halves stay apart
-	ColorNotYetProbed = "#9f9f9f" // lightgrey, shields.io's classic "lightgrey"
+	ColorVerified      = "#4c1"    // green, shields.io's classic "brightgreen"
+	ColorHealthy       = "#007ec6" // blue, shields.io's "blue": checked, nothing found
+	ColorRisks         = "#e05d44" // red, shields.io's "red": findings
+	ColorLoginNeeded   = "#5d7a91" // blue-grey: signed, but not everything could be seen
+	ColorUnsigned      = "#777"    // grey, lighter than the #555 label
+	ColorOffline       = "#333"    // dark grey, darker than the label: no answer
+	ColorNotYetChecked = "#9f9f9f" // lightgrey, shields.io's classic "lightgrey"
 )
 
 // Coverage values of a round, as the store records them.
@@ -85,6 +114,8 @@ const (
 // day while they fetch a new one in the background, so a slow or restarting
 // server never shows a broken image in someone's README. max-age matches the
 // cacheSeconds of ShieldsJSON (300 s is also the least shields.io accepts).
+// A cache that revalidates sends the badge's ETag back and gets a 304 while
+// the badge says the same.
 const CacheControl = "public, max-age=300, stale-while-revalidate=86400"
 
 // cacheSeconds is the cacheSeconds of ShieldsJSON; it equals CacheControl's
@@ -97,85 +128,86 @@ type Badge struct {
 	Label   string
 	Message string
 	// Color is the message's background: "#" and 3 or 6 hex digits. Any
-	// other value is drawn as ColorNotYetProbed.
+	// other value is drawn as ColorNotYetChecked.
 	Color string
 }
 
 // State is what For needs to know about an entry. The caller loads it; a zero
-// State is an entry that has never been probed.
+// State is an entry that has never been checked.
 type State struct {
-	// Verified is the supply checks' Verified decision. It counts only
-	// together with HasSupply: a Verified without supply checks is
-	// contradictory and For ignores it.
-	Verified bool
+	// Probed reports that the entry has at least one round. The round fields
+	// below (Offline, Signed, Coverage, Findings) count only with it.
+	Probed bool
+	// Offline reports that the newest round got no answer from the endpoint
+	// (the store's uptime class no_answer).
+	Offline bool
+	// Signed reports that the newest round's envelope was signed.
+	Signed bool
+	// Coverage is the newest round's coverage: CoverageFull or
+	// CoverageAuthRequired for a signed round.
+	Coverage string
+	// Findings is the number of check results of the newest signed round
+	// (which may be older than the newest round) with status FAILED or
+	// OBSERVED_RISK; 0 when no round was signed.
+	Findings int
 	// HasSupply reports that a signed supply run of this entry counts for
 	// the badge (an unsigned run is no verdict anyone can check: the caller
 	// leaves HasSupply false for it and sets Checked); only then do Verified
 	// and Score mean anything.
 	HasSupply bool
 	// Checked reports that a supply run of the entry ran, signed or not: an
-	// entry without a round but with a supply run has been checked, and is
-	// not "not yet probed".
+	// entry without a round but with a supply run has been checked.
 	Checked bool
+	// Verified is the supply checks' Verified decision. It counts only
+	// together with HasSupply: a Verified without supply checks is
+	// contradictory and For ignores it.
+	Verified bool
 	// Score is the supply checks' score, 0 to 100. It is shown only for an
 	// entry with HasSupply that is not Verified; a value outside 0..100 is
 	// not shown at all.
 	Score int
-	// Coverage is the newest round's coverage: CoverageFull,
-	// CoverageAuthRequired, or "" when there is no round.
-	Coverage string
-	// Signed reports that the newest round's envelope was signed.
-	Signed bool
-	// Probed reports that the entry has at least one round.
-	Probed bool
 }
 
-// For returns the badge of an entry in state s. The cases, in the order they
-// are tried:
-//
-//   - HasSupply and Verified: "verified", green. The supply checks' decision
-//     outranks the newest round's coverage.
-//   - not Probed, with HasSupply: "signed", blue: the signed supply run is
-//     the entry's signed record (a package or repository, or a remote before
-//     its first round). Coverage and Signed are ignored, since there is no
-//     round for them to describe.
-//   - not Probed, Checked without HasSupply: "unsigned", grey (an unsigned
-//     supply run only).
-//   - not Probed and nothing checked: "not yet probed", lightgrey.
-//   - Probed but not Signed: "unsigned", grey.
-//   - Signed with CoverageFull: "signed", blue.
-//   - Signed with CoverageAuthRequired: "signed: login required", blue-grey.
-//   - Signed with any other coverage (including ""): "signed: coverage
-//     unknown", blue-grey; a signed round that claims full coverage is never
-//     assumed.
-//
-// In every case but "verified", an entry with HasSupply and a Score in 0..100
-// gets " | score N" after the message.
+// For returns the badge of an entry in state s, as the package documentation's
+// table says.
 func For(s State) Badge {
-	if s.HasSupply && s.Verified {
-		return Badge{Label: Label, Message: "verified", Color: ColorVerified}
+	verified := s.HasSupply && s.Verified
+	score := ""
+	if s.HasSupply && !verified && s.Score >= 0 && s.Score <= 100 {
+		score = "score " + strconv.Itoa(s.Score)
 	}
-	var b Badge
+	var msg, color string
 	switch {
+	case !s.Probed && !s.HasSupply && !s.Checked:
+		msg, color = "not yet checked", ColorNotYetChecked
+	case s.Probed && s.Offline:
+		msg, color = "offline", ColorOffline
+	case s.Probed && s.Findings == 1:
+		msg, color = "1 risk", ColorRisks
+	case s.Probed && s.Findings > 1:
+		msg, color = strconv.Itoa(s.Findings)+" risks", ColorRisks
+	case s.Probed && s.Signed && s.Coverage == CoverageAuthRequired:
+		msg, color = "login required", ColorLoginNeeded
+	case verified:
+		msg, color = "verified", ColorVerified
+	case !s.Probed && s.HasSupply && score != "":
+		msg, color = score, ColorHealthy
 	case !s.Probed && s.HasSupply:
-		b = Badge{Label: Label, Message: "signed", Color: ColorSigned}
-	case !s.Probed && s.Checked:
-		b = Badge{Label: Label, Message: "unsigned", Color: ColorUnsigned}
-	case !s.Probed:
-		b = Badge{Label: Label, Message: "not yet probed", Color: ColorNotYetProbed}
-	case !s.Signed:
-		b = Badge{Label: Label, Message: "unsigned", Color: ColorUnsigned}
+		msg, color = "checked", ColorHealthy
+	case !s.Probed, !s.Signed:
+		msg, color = "unsigned", ColorUnsigned
 	case s.Coverage == CoverageFull:
-		b = Badge{Label: Label, Message: "signed", Color: ColorSigned}
-	case s.Coverage == CoverageAuthRequired:
-		b = Badge{Label: Label, Message: "signed: login required", Color: ColorLoginNeeded}
+		msg, color = "no risks found", ColorHealthy
 	default:
-		b = Badge{Label: Label, Message: "signed: coverage unknown", Color: ColorLoginNeeded}
+		msg, color = "checked", ColorLoginNeeded
 	}
-	if s.HasSupply && s.Score >= 0 && s.Score <= 100 {
-		b.Message += " | score " + strconv.Itoa(s.Score)
+	switch msg {
+	case "login required", "unsigned", "no risks found", "checked":
+		if score != "" {
+			msg += " | " + score
+		}
 	}
-	return b
+	return Badge{Label: Label, Message: msg, Color: color}
 }
 
 // shieldsEndpoint is shields.io's endpoint badge schema, version 1, in the

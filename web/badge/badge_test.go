@@ -16,46 +16,80 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden SVG files under testdata/golden")
 
-// forCases are the cases of For, one golden SVG each.
+// forCases are the cases of For, one golden SVG each: every row of the package
+// documentation's table, and the order between them.
 var forCases = []struct {
 	name  string
 	state State
 	want  Badge
 }{
+	{"not_yet_checked", State{},
+		Badge{"probity", "not yet checked", ColorNotYetChecked}},
+	{"not_yet_checked_ignores_round_fields", State{Offline: true, Coverage: CoverageFull, Signed: true, Findings: 3},
+		Badge{"probity", "not yet checked", ColorNotYetChecked}},
+	{"offline", State{Probed: true, Offline: true},
+		Badge{"probity", "offline", ColorOffline}},
+	// An offline entry is offline, whatever its older signed round found and
+	// whatever its supply run decided.
+	{"offline_over_risks", State{Probed: true, Offline: true, Findings: 2, HasSupply: true, Verified: true},
+		Badge{"probity", "offline", ColorOffline}},
+	{"offline_no_score", State{Probed: true, Offline: true, HasSupply: true, Score: 87},
+		Badge{"probity", "offline", ColorOffline}},
+	{"one_risk", State{Probed: true, Signed: true, Coverage: CoverageFull, Findings: 1},
+		Badge{"probity", "1 risk", ColorRisks}},
+	{"risks", State{Probed: true, Signed: true, Coverage: CoverageFull, Findings: 12, HasSupply: true, Score: 87},
+		Badge{"probity", "12 risks", ColorRisks}},
+	// Verified never hides a finding.
+	{"risks_over_verified", State{Probed: true, Signed: true, Coverage: CoverageFull, Findings: 2, HasSupply: true, Verified: true, Score: 95},
+		Badge{"probity", "2 risks", ColorRisks}},
+	// The newest round is unsigned (say, no handshake): the findings of the
+	// older signed round stay.
+	{"risks_of_older_signed_round", State{Probed: true, Findings: 3},
+		Badge{"probity", "3 risks", ColorRisks}},
+	{"risks_behind_login", State{Probed: true, Signed: true, Coverage: CoverageAuthRequired, Findings: 1},
+		Badge{"probity", "1 risk", ColorRisks}},
+	{"login_required", State{Probed: true, Signed: true, Coverage: CoverageAuthRequired},
+		Badge{"probity", "login required", ColorLoginNeeded}},
+	{"login_required_over_verified", State{Probed: true, Signed: true, Coverage: CoverageAuthRequired, HasSupply: true, Verified: true, Score: 95},
+		Badge{"probity", "login required", ColorLoginNeeded}},
+	{"login_required_score", State{Probed: true, Signed: true, Coverage: CoverageAuthRequired, HasSupply: true, Score: 87},
+		Badge{"probity", "login required | score 87", ColorLoginNeeded}},
 	{"verified", State{Verified: true, HasSupply: true, Score: 91, Coverage: CoverageFull, Signed: true, Probed: true},
 		Badge{"probity", "verified", ColorVerified}},
 	{"verified_unsigned_round", State{Verified: true, HasSupply: true, Score: 80, Probed: true},
 		Badge{"probity", "verified", ColorVerified}},
 	{"verified_without_supply", State{Verified: true, Coverage: CoverageFull, Signed: true, Probed: true},
-		Badge{"probity", "signed", ColorSigned}},
-	{"signed", State{Coverage: CoverageFull, Signed: true, Probed: true},
-		Badge{"probity", "signed", ColorSigned}},
-	{"signed_score", State{HasSupply: true, Score: 87, Coverage: CoverageFull, Signed: true, Probed: true},
-		Badge{"probity", "signed | score 87", ColorSigned}},
-	{"login_required", State{Coverage: CoverageAuthRequired, Signed: true, Probed: true},
-		Badge{"probity", "signed: login required", ColorLoginNeeded}},
-	{"coverage_unknown", State{Coverage: "partial", Signed: true, Probed: true},
-		Badge{"probity", "signed: coverage unknown", ColorLoginNeeded}},
-	{"unsigned", State{Coverage: CoverageFull, Probed: true},
+		Badge{"probity", "no risks found", ColorHealthy}},
+	{"unsigned", State{Probed: true},
 		Badge{"probity", "unsigned", ColorUnsigned}},
-	{"unsigned_score", State{HasSupply: true, Score: 87, Coverage: CoverageFull, Probed: true},
+	{"unsigned_score", State{HasSupply: true, Score: 87, Probed: true},
 		Badge{"probity", "unsigned | score 87", ColorUnsigned}},
 	{"unsigned_score_out_of_range", State{HasSupply: true, Score: 101, Probed: true},
 		Badge{"probity", "unsigned", ColorUnsigned}},
-	{"not_yet_probed", State{},
-		Badge{"probity", "not yet probed", ColorNotYetProbed}},
-	{"not_yet_probed_ignores_round_fields", State{Coverage: CoverageFull, Signed: true},
-		Badge{"probity", "not yet probed", ColorNotYetProbed}},
-	// A server whose parts were checked without a round (a package, a repository, a
-	// remote before its first round) is never "not yet probed" (issue 14).
+	{"no_risks_found", State{Coverage: CoverageFull, Signed: true, Probed: true},
+		Badge{"probity", "no risks found", ColorHealthy}},
+	{"no_risks_found_score", State{HasSupply: true, Score: 87, Coverage: CoverageFull, Signed: true, Probed: true},
+		Badge{"probity", "no risks found | score 87", ColorHealthy}},
+	// An unsigned supply run is no verdict: no score.
+	{"no_risks_found_unsigned_supply", State{Checked: true, Score: 87, Coverage: CoverageFull, Signed: true, Probed: true},
+		Badge{"probity", "no risks found", ColorHealthy}},
+	// A signed round that claims a coverage not known here is never taken for
+	// full coverage.
+	{"coverage_unknown", State{Coverage: "partial", Signed: true, Probed: true},
+		Badge{"probity", "checked", ColorLoginNeeded}},
+	// A server whose parts were checked without a round (a package, a
+	// repository, a remote before its first round) is never "not yet checked"
+	// (issue 14).
 	{"supply_only_score", State{HasSupply: true, Score: 0},
-		Badge{"probity", "signed | score 0", ColorSigned}},
+		Badge{"probity", "score 0", ColorHealthy}},
 	{"supply_only_verified", State{HasSupply: true, Verified: true, Score: 95},
 		Badge{"probity", "verified", ColorVerified}},
 	{"supply_only_unsigned", State{Checked: true, Score: 60},
 		Badge{"probity", "unsigned", ColorUnsigned}},
 	{"supply_only_signed_checked", State{HasSupply: true, Checked: true, Score: 87},
-		Badge{"probity", "signed | score 87", ColorSigned}},
+		Badge{"probity", "score 87", ColorHealthy}},
+	{"supply_only_score_out_of_range", State{HasSupply: true, Checked: true, Score: -1},
+		Badge{"probity", "checked", ColorHealthy}},
 }
 
 func TestFor(t *testing.T) {
@@ -87,8 +121,9 @@ func TestFor(t *testing.T) {
 // TestMatchesShields compares SVG with badges that shields.io's own
 // renderer drew: testdata/shields holds the output of badge-maker 6.0.0
 // (npm), makeBadge({label, message, color, style: 'flat'}), for the cases
-// below. The table of text widths, the geometry, the colors of text on light
-// backgrounds and the escaping must all agree for these to be equal.
+// below; testdata/shields/make.js writes them again. The table of text
+// widths, the geometry, the colors of text on light backgrounds and the
+// escaping must all agree for these to be equal.
 func TestMatchesShields(t *testing.T) {
 	cases := map[string]Badge{
 		"build-passing":  {"build", "passing", "#4c1"},
@@ -100,6 +135,18 @@ func TestMatchesShields(t *testing.T) {
 		"light":          {"probity", "Wide WWW text %@ ~", "#eee"},
 		"no-label":       {"", "message only", "#007ec6"},
 		"escape":         {"a&b", "<x y=\"1\">'", "#e05d44"},
+		// The messages and colors of For (issue 16).
+		"not-yet-checked":      {Label, "not yet checked", ColorNotYetChecked},
+		"offline":              {Label, "offline", ColorOffline},
+		"one-risk":             {Label, "1 risk", ColorRisks},
+		"risks":                {Label, "12 risks", ColorRisks},
+		"login-required":       {Label, "login required", ColorLoginNeeded},
+		"login-required-score": {Label, "login required | score 87", ColorLoginNeeded},
+		"no-risks-found":       {Label, "no risks found", ColorHealthy},
+		"no-risks-found-score": {Label, "no risks found | score 87", ColorHealthy},
+		"score":                {Label, "score 87", ColorHealthy},
+		"checked":              {Label, "checked", ColorLoginNeeded},
+		"unsigned":             {Label, "unsigned", ColorUnsigned},
 	}
 	for name, b := range cases {
 		want, err := os.ReadFile(filepath.Join("testdata", "shields", name+".svg"))
@@ -192,7 +239,7 @@ func TestEscaping(t *testing.T) {
 	}
 	// A bad color never reaches the SVG.
 	got = SVG(Badge{"probity", "x", `red" onload="alert(1)`})
-	if bytes.Contains(got, []byte("onload")) || !bytes.Contains(got, []byte(`fill="`+ColorNotYetProbed+`"`)) {
+	if bytes.Contains(got, []byte("onload")) || !bytes.Contains(got, []byte(`fill="`+ColorNotYetChecked+`"`)) {
 		t.Errorf("bad color was not replaced: %s", got)
 	}
 }

@@ -27,7 +27,7 @@ const (
 // always well-formed XML: the texts are cleaned (see MaxTextRunes; invalid
 // UTF-8, control and other non-XML characters become U+FFFD, which also makes
 // invisible characters visible) and then escaped (&, <, >, " and '), and a
-// color that is not hex is replaced by ColorNotYetProbed.
+// color that is not hex is replaced by ColorNotYetChecked.
 func SVG(b Badge) []byte {
 	label, message := clean(b.Label), clean(b.Message)
 	color := svgColor(b.Color)
@@ -151,10 +151,10 @@ func isLight(background string) bool {
 }
 
 // svgColor returns c if it is "#" and 3 or 6 hex digits, in lower case, and
-// ColorNotYetProbed otherwise.
+// ColorNotYetChecked otherwise.
 func svgColor(c string) string {
 	if _, _, _, ok := parseHex(c); !ok {
-		return ColorNotYetProbed
+		return ColorNotYetChecked
 	}
 	return strings.ToLower(c)
 }
