@@ -434,7 +434,7 @@ func seriesCharts(sr stats.Series) []statsChart {
 
 	// The share of servers changed.
 	sh := statsChart{Chart: chart.Lay(chart.Spec{ID: "share-changed", Title: "Share of servers changed", Kind: chart.Line, MaxY: 100,
-		Desc: fmt.Sprintf("Of the servers probed each day (a round that day), the percentage with a confirmed change recorded that day, %s.", window),
+		Desc:   fmt.Sprintf("Of the servers probed each day (a round that day), the percentage with a confirmed change recorded that day, %s.", window),
 		XTitle: dayAxis, YTitle: "% of probed servers", Categories: days, Format: percent,
 		Series: []chart.Series{{Name: "Servers changed", Values: share}},
 		Value: func(ci, _ int, _ float64) string {
