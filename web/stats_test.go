@@ -2,14 +2,20 @@ package web_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"html"
+	"log/slog"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/probity-dev/probity/history/stats"
+	"github.com/probity-dev/probity/store"
+	"github.com/probity-dev/probity/web"
 )
 
 // TestStatsPage checks /stats against the report /stats.json serves: every heading of
@@ -75,7 +81,7 @@ func TestStatsPage(t *testing.T) {
 		"<title>2026-12-01: 1 change</title>",                            // the bar of changes per day
 		"<title>2026-12-01: 1 of 1 server (100.0%)</title>",              // the dot of the share changed
 		"<title>100%: 1 server (100.0%)</title>",                         // the uptime bin
-		"<title>2026-12-01: 1 server</title>",                            // the protocol version's segment
+		"<title>2026-12-01, 2025-11-25: 1 server</title>",                // the protocol version's segment
 		`<tr><th scope="row">2026-12-01</th><td class="num">1</td></tr>`, // changes per day, as a table
 	} {
 		if !strings.Contains(page, want) {
@@ -129,5 +135,84 @@ func TestStatsPage(t *testing.T) {
 		if k := strings.Index(rest, "<details>"); k < 0 || k > strings.Index(rest+"<svg ", "<svg ") || !strings.Contains(rest[k:], "<table>") {
 			t.Errorf("chart %q has no table of its numbers", svg.Title)
 		}
+	}
+}
+
+// TestStatsNewInstall: on a new install the page shows, instead of charts of zeros,
+// what each chart will show and when; after the first round (today) the charts that
+// have data draw it at once, and a protocol version a server answered with is
+// escaped plain text, its invisible characters shown.
+func TestStatsNewInstall(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	st, doc, _ := openStore(t, now)
+	h, err := web.New(web.Config{Store: st, Keys: doc, BaseURL: "https://probity.test", Now: func() time.Time { return now },
+		Logger: slog.New(slog.DiscardHandler), RateLimit: generous})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{h: h, st: st, now: now}
+	get := func() (string, stats.Series) {
+		t.Helper()
+		page := f.get(t, "GET", "/stats")
+		jr := f.get(t, "GET", "/stats.json")
+		var rep stats.Report
+		if page.Code != 200 || jr.Code != 200 {
+			t.Fatalf("/stats %d, /stats.json %d", page.Code, jr.Code)
+		}
+		if err := json.Unmarshal(jr.Body.Bytes(), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return page.Body.String(), rep.Series
+	}
+	empty := map[string]string{
+		"changes-per-day":           "Changes per day appear after the first confirmed change. Probity reads every server every 3 h by default",
+		"share-changed":             "The share of servers changed appears after the first round.",
+		"uptime-distribution":       "The uptime distribution appears after the first round",
+		"protocol-versions-per-day": "Protocol versions appear after the first round that completes a handshake.",
+	}
+	page, series := get()
+	if strings.Contains(page, "<svg ") || len(series.Days) != 0 || series.Uptime.Servers != 0 {
+		t.Errorf("a new install draws charts: series %+v", series)
+	}
+	for id, text := range empty {
+		if !strings.Contains(page, `<section class="stats-chart" id="`+id+`">`) || !regexp.MustCompile(`id="`+id+`">\s*<h3>[^<]+</h3>\s*<p class="empty">`+regexp.QuoteMeta(text)).MatchString(page) {
+			t.Errorf("%s: no empty state %q", id, text)
+		}
+	}
+
+	// The first round: an answer with a hostile protocol version but no tool list.
+	hostileVersion := "<script>alert(1)</script>\u200b2025"
+	e, _, err := st.AddEntry(ctx, store.NewEntry{SlugBase: "first", Kind: store.KindRemote, Locator: "https://first.example/mcp", Name: "First", Source: "import"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := now.Add(-time.Hour)
+	if _, err := st.SaveRound(ctx, &store.Round{EntryID: e.ID, DueAt: at, Reason: store.ReasonCadence, RoundID: "r-1", StartedAt: at, FinishedAt: at.Add(time.Second),
+		UnsignedReason: "no_tools", HTTPStatus: 200, Uptime: store.UptimeAnswered, ProtocolVersion: hostileVersion, HandshakeMethod: "initialize",
+		ProposedVersion: "2025-11-25", Results: []byte(`[]`)}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(11 * time.Minute) // past the cached statistics
+	page, series = get()
+	wantDays := []stats.SeriesDay{{Day: "2026-12-01", Probed: 1, Changed: stats.Part{}, Versions: []int{1}}}
+	if !reflect.DeepEqual(series.Days, wantDays) || !reflect.DeepEqual(series.Versions, []string{hostileVersion}) || series.Uptime.Servers != 1 {
+		t.Errorf("after the first round: %+v", series)
+	}
+	for _, text := range []string{empty["changes-per-day"], "No probed server changed from 2026-11-02 to 2026-12-01: the share of servers changed appears after the first confirmed change."} {
+		if !strings.Contains(page, `<p class="empty">`+html.EscapeString(text)) {
+			t.Errorf("no empty state %q after the first round", text)
+		}
+	}
+	if n := strings.Count(page, "<svg "); n != 2 {
+		t.Errorf("%d charts after the first round, want uptime and protocol versions", n)
+	}
+	shown := `&lt;script&gt;alert(1)&lt;/script&gt;\u200b2025`
+	if !strings.Contains(page, "<title>2026-12-01, "+shown+": 1 server</title>") || !strings.Contains(page, `<th scope="col">`+shown+`</th>`) ||
+		!strings.Contains(page, `fill="currentColor">`+shown+`</text>`) { // the legend
+		t.Errorf("/stats lacks the version %q as escaped, visible text", shown)
+	}
+	if strings.Contains(page, "<script") || strings.Contains(page, "\u200b") {
+		t.Error("/stats shows a server's protocol version as markup or with an invisible character")
 	}
 }

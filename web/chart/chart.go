@@ -196,9 +196,11 @@ func Lay(s Spec) Chart {
 
 	c := Chart{ID: s.ID, Title: s.Title, Desc: s.Desc, Width: width, Left: marginL, Right: width - marginR}
 
-	// The legend, in rows above the plot, for more than one series.
+	// The legend, in rows above the plot, for more than one series or stacked ones
+	// (parts of a whole, named even alone).
+	named := len(series) > 1 || s.Kind == Stacked
 	y := marginT
-	if len(series) > 1 {
+	if named {
 		x := marginL
 		for i, n := range names {
 			w := 18 + charW*utf8.RuneCountInString(n) + 16
@@ -261,7 +263,7 @@ func Lay(s Spec) Chart {
 
 	title := func(ci, si int, v float64) string {
 		t := clip(cats[ci].Label)
-		if len(series) > 1 {
+		if named {
 			t += ", " + names[si]
 		}
 		return t + ": " + value(ci+offset, si, v)
@@ -307,9 +309,10 @@ func Lay(s Spec) Chart {
 		}
 	}
 
-	// The table: a column per series (a single series is named by the y title).
+	// The table: a column per series (a single series not named is named by the y
+	// title).
 	c.Table.Head = append([]string{s.XTitle}, names...)
-	if len(series) == 1 {
+	if !named && len(series) == 1 {
 		c.Table.Head[1] = s.YTitle
 	}
 	for ci := range cats {
