@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"html"
 	"log/slog"
+	"os"
 	"reflect"
 	"regexp"
 	"strings"
@@ -42,6 +43,7 @@ func TestStatsPage(t *testing.T) {
 	if err := dec.Decode(&rep); err != nil {
 		t.Fatalf("/stats.json does not decode into stats.Report: %v", err)
 	}
+	checkReportSchema(t, jr.Body.Bytes())
 	if !rep.Now.Equal(f.now) {
 		t.Errorf("report cut-off %v, want the site's clock %v", rep.Now, f.now)
 	}
@@ -172,6 +174,7 @@ func TestStatsNewInstall(t *testing.T) {
 		"protocol-versions-per-day": "Protocol versions appear after the first round that completes a handshake.",
 	}
 	page, series := get()
+	checkReportSchema(t, f.get(t, "GET", "/stats.json").Body.Bytes())
 	if strings.Contains(page, "<svg ") || len(series.Days) != 0 || series.Uptime.Servers != 0 {
 		t.Errorf("a new install draws charts: series %+v", series)
 	}
@@ -214,5 +217,34 @@ func TestStatsNewInstall(t *testing.T) {
 	}
 	if strings.Contains(page, "<script") || strings.Contains(page, "\u200b") {
 		t.Error("/stats shows a server's protocol version as markup or with an invisible character")
+	}
+}
+
+// checkReportSchema validates a /stats.json answer against openapi.json's Report.
+func checkReportSchema(t *testing.T, body []byte) {
+	t.Helper()
+	b, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	comps, _ := dig(doc, "components", "schemas").(map[string]any)
+	resolve, err := schemaResolver("https://json-schema.org/draft/2020-12/schema", comps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := resolve(map[string]any{"$ref": "#/components/schemas/Report", "unevaluatedProperties": false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.Validate(v); err != nil {
+		t.Errorf("/stats.json does not match openapi.json's Report: %v", err)
 	}
 }
