@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -389,9 +390,12 @@ type statsChart struct {
 // cadence and confirmation (the site does not know the cadence it runs with).
 const statsCadence = "Probity reads every server every 3 h by default, and confirms a difference with a second read a minute later."
 
-// seriesCharts lays out the four charts of rep.Series: changes per day, the share of
-// servers changed, the uptime distribution and the protocol versions per day.
+// seriesCharts lays out the four charts of rep.Series, each with its table of
+// stats.Series.Tables (title, definition and numbers as Markdown has them): changes
+// per day, the share of servers changed, the uptime distribution and the protocol
+// versions per day.
 func seriesCharts(sr stats.Series) []statsChart {
+	tables := sr.Tables()
 	var days []chart.Category
 	var changes, share []float64
 	totalChanges, probedDays, changedDays, versionDays := 0, 0, 0, 0
@@ -417,34 +421,30 @@ func seriesCharts(sr stats.Series) []statsChart {
 			}
 		}
 	}
-	window := fmt.Sprintf("per UTC day from %s to %s (today, counted up to the time above)", sr.From, sr.To)
-	dayAxis := "Day (UTC)"
+	dayAxis := tables[0].Head[0]
 	percent := func(v float64) string { return stats.Decimal(v) + "%" }
+	// lay lays out the chart of table t, with t's numbers as its table.
+	lay := func(t stats.SeriesTable, spec chart.Spec) statsChart {
+		spec.ID, spec.Title, spec.Desc = t.ID, t.Title, t.Definition
+		c := statsChart{Chart: chart.Lay(spec)}
+		c.Table = chart.Table{Head: t.Head, Rows: t.Rows}
+		return c
+	}
 
-	// Changes per day.
-	ch := statsChart{Chart: chart.Lay(chart.Spec{ID: "changes-per-day", Title: "Changes per day", Kind: chart.Bars, Integer: true,
-		Desc: fmt.Sprintf("Confirmed changes recorded %s; baselines (the first read of a server) are not changes. %s in all.",
-			window, stats.Plural(totalChanges, "change", "changes")),
-		XTitle: dayAxis, YTitle: "Changes", Categories: days, Format: countFormat,
+	ch := lay(tables[0], chart.Spec{Kind: chart.Bars, Integer: true, XTitle: dayAxis, YTitle: "Changes", Categories: days, Format: countFormat,
 		Series: []chart.Series{{Name: "Changes", Values: changes}},
-		Value:  func(ci, _ int, _ float64) string { return stats.Plural(sr.Days[ci].Changes, "change", "changes") }})}
+		Value:  func(ci, _ int, _ float64) string { return stats.Plural(sr.Days[ci].Changes, "change", "changes") }})
+	ch.Desc += fmt.Sprintf(" %s in all.", stats.Plural(totalChanges, "change", "changes"))
 	if totalChanges == 0 {
 		ch.Empty = "Changes per day appear after the first confirmed change. " + statsCadence
 	}
 
-	// The share of servers changed.
-	sh := statsChart{Chart: chart.Lay(chart.Spec{ID: "share-changed", Title: "Share of servers changed", Kind: chart.Line, MaxY: 100,
-		Desc:   fmt.Sprintf("Of the servers probed each day (a round that day), the percentage with a confirmed change recorded that day, %s.", window),
-		XTitle: dayAxis, YTitle: "% of probed servers", Categories: days, Format: percent,
+	sh := lay(tables[1], chart.Spec{Kind: chart.Line, MaxY: 100, XTitle: dayAxis, YTitle: "% of probed servers", Categories: days, Format: percent,
 		Series: []chart.Series{{Name: "Servers changed", Values: share}},
 		Value: func(ci, _ int, _ float64) string {
 			d := sr.Days[ci]
 			return fmt.Sprintf("%s of %s (%s)", stats.Count(d.Changed.Count), stats.Servers(d.Probed), stats.Percent(d.Changed.Count, d.Probed, 1))
-		}})}
-	sh.Table = chart.Table{Head: []string{dayAxis, "Servers probed", "Changed", "Share"}}
-	for _, d := range sr.Days {
-		sh.Table.Rows = append(sh.Table.Rows, []string{d.Day, stats.Count(d.Probed), stats.Count(d.Changed.Count), stats.Percent(d.Changed.Count, d.Probed, 1)})
-	}
+		}})
 	switch {
 	case probedDays == 0:
 		sh.Empty = "The share of servers changed appears after the first round. " + statsCadence
@@ -452,38 +452,29 @@ func seriesCharts(sr stats.Series) []statsChart {
 		sh.Empty = fmt.Sprintf("No probed server changed from %s to %s: the share of servers changed appears after the first confirmed change. %s", sr.From, sr.To, statsCadence)
 	}
 
-	// The uptime distribution.
 	u := sr.Uptime
 	var bins []chart.Category
 	var counts []float64
 	for _, b := range u.Bins {
-		bins = append(bins, chart.Category{Label: binLabel(b)})
+		bins = append(bins, chart.Category{Label: b.Label()})
 		counts = append(counts, float64(b.Count))
 	}
-	up := statsChart{Chart: chart.Lay(chart.Spec{ID: "uptime-distribution", Title: "Uptime over 30 days", Kind: chart.Bars, Integer: true,
-		Desc: fmt.Sprintf("%s with at least one counted day from %s to %s (today included), by their days online as a percentage of their counted days (online or offline), rounded to an integer.",
-			stats.Servers(u.Servers), u.From, u.To),
-		XTitle: "Uptime (% of counted days online)", YTitle: "Servers", Categories: bins, Format: countFormat,
-		Series: []chart.Series{{Name: "Servers", Values: counts}},
+	up := lay(tables[2], chart.Spec{Kind: chart.Bars, Integer: true, XTitle: "Uptime (% of counted days online)", YTitle: "Servers",
+		Categories: bins, Format: countFormat, Series: []chart.Series{{Name: "Servers", Values: counts}},
 		Value: func(ci, _ int, _ float64) string {
 			return fmt.Sprintf("%s (%s)", stats.Servers(u.Bins[ci].Count), stats.Percent(u.Bins[ci].Count, u.Servers, 1))
-		}})}
-	up.Table = chart.Table{Head: []string{"Uptime", "Servers", "Share"}}
-	for _, b := range u.Bins {
-		up.Table.Rows = append(up.Table.Rows, []string{binLabel(b), stats.Count(b.Count), stats.Percent(b.Count, u.Servers, 1)})
-	}
+		}})
 	if u.Servers == 0 {
 		up.Empty = "The uptime distribution appears after the first round: each server's days online of its counted days over the last 30 days, today included. " + statsCadence
 	}
 
-	// The protocol versions per day.
+	// The versions are server text: shown visible, on one line.
+	vt := tables[3]
+	vt.Head = slices.Clone(vt.Head)
 	var versions []chart.Series
-	for i, v := range sr.Versions {
-		name := visibleLine(v)
-		if v == stats.OtherVersion && i == len(sr.Versions)-1 {
-			name = "Other"
-		}
-		s := chart.Series{Name: name}
+	for i := range sr.Versions {
+		vt.Head[i+1] = visibleLine(vt.Head[i+1])
+		s := chart.Series{Name: vt.Head[i+1]}
 		for _, d := range sr.Days {
 			n := 0
 			if i < len(d.Versions) {
@@ -493,11 +484,8 @@ func seriesCharts(sr stats.Series) []statsChart {
 		}
 		versions = append(versions, s)
 	}
-	pv := statsChart{Chart: chart.Lay(chart.Spec{ID: "protocol-versions-per-day", Title: "Protocol versions per day", Kind: chart.Stacked, Integer: true,
-		Desc: fmt.Sprintf("The servers probed each day whose newest round that day completed a handshake, stacked by the protocol version they answered with (the %d answered most by name, the rest as other), %s.",
-			stats.MaxSeriesVersions, window),
-		XTitle: dayAxis, YTitle: "Servers", Categories: days, Format: countFormat, Series: versions,
-		Value: func(ci, si int, v float64) string { return stats.Servers(int(v)) }})}
+	pv := lay(vt, chart.Spec{Kind: chart.Stacked, Integer: true, XTitle: dayAxis, YTitle: "Servers", Categories: days, Format: countFormat, Series: versions,
+		Value: func(_, _ int, v float64) string { return stats.Servers(int(v)) }})
 	if versionDays == 0 {
 		pv.Empty = "Protocol versions appear after the first round that completes a handshake. " + statsCadence
 	}
@@ -506,14 +494,3 @@ func seriesCharts(sr stats.Series) []statsChart {
 
 // countFormat writes a count as the tables do.
 func countFormat(v float64) string { return stats.Count(int(math.Round(v))) }
-
-// binLabel names an uptime bin as the uptime table's columns do.
-func binLabel(b stats.UptimeBin) string {
-	switch {
-	case b.Min == b.Max:
-		return fmt.Sprintf("%d%%", b.Min)
-	case b.Min == 0:
-		return fmt.Sprintf("Below %d%%", b.Max+1)
-	}
-	return fmt.Sprintf("%d–%d%%", b.Min, b.Max)
-}

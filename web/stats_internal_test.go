@@ -179,8 +179,20 @@ func TestStatsTablesMatchMarkdown(t *testing.T) {
 			}
 		}
 	}
+	// The charts' tables are the series' tables of the Markdown.
+	for _, c := range page.Charts {
+		tables++
+		if !strings.Contains(md, "\n### "+c.Title+"\n") || !strings.Contains(md, "| "+strings.Join(c.Table.Head, " | ")+" |") {
+			t.Errorf("chart %q: its table (head %q) is not in the Markdown", c.Title, c.Table.Head)
+		}
+		for _, row := range c.Table.Rows {
+			if !strings.Contains(md, "| "+strings.Join(row, " | ")+" |\n") {
+				t.Errorf("chart %q: row %q is not in the Markdown", c.Title, row)
+			}
+		}
+	}
 	if want := strings.Count(md, "\n### ") + 1; tables != want {
-		t.Errorf("%d tables on the page, want the Markdown's %d and the scope", tables, want)
+		t.Errorf("%d tables and charts on the page, want the Markdown's %d and the scope", tables, want)
 	}
 	// The charts: one per series, drawn from the series' numbers.
 	if len(page.Charts) != 4 {

@@ -2,7 +2,9 @@ package stats
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -245,4 +247,93 @@ func (t *seriesTally) report() Series {
 		s.Days = append(s.Days, d)
 	}
 	return s
+}
+
+// Label names an uptime bin as the uptime table's columns do: "100%", "95–99%", …,
+// "Below 50%".
+func (b UptimeBin) Label() string {
+	switch {
+	case b.Min == b.Max:
+		return fmt.Sprintf("%d%%", b.Min)
+	case b.Min == 0:
+		return fmt.Sprintf("Below %d%%", b.Max+1)
+	}
+	return fmt.Sprintf("%d–%d%%", b.Min, b.Max)
+}
+
+// SeriesTable is the numbers of one chart of Series, as the statistics page shows
+// them under the chart and Markdown shows them: the first cell of a row is its label.
+// Version names in Head are server text, to be escaped by the caller.
+type SeriesTable struct {
+	ID, Title, Definition string
+	Head                  []string
+	Rows                  [][]string
+}
+
+// The ids of the series' tables (and the page's charts), in Tables' order.
+const (
+	ChangesPerDay     = "changes-per-day"
+	ShareChanged      = "share-changed"
+	UptimeHistogram30 = "uptime-distribution"
+	VersionsPerDay    = "protocol-versions-per-day"
+)
+
+// Tables are the series' four tables: changes per day, the share of servers changed,
+// the uptime distribution and the protocol versions per day.
+func (s Series) Tables() []SeriesTable {
+	const dayHead = "Day (UTC)"
+	window := fmt.Sprintf("per UTC day from %s to %s (the cut-off's day, counted up to the cut-off)", s.From, s.To)
+	changes := SeriesTable{ID: ChangesPerDay, Title: "Changes per day", Head: []string{dayHead, "Changes"},
+		Definition: fmt.Sprintf("Confirmed changes recorded %s; baselines (the first read of a server) are not changes.", window)}
+	share := SeriesTable{ID: ShareChanged, Title: "Share of servers changed", Head: []string{dayHead, "Servers probed", "Changed", "Share"},
+		Definition: fmt.Sprintf("Of the servers probed each day (a round that day), those with a confirmed change recorded that day, %s.", window)}
+	versions := SeriesTable{ID: VersionsPerDay, Title: "Protocol versions per day", Head: []string{dayHead},
+		Definition: fmt.Sprintf("The servers probed each day whose newest round that day completed a handshake, by the protocol version they answered with (the %d answered most by name, the rest as other), %s.", MaxSeriesVersions, window)}
+	for i, v := range s.Versions {
+		if v == OtherVersion && i == len(s.Versions)-1 {
+			v = "Other"
+		}
+		versions.Head = append(versions.Head, v)
+	}
+	for _, d := range s.Days {
+		changes.Rows = append(changes.Rows, []string{d.Day, Count(d.Changes)})
+		share.Rows = append(share.Rows, []string{d.Day, Count(d.Probed), Count(d.Changed.Count), Percent(d.Changed.Count, d.Probed, 1)})
+		row := []string{d.Day}
+		for i := range s.Versions {
+			n := 0
+			if i < len(d.Versions) {
+				n = d.Versions[i]
+			}
+			row = append(row, Count(n))
+		}
+		versions.Rows = append(versions.Rows, row)
+	}
+	u := s.Uptime
+	uptime := SeriesTable{ID: UptimeHistogram30, Title: "Uptime over 30 days", Head: []string{"Uptime", "Servers", "Share"},
+		Definition: fmt.Sprintf("%s with at least one counted day from %s to %s (the cut-off's day included), by their days online as a percentage of their counted days (online or offline), rounded half up to an integer.",
+			Servers(u.Servers), u.From, u.To)}
+	for _, b := range u.Bins {
+		uptime.Rows = append(uptime.Rows, []string{b.Label(), Count(b.Count), Percent(b.Count, u.Servers, 1)})
+	}
+	return []SeriesTable{changes, share, uptime, versions}
+}
+
+// markdown writes the series' section.
+func (s Series) markdown(p func(string, ...any)) {
+	p("\n## The last %d days\n\nEvery remote server Probity reads, claimed and paginated ones too.\n", SeriesDays)
+	for _, t := range s.Tables() {
+		head := make([]string, len(t.Head))
+		for i, h := range t.Head {
+			head[i] = cell(h)
+		}
+		p("\n### %s\n\n%s\n\n", t.Title, t.Definition)
+		if len(t.Rows) == 0 {
+			p("Nothing yet.\n")
+			continue
+		}
+		p("| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
+		for _, r := range t.Rows {
+			p("| %s |\n", strings.Join(r, " | "))
+		}
+	}
 }

@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -53,7 +54,8 @@ func TestSeriesKnownAnswers(t *testing.T) {
 			Probes: probes(day(2, 4), "<b>1\u200b</b>"),
 			Days:   mkDays("2026-12-01", run{1, NotCounted})},
 	}
-	got := Compute(servers, Options{Now: seriesNow}).Series
+	rep := Compute(servers, Options{Now: seriesNow})
+	got := rep.Series
 	want := Series{From: "2026-11-02", To: "2026-12-01",
 		Versions: []string{"2025-11-25", "2025-06-18", "<b>1\u200b</b>"},
 		Days: []SeriesDay{
@@ -67,6 +69,20 @@ func TestSeriesKnownAnswers(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("series =\n%+v\nwant\n%+v", got, want)
+	}
+	// The Markdown has the same numbers, a table per chart.
+	md := rep.Markdown()
+	for _, line := range []string{
+		"\n## The last 30 days\n",
+		"\n| 2026-11-30 | 1 |\n",             // changes per day
+		"\n| 2026-12-01 | 3 | 1 | 33.3% |\n", // share changed
+		"\n| 50–79% | 1 | 50.0% |\n",         // uptime
+		"\n| Day (UTC) | 2025-11-25 | 2025-06-18 | <b>1\u200b</b> |\n|---|---|---|---|\n", // versions, server text as it is (cell escapes only what Markdown tables need)
+		"\n| 2026-12-01 | 1 | 0 | 1 |\n",
+	} {
+		if !strings.Contains(md, line) {
+			t.Errorf("the Markdown lacks %q", line)
+		}
 	}
 }
 
