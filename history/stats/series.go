@@ -272,10 +272,10 @@ type SeriesTable struct {
 
 // The ids of the series' tables (and the page's charts), in Tables' order.
 const (
-	ChangesPerDay     = "changes-per-day"
-	ShareChanged      = "share-changed"
-	UptimeHistogram30 = "uptime-distribution"
-	VersionsPerDay    = "protocol-versions-per-day"
+	TableChangesPerDay  = "changes-per-day"
+	TableShareChanged   = "share-changed"
+	TableUptime         = "uptime-distribution"
+	TableVersionsPerDay = "protocol-versions-per-day"
 )
 
 // Tables are the series' four tables: changes per day, the share of servers changed,
@@ -283,11 +283,11 @@ const (
 func (s Series) Tables() []SeriesTable {
 	const dayHead = "Day (UTC)"
 	window := fmt.Sprintf("per UTC day from %s to %s (the cut-off's day, counted up to the cut-off)", s.From, s.To)
-	changes := SeriesTable{ID: ChangesPerDay, Title: "Changes per day", Head: []string{dayHead, "Changes"},
+	changes := SeriesTable{ID: TableChangesPerDay, Title: "Changes per day", Head: []string{dayHead, "Changes"},
 		Definition: fmt.Sprintf("Confirmed changes recorded %s; baselines (the first read of a server) are not changes.", window)}
-	share := SeriesTable{ID: ShareChanged, Title: "Share of servers changed", Head: []string{dayHead, "Servers probed", "Changed", "Share"},
+	share := SeriesTable{ID: TableShareChanged, Title: "Share of servers changed", Head: []string{dayHead, "Servers probed", "Changed", "Share"},
 		Definition: fmt.Sprintf("Of the servers probed each day (a round that day), those with a confirmed change recorded that day, %s.", window)}
-	versions := SeriesTable{ID: VersionsPerDay, Title: "Protocol versions per day", Head: []string{dayHead},
+	versions := SeriesTable{ID: TableVersionsPerDay, Title: "Protocol versions per day", Head: []string{dayHead},
 		Definition: fmt.Sprintf("The servers probed each day whose newest round that day completed a handshake, by the protocol version they answered with (the %d answered most by name, the rest as other), %s.", MaxSeriesVersions, window)}
 	for i, v := range s.Versions {
 		if v == OtherVersion && i == len(s.Versions)-1 {
@@ -309,7 +309,7 @@ func (s Series) Tables() []SeriesTable {
 		versions.Rows = append(versions.Rows, row)
 	}
 	u := s.Uptime
-	uptime := SeriesTable{ID: UptimeHistogram30, Title: "Uptime over 30 days", Head: []string{"Uptime", "Servers", "Share"},
+	uptime := SeriesTable{ID: TableUptime, Title: "Uptime over 30 days", Head: []string{"Uptime", "Servers", "Share"},
 		Definition: fmt.Sprintf("%s with at least one counted day from %s to %s (the cut-off's day included), by their days online as a percentage of their counted days (online or offline), rounded half up to an integer.",
 			Servers(u.Servers), u.From, u.To)}
 	for _, b := range u.Bins {
