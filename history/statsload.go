@@ -32,7 +32,9 @@ type StatsStore interface {
 // rounds themselves, as in the seed studies: the confirmation rules decide what the
 // history records, not what the statistics count. A hidden tools change appears in no
 // statistic: from the read that brought its new surface on, until the surface changes
-// again, reads count as if they still showed the old one.
+// again, reads count as if they still showed the old one. For the series (stats.Series)
+// it also reads the days each entry had a round, the recorded changes that are visible
+// and not baselines, and the uptime days up to the cut-off's day.
 func LoadStats(ctx context.Context, st StatsStore, opt stats.Options) ([]stats.Server, error) {
 	byID := map[int64]*stats.Server{}
 	var order []int64
@@ -55,9 +57,17 @@ func LoadStats(ctx context.Context, st StatsStore, opt stats.Options) ([]stats.S
 		}
 	}
 	// Hidden tools changes: the rounds whose surfaces they compare.
-	hidden, err := st.Changes(ctx, store.ChangeFilter{IncludeHidden: true})
+	hidden, err := st.Changes(ctx, store.ChangeFilter{IncludeHidden: true, WithoutEnvelopes: true})
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read changes: %w", err)
+	}
+	// The series count the confirmed changes: visible, not baselines.
+	seriesStart, now := stats.SeriesStart(opt.Now), opt.Now.UTC()
+	for _, c := range hidden {
+		if s := byID[c.EntryID]; s != nil && !c.Hidden && c.Kind != attest.ChangeBaseline &&
+			!c.RecordedAt.Before(seriesStart) && !c.RecordedAt.After(now) {
+			s.Changes = append(s.Changes, c.RecordedAt)
+		}
 	}
 	type pair struct{ before, after int64 }
 	var hiddenPairs []pair
@@ -81,6 +91,9 @@ func LoadStats(ctx context.Context, st StatsStore, opt stats.Options) ([]stats.S
 			s.Paginated = true
 		}
 		s.Latest = latestOf(&r, s.Latest)
+		if !r.StartedAt.Before(seriesStart) && !r.StartedAt.After(now) {
+			s.Probes = stats.AddProbe(s.Probes, r.StartedAt, r.ProtocolVersion)
+		}
 		if r.Signed && r.Coverage == string(attest.CoverageFull) && r.Fingerprints != nil {
 			s.Reads = append(s.Reads, stats.Read{At: r.StartedAt, Toolset: r.Fingerprints.Toolset, Surface: r.Fingerprints.Surface})
 		}
@@ -107,7 +120,9 @@ func LoadStats(ctx context.Context, st StatsStore, opt stats.Options) ([]stats.S
 		end := o.Now.UTC().Truncate(24 * time.Hour)
 		o.UptimeFrom, o.UptimeTo = end.AddDate(0, 0, -29).Format(time.DateOnly), end.AddDate(0, 0, -1).Format(time.DateOnly)
 	}
-	err = st.WalkUptime(ctx, o.UptimeFrom, o.UptimeTo, func(id int64, d store.UptimeDay) error {
+	// The uptime table's days and the series' (Compute keeps each to its window).
+	from, to := min(o.UptimeFrom, seriesStart.Format(time.DateOnly)), max(o.UptimeTo, now.Format(time.DateOnly))
+	err = st.WalkUptime(ctx, from, to, func(id int64, d store.UptimeDay) error {
 		if s := byID[id]; s != nil {
 			s.Days = append(s.Days, stats.Day{Day: d.Day, Status: d.Status})
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/history/stats"
+	"github.com/probity-dev/probity/web/chart"
 )
 
 // The statistics (/stats, /stats.json, /api/v1/stats) are computed over the whole
@@ -124,15 +126,16 @@ func (h *handlers) statsJSON(c *gin.Context) {
 
 // --- The page ---
 
-// statsPage is the view of /stats: every table of the report, in the order and with
-// the headings of Report.Markdown, and two charts.
+// statsPage is the view of /stats: the charts of the report's series, then every
+// table of the report, in the order and with the headings of Report.Markdown.
 type statsPage struct {
 	ComputedAt time.Time
 	// Compares says what the drift tables compare (stats.DigestNote).
-	Compares     string
-	Sections     []statsSection
-	UptimeChart  chart
-	ChangesChart chart
+	Compares string
+	// From and To are the charts' window (Series.From, Series.To).
+	From, To string
+	Charts   []statsChart
+	Sections []statsSection
 }
 
 type statsSection struct {
@@ -357,8 +360,7 @@ func statsPageOf(rep *stats.Report, computedAt time.Time) *statsPage {
 	monthly.Tables = append(monthly.Tables, uptime)
 	p.Sections = []statsSection{toolsets, monthly}
 
-	p.UptimeChart = uptimeChart(u)
-	p.ChangesChart = changesChart(h)
+	p.From, p.To, p.Charts = rep.Series.From, rep.Series.To, seriesCharts(rep.Series)
 	return p
 }
 
@@ -376,122 +378,119 @@ func uptimeGroupLabel(g string) string {
 
 // --- Charts ---
 
-// chart is a bar chart laid out for the "chart" template, which writes it as an
-// inline <svg> (no scripts, no style attributes: the bars' colours are classes of
-// style.css). Every number is computed here; every text is this package's own.
-type chart struct {
-	ID, Title, Desc string
-	Width, Height   int
-	Left, Right     int // the x-axis
-	Base            int // its y
-	Bars            []chartBar
-	Labels          []chartText // under the axis, one per group
-	Legend          []chartKey
-	Empty           string // shown instead of bars when there is nothing to draw
+// statsChart is one chart of the page, laid out by package chart and written as an
+// inline <svg> by the "chart" template, with its numbers as a table; or, when there
+// is nothing to draw yet, the sentence that says what will appear and when (Empty).
+type statsChart struct {
+	chart.Chart
+	Empty string
 }
 
-type chartBar struct {
-	Class, Title, Value string
-	X, Y, W, H          int
-	CX, VY              int // the value's position, above the bar
-}
+// statsCadence is what the empty charts say of when data comes: serve's default
+// cadence and confirmation (the site does not know the cadence it runs with).
+const statsCadence = "Probity reads every server every 3 h by default, and confirms a difference with a second read a minute later."
 
-type chartText struct {
-	X, Y int
-	Text string
-}
-
-type chartKey struct {
-	Class, Text string
-	X, Y, TX    int
-}
-
-// chartGroup is one group of bars: one value per series.
-type chartGroup struct {
-	Label  string
-	Values []int
-}
-
-// Chart geometry, in SVG user units.
-const (
-	chartWidth  = 720
-	chartMargin = 16
-	chartPlot   = 180 // the tallest bar
-)
-
-// barChart lays out groups of bars, one bar per series in each group, scaled to the
-// largest value. With more than one series a legend names them; bar i of a group has
-// class "bar-i" (one series: "bar").
-func barChart(id, title, desc, unit string, series []string, groups []chartGroup) chart {
-	c := chart{ID: id, Title: title, Desc: desc, Width: chartWidth, Left: chartMargin, Right: chartWidth - chartMargin}
-	top := 24 // room for the values above the tallest bar
-	if len(series) > 1 {
-		for i, s := range series {
-			x := chartMargin + i*(chartWidth-2*chartMargin)/len(series)
-			c.Legend = append(c.Legend, chartKey{Class: fmt.Sprintf("bar-%d", i), Text: s, X: x, Y: 8, TX: x + 16})
+// seriesCharts lays out the four charts of rep.Series, each with its table of
+// stats.Series.Tables (title, definition and numbers as Markdown has them): changes
+// per day, the share of servers changed, the uptime distribution and the protocol
+// versions per day.
+func seriesCharts(sr stats.Series) []statsChart {
+	tables := sr.Tables()
+	var days []chart.Category
+	var changes, share []float64
+	totalChanges, probedDays, changedDays, versionDays := 0, 0, 0, 0
+	for _, d := range sr.Days {
+		tick := d.Day
+		if t, err := time.Parse(time.DateOnly, d.Day); err == nil {
+			tick = t.Format("Jan 2")
 		}
-		top += 28
+		days = append(days, chart.Category{Label: d.Day, Tick: tick})
+		changes = append(changes, float64(d.Changes))
+		share = append(share, 100*d.Changed.Share)
+		totalChanges += d.Changes
+		if d.Probed > 0 {
+			probedDays++
+		}
+		if d.Changed.Count > 0 {
+			changedDays++
+		}
+		for _, n := range d.Versions {
+			if n > 0 {
+				versionDays++
+				break
+			}
+		}
 	}
-	c.Base = top + chartPlot
-	c.Height = c.Base + 28
-	if len(groups) == 0 {
-		c.Empty = "No data yet."
+	dayAxis := tables[0].Head[0]
+	percent := func(v float64) string { return stats.Decimal(v) + "%" }
+	// lay lays out the chart of table t, with t's numbers as its table.
+	lay := func(t stats.SeriesTable, spec chart.Spec) statsChart {
+		spec.ID, spec.Title, spec.Desc = t.ID, t.Title, t.Definition
+		c := statsChart{Chart: chart.Lay(spec)}
+		c.Table = chart.Table{Head: t.Head, Rows: t.Rows}
 		return c
 	}
-	peak := 0
-	for _, g := range groups {
-		for _, v := range g.Values {
-			peak = max(peak, v)
-		}
+
+	ch := lay(tables[0], chart.Spec{Kind: chart.Bars, Integer: true, XTitle: dayAxis, YTitle: "Changes", Categories: days, Format: countFormat,
+		Series: []chart.Series{{Name: "Changes", Values: changes}},
+		Value:  func(ci, _ int, _ float64) string { return stats.Plural(sr.Days[ci].Changes, "change", "changes") }})
+	ch.Desc += fmt.Sprintf(" %s in all.", stats.Plural(totalChanges, "change", "changes"))
+	if totalChanges == 0 {
+		ch.Empty = "Changes per day appear after the first confirmed change. " + statsCadence
 	}
-	groupW := (c.Right - c.Left) / len(groups)
-	barW := max(1, groupW*4/5/len(series))
-	for gi, g := range groups {
-		x0 := c.Left + gi*groupW + (groupW-barW*len(series))/2
-		c.Labels = append(c.Labels, chartText{X: c.Left + gi*groupW + groupW/2, Y: c.Base + 18, Text: g.Label})
-		for si, v := range g.Values {
-			h := 0
-			if peak > 0 {
-				h = int(math.Round(float64(v) * chartPlot / float64(peak)))
-			}
-			class := "bar"
-			name := g.Label
-			if len(series) > 1 {
-				class = fmt.Sprintf("bar-%d", si)
-				name = g.Label + ", " + series[si]
-			}
-			x := x0 + si*barW
-			c.Bars = append(c.Bars, chartBar{
-				Class: class, Title: fmt.Sprintf("%s: %s", name, stats.Plural(v, unit, unit+"s")), Value: stats.Count(v),
-				X: x, Y: c.Base - h, W: barW, H: h, CX: x + barW/2, VY: c.Base - h - 4,
-			})
-		}
+
+	sh := lay(tables[1], chart.Spec{Kind: chart.Line, MaxY: 100, XTitle: dayAxis, YTitle: "% of probed servers", Categories: days, Format: percent,
+		Series: []chart.Series{{Name: "Servers changed", Values: share}},
+		Value: func(ci, _ int, _ float64) string {
+			d := sr.Days[ci]
+			return fmt.Sprintf("%s of %s (%s)", stats.Count(d.Changed.Count), stats.Servers(d.Probed), stats.Percent(d.Changed.Count, d.Probed, 1))
+		}})
+	switch {
+	case probedDays == 0:
+		sh.Empty = "The share of servers changed appears after the first round. " + statsCadence
+	case changedDays == 0:
+		sh.Empty = fmt.Sprintf("No probed server changed from %s to %s: the share of servers changed appears after the first confirmed change. %s", sr.From, sr.To, statsCadence)
 	}
-	return c
+
+	u := sr.Uptime
+	var bins []chart.Category
+	var counts []float64
+	for _, b := range u.Bins {
+		bins = append(bins, chart.Category{Label: b.Label()})
+		counts = append(counts, float64(b.Count))
+	}
+	up := lay(tables[2], chart.Spec{Kind: chart.Bars, Integer: true, XTitle: "Uptime (% of counted days online)", YTitle: "Servers",
+		Categories: bins, Format: countFormat, Series: []chart.Series{{Name: "Servers", Values: counts}},
+		Value: func(ci, _ int, _ float64) string {
+			return fmt.Sprintf("%s (%s)", stats.Servers(u.Bins[ci].Count), stats.Percent(u.Bins[ci].Count, u.Servers, 1))
+		}})
+	if u.Servers == 0 {
+		up.Empty = "The uptime distribution appears after the first round: each server's days online of its counted days over the last 30 days, today included. " + statsCadence
+	}
+
+	// The versions are server text: shown visible, on one line.
+	vt := tables[3]
+	vt.Head = slices.Clone(vt.Head)
+	var versions []chart.Series
+	for i := range sr.Versions {
+		vt.Head[i+1] = visibleLine(vt.Head[i+1])
+		s := chart.Series{Name: vt.Head[i+1]}
+		for _, d := range sr.Days {
+			n := 0
+			if i < len(d.Versions) {
+				n = d.Versions[i]
+			}
+			s.Values = append(s.Values, float64(n))
+		}
+		versions = append(versions, s)
+	}
+	pv := lay(vt, chart.Spec{Kind: chart.Stacked, Integer: true, XTitle: dayAxis, YTitle: "Servers", Categories: days, Format: countFormat, Series: versions,
+		Value: func(_, _ int, v float64) string { return stats.Servers(int(v)) }})
+	if versionDays == 0 {
+		pv.Empty = "Protocol versions appear after the first round that completes a handshake. " + statsCadence
+	}
+	return []statsChart{ch, sh, up, pv}
 }
 
-// uptimeChart draws the uptime bins of each latest-round category (not "all", their
-// sum).
-func uptimeChart(u stats.Uptime) chart {
-	series := []string{"100%", "95–99%", "80–94%", "50–79%", "below 50%"}
-	var groups []chartGroup
-	for _, g := range u.Groups {
-		if g.Group == stats.GroupAll {
-			continue
-		}
-		groups = append(groups, chartGroup{Label: uptimeGroupLabel(g.Group), Values: []int{g.Pct100.Count, g.Pct95To99, g.Pct80To94, g.Pct50To79, g.Below50}})
-	}
-	return barChart("uptime-chart", "Uptime by latest round",
-		fmt.Sprintf("Servers per uptime rate (online days of counted days, %s to %s), for each category of their latest round.", u.From, u.To),
-		"server", series, groups)
-}
-
-// changesChart draws the servers read at least twice by their number of changes.
-func changesChart(h stats.ChangesPerServer) chart {
-	groups := []chartGroup{
-		{"0", []int{h.Zero}}, {"1", []int{h.One}}, {"2", []int{h.Two}},
-		{"3–5", []int{h.ThreeToFive}}, {"6–10", []int{h.SixToTen}}, {"more than 10", []int{h.OverTen}},
-	}
-	return barChart("changes-chart", "Changes per server",
-		"Servers read at least twice, by their number of toolset changes.", "server", []string{"Servers"}, groups)
-}
+// countFormat writes a count as the tables do.
+func countFormat(v float64) string { return stats.Count(int(math.Round(v))) }

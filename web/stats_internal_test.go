@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -143,6 +144,12 @@ func TestStatsTablesMatchMarkdown(t *testing.T) {
 		Uptime: stats.Uptime{From: "2026-11-01", To: "2026-11-30", MinDays: 7, TooFewDays: 11, Groups: []stats.UptimeRow{
 			{Group: stats.SignedFull, Servers: 4000, Pct100: part(3000), Pct95To99: 600, Pct80To94: 250, Pct50To79: 100, Below50: 50},
 			{Group: stats.GroupAll, Servers: 5800, Pct100: part(4000), Pct95To99: 900, Pct80To94: 500, Pct50To79: 250, Below50: 150}}},
+		Series: stats.Series{From: "2026-11-02", To: "2026-12-01", Versions: []string{"2025-06-18", stats.OtherVersion},
+			Days: []stats.SeriesDay{
+				{Day: "2026-11-30", Changes: 2, Probed: 10, Changed: stats.Part{Count: 1, Share: 0.1}, Versions: []int{8, 1}},
+				{Day: "2026-12-01", Changes: 5, Probed: 12, Changed: stats.Part{Count: 3, Share: 0.25}, Versions: []int{9, 2}}},
+			Uptime: stats.UptimeHistogram{From: "2026-11-02", To: "2026-12-01", Servers: 12, Bins: []stats.UptimeBin{
+				{Min: 100, Max: 100, Part: part(9)}, {Min: 95, Max: 99, Part: part(2)}, {Min: 80, Max: 94}, {Min: 50, Max: 79, Part: part(1)}, {Max: 49}}}},
 	}
 	md := rep.Markdown()
 	page := statsPageOf(rep, now)
@@ -172,25 +179,51 @@ func TestStatsTablesMatchMarkdown(t *testing.T) {
 			}
 		}
 	}
+	// The charts' tables are the series' tables of the Markdown.
+	for _, c := range page.Charts {
+		tables++
+		if !strings.Contains(md, "\n### "+c.Title+"\n") || !strings.Contains(md, "| "+strings.Join(c.Table.Head, " | ")+" |") {
+			t.Errorf("chart %q: its table (head %q) is not in the Markdown", c.Title, c.Table.Head)
+		}
+		for _, row := range c.Table.Rows {
+			if !strings.Contains(md, "| "+strings.Join(row, " | ")+" |\n") {
+				t.Errorf("chart %q: row %q is not in the Markdown", c.Title, row)
+			}
+		}
+	}
 	if want := strings.Count(md, "\n### ") + 1; tables != want {
-		t.Errorf("%d tables on the page, want the Markdown's %d and the scope", tables, want)
+		t.Errorf("%d tables and charts on the page, want the Markdown's %d and the scope", tables, want)
 	}
-	// The charts: five bins for each category (not "all"), six for the changes.
-	if n := len(page.UptimeChart.Bars); n != 5 || len(page.UptimeChart.Legend) != 5 {
-		t.Errorf("uptime chart: %d bars, %d legend keys", n, len(page.UptimeChart.Legend))
+	// The charts: one per series, drawn from the series' numbers.
+	if len(page.Charts) != 4 {
+		t.Fatalf("%d charts", len(page.Charts))
 	}
-	if n := len(page.ChangesChart.Bars); n != 6 {
-		t.Errorf("changes chart: %d bars", n)
-	}
-	for _, c := range []chart{page.UptimeChart, page.ChangesChart} {
+	for _, c := range page.Charts {
+		if c.Empty != "" {
+			t.Errorf("%s is empty: %s", c.ID, c.Empty)
+		}
 		for _, b := range c.Bars {
-			if b.Y < 0 || b.H < 0 || b.Y+b.H != c.Base || b.X < c.Left || b.X+b.W > c.Right {
+			if b.Y < c.Top || b.H < 0 || b.Y+b.H > c.Bottom || b.X < c.Left || b.X+b.W > c.Right {
 				t.Errorf("%s: bar %+v outside the plot", c.ID, b)
 			}
 		}
 	}
-	if b := page.ChangesChart.Bars[0]; b.H != chartPlot || b.Value != "9,766" {
-		t.Errorf("the tallest bar: %+v", b)
+	changes, share, uptime, versions := page.Charts[0], page.Charts[1], page.Charts[2], page.Charts[3]
+	if len(changes.Bars) != 2 || changes.Bars[1].H != changes.Bottom-changes.Top || changes.Bars[1].Title != "2026-12-01: 5 changes" {
+		t.Errorf("changes per day: %+v", changes.Bars)
+	}
+	if want := [][]string{{"2026-11-30", "10", "1", "10.0%"}, {"2026-12-01", "12", "3", "25.0%"}}; !reflect.DeepEqual(share.Table.Rows, want) {
+		t.Errorf("share changed: rows %q", share.Table.Rows)
+	}
+	if len(share.Dots) != 2 || share.Dots[1].Title != "2026-12-01: 3 of 12 servers (25.0%)" {
+		t.Errorf("share changed: dots %+v", share.Dots)
+	}
+	if len(uptime.Bars) != 5 || uptime.Bars[0].H != 180 || // 9 of a scale to 10 !reflect.DeepEqual(uptime.Table.Rows[0], []string{"100%", "9", "75.0%"}) ||
+		!reflect.DeepEqual(uptime.Table.Rows[4], []string{"Below 50%", "0", "0.0%"}) {
+		t.Errorf("uptime: bars %+v, rows %q", uptime.Bars, uptime.Table.Rows)
+	}
+	if len(versions.Legend) != 2 || versions.Legend[0].Text != "2025-06-18" || versions.Legend[1].Text != "Other" || len(versions.Bars) != 4 {
+		t.Errorf("versions: legend %+v, bars %+v", versions.Legend, versions.Bars)
 	}
 }
 

@@ -34,6 +34,7 @@ func Compute(servers []Server, opt Options) *Report {
 	c.uptime = map[string]*UptimeRow{}
 	c.tools.start = c.drift[len(c.drift)-1].start
 	c.daily = newDailyTally(now)
+	c.series = newSeriesTally(now)
 
 	for i := range servers {
 		s := &servers[i]
@@ -57,6 +58,7 @@ func Compute(servers []Server, opt Options) *Report {
 			}
 		}
 		c.latest(s)
+		c.series.add(s)
 	}
 	return c.report()
 }
@@ -119,8 +121,9 @@ type computer struct {
 	activityOverTen  int
 	activityTenLists int
 	activityReturns  int
-	tools            toolTally  // tools.go
-	daily            dailyTally // seed001.go
+	tools            toolTally    // tools.go
+	daily            dailyTally   // seed001.go
+	series           *seriesTally // series.go
 
 	// Seed 003.
 	dataset       Dataset
@@ -453,14 +456,14 @@ func (c *computer) latest(s *Server) {
 			c.uptime[g] = row
 		}
 		row.Servers++
-		switch {
-		case pct == 100:
+		switch uptimeBin(pct) {
+		case 0:
 			row.Pct100.Count++
-		case pct >= 95:
+		case 1:
 			row.Pct95To99++
-		case pct >= 80:
+		case 2:
 			row.Pct80To94++
-		case pct >= 50:
+		case 3:
 			row.Pct50To79++
 		default:
 			row.Below50++
@@ -599,6 +602,7 @@ func (c *computer) report() *Report {
 	}
 	r.HandshakePaths = hp
 	r.Login = c.login.report()
+	r.Series = c.series.report()
 
 	r.Uptime = Uptime{From: c.opt.UptimeFrom, To: c.opt.UptimeTo, MinDays: c.opt.MinUptimeDays, TooFewDays: c.tooFewDays}
 	r.Uptime.Groups = make([]UptimeRow, 0, 5)

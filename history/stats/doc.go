@@ -115,4 +115,19 @@
 //     by default the 29 full days before Now's day). The rate online/counted is rounded
 //     half up to an integer percent first, then binned: 100, 95–99, 80–94, 50–79,
 //     below 50. Rows by the category of the Latest round, and all.
+//
+// # Series (the statistics page's charts)
+//
+// Series cover the SeriesDays UTC days up to and including the cut-off's day (today,
+// on a site: a new install's first round shows at once), over every server given,
+// claimed and paginated ones too (the seed rules are the tables'). Per day, from the
+// first with a probe or a change to the cut-off's day: the changes recorded that day
+// (Server.Changes: the history's confirmed changes, visible and not baselines), the
+// servers probed (a round that day, Server.Probes) and of them those with such a
+// change that day, and the probed servers by the protocol version of their newest
+// round that day that completed the handshake (the MaxSeriesVersions versions of the
+// most server-days by name, the rest as other). Uptime: the servers with at least
+// one counted day in the window by their rate of online to counted days, rounded and
+// binned as in the uptime table, with no minimum of days. Nothing after the cut-off
+// counts. Series.Tables gives each chart's numbers as the page and Markdown show them.
 package stats

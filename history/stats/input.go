@@ -22,6 +22,12 @@ type Server struct {
 	Latest *Latest `json:"latest"`
 	// Days are the uptime days, oldest first, one per UTC day.
 	Days []Day `json:"days"`
+	// Changes are when the entry's recorded changes that Series counts were recorded:
+	// the visible ones that are not baselines (confirmed changes), in any order.
+	Changes []time.Time `json:"changes,omitempty"`
+	// Probes are the UTC days with a round at or before the cut-off (AddProbe builds
+	// them), for Series.
+	Probes []ProbeDay `json:"probes,omitempty"`
 }
 
 // Read is one successful read of an entry's tool list.

@@ -179,6 +179,7 @@ func (r *Report) Markdown() string {
 		p("| %s | %s | %s | %s | %s | %s | %s |\n", groupLabel(g.Group), Count(g.Servers), CountShare(g.Pct100.Count, g.Servers, 1),
 			Count(g.Pct95To99), Count(g.Pct80To94), Count(g.Pct50To79), Count(g.Below50))
 	}
+	r.Series.markdown(p)
 	return b.String()
 }
 

@@ -27,6 +27,9 @@ type Report struct {
 	HandshakePaths   HandshakePaths   `json:"handshakePaths"`
 	Login            Login            `json:"login"`
 	Uptime           Uptime           `json:"uptime"`
+
+	// Series are the charts of the statistics page (series.go).
+	Series Series `json:"series"`
 }
 
 // Part is a count and its share of the total it is part of (0 when that total is 0).

@@ -299,6 +299,15 @@ func expectedReport() *Report {
 				{Group: "all", Servers: 12, Pct100: p(4, 12), Pct95To99: 2, Pct80To94: 2, Pct50To79: 2, Below50: 2},
 			},
 		},
+		// The fixture has no probes or changes (series_test.go tests them); its uptime
+		// days from 2026-09-22 to 2026-10-21, counted by hand: 100% the 7 online after 5 not counted (Oct 6–12), the
+		// three of 30 days online from Sep 1 (9 days each), 6 days from Oct 1, 8 days
+		// from Oct 1; 88% the 7 online and 1 offline; 0% Oct 21 offline alone, the 7
+		// offline from Oct 10; 10% the 1 online and 9 offline.
+		Series: Series{From: "2026-09-22", To: "2026-10-21", Days: []SeriesDay{}, Versions: []string{},
+			Uptime: UptimeHistogram{From: "2026-09-22", To: "2026-10-21", Servers: 10, Bins: []UptimeBin{
+				{100, 100, p(6, 10)}, {95, 99, p(0, 10)}, {80, 94, p(1, 10)}, {50, 79, p(0, 10)}, {0, 49, p(3, 10)},
+			}}},
 	}
 }
 
