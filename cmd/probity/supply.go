@@ -12,12 +12,15 @@ import (
 	"text/tabwriter"
 
 	"github.com/probity-dev/probity/checks/supply"
+	"github.com/probity-dev/probity/history/stats"
 	"github.com/probity-dev/probity/store"
 )
 
 const supplyUsage = `Usage:
 
 	probity supply [--json] SLUG
+
+Flags may come before or after SLUG.
 
 Prints the newest run of an entry's supply-chain checks (seed 004), which read the whole
 server: the repository it lists, its first npm or PyPI package and its remote. Each of
@@ -43,7 +46,7 @@ func runSupply(args []string, stdout, stderr io.Writer) int {
 	var ef envFlags
 	ef.register(fs, false)
 	asJSON := fs.Bool("json", false, "")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, supplyUsage)
 			return 0
@@ -52,7 +55,8 @@ func runSupply(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "error: want exactly one SLUG\n%s", supplyUsage)
+		fmt.Fprintf(stderr, "error: want one SLUG, got %s\nhint: probity supply SLUG  (\"probity targets list\" shows the slugs)\n",
+			stats.Plural(fs.NArg(), "argument", "arguments"))
 		return 2
 	}
 	ctx := context.Background()
@@ -64,12 +68,12 @@ func runSupply(args []string, stdout, stderr io.Writer) int {
 	defer st.Close()
 	e, err := st.Entry(ctx, fs.Arg(0))
 	if err != nil {
-		fmt.Fprintf(stderr, "error: no entry %q: %v\n", fs.Arg(0), err)
+		printEntryError(stderr, fs.Arg(0), err)
 		return 2
 	}
 	runs, err := st.SupplyRuns(ctx, e.ID, 1)
 	if err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
+		fmt.Fprintf(stderr, "error: couldn't read the supply runs of %s: %v\n", e.Slug, rootCause(err))
 		return 2
 	}
 	if len(runs) == 0 {

@@ -5,7 +5,10 @@
 // standard input in bounded memory, and hands each to verifier.Verify or
 // verifier.VerifyBundle on every core, emitting results in input order; --checkpoint,
 // --newer and --proof check a saved checkpoint against a newer one with
-// verifier.CheckConsistency). Package verifier itself does no I/O.
+// verifier.CheckConsistency). Package verifier itself does no I/O. ParseFlags, which
+// lets flags come before or after positional arguments, is the flag parser every command
+// of both binaries uses (it lives here because probity-verify may import nothing else of
+// the module).
 package cli
 
 import (
@@ -124,7 +127,7 @@ func Main(name string, args []string, stdout, stderr io.Writer) int {
 	newerPath := fs.String("newer", "", "")
 	proofPath := fs.String("proof", "", "")
 	usage := func() { fmt.Fprintf(stderr, usageText, name) }
-	if err := fs.Parse(args); err != nil {
+	if err := ParseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, usageText, name)
 			return ExitOK
