@@ -33,7 +33,7 @@ instructions (otherwise the empty string is). - reads standard input. The finger
 defined in the attest package documentation; auditors use them to recompute what a signed
 statement claims.
 
-Flags:
+Flags (before or after FILE):
 
 	--json        print the fingerprints as one JSON object
 	--canonical   write the nfc-jcs/v1 canonical bytes of any JSON document to standard

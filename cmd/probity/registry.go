@@ -46,7 +46,8 @@ before stays.
 	                  only); private networks and metadata addresses stay refused
 	--first-spread D  new remote entries get their first round within D (default 15m)
 
-Progress goes to standard error, the summary to standard output. The exit status is 0
+Flags may come before or after "sync". Progress goes to standard error, the summary to
+standard output. The exit status is 0
 when the sync completed, 1 when it stopped early (run it again to resume), 2 on usage
 or store errors.
 

@@ -20,8 +20,6 @@ const supplyUsage = `Usage:
 
 	probity supply [--json] SLUG
 
-Flags may come before or after SLUG.
-
 Prints the newest run of an entry's supply-chain checks (seed 004), which read the whole
 server: the repository it lists, its first npm or PyPI package and its remote. Each of
 the eleven checks with its status, points of its weight, the reason in plain words and
@@ -32,7 +30,7 @@ be read on its side (quota, timeout, a 5xx answer, the network): it counts neith
 and the checks run again within hours. --json prints the stored verdict and facts. The
 run itself is signed (supply/v1, where a check not run is signed as skipped) and
 exported with the rounds; "probity verify" recomputes the Verified decision from the
-signed checks.
+signed checks. Flags may come before or after SLUG.
 
 The checks run with "probity round" (package and repository entries, and remote
 servers with a linked package or repository, after their round) and weekly under

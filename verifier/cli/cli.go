@@ -49,7 +49,7 @@ Verifies Probity's DSSE envelopes and log bundles offline. PATH is an envelope o
 bundle file (e.g. a .bundle.json), a JSONL export (one envelope or bundle per line), a
 directory of them (walked for .json, .jsonl and .dsse files; files named keys.json are
 skipped), or - for standard input. Input is streamed, never loaded whole, and verified
-on every core.
+on every core. Flags may come before or after the PATHs ("--" ends them).
 
 An envelope verifies when it is strict JSON with the exact DSSE shape, payloadType
 application/vnd.in-toto+json, 1 to 4 signatures each by a distinct listed key, unrevoked,
