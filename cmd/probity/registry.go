@@ -47,9 +47,8 @@ before stays.
 	--first-spread D  new remote entries get their first round within D (default 15m)
 
 Flags may come before or after "sync". Progress goes to standard error, the summary to
-standard output. The exit status is 0
-when the sync completed, 1 when it stopped early (run it again to resume), 2 on usage
-or store errors.
+standard output. The exit status is 0 when the sync completed, 1 when it stopped early
+(run it again to resume), 2 on usage or store errors.
 
 ` + envHelp
 
@@ -79,7 +78,10 @@ func runRegistry(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch {
-	case fs.NArg() == 0 || fs.Arg(0) != "sync":
+	case fs.NArg() == 0:
+		fmt.Fprintf(stderr, "error: want a registry command\nhint: probity registry sync\n")
+		return 2
+	case fs.Arg(0) != "sync":
 		fmt.Fprintf(stderr, "error: unknown registry command %q\n%s", strings.Join(fs.Args(), " "), registryUsage)
 		return 2
 	case fs.NArg() > 1:
