@@ -221,7 +221,7 @@ func TestShownToolsAreConfirmed(t *testing.T) {
 	if !strings.Contains(page, "<code>delete_all</code>") || strings.Contains(page, "It is not confirmed yet") {
 		t.Errorf("the page does not show the confirmed new list:\n%s", page)
 	}
-	if md := markdownTools(fetch(t, h, "/s/"+e.Slug+".md")); !strings.Contains(md, "- delete\\_all") {
+	if md := markdownTools(fetch(t, h, "/s/"+e.Slug+".md")); !strings.Contains(md, "- delete_all") {
 		t.Errorf("the Markdown does not show the confirmed new list:\n%s", md)
 	}
 }
@@ -483,11 +483,11 @@ func TestServerPage(t *testing.T) {
 
 	md := fetch(t, h, "/s/"+e.Slug+".md")
 	for _, want := range []string{
-		"# Acme &lt;b&gt;Search&lt;\\/b&gt;",
-		"- Registry name: io\\.github\\.acme\\/search",
+		"# Acme &lt;b>Search&lt;/b>",
+		"- Registry name: io.github.acme/search",
 		"- Website: <https://acme.example/search>",
-		"- npm package: pkg\\:npm\\/\\%40acme\\/search\\-mcp, version 1\\.2\\.0, <https://www.npmjs.com/package/@acme/search-mcp/v/1.2.0>",
-		"- OCI image: docker\\.io\\/acme\\/search\\-mcp\\:1\\.2\\.0, listed, not checked",
+		"- npm package: pkg:npm/%40acme/search-mcp, version 1.2.0, <https://www.npmjs.com/package/@acme/search-mcp/v/1.2.0>",
+		"- OCI image: docker.io/acme/search-mcp:1.2.0, listed, not checked",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the Markdown lacks %q:\n%s", want, md)

@@ -103,32 +103,58 @@ func cut(s string, n int) string {
 	return s[:i] + "…"
 }
 
-// markdown returns server-supplied text for Markdown output: visible and on one line,
-// every ASCII punctuation character backslash-escaped (CommonMark allows that for all of
-// them: \`*_{}[]()#+-.!|:@ and the rest), and <, > and & written as entity references,
-// so the text can become neither a link, an image, emphasis, a heading, a code span nor
-// raw HTML, and holds no raw "<" at all. With "." and ":" escaped, GitHub's extended
-// autolinks (www., https://) do not match either.
+// markdown returns server-supplied text for Markdown output (CommonMark with GitHub's
+// extensions), visible and on one line, with a backslash or an entity only where a
+// character could start Markdown syntax, so that addresses, versions and names read as
+// written (127.0.0.1:8080, io.github.acme/search, delete_all):
+//
+//   - always: \ ` * ~ [ ] | $ (escapes, code spans, emphasis, strikethrough, links and
+//     images, table cells, math), and < and & as &lt; and &amp; (raw HTML, autolinks in
+//     angle brackets, entity references, which could spell an invisible character);
+//   - _ unless it sits between two letters or digits, where it can neither open nor
+//     close emphasis (CommonMark's flanking rules);
+//   - # at the start or after a space (a heading, or a heading's closing sequence);
+//   - at the start of the text, which may start a line: > (a block quote), - + = (a list
+//     item, a thematic break or a setext underline) and the . or ) after leading digits
+//     when a space or the end follows (an ordered list: "1. x", but "1.2.0" stays).
+//
+// The text can thus become neither a link with a hidden target, an image, emphasis, a
+// heading, a list, a code span nor raw HTML. A bare URL stays a URL, which a GitHub
+// renderer may show as a link: it shows its own target, nothing hidden. Invisible
+// characters are escapes made by visible, whose backslash is escaped in turn.
 func markdown(s string) string {
 	s = visibleLine(s)
 	var b strings.Builder
 	b.Grow(len(s) + 16)
-	for _, r := range s {
+	var prev rune  // the previous character; 0 at the start
+	digits := true // the text so far is digits only
+	for i, r := range s {
+		next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):])
 		switch {
 		case r == '<':
 			b.WriteString("&lt;")
-		case r == '>':
-			b.WriteString("&gt;")
 		case r == '&':
 			b.WriteString("&amp;")
-		case r < utf8.RuneSelf && (unicode.IsPunct(r) || unicode.IsSymbol(r)):
+		case strings.ContainsRune("\\`*~[]|$", r),
+			r == '_' && !(isWordChar(prev) && isWordChar(next)),
+			r == '#' && (i == 0 || prev == ' '),
+			i == 0 && strings.ContainsRune(">-+=", r),
+			i > 0 && digits && (r == '.' || r == ')') && (next == ' ' || next == utf8.RuneError):
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		default:
 			b.WriteRune(r)
 		}
+		digits = digits && r >= '0' && r <= '9'
+		prev = r
 	}
 	return b.String()
+}
+
+// isWordChar reports whether r is a letter or a digit (0, the start or end of the text,
+// is not).
+func isWordChar(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
 // markdownURL is an http(s) address (httpLink's) for a Markdown autolink, <u>: an

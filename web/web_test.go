@@ -421,12 +421,12 @@ func TestHostileText(t *testing.T) {
 		t.Errorf("JSON history: %+v", j.History)
 	}
 	md := f.get(t, "GET", s+".md").Body.String()
-	for _, want := range []string{`Search &lt;b&gt;server&lt;\/b&gt;`, `ch\-2`, `ch\-1`, "probity verify --keys keys.json envelopes.jsonl"} {
+	for _, want := range []string{`Search &lt;b>server&lt;/b>`, `(ch-2)`, `(ch-1)`, "probity verify --keys keys.json envelopes.jsonl"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md)
 		}
 	}
-	if strings.Contains(md, `ch\-3`) {
+	if strings.Contains(md, `(ch-3)`) {
 		t.Error("Markdown shows the hidden change")
 	}
 }

@@ -68,7 +68,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	ef.register(fs, false)
 	listen := fs.String("listen", "127.0.0.1:8080", "")
 	fixturesAddr := fs.String("fixtures", fixtures.DefaultDemoAddr, "")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, demoUsage)
 			return 0

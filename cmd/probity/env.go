@@ -40,7 +40,7 @@ const probeHelp = `Probing:
 	                  sources (local test servers, mirrors and the demo only);
 	                  private networks and metadata addresses stay refused
 	--ca-file FILE    trust the PEM certificates in FILE instead of the system roots
-	--concurrency N   rounds in flight at once (default 32)
+	--concurrency N   rounds in flight at once (default 32; at least 1)
 
 Supply-chain sources (base URLs, for mirrors and tests; GITHUB_TOKEN, when set, is sent
 to the GitHub API only). Every request to them, redirects included (at most 3, never
@@ -62,6 +62,7 @@ type envFlags struct {
 	allowLoopback bool
 	caFile        string
 	concurrency   int
+	withProbe     bool
 	// supply source base URLs
 	npmURL, pypiURL, githubURL, depsdevURL, osvURL, scorecardURL string
 }
@@ -69,6 +70,7 @@ type envFlags struct {
 func (f *envFlags) register(fs *flag.FlagSet, withProbe bool) {
 	fs.StringVar(&f.dataDir, "data-dir", defaultDataDir, "")
 	fs.StringVar(&f.keyDir, "key-dir", "", "")
+	f.withProbe = withProbe
 	if withProbe {
 		fs.BoolVar(&f.allowLoopback, "allow-loopback", false, "")
 		fs.StringVar(&f.caFile, "ca-file", "", "")
@@ -80,6 +82,16 @@ func (f *envFlags) register(fs *flag.FlagSet, withProbe bool) {
 		fs.StringVar(&f.osvURL, "osv-url", "", "")
 		fs.StringVar(&f.scorecardURL, "scorecard-url", "", "")
 	}
+}
+
+// valid reports whether the flags hold values a command can run with, and prints an
+// error and a hint to stderr when not: --concurrency below 1 is refused.
+func (f *envFlags) valid(stderr io.Writer) bool {
+	if f.withProbe && f.concurrency < 1 {
+		fmt.Fprintf(stderr, "error: --concurrency must be at least 1, got %d\nhint: --concurrency N keeps N rounds in flight at once (default 32)\n", f.concurrency)
+		return false
+	}
+	return true
 }
 
 // keyDirectory is --key-dir, else PROBITY_KEY_DIR, else DATA-DIR/keys.

@@ -56,7 +56,7 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "")
 	since := fs.String("since", "", "")
 	entry := fs.String("entry", "", "")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, exportUsage)
 			return 0

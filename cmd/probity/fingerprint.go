@@ -33,7 +33,7 @@ instructions (otherwise the empty string is). - reads standard input. The finger
 defined in the attest package documentation; auditors use them to recompute what a signed
 statement claims.
 
-Flags:
+Flags (before or after FILE):
 
 	--json        print the fingerprints as one JSON object
 	--canonical   write the nfc-jcs/v1 canonical bytes of any JSON document to standard
@@ -45,7 +45,7 @@ func runFingerprint(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "")
 	canonical := fs.Bool("canonical", false, "")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, fingerprintUsage)
 			return 0

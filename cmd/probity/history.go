@@ -16,30 +16,34 @@ import (
 	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/history/stats"
 	"github.com/probity-dev/probity/store"
+	"github.com/probity-dev/probity/web/feed"
 )
 
 const historyUsage = `Usage:
 
 	probity history [--json] [--limit N] [--hidden] SLUG
+	probity history show [--json] SLUG NUMBER
 	probity history hide --reason TEXT SLUG NUMBER
-	probity history show SLUG NUMBER
+	probity history unhide SLUG NUMBER
 
 Prints an entry's change history, newest first: number (for #ch-N links), UTC time,
 origin, kind, one-line summary and badges. --json prints the full changes, details
 included (tools added and removed, descriptions before and after, …); server text in
-them is JSON-escaped, never interpreted. --hidden includes hidden changes.
+them is JSON-escaped, never interpreted. --hidden includes hidden changes; --limit
+prints at most N (default 100).
 
+show prints one change in words: when (UTC) and by whom it was recorded, its summary,
+badges and details (server text with invisible characters shown as escapes), whether
+it is hidden and why, and the key that signed it; --json prints it as JSON instead.
 hide hides a change (a fetch that turned out wrong, or on request) with a reason;
 hidden changes appear in no page, feed or statistic, but stay signed records and are
-exported. show prints one change, and unhide (same arguments as show) shows it again.
+exported. unhide shows it again.
+
+Flags may come before or after the subcommand, SLUG and NUMBER ("--" ends them).
 
 ` + envHelp
 
 func runHistory(args []string, stdout, stderr io.Writer) int {
-	sub := ""
-	if len(args) > 0 && (args[0] == "hide" || args[0] == "unhide" || args[0] == "show") {
-		sub, args = args[0], args[1:]
-	}
 	fs := flag.NewFlagSet("probity history", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var ef envFlags
@@ -48,7 +52,7 @@ func runHistory(args []string, stdout, stderr io.Writer) int {
 	limit := fs.Int("limit", 100, "")
 	hidden := fs.Bool("hidden", false, "")
 	reason := fs.String("reason", "", "")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, historyUsage)
 			return 0
@@ -56,12 +60,35 @@ func runHistory(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n%s", err, historyUsage)
 		return 2
 	}
-	want := 1
-	if sub != "" {
-		want = 2
+	operands := fs.Args()
+	sub := ""
+	if len(operands) > 0 && (operands[0] == "hide" || operands[0] == "unhide" || operands[0] == "show") {
+		sub, operands = operands[0], operands[1:]
 	}
-	if fs.NArg() != want {
-		fmt.Fprintf(stderr, "error: want %d arguments\n%s", want, historyUsage)
+	switch {
+	case sub == "" && len(operands) != 1:
+		fmt.Fprintf(stderr, "error: want one SLUG, got %s\nhint: probity history SLUG  or  probity history show SLUG NUMBER\n",
+			stats.Plural(len(operands), "argument", "arguments"))
+		return 2
+	case sub != "" && len(operands) != 2:
+		fmt.Fprintf(stderr, "error: history %s wants SLUG and NUMBER, got %s\nhint: probity history %s SLUG NUMBER\n",
+			sub, stats.Plural(len(operands), "argument", "arguments"), sub)
+		return 2
+	case *limit < 1:
+		fmt.Fprintf(stderr, "error: --limit must be at least 1, got %d\n", *limit)
+		return 2
+	}
+	slug := operands[0]
+	var number int64
+	if sub != "" {
+		var err error
+		if number, err = strconv.ParseInt(operands[1], 10, 64); err != nil || number < 1 {
+			fmt.Fprintf(stderr, "error: %q is not a change number\nhint: the numbers are the ch-N that \"probity history %s\" lists\n", operands[1], slug)
+			return 2
+		}
+	}
+	if sub == "hide" && strings.TrimSpace(*reason) == "" {
+		fmt.Fprintf(stderr, "error: hiding a change needs --reason\nhint: probity history hide --reason \"a fetch that turned out wrong\" %s %d\n", slug, number)
 		return 2
 	}
 	ctx := context.Background()
@@ -71,26 +98,15 @@ func runHistory(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer st.Close()
-	e, err := st.Entry(ctx, fs.Arg(0))
+	e, err := st.Entry(ctx, slug)
 	if err != nil {
-		fmt.Fprintf(stderr, "error: no entry %q: %v\n", fs.Arg(0), err)
+		printEntryError(stderr, slug, err)
 		return 2
-	}
-	var number int64
-	if sub != "" {
-		if number, err = strconv.ParseInt(fs.Arg(1), 10, 64); err != nil || number < 1 {
-			fmt.Fprintf(stderr, "error: %q is not a change number\n", fs.Arg(1))
-			return 2
-		}
 	}
 	switch sub {
 	case "hide", "unhide":
-		if sub == "hide" && strings.TrimSpace(*reason) == "" {
-			fmt.Fprintf(stderr, "error: hiding a change needs --reason\n")
-			return 2
-		}
 		if err := st.HideChange(ctx, e.ID, number, sub == "hide", *reason); err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
+			printChangeError(stderr, e.Slug, number, err)
 			return 1
 		}
 		fmt.Fprintf(stdout, "change %d of %s %s\n", number, e.Slug, map[string]string{"hide": "hidden", "unhide": "shown again"}[sub])
@@ -98,14 +114,18 @@ func runHistory(args []string, stdout, stderr io.Writer) int {
 	case "show":
 		c, err := st.Change(ctx, e.ID, number)
 		if err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
+			printChangeError(stderr, e.Slug, number, err)
 			return 1
 		}
-		return printJSON(stdout, changeJSON(c))
+		if *asJSON {
+			return printJSON(stdout, changeJSON(c))
+		}
+		io.WriteString(stdout, changeText(e.Slug, c))
+		return 0
 	}
 	cs, err := st.Changes(ctx, store.ChangeFilter{EntryID: e.ID, IncludeHidden: *hidden, Limit: *limit})
 	if err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
+		fmt.Fprintf(stderr, "error: couldn't read the changes of %s: %v\n", e.Slug, rootCause(err))
 		return 2
 	}
 	if *asJSON {
@@ -128,6 +148,59 @@ func runHistory(args []string, stdout, stderr io.Writer) int {
 	}
 	tw.Flush()
 	return 0
+}
+
+// changeText is the human-readable form of change c of slug ("history show"): the
+// feed's plain text of it (server text safe and visible), then its kind, whether it is
+// hidden and why, and the key that signed it.
+func changeText(slug string, c store.ChangeRecord) string {
+	var b strings.Builder
+	b.WriteString(feed.ChangeText("", slug, &c))
+	fmt.Fprintf(&b, "\n\nKind: %s\n", oneLine(c.Kind))
+	if c.Hidden {
+		fmt.Fprintf(&b, "Hidden: yes, because %q (pages, feeds and statistics leave it out; \"probity history unhide %s %d\" shows it again)\n",
+			oneLine(c.HiddenReason), slug, c.Number)
+	} else {
+		b.WriteString("Hidden: no\n")
+	}
+	if c.KeyID != "" {
+		fmt.Fprintf(&b, "Signed by key: %s\n", oneLine(c.KeyID))
+	} else {
+		b.WriteString("Signed by key: none (not signed)\n")
+	}
+	return b.String()
+}
+
+// printEntryError prints why the entry slug could not be read: there is none (with where
+// the slugs are listed), or the store failed.
+func printEntryError(w io.Writer, slug string, err error) {
+	if errors.Is(err, store.ErrNotFound) {
+		fmt.Fprintf(w, "error: no entry %q\nhint: \"probity targets list\" shows the slugs\n", slug)
+		return
+	}
+	fmt.Fprintf(w, "error: couldn't read the entry %q: %v\n", slug, rootCause(err))
+}
+
+// printChangeError prints why change number of slug could not be read or changed.
+func printChangeError(w io.Writer, slug string, number int64, err error) {
+	if errors.Is(err, store.ErrNotFound) {
+		fmt.Fprintf(w, "error: %s has no change %d\nhint: \"probity history --hidden %s\" lists its changes\n", slug, number, slug)
+		return
+	}
+	fmt.Fprintf(w, "error: couldn't read or update change %d of %s: %v\n", number, slug, rootCause(err))
+}
+
+// rootCause is the innermost error err wraps: the store's messages name entries by
+// their internal id, which users never see, so a command names the entry by its slug
+// and adds only the cause.
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }
 
 // changeJSON is the printed form of a change.
@@ -175,7 +248,7 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 	ef.register(fs, false)
 	asJSON := fs.Bool("json", false, "")
 	nowFlag := fs.String("now", "", "")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, statsUsage)
 			return 0
@@ -212,7 +285,7 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	rep := stats.Compute(servers, opt)
-	fmt.Fprintf(stderr, "computed over %d entries in %s\n", len(servers), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stderr, "computed over %s in %s\n", stats.Plural(len(servers), "entry", "entries"), time.Since(start).Round(time.Millisecond))
 	if *asJSON {
 		return printJSON(stdout, rep)
 	}

@@ -128,7 +128,7 @@ func (c *keysCLI) run(args []string) int {
 func (c *keysCLI) parseFlags(flags *flag.FlagSet, usage string, args []string) int {
 	flags.SetOutput(io.Discard)
 	flags.Usage = func() {}
-	if err := flags.Parse(args); err != nil {
+	if err := parseFlags(flags, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(c.stdout, usage)
 			return 0

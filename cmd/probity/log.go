@@ -107,22 +107,15 @@ func runLogAudit(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.MaxFailures, "max-failures", 1000, "")
 	fs.DurationVar(&cfg.MaxBackdate, "max-backdate", logaudit.DefaultMaxBackdate, "")
 	// Flags may come before or after SOURCE.
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				io.WriteString(stdout, logUsage)
-				return 0
-			}
-			fmt.Fprintf(stderr, "error: %v\n%s", err, logUsage)
-			return 2
+	if err := parseFlags(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			io.WriteString(stdout, logUsage)
+			return 0
 		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
+		fmt.Fprintf(stderr, "error: %v\n%s", err, logUsage)
+		return 2
 	}
+	positional := fs.Args()
 	if len(positional) != 1 {
 		fmt.Fprintf(stderr, "error: want one SOURCE, got %d\nhint: probity log audit https://probity.example  or  probity log audit probity-data/log\n", len(positional))
 		return 2

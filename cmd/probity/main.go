@@ -5,11 +5,14 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/probity-dev/probity/verifier/cli"
 )
 
 // A command runs with its arguments (without the command name) and returns the process
@@ -39,8 +42,13 @@ func commandTable() map[string]command {
 		"supply":      {"the newest supply-chain checks, score and Verified decision of an entry", runSupply},
 		"demo":        {"start demo servers, probe them twice and publish the directory on loopback", runDemo},
 		"log":         {"audit a transparency log (a Probity site or a log directory) as a monitor", runLog},
+		"version":     {"print the version, the commit it was built from and the Go version", runVersion},
 	}
 }
+
+// parseFlags parses a command's arguments into fs, flags before or after its positional
+// arguments (cli.ParseFlags, shared with probity-verify).
+func parseFlags(fs *flag.FlagSet, args []string) error { return cli.ParseFlags(fs, args) }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -59,6 +67,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		return 0
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		return runVersion(args[1:], stdout, stderr)
 	}
 	c, ok := commands[args[0]]
 	if !ok {

@@ -15,6 +15,8 @@ import (
 	"github.com/probity-dev/probity/attest"
 	"github.com/probity-dev/probity/checks"
 	"github.com/probity-dev/probity/checks/probe"
+	"github.com/probity-dev/probity/history/stats"
+	"github.com/probity-dev/probity/locator"
 )
 
 // version is Probity's version, reported in the probe's User-Agent and statements.
@@ -38,6 +40,10 @@ Flags:
 	--allow-loopback  allow 127.0.0.0/8 and ::1 (for local test servers only)
 	--ca-file FILE    trust the PEM certificates in FILE instead of the system roots
 
+URL is the endpoint's http:// or https:// address; anything else (another scheme, no
+host, user information, an address that does not parse) is refused before the probe
+starts. Flags may come before or after URL.
+
 Exit status: 0 when the probe ran (whatever the checks found), 2 on usage errors.
 `
 
@@ -60,7 +66,7 @@ func runProbe(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "")
 	allowLoopback := fs.Bool("allow-loopback", false, "")
 	caFile := fs.String("ca-file", "", "")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, probeUsage)
 			return 0
@@ -69,7 +75,13 @@ func runProbe(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "error: want exactly one URL\n%s", probeUsage)
+		fmt.Fprintf(stderr, "error: want one URL, got %s\nhint: probity probe https://mcp.example.com/mcp\n",
+			stats.Plural(fs.NArg(), "argument", "arguments"))
+		return 2
+	}
+	// A URL the probe would refuse is refused here, before "probing" is printed.
+	if _, err := locator.NormalizeURL(fs.Arg(0)); err != nil {
+		fmt.Fprintf(stderr, "error: %q: %v\nhint: give the endpoint's http:// or https:// address with its host, e.g. https://mcp.example.com/mcp\n", fs.Arg(0), err)
 		return 2
 	}
 	cfg := probe.Config{Version: version, AllowLoopback: *allowLoopback}
@@ -108,7 +120,7 @@ func runProbe(args []string, stdout, stderr io.Writer) int {
 	if rep.ProtocolVersion != "" {
 		fmt.Fprintf(stdout, "   protocol: %s", rep.ProtocolVersion)
 	}
-	fmt.Fprintf(stdout, "   tools: %d in %d pages   time: %d ms\n\n", rep.ToolCount, rep.Pages, obs.Timings.TotalMs)
+	fmt.Fprintf(stdout, "   tools: %d in %s   time: %d ms\n\n", rep.ToolCount, stats.Plural(rep.Pages, "page", "pages"), obs.Timings.TotalMs)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHECK\tSTATUS\tREASON")
 	for _, r := range results {

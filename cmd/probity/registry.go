@@ -9,9 +9,11 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/probity-dev/probity/checks/probe/egress"
+	"github.com/probity-dev/probity/history/stats"
 	"github.com/probity-dev/probity/registry"
 	"github.com/probity-dev/probity/registry/regsync"
 	"github.com/probity-dev/probity/rounds"
@@ -44,9 +46,9 @@ before stays.
 	                  only); private networks and metadata addresses stay refused
 	--first-spread D  new remote entries get their first round within D (default 15m)
 
-Progress goes to standard error, the summary to standard output. The exit status is 0
-when the sync completed, 1 when it stopped early (run it again to resume), 2 on usage
-or store errors.
+Flags may come before or after "sync". Progress goes to standard error, the summary to
+standard output. The exit status is 0 when the sync completed, 1 when it stopped early
+(run it again to resume), 2 on usage or store errors.
 
 ` + envHelp
 
@@ -58,11 +60,7 @@ func runRegistry(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	if args[0] != "sync" {
-		fmt.Fprintf(stderr, "error: unknown registry command %q\n%s", args[0], registryUsage)
-		return 2
-	}
-	fs := flag.NewFlagSet("probity registry sync", flag.ContinueOnError)
+	fs := flag.NewFlagSet("probity registry", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var ef envFlags
 	ef.register(fs, false)
@@ -71,7 +69,7 @@ func runRegistry(args []string, stdout, stderr io.Writer) int {
 	allowLoopback := fs.Bool("allow-loopback", false, "")
 	var schedule rounds.Schedule
 	fs.DurationVar(&schedule.FirstSpread, "first-spread", 15*time.Minute, "")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, registryUsage)
 			return 0
@@ -79,8 +77,15 @@ func runRegistry(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n%s", err, registryUsage)
 		return 2
 	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "error: registry sync takes no operands, got %q\n%s", fs.Args(), registryUsage)
+	switch {
+	case fs.NArg() == 0:
+		fmt.Fprintf(stderr, "error: want a registry command\nhint: probity registry sync\n")
+		return 2
+	case fs.Arg(0) != "sync":
+		fmt.Fprintf(stderr, "error: unknown registry command %q\n%s", strings.Join(fs.Args(), " "), registryUsage)
+		return 2
+	case fs.NArg() > 1:
+		fmt.Fprintf(stderr, "error: registry sync takes no operands, got %q\n%s", fs.Args()[1:], registryUsage)
 		return 2
 	}
 	client, err := registry.New(registry.Config{BaseURL: *base,
@@ -103,8 +108,8 @@ func runRegistry(args []string, stdout, stderr io.Writer) int {
 			if s.Elapsed > 0 {
 				rate = float64(s.Items) / s.Elapsed.Seconds()
 			}
-			fmt.Fprintf(stderr, "page %d: %d servers read, %d added, %d updated, %d unchanged (%.0f/s)\n",
-				s.Pages, s.Items, s.Created, s.Updated, s.Unchanged, rate)
+			fmt.Fprintf(stderr, "page %d: %s read, %d added, %d updated, %d unchanged (%.0f/s)\n",
+				s.Pages, stats.Servers(s.Items), s.Created, s.Updated, s.Unchanged, rate)
 		}})
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
@@ -127,10 +132,11 @@ func runRegistry(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s\n", p)
 	}
 	if more := sum.Invalid + sum.Conflicts - len(sum.Problems); more > 0 {
-		fmt.Fprintf(stderr, "… and %d more servers refused or parts held by other entries\n", more)
+		fmt.Fprintf(stderr, "… and %d more refused servers or parts held by other entries\n", more)
 	}
-	fmt.Fprintf(stdout, "%s: %d pages, %d servers read in %s: %d entries added, %d updated, %d unchanged, %d unlisted, %d not added (deprecated or deleted), %d refused, %d parts held by other entries\n",
-		sum.BaseURL, sum.Pages, sum.Items, sum.Elapsed.Round(time.Millisecond), sum.Created, sum.Updated, sum.Unchanged, sum.Unlisted, sum.Skipped, sum.Invalid, sum.Conflicts)
+	fmt.Fprintf(stdout, "%s: %s, %s read in %s: %s added, %d updated, %d unchanged, %d unlisted, %d not added (deprecated or deleted), %d refused, %s held by other entries\n",
+		sum.BaseURL, stats.Plural(sum.Pages, "page", "pages"), stats.Servers(sum.Items), sum.Elapsed.Round(time.Millisecond),
+		stats.Plural(sum.Created, "entry", "entries"), sum.Updated, sum.Unchanged, sum.Unlisted, sum.Skipped, sum.Invalid, stats.Plural(sum.Conflicts, "part", "parts"))
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\nhint: run the same command again to resume; --full starts over\n", err)
 		if ctx.Err() == nil && isStoreTrouble(err) {

@@ -142,7 +142,7 @@ func TestRegistrySync(t *testing.T) {
 	}
 	reg.mu.Unlock()
 	code, out, errOut = sync("--allow-loopback", "--full")
-	if code != 1 || !strings.Contains(errOut, "malformed page") || !strings.Contains(errOut, "hint: run the same command again") || !strings.Contains(out, "1 pages, 10 servers read") {
+	if code != 1 || !strings.Contains(errOut, "malformed page") || !strings.Contains(errOut, "hint: run the same command again") || !strings.Contains(out, "1 page, 10 servers read") {
 		t.Fatalf("refused page: exit %d\n%s%s", code, out, errOut)
 	}
 	reg.mu.Lock()

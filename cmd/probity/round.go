@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/probity-dev/probity/history/stats"
 	"github.com/probity-dev/probity/rounds"
 )
 
@@ -37,8 +38,9 @@ table follows at the end. Ctrl-C stops starting new probes, lets the ones in fli
 finish and store, and leaves the run unfinished: the next "probity round" resumes it,
 without probing or signing again the entries already stored.
 
-Exit status: 0 when every entry was handled, 1 when some failed or the run was
-interrupted, 2 on usage or setup errors.
+Exit status: 0 when every entry was handled, 1 when some failed, the run was
+interrupted or the --targets file had bad lines (the rest is imported and the round
+runs), 2 on usage or setup errors.
 
 ` + probeHelp + "\n" + logHelp + "\n" + envHelp
 
@@ -50,7 +52,7 @@ func runRound(args []string, stdout, stderr io.Writer) int {
 	targetsFile := fs.String("targets", "", "")
 	var lf logFlags
 	lf.register(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, roundUsage)
 			return 0
@@ -64,6 +66,9 @@ func runRound(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := lf.validate(); err != nil {
 		fmt.Fprintf(stderr, "error: %v\n%s", err, roundUsage)
+		return 2
+	}
+	if !ef.valid(stderr) {
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -88,9 +93,13 @@ func runRound(args []string, stdout, stderr io.Writer) int {
 	if tl != nil {
 		defer tl.Close(context.Background())
 	}
+	badTargets := false // the targets file had bad lines: the round runs, and exits 1
 	if *targetsFile != "" {
-		if code := importTargets(ctx, st, *targetsFile, rounds.Schedule{}, stdout, stderr); code == 2 {
+		switch importTargets(ctx, st, *targetsFile, rounds.Schedule{}, stdout, stderr) {
+		case 2:
 			return 2
+		case 1:
+			badTargets = true
 		}
 	}
 	r, err := ef.runner(st, signer, rounds.Schedule{}, logger)
@@ -98,13 +107,13 @@ func runRound(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
-	stats, err := st.Stats(ctx)
+	counts, err := st.Stats(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
-	fmt.Fprintf(stderr, "round over %d entries, store %s\n", stats.Entries, where)
-	prog := newProgress(stderr, int(stats.Entries))
+	fmt.Fprintf(stderr, "round over %s, store %s\n", stats.Plural(int(counts.Entries), "entry", "entries"), where)
+	prog := newProgress(stderr, int(counts.Entries))
 	sum, err := r.RunAll(ctx, rounds.RunOptions{Concurrency: ef.concurrency, Progress: prog.update})
 	prog.finish(sum)
 	printSummary(stdout, sum)
@@ -127,7 +136,11 @@ func runRound(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 1
 	case !sum.Finished:
-		fmt.Fprintf(stderr, "%d entries failed: run %s stays unfinished; run \"probity round\" again to retry them\n", sum.Failed, sum.RunID)
+		fmt.Fprintf(stderr, "%s failed: run %s stays unfinished; run \"probity round\" again to retry them\n",
+			stats.Plural(sum.Failed, "entry", "entries"), sum.RunID)
+		return 1
+	case badTargets:
+		fmt.Fprintf(stderr, "error: %s has lines with errors (listed above); the round ran over the rest\n", *targetsFile)
 		return 1
 	}
 	return 0

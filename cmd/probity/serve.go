@@ -119,7 +119,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	registryEvery := fs.Duration("registry-interval", regsync.DefaultSyncInterval, "")
 	var lf logFlags
 	lf.register(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, serveUsage)
 			return 0
@@ -141,6 +141,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := lf.validate(); err != nil {
 		fmt.Fprintf(stderr, "error: %v\n%s", err, serveUsage)
+		return 2
+	}
+	if !ef.valid(stderr) {
 		return 2
 	}
 	if *registryURL != "" {
@@ -341,7 +344,7 @@ func runMigrate(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	var ef envFlags
 	ef.register(fs, false)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, migrateUsage)
 			return 0

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/probity-dev/probity/checks/supply"
+	"github.com/probity-dev/probity/history/stats"
 	"github.com/probity-dev/probity/store"
 )
 
@@ -29,7 +30,7 @@ be read on its side (quota, timeout, a 5xx answer, the network): it counts neith
 and the checks run again within hours. --json prints the stored verdict and facts. The
 run itself is signed (supply/v1, where a check not run is signed as skipped) and
 exported with the rounds; "probity verify" recomputes the Verified decision from the
-signed checks.
+signed checks. Flags may come before or after SLUG.
 
 The checks run with "probity round" (package and repository entries, and remote
 servers with a linked package or repository, after their round) and weekly under
@@ -43,7 +44,7 @@ func runSupply(args []string, stdout, stderr io.Writer) int {
 	var ef envFlags
 	ef.register(fs, false)
 	asJSON := fs.Bool("json", false, "")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, supplyUsage)
 			return 0
@@ -52,7 +53,8 @@ func runSupply(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "error: want exactly one SLUG\n%s", supplyUsage)
+		fmt.Fprintf(stderr, "error: want one SLUG, got %s\nhint: probity supply SLUG  (\"probity targets list\" shows the slugs)\n",
+			stats.Plural(fs.NArg(), "argument", "arguments"))
 		return 2
 	}
 	ctx := context.Background()
@@ -64,12 +66,12 @@ func runSupply(args []string, stdout, stderr io.Writer) int {
 	defer st.Close()
 	e, err := st.Entry(ctx, fs.Arg(0))
 	if err != nil {
-		fmt.Fprintf(stderr, "error: no entry %q: %v\n", fs.Arg(0), err)
+		printEntryError(stderr, fs.Arg(0), err)
 		return 2
 	}
 	runs, err := st.SupplyRuns(ctx, e.ID, 1)
 	if err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
+		fmt.Fprintf(stderr, "error: couldn't read the supply runs of %s: %v\n", e.Slug, rootCause(err))
 		return 2
 	}
 	if len(runs) == 0 {

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/probity-dev/probity/history/stats"
 	"github.com/probity-dev/probity/registry/regsync"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
@@ -49,6 +50,9 @@ published before stay verifiable with the key document. It asks for confirmation
 standard input unless --yes is given; anything but "y" or "yes" leaves the entry as it
 is (exit status 1).
 
+Flags may come before or after the command and its operand ("--" ends them), as in
+"probity targets remove SLUG --yes".
+
 ` + envHelp
 
 func runTargets(args []string, stdout, stderr io.Writer) int {
@@ -59,7 +63,7 @@ func runTargets(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	fs := flag.NewFlagSet("probity targets "+args[0], flag.ContinueOnError)
+	fs := flag.NewFlagSet("probity targets", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var ef envFlags
 	ef.register(fs, false)
@@ -67,7 +71,7 @@ func runTargets(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&schedule.FirstSpread, "first-spread", 15*time.Minute, "")
 	yes := fs.Bool("yes", false, "")
 	reason := fs.String("reason", "removed by the operator", "")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, targetsUsage)
 			return 0
@@ -75,14 +79,23 @@ func runTargets(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n%s", err, targetsUsage)
 		return 2
 	}
-	// The operand each command takes ("": none), checked before the store is opened.
-	operand, known := map[string]string{"import": "FILE", "list": "", "remove": "SLUG"}[args[0]]
-	if !known {
-		fmt.Fprintf(stderr, "error: unknown targets command %q\n%s", args[0], targetsUsage)
+	if fs.NArg() == 0 {
+		fmt.Fprintf(stderr, "error: want a targets command (import, list or remove)\nhint: probity targets list\n")
 		return 2
 	}
-	if operand != "" && fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "error: want exactly one %s\n%s", operand, targetsUsage)
+	sub, operands := fs.Arg(0), fs.Args()[1:]
+	// The operand each command takes ("": none), checked before the store is opened.
+	operand, known := map[string]string{"import": "FILE", "list": "", "remove": "SLUG"}[sub]
+	switch {
+	case !known:
+		fmt.Fprintf(stderr, "error: unknown targets command %q\n%s", sub, targetsUsage)
+		return 2
+	case operand == "" && len(operands) != 0:
+		fmt.Fprintf(stderr, "error: targets %s takes no arguments, got %q\nhint: probity targets %s\n", sub, operands, sub)
+		return 2
+	case operand != "" && len(operands) != 1:
+		fmt.Fprintf(stderr, "error: targets %s wants one %s, got %s\nhint: probity targets %s %s\n",
+			sub, operand, stats.Plural(len(operands), "argument", "arguments"), sub, operand)
 		return 2
 	}
 	ctx := context.Background()
@@ -92,11 +105,11 @@ func runTargets(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer st.Close()
-	switch args[0] {
+	switch sub {
 	case "import":
-		return importTargets(ctx, st, fs.Arg(0), schedule, stdout, stderr)
+		return importTargets(ctx, st, operands[0], schedule, stdout, stderr)
 	case "remove":
-		return removeTarget(ctx, st, fs.Arg(0), *reason, *yes, os.Stdin, stdout, stderr)
+		return removeTarget(ctx, st, operands[0], *reason, *yes, os.Stdin, stdout, stderr)
 	default:
 		return listTargets(ctx, st, stdout, stderr)
 	}
@@ -152,8 +165,8 @@ func importTargets(ctx context.Context, st store.Store, path string, schedule ro
 			last = time.Now()
 		}
 	}
-	fmt.Fprintf(stdout, "%d entries added, %d updated, %d already listed, %d not added (deprecated or deleted), %d parts held by other entries, %d lines with errors\n",
-		created, updated, unchanged, skipped, conflicts, failed)
+	fmt.Fprintf(stdout, "%s added, %d updated, %d already listed, %d not added (deprecated or deleted), %s held by other entries, %s with errors\n",
+		stats.Plural(created, "entry", "entries"), updated, unchanged, skipped, stats.Plural(conflicts, "part", "parts"), stats.Plural(failed, "line", "lines"))
 	if failed > 0 {
 		return 1
 	}
@@ -165,12 +178,11 @@ func importTargets(ctx context.Context, st store.Store, path string, schedule ro
 // the store failed.
 func removeTarget(ctx context.Context, st store.Store, slug, reason string, yes bool, in io.Reader, stdout, stderr io.Writer) int {
 	e, err := st.Entry(ctx, slug)
-	if errors.Is(err, store.ErrNotFound) {
-		fmt.Fprintf(stderr, "error: no entry %q (probity targets list shows the slugs)\n", slug)
-		return 1
-	}
 	if err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
+		printEntryError(stderr, slug, err)
+		if errors.Is(err, store.ErrNotFound) {
+			return 1
+		}
 		return 2
 	}
 	if !yes {
@@ -189,7 +201,7 @@ func removeTarget(ctx context.Context, st store.Store, slug, reason string, yes 
 			fmt.Fprintf(stderr, "error: no entry %q (deleted meanwhile)\n", slug)
 			return 1
 		}
-		fmt.Fprintf(stderr, "error: %v\n", err)
+		fmt.Fprintf(stderr, "error: couldn't delete %s: %v\n", e.Slug, rootCause(err))
 		return 2
 	}
 	fmt.Fprintf(stdout, "deleted %s and its history; the ledger's tombstone records it\n", e.Slug)
@@ -212,11 +224,11 @@ func listTargets(ctx context.Context, st store.Store, stdout, stderr io.Writer) 
 				last = e.LastRoundAt.UTC().Format(time.RFC3339)
 			}
 			if e.UptimeCountedDays > 0 {
-				up = fmt.Sprintf("%d%% of %d days", (e.UptimeOnlineDays*100+e.UptimeCountedDays/2)/e.UptimeCountedDays, e.UptimeCountedDays)
+				up = fmt.Sprintf("%d%% of %s", (e.UptimeOnlineDays*100+e.UptimeCountedDays/2)/e.UptimeCountedDays, stats.Plural(int(e.UptimeCountedDays), "day", "days"))
 			}
 			_, parts, err := st.EntryListing(ctx, e.ID)
 			if err != nil {
-				fmt.Fprintf(stderr, "error: %v\n", err)
+				fmt.Fprintf(stderr, "error: couldn't read the listing of %s: %v\n", e.Slug, rootCause(err))
 				return 2
 			}
 			server := "-"

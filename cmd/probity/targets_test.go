@@ -132,7 +132,7 @@ func TestTargetsImportServers(t *testing.T) {
 	// the package on a private registry reported (exit 1).
 	first := write("server.json", string(doc))
 	code, out, errOut := importFile(first)
-	if code != 1 || !strings.Contains(out, "1 entries added, 0 updated, 0 already listed") || !strings.Contains(errOut, "only the public registry") {
+	if code != 1 || !strings.Contains(out, "1 entry added, 0 updated, 0 already listed") || !strings.Contains(errOut, "only the public registry") {
 		t.Fatalf("import: exit %d\n%s%s", code, out, errOut)
 	}
 	l := list()
@@ -164,7 +164,7 @@ func TestTargetsImportServers(t *testing.T) {
 	fork := write("fork.json", `{"name":"io.github.someone/fork","remotes":[{"type":"streamable-http","url":"https://fork.example.com/mcp"}],`+
 		`"packages":[{"registryType":"npm","identifier":"@lumen-notes/mcp-server","version":"1.0.0"}]}`)
 	code, out, errOut = importFile(fork)
-	if code != 0 || !strings.Contains(out, "1 entries added") || !strings.Contains(out, "1 parts held by other entries") ||
+	if code != 0 || !strings.Contains(out, "1 entry added") || !strings.Contains(out, "1 part held by other entries") ||
 		!strings.Contains(errOut, "line 1: npm:@lumen-notes/mcp-server is already part of entry npm-lumen-notes-mcp-server") {
 		t.Errorf("fork: exit %d\n%s%s", code, out, errOut)
 	}

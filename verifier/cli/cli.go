@@ -5,7 +5,10 @@
 // standard input in bounded memory, and hands each to verifier.Verify or
 // verifier.VerifyBundle on every core, emitting results in input order; --checkpoint,
 // --newer and --proof check a saved checkpoint against a newer one with
-// verifier.CheckConsistency). Package verifier itself does no I/O.
+// verifier.CheckConsistency). Package verifier itself does no I/O. ParseFlags, which
+// lets flags come before or after positional arguments, is the flag parser every command
+// of both binaries uses (it lives here because probity-verify may import nothing else of
+// the module).
 package cli
 
 import (
@@ -46,7 +49,7 @@ Verifies Probity's DSSE envelopes and log bundles offline. PATH is an envelope o
 bundle file (e.g. a .bundle.json), a JSONL export (one envelope or bundle per line), a
 directory of them (walked for .json, .jsonl and .dsse files; files named keys.json are
 skipped), or - for standard input. Input is streamed, never loaded whole, and verified
-on every core.
+on every core. Flags may come before or after the PATHs ("--" ends them).
 
 An envelope verifies when it is strict JSON with the exact DSSE shape, payloadType
 application/vnd.in-toto+json, 1 to 4 signatures each by a distinct listed key, unrevoked,
@@ -124,7 +127,7 @@ func Main(name string, args []string, stdout, stderr io.Writer) int {
 	newerPath := fs.String("newer", "", "")
 	proofPath := fs.String("proof", "", "")
 	usage := func() { fmt.Fprintf(stderr, usageText, name) }
-	if err := fs.Parse(args); err != nil {
+	if err := ParseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, usageText, name)
 			return ExitOK

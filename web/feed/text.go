@@ -191,7 +191,10 @@ func content(s site, slug string, c *store.ChangeRecord) string {
 		}
 		w.put("\n")
 	}
-	w.put("Page: " + s.changeURL(slug, c.Number) + "\n\n")
+	if s.base != "" { // ChangeText leaves it out when the address is not known
+		w.put("Page: " + s.changeURL(slug, c.Number) + "\n")
+	}
+	w.put("\n")
 	w.details(c.Kind, c.Details)
 	out := strings.TrimRight(w.b.String(), "\n")
 	if w.full {
