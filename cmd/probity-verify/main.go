@@ -7,6 +7,10 @@
 //	go install github.com/probity-dev/probity/cmd/probity-verify@latest
 //	probity-verify --keys probity-keys.json envelopes.jsonl
 //	probity-verify --keys probity-keys.json --witness-key WITNESS-VKEY record.bundle.json
+//	probity-verify inspect [--keys probity-keys.json] FILE
+//
+// "probity-verify inspect" is "probity inspect": what a record or key document says,
+// readably (a file named inspect is given as ./inspect).
 package main
 
 import (
@@ -16,5 +20,8 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "inspect" {
+		os.Exit(cli.Inspect("probity-verify inspect", os.Args[2:], os.Stdout, os.Stderr))
+	}
 	os.Exit(cli.Main("probity-verify", os.Args[1:], os.Stdout, os.Stderr))
 }

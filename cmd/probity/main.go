@@ -39,6 +39,7 @@ func commandTable() map[string]command {
 		"supply":      {"the newest supply-chain checks, score and Verified decision of an entry", runSupply},
 		"demo":        {"start demo servers, probe them twice and publish the directory on loopback", runDemo},
 		"log":         {"audit a transparency log (a Probity site or a log directory) as a monitor", runLog},
+		"inspect":     {"show what an envelope, bundle, JSONL export or key document says, readably", runInspect},
 	}
 }
 
