@@ -25,7 +25,7 @@ import (
 // The rule for the README: every line of a fenced code block whose info string is empty
 // or sh, shell, bash or console is a command (a line ending in a backslash continues on
 // the next; blank lines and lines starting with # are not commands). Its first word must
-// be one of shownPrograms, or the test fails: a new command is either run here or listed
+// be one of shownPrograms or a program in the current directory (./NAME), or the test fails: a new command is either run here or listed
 // in shownSkipped with its reason.
 var shownPrograms = map[string]bool{
 	"go": true, "probity": true, "probity-verify": true, "mcpfleet": true, "curl": true,
@@ -51,9 +51,6 @@ var shownSubstitutions = []struct{ from, to, why string }{
 // makes them ("probity-verify --keys probity-keys.json envelopes.jsonl"): the test puts
 // them in the block's directory, from the running demo, before the block runs.
 var shownInputs = []string{"probity-keys.json", "envelopes.jsonl", "statement.json", "tools-list.json"}
-
-// The module version the local proxy serves as @latest.
-const localModuleVersion = "v0.0.0-20261202000000-0123456789ab"
 
 type shownCommand struct {
 	source string // README.md:LINE or the page
@@ -157,14 +154,14 @@ type shownEnv struct {
 }
 
 // localGoProxy writes a Go module proxy (the GOPROXY file layout) serving this module's
-// working tree (tracked and untracked files that git does not ignore) as
-// localModuleVersion, its @latest, and returns the environment that makes "go install
-// github.com/probity-dev/probity/cmd/probity-verify@latest" run offline: this proxy
-// first, then the module cache's download directory (which holds every dependency the
-// build needs) as a second file proxy, a module cache of its own, no checksum database,
-// and -trimpath, so that what is compiled from the new module cache is found in the
-// build cache the next time.
-func localGoProxy(t *testing.T, repo, dir, bin string) []string {
+// working tree (tracked and untracked files that git does not ignore) as @latest, at a
+// version named after the zip's digest, and returns the version and the environment that
+// makes "go install github.com/probity-dev/probity/cmd/probity-verify@latest" run
+// offline: this proxy first, then the module cache's download directory (which holds
+// every dependency the build needs) as a second file proxy, no checksum database. The
+// module cache is the usual one, so the dependencies are compiled already; what the
+// install adds to it (this version) is removed when the test ends.
+func localGoProxy(t *testing.T, repo, dir, bin string) (string, []string) {
 	t.Helper()
 	const modPath = "github.com/probity-dev/probity"
 	out, err := exec.Command("git", "-C", repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
@@ -177,39 +174,59 @@ func localGoProxy(t *testing.T, repo, dir, bin string) []string {
 			files = append(files, zipFile{repo, filepath.ToSlash(name)})
 		}
 	}
+	// The zip's own digest names the version, so a changed tree is a new version.
+	var zbuf bytes.Buffer
+	if err := modzip.Create(&zbuf, module.Version{Path: modPath, Version: "v0.0.0-20261202000000-000000000000"}, files); err != nil {
+		t.Fatalf("the module zip: %v", err)
+	}
+	version := "v0.0.0-20261202000000-" + attest.Digest(zbuf.Bytes())[len("sha256:"):][:12]
+	zbuf.Reset()
+	if err := modzip.Create(&zbuf, module.Version{Path: modPath, Version: version}, files); err != nil {
+		t.Fatalf("the module zip: %v", err)
+	}
 	vdir := filepath.Join(dir, "proxy", modPath, "@v")
 	if err := os.MkdirAll(vdir, 0o755); err != nil {
 		t.Fatal(err)
-	}
-	var zbuf bytes.Buffer
-	if err := modzip.Create(&zbuf, module.Version{Path: modPath, Version: localModuleVersion}, files); err != nil {
-		t.Fatalf("the module zip: %v", err)
 	}
 	gomod, err := os.ReadFile(filepath.Join(repo, "go.mod"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := fmt.Sprintf(`{"Version":%q,"Time":"2026-12-02T00:00:00Z"}`, localModuleVersion)
+	info := fmt.Sprintf(`{"Version":%q,"Time":"2026-12-02T00:00:00Z"}`, version)
 	for name, data := range map[string][]byte{
 		filepath.Join(vdir, "list"):                     nil,
-		filepath.Join(vdir, localModuleVersion+".info"): []byte(info),
-		filepath.Join(vdir, localModuleVersion+".mod"):  gomod,
-		filepath.Join(vdir, localModuleVersion+".zip"):  zbuf.Bytes(),
+		filepath.Join(vdir, version+".info"):            []byte(info),
+		filepath.Join(vdir, version+".mod"):             gomod,
+		filepath.Join(vdir, version+".zip"):             zbuf.Bytes(),
 		filepath.Join(dir, "proxy", modPath, "@latest"): []byte(info),
 	} {
 		if err := os.WriteFile(name, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	gomodcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	if err != nil {
 		t.Fatalf("go env GOMODCACHE: %v", err)
 	}
-	download := filepath.Join(strings.TrimSpace(string(modcache)), "cache", "download")
-	return []string{
+	modcache := strings.TrimSpace(string(gomodcache))
+	download := filepath.Join(modcache, "cache", "download")
+	ours := filepath.Join(download, modPath)
+	_, statErr := os.Stat(ours)
+	t.Cleanup(func() {
+		os.RemoveAll(filepath.Join(modcache, modPath+"@"+version))
+		if os.IsNotExist(statErr) {
+			os.RemoveAll(ours)
+			return
+		}
+		matches, _ := filepath.Glob(filepath.Join(ours, "@v", version+".*"))
+		for _, m := range matches {
+			os.Remove(m)
+		}
+	})
+	return version, []string{
 		"GOPROXY=file://" + filepath.ToSlash(filepath.Join(dir, "proxy")) + ",file://" + filepath.ToSlash(download),
 		"GOSUMDB=off", "GONOSUMDB=*", "GONOSUMCHECK=1", "GOWORK=off", "GOTOOLCHAIN=local",
-		"GOFLAGS=-modcacherw -buildvcs=false -trimpath", "GOMODCACHE=" + filepath.Join(dir, "modcache"), "GOBIN=" + bin,
+		"GOFLAGS=-modcacherw -buildvcs=false", "GOBIN=" + bin,
 	}
 }
 
@@ -285,7 +302,7 @@ func (e *shownEnv) prepare(t *testing.T, c shownCommand) (run shownCommand, skip
 	if f := strings.Fields(text); f[0] == "probity" && len(f) > 1 && f[1] == "demo" {
 		return c, "", true
 	}
-	if !shownPrograms[strings.Fields(text)[0]] {
+	if first := strings.Fields(text)[0]; !shownPrograms[first] && !strings.HasPrefix(first, "./") {
 		t.Errorf("%s: %q is neither run by this test nor listed as skipped (shownPrograms, shownSkipped)", c.source, c.text)
 		return c, "unknown program", false
 	}
@@ -325,10 +342,20 @@ func TestShownCommands(t *testing.T) {
 	if err := os.Symlink(probityBinary(t), filepath.Join(bin, "probity")); err != nil {
 		t.Fatal(err)
 	}
+	// The repository under the name a clone of the GitHub URL has, so that
+	// "git clone URL" makes the directory the README goes on with.
+	named := filepath.Join(tmp, "github.com", "probity-dev", "probity")
+	if err := os.MkdirAll(filepath.Dir(named), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(repo, named); err != nil {
+		t.Fatal(err)
+	}
 	e := &shownEnv{bin: bin, repo: repo}
-	e.env = append(localGoProxy(t, repo, tmp, bin),
+	version, goEnv := localGoProxy(t, repo, tmp, bin)
+	e.env = append(goEnv,
 		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"PROBITY_REPO="+repo, "DATABASE_URL=", "PROBITY_KEY_DIR=", "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"))
+		"PROBITY_REPO="+named, "DATABASE_URL=", "PROBITY_KEY_DIR=", "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"))
 
 	// The demo: the site the commands read, in a directory of its own.
 	demoDir := filepath.Join(tmp, "demo")
@@ -343,21 +370,12 @@ func TestShownCommands(t *testing.T) {
 	slug := slugOf(t, "http://"+fixturesAddr+"/drifting")
 
 	blocks := readmeBlocks(t, readme)
-	installs := false
-	for _, b := range blocks {
-		for _, c := range b {
-			installs = installs || strings.HasPrefix(c.text, "go install ")
+	// probity-verify on PATH before the README's "go install" replaces it, for commands
+	// shown before that line.
+	for _, name := range []string{"probity-verify", "mcpfleet"} {
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, name), filepath.Join(repo, "cmd", name)).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", name, err, out)
 		}
-	}
-	if !installs {
-		// The README does not (yet) say how to install probity-verify: build it for
-		// the page's commands.
-		if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "probity-verify"), filepath.Join(repo, "cmd", "probity-verify")).CombinedOutput(); err != nil {
-			t.Fatalf("go build probity-verify: %v\n%s", err, out)
-		}
-	}
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "mcpfleet"), filepath.Join(repo, "cmd", "mcpfleet")).CombinedOutput(); err != nil {
-		t.Fatalf("go build mcpfleet: %v\n%s", err, out)
 	}
 
 	ran, skipped := 0, 0
@@ -394,7 +412,7 @@ func TestShownCommands(t *testing.T) {
 			ran++
 			if strings.HasPrefix(run.text, "go install github.com/probity-dev/probity/") {
 				out, err := exec.Command("go", "version", "-m", filepath.Join(bin, "probity-verify")).CombinedOutput()
-				if err != nil || !strings.Contains(string(out), localModuleVersion) {
+				if err != nil || !strings.Contains(string(out), version) {
 					t.Errorf("go install did not install probity-verify from the local proxy: %v\n%s", err, out)
 				}
 			}
@@ -443,7 +461,7 @@ func TestShownCommands(t *testing.T) {
 func (e *shownEnv) prepareInputs(t *testing.T, block, dir, slug string) {
 	t.Helper()
 	for _, name := range shownInputs {
-		if !regexp.MustCompile(`(^|[\s/])`+regexp.QuoteMeta(name)+`(\s|$)`).MatchString(block) ||
+		if !regexp.MustCompile(`(^|\s)`+regexp.QuoteMeta(name)+`(\s|$)`).MatchString(block) ||
 			regexp.MustCompile(`(>|-o)\s*`+regexp.QuoteMeta(name)+`(\s|$)`).MatchString(block) {
 			continue
 		}
