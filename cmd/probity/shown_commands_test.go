@@ -312,10 +312,13 @@ func (e *shownEnv) prepare(t *testing.T, c shownCommand) (run shownCommand, skip
 // TestShownCommands runs every command shown in the README and on an entry's Verify tab
 // (/s/SLUG/verify), in order, as a reader would on a fresh machine: probity-verify comes
 // from "go install …@latest" through a local module proxy that serves this working tree
-// (offline), the demo on loopback is the Probity site the commands download from, and
-// each README block runs in its own clone of this repository (blocks that read the
-// demo's site or its probity-data run in the demo's directory). Every command must exit
-// 0; the rules, skips and substitutions are the variables above.
+// (offline), and the demo on loopback is the Probity site the commands download from.
+// The README's blocks run one after another in the demo's directory (a clone of this
+// repository, beside the demo's probity-data), as in one terminal, each block starting
+// there; a block that runs a round of its own (probity round) runs in a clone of its own,
+// so that its store is not the demo's. The Verify tab's commands run in an empty
+// directory. Every command must exit 0; the rules, skips and substitutions are the
+// variables above.
 func TestShownCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries, runs the demo and every shown command")
@@ -359,8 +362,8 @@ func TestShownCommands(t *testing.T) {
 
 	// The demo: the site the commands read, in a directory of its own.
 	demoDir := filepath.Join(tmp, "demo")
-	if err := os.MkdirAll(demoDir, 0o755); err != nil {
-		t.Fatal(err)
+	if out, err := exec.Command("git", "clone", "--quiet", repo, demoDir).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
 	}
 	listen, fixturesAddr := freeAddr(t), freeAddrPair(t)
 	e.site = "http://" + listen
@@ -385,7 +388,7 @@ func TestShownCommands(t *testing.T) {
 		for _, c := range b {
 			text.WriteString(c.text + "\n")
 		}
-		if !strings.Contains(text.String(), "127.0.0.1:8080") && !strings.Contains(text.String(), "probity-data/") {
+		if strings.Contains(text.String(), "probity round ") {
 			dir = filepath.Join(tmp, fmt.Sprintf("block-%d", i+1))
 			if out, err := exec.Command("git", "clone", "--quiet", repo, dir).CombinedOutput(); err != nil {
 				t.Fatalf("git clone: %v\n%s", err, out)
