@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -43,11 +44,17 @@ var funcs = template.FuncMap{
 	"add":  func(a, b int) int { return a + b },
 	// limitations is "what the checks do not tell you", for every page showing a badge.
 	"limitations": func() []string { return limitations },
+	// marked is an evidence sample with the escapes of hidden characters marked.
+	"marked": markInvisible,
 }
+
+// partials are the templates every page is parsed with, besides the layout: the
+// shared parts of an entry's tabs (the History tab is another helper's page).
+var partials = []string{"templates/entry_common.html"}
 
 // parseTemplates parses each page with the shared layout.
 func parseTemplates() (map[string]*template.Template, error) {
-	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
+	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, append([]string{"templates/layout.html"}, partials...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +65,7 @@ func parseTemplates() (map[string]*template.Template, error) {
 	pages := make(map[string]*template.Template)
 	for _, n := range names {
 		base := strings.TrimPrefix(n, "templates/")
-		if base == "layout.html" {
+		if base == "layout.html" || slices.Contains(partials, n) {
 			continue
 		}
 		t, err := template.Must(layout.Clone()).ParseFS(templateFS, n)
@@ -97,6 +104,11 @@ func (h *handlers) router(trusted []string) (http.Handler, error) {
 	get("/static/style.css", h.style)
 	get("/s/:slug", h.entry) // also /s/{slug}.json and /s/{slug}.md
 	get("/s/:slug/history", h.history)
+	// The entry's tabs (tabs.go), each also as JSON.
+	for _, t := range []string{tabSetup, tabChecks, tabSupply, tabVerify, tabFAQ} {
+		get("/s/:slug/"+t, h.entryTab(t, false))
+		get("/s/:slug/"+t+".json", h.entryTab(t, true))
+	}
 	get("/s/:slug/envelopes.jsonl", h.envelopes)
 	get("/s/:slug/r/:round", h.round)
 	get("/s/:slug/history.xml", h.entryFeed)
@@ -251,7 +263,33 @@ func (h *handlers) entry(c *gin.Context) {
 			h.fail(c, err)
 			return
 		}
-		h.render(c, http.StatusOK, "entry", map[string]any{"E": v, "Limits": limitations, "Commands": verifyCommands(v.Links)})
+		h.render(c, http.StatusOK, "entry", map[string]any{"E": v, "Head": v.Head, "Limits": limitations, "Commands": verifyCommands(v.Links)})
+	}
+}
+
+// entryTab serves one tab of an entry (/s/{slug}/{tab}), or its JSON.
+func (h *handlers) entryTab(tab string, asJSON bool) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		slug := c.Param("slug")
+		if !slugOK(slug) {
+			h.fail(c, errNotFound)
+			return
+		}
+		p, err := h.site.entryTab(c.Request.Context(), slug, tab, asJSON)
+		if err != nil {
+			h.fail(c, err)
+			return
+		}
+		if asJSON {
+			b, err := marshalJSON(tabJSONOf(p))
+			if err != nil {
+				h.fail(c, err)
+				return
+			}
+			c.Data(http.StatusOK, "application/json; charset=utf-8", b)
+			return
+		}
+		h.render(c, http.StatusOK, "entry_"+tab, p)
 	}
 }
 
@@ -267,7 +305,16 @@ func (h *handlers) history(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	h.render(c, http.StatusOK, "history", v)
+	head, err := h.site.tabHead(c.Request.Context(), slug, tabHistory)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	// The page's own view, with the top every tab of an entry has (Head).
+	h.render(c, http.StatusOK, "history", struct {
+		*historyView
+		Head *entryHead
+	}{v, head})
 }
 
 func (h *handlers) envelopes(c *gin.Context) {

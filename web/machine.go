@@ -18,14 +18,16 @@ import (
 // --- Entry JSON ---
 
 type entryJSON struct {
-	Slug          string          `json:"slug"`
-	Name          string          `json:"name"`
-	Kind          string          `json:"kind"`
-	Locator       string          `json:"locator"`
-	Page          string          `json:"page"`
-	Server        serverJSON      `json:"server"`
-	Parts         []partJSON      `json:"parts"`
-	Badge         badgeJSON       `json:"badge"`
+	Slug    string     `json:"slug"`
+	Name    string     `json:"name"`
+	Kind    string     `json:"kind"`
+	Locator string     `json:"locator"`
+	Page    string     `json:"page"`
+	Server  serverJSON `json:"server"`
+	Parts   []partJSON `json:"parts"`
+	Badge   badgeJSON  `json:"badge"`
+	// Card is the summary card every tab of the entry's page shows on top.
+	Card          *cardJSON       `json:"card,omitempty"`
 	Observes      string          `json:"observes"`
 	Observation   observationJSON `json:"observation"`
 	LastToolsRead *time.Time      `json:"lastToolsRead"`
@@ -208,8 +210,7 @@ func (s *site) entryJSON(ctx context.Context, slug string, toolsPage int) ([]byt
 	}
 	j.Parts = make([]partJSON, 0, len(v.Parts))
 	for _, p := range v.Parts {
-		j.Parts = append(j.Parts, partJSON{Kind: p.Kind, Locator: p.Text, Transport: p.Transport, Version: p.Version,
-			Link: p.Link, Checked: p.Checked, Primary: p.Primary})
+		j.Parts = append(j.Parts, partJSONOf(p))
 	}
 	j.Observation = observationJSON{Case: v.Case.Case, HasTools: v.Case.HasTools, Version: v.Case.Version,
 		ToolsLastFetched: timeOrNil(v.Case.ToolsReadAt), SupplyCheckedAt: timeOrNil(v.Case.CheckedAt), PendingSince: timeOrNil(v.PendingAt)}
@@ -219,18 +220,14 @@ func (s *site) entryJSON(ctx context.Context, slug string, toolsPage int) ([]byt
 			ServerVersion: r.ServerVersion, ToolCount: r.ToolCount, Envelope: r.EnvelopeURL}
 	}
 	for _, c := range v.Checks {
-		cj := checkJSON{ID: c.ID, Status: c.Status, Reason: c.Reason}
-		for _, e := range c.Evidence {
-			cj.Evidence = append(cj.Evidence, evidenceJSON{Tool: e.Tool, Field: e.Field, Offset: e.Offset, Sample: e.Sample, Note: e.Note})
-		}
-		j.Checks = append(j.Checks, cj)
+		j.Checks = append(j.Checks, checkJSONOf(c))
 	}
 	if sv := v.Supply; sv != nil {
-		j.Supply = &supplyJSON{RanAt: sv.RanAt, Score: sv.Score, Verified: sv.Verified, Signed: sv.Signed, NotVerified: sv.NotVerified, Results: []supplyResultJSON{}}
-		for _, r := range sv.Results {
-			j.Supply.Results = append(j.Supply.Results, supplyResultJSON{ID: r.ID, Status: r.Status, Weight: r.Weight,
-				Points: r.Points, Reason: r.Reason, SourceURL: r.SourceURL, Evidence: r.Evidence})
-		}
+		j.Supply = supplyJSONOf(sv)
+	}
+	if v.Head != nil {
+		card := cardJSONOf(v.Head.Card)
+		j.Card = &card
 	}
 	for _, t := range v.Tools {
 		j.Tools = append(j.Tools, toolJSON(t))
@@ -247,6 +244,27 @@ func (s *site) entryJSON(ctx context.Context, slug string, toolsPage int) ([]byt
 		j.History.Changes = append(j.History.Changes, changeJSONOf(c))
 	}
 	return marshalJSON(j)
+}
+
+func partJSONOf(p partView) partJSON {
+	return partJSON{Kind: p.Kind, Locator: p.Text, Transport: p.Transport, Version: p.Version, Link: p.Link, Checked: p.Checked, Primary: p.Primary}
+}
+
+func checkJSONOf(c checkView) checkJSON {
+	cj := checkJSON{ID: c.ID, Status: c.Status, Reason: c.Reason}
+	for _, e := range c.Evidence {
+		cj.Evidence = append(cj.Evidence, evidenceJSON{Tool: e.Tool, Field: e.Field, Offset: e.Offset, Sample: e.Sample, Note: e.Note})
+	}
+	return cj
+}
+
+func supplyJSONOf(sv *supplyView) *supplyJSON {
+	j := &supplyJSON{RanAt: sv.RanAt, Score: sv.Score, Verified: sv.Verified, Signed: sv.Signed, NotVerified: sv.NotVerified, Results: []supplyResultJSON{}}
+	for _, r := range sv.Results {
+		j.Results = append(j.Results, supplyResultJSON{ID: r.ID, Status: r.Status, Weight: r.Weight,
+			Points: r.Points, Reason: r.Reason, SourceURL: r.SourceURL, Evidence: r.Evidence})
+	}
+	return j
 }
 
 // timeOrNil is t, or nil when it is zero.

@@ -15,6 +15,7 @@ import (
 	"github.com/probity-dev/probity/checks/supply"
 	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/history/diff"
+	"github.com/probity-dev/probity/keys"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web/badge"
 	"github.com/probity-dev/probity/web/feed"
@@ -27,6 +28,7 @@ type site struct {
 	st       Store
 	log      Log // nil: no transparency log served
 	keysJSON []byte
+	keyDoc   *keys.Document // the key document keysJSON encodes (the Verify tab's fingerprints)
 	base     string
 	feed     feed.Config
 	now      func() time.Time
@@ -34,9 +36,12 @@ type site struct {
 	// tools and checks remember the views of immutable data for the entry's JSON and
 	// Markdown: a page of a surface's tools by its fingerprint and page number
 	// (toolpages.go), a stored round's checks by its id (memo.go).
-	tools      *memo[toolPageKey, toolPage]
-	checks     *memo[int64, []checkView]
-	toolBuilds *toolBuilder
+	tools  *memo[toolPageKey, toolPage]
+	checks *memo[int64, []checkView]
+	// supplyViews remembers the view of a stored supply run by its id: the card's
+	// "Verified or why not" and the Supply chain tab read it.
+	supplyViews *memo[int64, *supplyView]
+	toolBuilds  *toolBuilder
 	// The entry page's sections of immutable data, rendered once (fragment): a page of
 	// its tools by surface fingerprint and page, its checks by round id, its
 	// supply checks by run id.
@@ -56,22 +61,23 @@ type site struct {
 // newSite returns a site with its memos; fragments are the entry page's templates.
 func newSite(st Store, fragments *template.Template) *site {
 	return &site{
-		st:         st,
-		fragments:  fragments,
-		tools:      newMemo[toolPageKey](16<<20, toolPageSize),
-		checks:     newMemo[int64](16<<20, checksSize),
-		toolBuilds: newToolBuilder(),
-		toolsHTML:  newMemo[toolPageKey](48<<20, htmlSize),
-		checksHTML: newMemo[int64](48<<20, htmlSize),
-		supplyHTML: newMemo[int64](32<<20, htmlSize),
-		uptimeHTML: newMemo[string](8<<20, htmlSize),
+		st:          st,
+		fragments:   fragments,
+		tools:       newMemo[toolPageKey](16<<20, toolPageSize),
+		checks:      newMemo[int64](16<<20, checksSize),
+		supplyViews: newMemo[int64](8<<20, supplySize),
+		toolBuilds:  newToolBuilder(),
+		toolsHTML:   newMemo[toolPageKey](48<<20, htmlSize),
+		checksHTML:  newMemo[int64](48<<20, htmlSize),
+		supplyHTML:  newMemo[int64](32<<20, htmlSize),
+		uptimeHTML:  newMemo[string](8<<20, htmlSize),
 	}
 }
 
 // memoStats reports the site's memos by name, for /metrics.
 func (s *site) memoStats() map[string]memoStats {
 	return map[string]memoStats{
-		"tools": s.tools.stats(), "checks": s.checks.stats(),
+		"tools": s.tools.stats(), "checks": s.checks.stats(), "supply": s.supplyViews.stats(),
 		"tools_html": s.toolsHTML.stats(), "checks_html": s.checksHTML.stats(), "supply_html": s.supplyHTML.stats(),
 		"uptime_html": s.uptimeHTML.stats(),
 	}
@@ -285,6 +291,8 @@ type entryView struct {
 	History      []changeView // the newest jsonChanges visible changes (entryPage: markdownChanges)
 	Recent       []changeView // the newest markdownChanges of them
 	Links        links
+	// Head is the top of every tab: the tabs and the summary card (entrycard.go).
+	Head *entryHead
 
 	// The sections of the entry page, rendered by html/template from the views above
 	// (entryPage, which leaves those views empty but Uptime; entry leaves these empty).
@@ -419,46 +427,21 @@ func (s *site) entryOf(ctx context.Context, slug string, toolsPage int, html boo
 				v.Round.BundleURL = v.Links.Page + "/r/" + round.RoundID + ".bundle.json"
 			}
 		}
-		checks := func() ([]checkView, error) {
-			raw, err := s.st.RoundResults(ctx, round.ID)
-			if err != nil {
+		if !html {
+			if v.Checks, err = s.roundChecks(ctx, e.Slug, round); err != nil {
 				return nil, err
 			}
-			cv, err := checkViews(raw)
-			if err != nil {
-				return nil, fmt.Errorf("results of round %s of %s: %w", round.RoundID, e.Slug, err)
-			}
-			return cv, nil
 		}
-		if html {
-			v.ChecksHTML, err = section(s, s.checksHTML, round.ID, "checks", checks)
-		} else {
-			v.Checks, err = s.checks.get(round.ID, checks)
-		}
-		if err != nil {
+	}
+	if run != nil && !html {
+		if v.Supply, err = s.supplyViewOfRun(ctx, e, run.ID); err != nil {
 			return nil, err
 		}
 	}
-	if run != nil {
-		supply := func() (*supplyView, error) {
-			full, err := s.supplyRun(ctx, e.ID, run.ID)
-			if err != nil {
-				return nil, fmt.Errorf("supply run %d of %s: %w", run.ID, e.Slug, err)
-			}
-			sv, err := supplyViewOf(full)
-			if err != nil {
-				return nil, fmt.Errorf("supply run %d of %s: %w", run.ID, e.Slug, err)
-			}
-			return sv, nil
-		}
-		if html {
-			v.SupplyHTML, err = section(s, s.supplyHTML, run.ID, "supply", supply)
-		} else {
-			v.Supply, err = supply()
-		}
-		if err != nil {
-			return nil, err
-		}
+	// The page's checks and supply checks are tabs of their own (tabs.go); the top of
+	// every tab is the card.
+	if v.Head, err = s.head(ctx, &d, tabOverview); err != nil {
+		return nil, err
 	}
 	// The tools: a page of the confirmed surface (shownSurface). A surface that is not
 	// stored shows as no list.

@@ -9,7 +9,7 @@ import (
 
 // Store is what the site reads of the store (store.Store is one); it never writes.
 // Declared here, by its consumer: the directory read model, an entry with its digest,
-// rounds' results and surfaces, supply runs, changes, the round envelopes it serves, the
+// its newest rounds (the card's newest signed round), rounds' results and surfaces, supply runs, changes, the round envelopes it serves, the
 // history state (whose confirmed tool list the pages show), the listed servers the
 // subregistry publishes (subregistry.go), and what the statistics page reads
 // (history.StatsStore).
@@ -18,6 +18,7 @@ type Store interface {
 	Directory(ctx context.Context, q store.DirectoryQuery) (store.DirectoryPage, error)
 	Entry(ctx context.Context, slug string) (store.Entry, error)
 	EntryDigest(ctx context.Context, slug string, q store.EntryQuery) (store.EntryDigest, error)
+	Rounds(ctx context.Context, entryID int64, limit int) ([]store.RoundSummary, error)
 	Listings(ctx context.Context, q store.ListingQuery) ([]store.ServerListing, error)
 	RoundResults(ctx context.Context, roundID int64) ([]byte, error)
 	SupplyRuns(ctx context.Context, entryID int64, limit int) ([]store.SupplyRecord, error)

@@ -183,6 +183,7 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	s := newSite(cfg.Store, pages["entry"])
 	s.keysJSON, s.base, s.feed, s.now, s.log = keysJSON, base, feedCfg, cfg.Now, cfg.Log
+	s.keyDoc = cfg.Keys
 	lim, err := newLimiter(cfg.RateLimit, cfg.Now)
 	if err != nil {
 		return nil, err
