@@ -14,6 +14,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/probity-dev/probity/verifier/cli"
@@ -23,5 +24,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "inspect" {
 		os.Exit(cli.Inspect("probity-verify inspect", os.Args[2:], os.Stdout, os.Stderr))
 	}
-	os.Exit(cli.Main("probity-verify", os.Args[1:], os.Stdout, os.Stderr))
+	code := cli.Main("probity-verify", os.Args[1:], os.Stdout, os.Stderr)
+	if len(os.Args) == 2 && (os.Args[1] == "-h" || os.Args[1] == "-help" || os.Args[1] == "--help") {
+		fmt.Fprint(os.Stdout, "\nAlso:\n\n\tprobity-verify inspect [--keys keys.json] FILE...\n\nshows what an envelope, bundle, JSONL export or key document says, readably\n(probity-verify inspect -h).\n")
+	}
+	os.Exit(code)
 }
