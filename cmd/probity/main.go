@@ -43,6 +43,7 @@ func commandTable() map[string]command {
 		"demo":        {"start demo servers, probe them twice and publish the directory on loopback", runDemo},
 		"log":         {"audit a transparency log (a Probity site or a log directory) as a monitor", runLog},
 		"version":     {"print the version, the commit it was built from and the Go version", runVersion},
+		"inspect":     {"show what an envelope, bundle, JSONL export or key document says, readably", runInspect},
 	}
 }
 
