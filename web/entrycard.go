@@ -154,33 +154,12 @@ func findingName(id string) string {
 	return strings.ReplaceAll(id, "_", " ")
 }
 
-// maxSignedLookback bounds the rounds read to find the newest signed one when the
-// newest round is not signed.
-const maxSignedLookback = 50
-
-// signedRound returns the newest signed round of the entry of d (nil when none among
-// its newest maxSignedLookback rounds) with its check views. The newest round is
-// EntryDigest's; only when it is not signed are older ones read.
+// signedRound returns the newest signed round of the entry of d (newestSignedRound;
+// nil when none) with its check views.
 func (s *site) signedRound(ctx context.Context, d *store.EntryDigest) (*store.RoundSummary, []checkView, error) {
-	r := d.Round
-	if r == nil {
-		return nil, nil, nil
-	}
-	if !r.Signed {
-		rs, err := s.st.Rounds(ctx, d.Entry.ID, maxSignedLookback)
-		if err != nil {
-			return nil, nil, err
-		}
-		r = nil
-		for i := range rs {
-			if rs[i].Signed {
-				r = &rs[i]
-				break
-			}
-		}
-		if r == nil {
-			return nil, nil, nil
-		}
+	r, err := s.newestSignedRound(ctx, d)
+	if err != nil || r == nil {
+		return nil, nil, err
 	}
 	cv, err := s.roundChecks(ctx, d.Entry.Slug, r)
 	if err != nil {

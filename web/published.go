@@ -21,8 +21,8 @@ func (s *site) badgeOf(ctx context.Context, slug string) (badge.Badge, error) {
 	signed := d.Round
 	// An offline entry's badge says offline whatever it found before: the older rounds
 	// are not read for it.
-	if d.Round != nil && !d.Round.Signed && d.Round.Uptime != store.UptimeNoAnswer {
-		if signed, err = s.newestSignedRound(ctx, d.Entry.ID); err != nil {
+	if d.Round != nil && d.Round.Uptime != store.UptimeNoAnswer {
+		if signed, err = s.newestSignedRound(ctx, &d); err != nil {
 			return badge.Badge{}, err
 		}
 	}
@@ -34,12 +34,17 @@ func (s *site) badgeOf(ctx context.Context, slug string) (badge.Badge, error) {
 // findings from before 50 such rounds in a row say little about the server now.
 const signedRoundLookback = 50
 
-// newestSignedRound returns the newest signed round among the entry's newest
-// signedRoundLookback rounds, or nil when none of them is signed.
-func (s *site) newestSignedRound(ctx context.Context, entryID int64) (*store.RoundSummary, error) {
-	rs, err := s.st.Rounds(ctx, entryID, signedRoundLookback)
+// newestSignedRound returns the newest signed round of the entry of d: its newest round
+// (EntryDigest's) when that is signed, else the newest signed one among its newest
+// signedRoundLookback rounds; nil when none is. The badge and the entry's card both
+// take the findings they show from it.
+func (s *site) newestSignedRound(ctx context.Context, d *store.EntryDigest) (*store.RoundSummary, error) {
+	if d.Round == nil || d.Round.Signed {
+		return d.Round, nil
+	}
+	rs, err := s.st.Rounds(ctx, d.Entry.ID, signedRoundLookback)
 	if err != nil {
-		return nil, fmt.Errorf("couldn't read the rounds of entry %d: %w", entryID, err)
+		return nil, fmt.Errorf("couldn't read the rounds of entry %s: %w", d.Entry.Slug, err)
 	}
 	for i := range rs {
 		if rs[i].Signed {
