@@ -454,18 +454,19 @@ func verifiedText(sum summaryOf, sv *supplyView) string {
 	case sv == nil:
 		return "No: the supply-chain checks have not run yet."
 	}
-	why := make([]string, 0, 4)
+	t := fmt.Sprintf("No, score %d of 100: not Verified", sv.Score)
 	if !sv.Signed {
-		why = append(why, "the run is not signed")
-	}
-	for _, n := range sv.NotVerified {
-		if len(why) == 3 {
-			why = append(why, "…")
-			break
+		// As the supply checks' section says it.
+		t += " (unsigned"
+		if sv.Passed {
+			t += ": its checks passed, but only a signed run counts"
 		}
-		why = append(why, n)
+		t += ")"
 	}
-	t := fmt.Sprintf("No (score %d of 100)", sv.Score)
+	why := sv.NotVerified
+	if len(why) > 3 {
+		why = append(why[:3:3], "…")
+	}
 	if len(why) > 0 {
 		t += ": " + strings.Join(why, "; ")
 	}
