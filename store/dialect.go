@@ -37,6 +37,9 @@ type dialect struct {
 	// contains is the condition that column contains an escaped LIKE pattern, ignoring
 	// case; the pattern is bound to each of its n placeholders.
 	contains func(column string) (cond string, n int)
+	// fold is text expression x lowercased as Go's strings.ToLower does, in an order of
+	// code points: the directory's order by name, the same on both backends.
+	fold func(x string) string
 	// databaseSize is the expression of the database's size in bytes.
 	databaseSize string
 }

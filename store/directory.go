@@ -18,6 +18,20 @@ import (
 // The SQL is written once, here, for both backends; a backend supplies only what its
 // engine spells differently (its dialect): placeholders, how a time and a day are
 // passed, and case-insensitive matching.
+//
+// What the directory filters and sorts on is kept on the entry's row, so that a query
+// over every entry reads no round: the newest round's uptime class (last_uptime), the
+// newest signed round's findings, tool count and protocol version (signed_*), the
+// 30-day uptime the ByUptime order sorts on (uptime30_*) and the last change
+// (last_change_at). Each of these facts has one owner, a trigger of migration 0010 that
+// recomputes it from the rows it derives from (rounds, uptime_days, changes) whenever
+// one is written, in the writer's transaction; no store code writes them. The 30-day
+// uptime a row shows (Entry.Uptime30*) is not that column: it is read at query time from
+// uptime_days for the page's rows only, over the 30 UTC days up to
+// DirectoryQuery.UptimeTo (today by default), so it stays right as days pass without a
+// round. The column is the same rate over the 30 days up to the entry's newest uptime
+// day; the two agree while the entry has a round every day, as every listed remote has
+// (the daily status check).
 
 // MaxDirectoryLimit bounds the rows one Directory call returns.
 const MaxDirectoryLimit = 1000
@@ -28,6 +42,13 @@ const MaxDirectoryOffset = 1_000_000
 
 // MaxDirectorySearch bounds DirectoryQuery.Search, in bytes.
 const MaxDirectorySearch = 1024
+
+// MaxDirectoryProtocol bounds DirectoryQuery.Protocol, in bytes (a protocol version is
+// a date, 2025-11-25).
+const MaxDirectoryProtocol = 64
+
+// UptimeWindowDays is the span of the directory's uptime (Entry.Uptime30OnlineDays).
+const UptimeWindowDays = 30
 
 // VerifiedFilter selects entries by the Verified rule (IsVerified).
 type VerifiedFilter int
@@ -73,19 +94,25 @@ type DirectoryQuery struct {
 	Kind string
 	// Verified filters by the Verified rule.
 	Verified VerifiedFilter
-	// ChangedSince, when not zero, keeps the entries with a visible change recorded at
-	// or after it.
+	// ChangedSince, when not zero, keeps the entries whose last change
+	// (Entry.LastChangeAt: visible, not a baseline) was recorded at or after it.
 	ChangedSince time.Time
 	// OfflineFrom and OfflineTo (YYYY-MM-DD, inclusive), when set, keep the entries whose
 	// newest counted uptime day (online or offline) in that range is offline. Both or
 	// neither.
 	OfflineFrom, OfflineTo string
+	// Offline keeps the entries whose newest round got no answer (RoundState.Offline).
+	Offline bool
 	// HasFindings keeps the entries whose newest signed round has a FAILED or
 	// OBSERVED_RISK check result.
 	HasFindings bool
-	// Protocol, when not empty, keeps the entries whose newest round that completed a
-	// handshake negotiated that protocol version.
+	// Protocol, when not empty, keeps the entries whose newest signed round negotiated
+	// that protocol version (RoundState.ProtocolVersion); at most MaxDirectoryProtocol
+	// bytes.
 	Protocol string
+	// UptimeTo (YYYY-MM-DD) is the last day of the rows' 30-day uptime
+	// (Entry.Uptime30OnlineDays); empty is today (UTC) by the store's clock.
+	UptimeTo string
 	// Order is the rows' order.
 	Order DirectoryOrder
 	// AfterID is a cursor: only entries with a larger id (ByID only).
@@ -95,8 +122,11 @@ type DirectoryQuery struct {
 	// Limit is the most rows returned, 1 to MaxDirectoryLimit. Ask for one more than a
 	// page to learn whether another page follows.
 	Limit int
-	// CountEntries asks for DirectoryPage.Entries.
-	CountEntries bool
+	// CountEntries asks for DirectoryPage.Entries, CountMatches for
+	// DirectoryPage.Matches, ListProtocols for DirectoryPage.Protocols.
+	CountEntries  bool
+	CountMatches  bool
+	ListProtocols bool
 }
 
 // DirectoryRow is one entry of a directory page with its state.
@@ -118,9 +148,10 @@ type RoundState struct {
 	// Uptime is the newest round's uptime class: a round with no answer
 	// (UptimeNoAnswer) makes the entry offline (Offline).
 	Uptime UptimeClass
-	// Failed and ObservedRisk count the findings of the newest signed round (which may
-	// be older than the newest round); ToolCount and ProtocolVersion are its tool count
-	// and negotiated protocol version.
+	// SignedRound says that the entry has a signed round. Failed and ObservedRisk count
+	// the findings of the newest one (which may be older than the newest round);
+	// ToolCount and ProtocolVersion are its tool count and negotiated protocol version.
+	SignedRound     bool
 	Failed          int
 	ObservedRisk    int
 	ToolCount       int
@@ -144,6 +175,13 @@ type DirectoryPage struct {
 	// Entries is how many entries the directory holds, matching or not; set only when
 	// DirectoryQuery.CountEntries asked for it.
 	Entries int
+	// Matches is how many entries match the query, on every page; set only when
+	// DirectoryQuery.CountMatches asked for it.
+	Matches int
+	// Protocols are the protocol versions of the directory's entries
+	// (RoundState.ProtocolVersion, the values DirectoryQuery.Protocol selects), newest
+	// first; set only when DirectoryQuery.ListProtocols asked for them.
+	Protocols []string
 }
 
 // IsVerified is the Verified rule, its one definition in Go: an entry is Verified when
@@ -187,9 +225,15 @@ func checkDirectoryQuery(q DirectoryQuery) error {
 	} else if q.OfflineFrom != "" {
 		errs = append(errs, checkDay(q.OfflineFrom), checkDay(q.OfflineTo))
 	}
+	if len(q.Protocol) > MaxDirectoryProtocol {
+		errs = append(errs, fmt.Errorf("protocol version of %d bytes, at most %d", len(q.Protocol), MaxDirectoryProtocol))
+	}
+	if q.UptimeTo != "" {
+		errs = append(errs, checkDay(q.UptimeTo))
+	}
 	switch q.Order {
 	case ByID:
-	case ByLastRound:
+	case ByLastRound, ByName, ByLastChange, ByFindings, ByUptime:
 		if q.AfterID != 0 {
 			errs = append(errs, errors.New("a cursor (after id) pages only the id order"))
 		}
@@ -223,18 +267,23 @@ func likeEscape(s string) string {
 	return b.String()
 }
 
-// directorySQL builds the query for q in d's spelling, with its arguments. The matching
-// entries are filtered, ordered and paged in an inner query; only the page's rows then
-// read their newest round and supply run, each on its index.
-func directorySQL(d dialect, q DirectoryQuery) (string, []any) {
+// directoryFacts are the entry columns of the directory's facts (see the file's
+// comment) that the query reads besides entryColumns.
+const directoryFacts = `signed_failed, signed_observed_risk, signed_tool_count, signed_protocol,
+	uptime30_online, uptime30_counted, last_change_at`
+
+// directoryListed is the condition on entries e that the directory lists: unlisted
+// servers (a deprecated or deleted registry listing) keep their history but are not in
+// the directory, and a server's second and later remotes are on their server's page
+// (Entry.Parent).
+const directoryListed = `e.listing_status = 'active' AND e.parent_id IS NULL`
+
+// directoryWhere is the condition for q's filters on entries e, with its arguments.
+func directoryWhere(d dialect, q DirectoryQuery) (string, []any) {
 	var (
-		where []string
+		where = []string{directoryListed}
 		args  []any
 	)
-	// Unlisted servers (a deprecated or deleted registry listing) keep their history
-	// but are not in the directory.
-	// A server's second and later remotes are on their server's page (Entry.Parent).
-	where = append(where, `e.listing_status = 'active'`, `e.parent_id IS NULL`)
 	if q.AfterID > 0 {
 		where, args = append(where, `e.id > ?`), append(args, q.AfterID)
 	}
@@ -260,9 +309,7 @@ func directorySQL(d dialect, q DirectoryQuery) (string, []any) {
 		where = append(where, verified)
 	}
 	if !q.ChangedSince.IsZero() {
-		// On the index changes_recorded: the recent changes are few.
-		where = append(where, `e.id IN (SELECT c.entry_id FROM changes c WHERE c.recorded_at >= ? AND NOT c.hidden)`)
-		args = append(args, d.time(q.ChangedSince))
+		where, args = append(where, `e.last_change_at >= ?`), append(args, d.time(q.ChangedSince))
 	}
 	if q.OfflineFrom != "" {
 		where = append(where, `(SELECT u.status FROM uptime_days u
@@ -270,33 +317,97 @@ func directorySQL(d dialect, q DirectoryQuery) (string, []any) {
 			ORDER BY u.day DESC LIMIT 1) = 'offline'`)
 		args = append(args, q.OfflineFrom, q.OfflineTo)
 	}
-	order := `e.id`
-	outerOrder := `p.id`
-	if q.Order == ByLastRound {
-		order = `e.last_round_at DESC NULLS LAST, e.id`
-		outerOrder = `p.last_round_at DESC NULLS LAST, p.id`
+	if q.Offline {
+		where = append(where, `e.last_uptime = '`+string(UptimeNoAnswer)+`'`)
 	}
-	cond := ""
-	if len(where) > 0 {
-		cond = `WHERE ` + strings.Join(where, ` AND `)
+	if q.HasFindings {
+		where = append(where, `(e.signed_failed > 0 OR e.signed_observed_risk > 0)`)
 	}
+	if q.Protocol != "" {
+		where, args = append(where, `e.signed_protocol = ?`), append(args, q.Protocol)
+	}
+	return strings.Join(where, ` AND `), args
+}
+
+// directoryOrder is the ORDER BY of order over the entry columns of t, in d's spelling.
+// Every order ends on the id: it is total.
+func directoryOrder(d dialect, order DirectoryOrder, t string) string {
+	switch order {
+	case ByLastRound:
+		return t + `.last_round_at DESC NULLS LAST, ` + t + `.id`
+	case ByName:
+		// The name the pages show: the listed title, else the entry's name.
+		return d.fold(`CASE WHEN trim(`+t+`.title) <> '' THEN `+t+`.title ELSE `+t+`.name END`) + `, ` + t + `.id`
+	case ByLastChange:
+		return t + `.last_change_at DESC NULLS LAST, ` + t + `.id`
+	case ByFindings:
+		return t + `.signed_failed DESC NULLS LAST, ` + t + `.signed_observed_risk DESC NULLS LAST, ` + t + `.id`
+	case ByUptime:
+		// The rate, online days over counted days, as a fraction of integers: the
+		// division is exact enough to order rates of at most 30 days.
+		return `(1.0 * ` + t + `.uptime30_online / NULLIF(` + t + `.uptime30_counted, 0)) DESC NULLS LAST, ` + t + `.id`
+	}
+	return t + `.id`
+}
+
+// uptimeWindow is the first and last day of the 30 UTC days up to to (YYYY-MM-DD,
+// checked), or up to today by now when to is empty.
+func uptimeWindow(to string, now time.Time) (string, string) {
+	last := now.UTC()
+	if to != "" {
+		last, _ = time.Parse(time.DateOnly, to)
+	}
+	return utcDay(last.AddDate(0, 0, -(UptimeWindowDays - 1))), utcDay(last)
+}
+
+// directorySQL builds the query for q in d's spelling, with its arguments, for a store
+// whose clock says now. The matching entries are filtered, ordered and paged in an
+// inner query; only the page's rows then read their newest round and supply run, each
+// on its index, and their 30-day uptime, on uptime_days' key.
+func directorySQL(d dialect, q DirectoryQuery, now time.Time) (string, []any) {
+	from, to := uptimeWindow(q.UptimeTo, now)
+	// The select list's parameters come first.
+	args := []any{from, to, from, to}
+	cond, condArgs := directoryWhere(d, q)
+	args = append(args, condArgs...)
+	uptime := `(SELECT count(*) FROM uptime_days u WHERE u.entry_id = p.id
+				AND u.day BETWEEN ` + d.day("?") + ` AND ` + d.day("?") + ` AND u.status `
 	query := `
 		SELECT ` + prefixColumns("p", entryColumns) + `,
-			o.id IS NOT NULL, COALESCE(o.signed, FALSE), COALESCE(o.coverage, ''),
+			o.id IS NOT NULL, COALESCE(o.signed, FALSE), COALESCE(o.coverage, ''), COALESCE(o.uptime, ''),
+			p.signed_failed IS NOT NULL, COALESCE(p.signed_failed, 0), COALESCE(p.signed_observed_risk, 0),
+			COALESCE(p.signed_tool_count, 0), COALESCE(p.signed_protocol, ''), p.last_change_at,
+			` + uptime + `= 'online'),
+			` + uptime + `<> 'not_counted'),
 			r.id IS NOT NULL, COALESCE(r.score, 0), COALESCE(r.verified, FALSE),
 			COALESCE(` + supplySignedSQL + `, FALSE), COALESCE(` + verifiedSQL + `, FALSE)
 		FROM (
-			SELECT ` + prefixColumns("e", entryColumns) + ` FROM entries e
-			` + cond + `
-			ORDER BY ` + order + `
+			SELECT ` + prefixColumns("e", entryColumns) + `, ` + prefixColumns("e", directoryFacts) + ` FROM entries e
+			WHERE ` + cond + `
+			ORDER BY ` + directoryOrder(d, q.Order, "e") + `
 			LIMIT ? OFFSET ?
 		) p
 		LEFT JOIN rounds o ON o.id = ` + newestRoundIDSQL + `
 		LEFT JOIN supply_runs r ON r.id = ` + fmt.Sprintf(newestSupplyIDSQL, "p") + `
-		ORDER BY ` + outerOrder
+		ORDER BY ` + directoryOrder(d, q.Order, "p")
 	args = append(args, q.Limit, q.Offset)
 	return query, args
 }
+
+// directoryCountSQL counts the entries matching q, with its arguments.
+func directoryCountSQL(d dialect, q DirectoryQuery) (string, []any) {
+	cond, args := directoryWhere(d, q)
+	return `SELECT count(*) FROM entries e WHERE ` + cond, args
+}
+
+// directoryEntriesSQL counts the entries the directory lists.
+const directoryEntriesSQL = `SELECT count(*) FROM entries e WHERE ` + directoryListed
+
+// directoryProtocolsSQL lists the protocol versions of the listed entries' newest
+// signed rounds, newest first (versions are dates, YYYY-MM-DD).
+const directoryProtocolsSQL = `SELECT DISTINCT e.signed_protocol FROM entries e
+	WHERE ` + directoryListed + ` AND e.signed_protocol <> ''
+	ORDER BY e.signed_protocol DESC`
 
 // prefixColumns qualifies each of a comma-separated column list with table t.
 func prefixColumns(t, columns string) string {
@@ -309,16 +420,25 @@ func prefixColumns(t, columns string) string {
 
 // scanDirectoryRow scans a row of directorySQL.
 func scanDirectoryRow(row rowScanner) (DirectoryRow, error) {
-	var d DirectoryRow
+	var (
+		d               DirectoryRow
+		online, counted int
+		lastChange      time.Time
+	)
+	var uptime string
 	rest := []any{
-		&d.Round.Present, &d.Round.Signed, &d.Round.Coverage,
+		&d.Round.Present, &d.Round.Signed, &d.Round.Coverage, &uptime,
+		&d.Round.SignedRound, &d.Round.Failed, &d.Round.ObservedRisk, &d.Round.ToolCount, &d.Round.ProtocolVersion,
+		timeCol(&lastChange), &online, &counted,
 		&d.Supply.Present, &d.Supply.Score, &d.Supply.Passed, &d.Supply.Signed, &d.Verified,
 	}
 	e, err := scanEntry(scanWith{row, rest})
 	if err != nil {
 		return DirectoryRow{}, err
 	}
+	e.Uptime30OnlineDays, e.Uptime30CountedDays, e.LastChangeAt = online, counted, lastChange
 	d.Entry = e
+	d.Round.Uptime = UptimeClass(uptime)
 	return d, nil
 }
 
@@ -351,12 +471,13 @@ func bindDollar(query string) string {
 	return b.String()
 }
 
-// Directory reads the page in one query, and the count, when asked for, in a second.
+// Directory reads the page in one query, and the counts and protocol versions, when
+// asked for, in one query each.
 func (s *sqlStore) Directory(ctx context.Context, q DirectoryQuery) (DirectoryPage, error) {
 	if err := checkDirectoryQuery(q); err != nil {
 		return DirectoryPage{}, fmt.Errorf("couldn't read the directory: %w", err)
 	}
-	query, args := directorySQL(s.d, q)
+	query, args := directorySQL(s.d, q, s.clock())
 	rows, err := s.read.Query(ctx, query, args...)
 	if err != nil {
 		return DirectoryPage{}, fmt.Errorf("couldn't read the directory: %w", err)
@@ -366,9 +487,27 @@ func (s *sqlStore) Directory(ctx context.Context, q DirectoryQuery) (DirectoryPa
 		return DirectoryPage{}, fmt.Errorf("couldn't read the directory: %w", err)
 	}
 	if q.CountEntries {
-		if err := s.read.QueryRow(ctx, `SELECT count(*) FROM entries WHERE listing_status = 'active' AND parent_id IS NULL`).Scan(&page.Entries); err != nil {
+		if err := s.read.QueryRow(ctx, directoryEntriesSQL).Scan(&page.Entries); err != nil {
 			return DirectoryPage{}, fmt.Errorf("couldn't count the directory's entries: %w", err)
 		}
 	}
+	if q.CountMatches {
+		query, args := directoryCountSQL(s.d, q)
+		if err := s.read.QueryRow(ctx, query, args...).Scan(&page.Matches); err != nil {
+			return DirectoryPage{}, fmt.Errorf("couldn't count the directory's matching entries: %w", err)
+		}
+	}
+	if q.ListProtocols {
+		if page.Protocols, err = queryAll(ctx, s.read, scanString, directoryProtocolsSQL); err != nil {
+			return DirectoryPage{}, fmt.Errorf("couldn't list the directory's protocol versions: %w", err)
+		}
+	}
 	return page, nil
+}
+
+// scanString scans a row of one text column.
+func scanString(row rowScanner) (string, error) {
+	var v string
+	err := row.Scan(&v)
+	return v, err
 }

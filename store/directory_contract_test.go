@@ -225,7 +225,7 @@ func TestDirectoryVerifiedRule(t *testing.T) {
 	}
 	forEachBackend(t, func(t *testing.T, s Store) {
 		f := newDirectoryFixture(t, s)
-		page, err := s.Directory(t.Context(), DirectoryQuery{Limit: 10})
+		page, err := s.Directory(t.Context(), DirectoryQuery{Limit: 10, UptimeTo: fixtureOfflineTo})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,14 +236,21 @@ func TestDirectoryVerifiedRule(t *testing.T) {
 				t.Errorf("%s: Verified %v, but IsVerified(%v, %v) = %v", r.Entry.Slug, r.Verified, r.Supply.Passed, r.Supply.Signed, !r.Verified)
 			}
 		}
-		want := map[string]DirectoryRow{
-			"alpha":   {Entry: f.alpha, Round: RoundState{Present: true, Signed: true, Coverage: "full"}, Supply: SupplyState{true, 61, true, true}, Verified: true},
-			"beta":    {Entry: f.beta, Supply: SupplyState{true, 61, true, false}},
-			"gamma":   {Entry: f.gamma, Round: RoundState{Present: true}, Supply: SupplyState{true, 61, false, true}},
-			"delta":   {Entry: f.delta, Round: RoundState{Present: true, Signed: true, Coverage: "full"}, Supply: SupplyState{true, 61, true, false}},
-			"epsilon": {Entry: f.epsilon, Round: RoundState{Present: true}},
-			"zeta":    {Entry: f.zeta, Round: RoundState{Present: true}},
+		signed := func(r RoundState) RoundState {
+			r.SignedRound, r.ToolCount, r.ProtocolVersion = true, 1, "2025-11-25"
+			return r
 		}
+		want := map[string]DirectoryRow{
+			"alpha":   {Entry: f.alpha, Round: signed(RoundState{Present: true, Signed: true, Coverage: "full", Uptime: UptimeAnswered}), Supply: SupplyState{true, 61, true, true}, Verified: true},
+			"beta":    {Entry: f.beta, Supply: SupplyState{true, 61, true, false}},
+			"gamma":   {Entry: f.gamma, Round: signed(RoundState{Present: true, Uptime: UptimeNoAnswer}), Supply: SupplyState{true, 61, false, true}},
+			"delta":   {Entry: f.delta, Round: signed(RoundState{Present: true, Signed: true, Coverage: "full", Uptime: UptimeAnswered}), Supply: SupplyState{true, 61, true, false}},
+			"epsilon": {Entry: f.epsilon, Round: RoundState{Present: true, Uptime: UptimeNoAnswer}},
+			"zeta":    {Entry: f.zeta, Round: RoundState{Present: true, Uptime: UptimeInconclusive}},
+		}
+		// The directory's 30-day uptime (to 11-30) and last change, which only it reads.
+		uptime30 := map[string][2]int{"alpha": {1, 1}, "gamma": {1, 2}, "delta": {1, 2}, "epsilon": {0, 1}, "zeta": {0, 1}}
+		lastChange := map[string]time.Time{"epsilon": ms(t0.Add(-24 * time.Hour)), "zeta": ms(t0.Add(-10 * 24 * time.Hour))}
 		for slug, w := range want {
 			got := rows[slug]
 			// The entries were read before their rounds: compare what rounds change apart.
@@ -252,6 +259,8 @@ func TestDirectoryVerifiedRule(t *testing.T) {
 				t.Fatal(err)
 			}
 			w.Entry = e
+			w.Entry.Uptime30OnlineDays, w.Entry.Uptime30CountedDays = uptime30[slug][0], uptime30[slug][1]
+			w.Entry.LastChangeAt = lastChange[slug]
 			if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", w) {
 				t.Errorf("%s:\n got %+v\nwant %+v", slug, got, w)
 			}
@@ -271,8 +280,12 @@ func TestDirectoryRefusesBadQueries(t *testing.T) {
 			{Limit: 1, Verified: NotVerified + 1},
 			{Limit: 1, OfflineFrom: "2026-11-01"},
 			{Limit: 1, OfflineFrom: "2026-11-01", OfflineTo: "yesterday"},
-			{Limit: 1, Order: ByLastRound + 1},
+			{Limit: 1, Order: ByUptime + 1},
 			{Limit: 1, Order: ByLastRound, AfterID: 3},
+			{Limit: 1, Order: ByFindings, AfterID: 3},
+			{Limit: 1, Protocol: strings.Repeat("2", MaxDirectoryProtocol+1)},
+			{Limit: 1, UptimeTo: "today"},
+			{Limit: 1, UptimeTo: "2026-11-31"},
 			{Limit: 1, AfterID: -1},
 		} {
 			if _, err := s.Directory(t.Context(), q); err == nil {
@@ -296,5 +309,253 @@ func TestLikeEscape(t *testing.T) {
 		if got := likeEscape(in); got != want {
 			t.Errorf("likeEscape(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// factsFixture feeds s the rounds, uptime days and changes whose derived facts the
+// directory reads (findings, tool count, protocol version, offline, 30-day uptime, last
+// change), with the store's methods only, so that it can be fed to a store of migration
+// 0009 too (TestMigrateDirectoryFacts):
+//
+//	f1 remote "Zulu"   signed round 11-28: 1 FAILED, 2 OBSERVED_RISK, 3 tools, 2025-06-18;
+//	                   then no answer 11-29 (offline); uptime 1 of 2 days; a baseline
+//	                   11-20 and a tool change 11-28
+//	f2 remote "Äpfel"  signed 11-28 with 1 risk, then signed 11-29 without findings;
+//	                   uptime 2 of 2; a tool change 11-27
+//	f3 remote "beta"   signed 11-28 with 2 FAILED; offline 10-25 (outside the window);
+//	                   uptime 1 of 1
+//	f4 npm    "Alpha"  nothing
+func factsFixture(t *testing.T, s Store) (f1, f2, f3, f4 Entry) {
+	t.Helper()
+	ctx := t.Context()
+	add := func(slug, kind, locator, name string) Entry {
+		e, _, err := s.AddEntry(ctx, NewEntry{SlugBase: slug, Kind: kind, Locator: locator, Name: name, Source: "import"})
+		if err != nil {
+			t.Fatalf("AddEntry(%s): %v", slug, err)
+		}
+		return e
+	}
+	f1 = add("f1", KindRemote, "https://f1.example.com/mcp", "Zulu")
+	f2 = add("f2", KindRemote, "https://f2.example.com/mcp", "Äpfel")
+	f3 = add("f3", KindRemote, "https://f3.example.com/mcp", "beta")
+	f4 = add("f4", KindNPM, "pkg:npm/f4", "Alpha")
+	day := func(m, d int) time.Time { return time.Date(2026, time.Month(m), d, 9, 0, 0, 0, time.UTC) }
+	results := func(statuses ...string) []byte {
+		var parts []string
+		for i, st := range statuses {
+			parts = append(parts, fmt.Sprintf(`{"id":"c%d","status":%q,"evidence":[{"Note":"x"}]}`, i, st))
+		}
+		return []byte("[" + strings.Join(parts, ",") + "]")
+	}
+	r := fullRound(f1.ID, day(11, 28), day(11, 28), "f1")
+	r.Results = results("VERIFIED", "FAILED", "OBSERVED_RISK", "UNVERIFIED", "OBSERVED_RISK")
+	r.ToolCount, r.ProtocolVersion = 3, "2025-06-18"
+	mustSave(t, s, r)
+	mustSave(t, s, unsignedRound(f1.ID, day(11, 29), day(11, 29)))
+	r = fullRound(f2.ID, day(11, 28), day(11, 28), "f2")
+	r.Results = results("OBSERVED_RISK")
+	mustSave(t, s, r)
+	r = fullRound(f2.ID, day(11, 29), day(11, 29), "f2")
+	r.Results = results("VERIFIED", "UNVERIFIED")
+	mustSave(t, s, r)
+	mustSave(t, s, unsignedRound(f3.ID, day(10, 25), day(10, 25)))
+	r = fullRound(f3.ID, day(11, 28), day(11, 28), "f3")
+	r.Results = results("FAILED", "FAILED")
+	mustSave(t, s, r)
+
+	baseline := testChange(f1.ID, 1, day(11, 20))
+	baseline.Kind = "baseline"
+	mustSaveHistory(t, s, HistoryUpdate{EntryID: f1.ID, State: []byte(`{}`),
+		Changes: []ChangeRecord{baseline, testChange(f1.ID, 2, day(11, 28))}})
+	mustSaveHistory(t, s, HistoryUpdate{EntryID: f2.ID, State: []byte(`{}`),
+		Changes: []ChangeRecord{testChange(f2.ID, 1, day(11, 27))}})
+	return f1, f2, f3, f4
+}
+
+// directoryRows runs q and returns its rows by slug, in order.
+func directoryRows(t *testing.T, s Store, q DirectoryQuery) ([]string, map[string]DirectoryRow) {
+	t.Helper()
+	if q.Limit == 0 {
+		q.Limit = MaxDirectoryLimit
+	}
+	page, err := s.Directory(t.Context(), q)
+	if err != nil {
+		t.Fatalf("Directory(%+v): %v", q, err)
+	}
+	slugs, rows := []string{}, map[string]DirectoryRow{}
+	for _, r := range page.Rows {
+		slugs = append(slugs, r.Entry.Slug)
+		rows[r.Entry.Slug] = r
+	}
+	return slugs, rows
+}
+
+// checkFacts checks what Directory reads of factsFixture's entries: each row's facts,
+// every order and filter of issue 16, the count of matches and the protocol versions.
+// hidden says that f1's tool change was hidden since.
+func checkFacts(t *testing.T, s Store, hidden bool) {
+	t.Helper()
+	day := func(m, d int) time.Time { return time.Date(2026, time.Month(m), d, 9, 0, 0, 0, time.UTC) }
+	_, rows := directoryRows(t, s, DirectoryQuery{UptimeTo: "2026-11-30"})
+	f1Change := day(11, 28)
+	if hidden {
+		f1Change = time.Time{} // the baseline is not a change
+	}
+	for slug, w := range map[string]struct {
+		round           RoundState
+		online, counted int
+		lastChange      time.Time
+	}{
+		"f1": {RoundState{Present: true, Uptime: UptimeNoAnswer, SignedRound: true, Failed: 1, ObservedRisk: 2, ToolCount: 3, ProtocolVersion: "2025-06-18"}, 1, 2, f1Change},
+		"f2": {RoundState{Present: true, Signed: true, Coverage: "full", Uptime: UptimeAnswered, SignedRound: true, ToolCount: 1, ProtocolVersion: "2025-11-25"}, 2, 2, day(11, 27)},
+		"f3": {RoundState{Present: true, Signed: true, Coverage: "full", Uptime: UptimeAnswered, SignedRound: true, Failed: 2, ToolCount: 1, ProtocolVersion: "2025-11-25"}, 1, 1, time.Time{}},
+		"f4": {RoundState{}, 0, 0, time.Time{}},
+	} {
+		got := rows[slug]
+		if got.Round != w.round || got.Entry.Uptime30OnlineDays != w.online || got.Entry.Uptime30CountedDays != w.counted ||
+			!got.Entry.LastChangeAt.Equal(w.lastChange) {
+			t.Errorf("%s: round %+v, uptime %d/%d, last change %v; want %+v, %d/%d, %v", slug, got.Round,
+				got.Entry.Uptime30OnlineDays, got.Entry.Uptime30CountedDays, got.Entry.LastChangeAt, w.round, w.online, w.counted, w.lastChange)
+		}
+		if got.Round.Offline() != (slug == "f1") {
+			t.Errorf("%s: Offline() = %v", slug, got.Round.Offline())
+		}
+	}
+	// The window ends where the query says: to 11-28, f1 was online on its one day,
+	// and f3's offline 10-25 is 35 days before.
+	if _, rows := directoryRows(t, s, DirectoryQuery{UptimeTo: "2026-11-28"}); rows["f1"].Entry.Uptime30OnlineDays != 1 ||
+		rows["f1"].Entry.Uptime30CountedDays != 1 || rows["f3"].Entry.Uptime30CountedDays != 1 {
+		t.Errorf("uptime to 11-28: f1 %d/%d, f3 %d/%d; want 1/1, 1/1", rows["f1"].Entry.Uptime30OnlineDays,
+			rows["f1"].Entry.Uptime30CountedDays, rows["f3"].Entry.Uptime30OnlineDays, rows["f3"].Entry.Uptime30CountedDays)
+	}
+	// … and its first day is 29 days before its last: to 11-23, f3's 10-25 counts, to
+	// 11-24 it does not.
+	if _, rows := directoryRows(t, s, DirectoryQuery{UptimeTo: "2026-11-23"}); rows["f3"].Entry.Uptime30CountedDays != 1 ||
+		rows["f3"].Entry.Uptime30OnlineDays != 0 {
+		t.Errorf("uptime to 11-23: f3 %d/%d, want 0/1 (offline 10-25)", rows["f3"].Entry.Uptime30OnlineDays, rows["f3"].Entry.Uptime30CountedDays)
+	}
+	if _, rows := directoryRows(t, s, DirectoryQuery{UptimeTo: "2026-11-24"}); rows["f3"].Entry.Uptime30CountedDays != 0 {
+		t.Errorf("uptime to 11-24: f3 %d counted days, want 0", rows["f3"].Entry.Uptime30CountedDays)
+	}
+
+	byChange := []string{"f1", "f2", "f3", "f4"}
+	changed := []string{"f1", "f2"}
+	if hidden {
+		byChange, changed = []string{"f2", "f1", "f3", "f4"}, []string{"f2"}
+	}
+	for _, c := range []struct {
+		name string
+		q    DirectoryQuery
+		want []string
+	}{
+		{"ByName", DirectoryQuery{Order: ByName}, []string{"f4", "f3", "f1", "f2"}},
+		{"ByLastChange", DirectoryQuery{Order: ByLastChange}, byChange},
+		{"ByFindings", DirectoryQuery{Order: ByFindings}, []string{"f3", "f1", "f2", "f4"}},
+		{"ByUptime", DirectoryQuery{Order: ByUptime}, []string{"f2", "f3", "f1", "f4"}},
+		{"HasFindings", DirectoryQuery{HasFindings: true}, []string{"f1", "f3"}},
+		{"HasFindings ByFindings", DirectoryQuery{HasFindings: true, Order: ByFindings}, []string{"f3", "f1"}},
+		{"Protocol 2025-06-18", DirectoryQuery{Protocol: "2025-06-18"}, []string{"f1"}},
+		{"Protocol 2025-11-25", DirectoryQuery{Protocol: "2025-11-25"}, []string{"f2", "f3"}},
+		{"Protocol unknown", DirectoryQuery{Protocol: "1999-01-01"}, []string{}},
+		{"Offline", DirectoryQuery{Offline: true}, []string{"f1"}},
+		{"ChangedSince 11-26", DirectoryQuery{ChangedSince: day(11, 26)}, changed},
+		{"kind npm ByUptime", DirectoryQuery{Kind: KindNPM, Order: ByUptime}, []string{"f4"}},
+	} {
+		if got, _ := directoryRows(t, s, c.q); !slices.Equal(got, c.want) {
+			t.Errorf("%s = %v, want %v", c.name, got, c.want)
+		}
+		// Paged one row at a time, every order gives the same rows.
+		var paged []string
+		for offset := 0; offset < 5; offset++ {
+			q := c.q
+			q.Offset, q.Limit = offset, 1
+			got, _ := directoryRows(t, s, q)
+			paged = append(paged, got...)
+		}
+		if !slices.Equal(paged, c.want) {
+			t.Errorf("%s by pages of 1 = %v, want %v", c.name, paged, c.want)
+		}
+	}
+	page, err := s.Directory(t.Context(), DirectoryQuery{HasFindings: true, Limit: 1, CountMatches: true, CountEntries: true, ListProtocols: true})
+	if err != nil || page.Matches != 2 || page.Entries != 4 || len(page.Rows) != 1 ||
+		!slices.Equal(page.Protocols, []string{"2025-11-25", "2025-06-18"}) {
+		t.Errorf("counts = %d matches, %d entries, %d rows, protocols %v, %v; want 2, 4, 1, [2025-11-25 2025-06-18]",
+			page.Matches, page.Entries, len(page.Rows), page.Protocols, err)
+	}
+}
+
+func TestDirectoryFacts(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s Store) {
+		f1, _, f3, _ := factsFixture(t, s)
+		// Each round's findings, as Rounds reads them.
+		rs, err := s.Rounds(t.Context(), f1.ID, 0)
+		if err != nil || len(rs) != 2 || rs[0].Failed != 0 || rs[0].ObservedRisk != 0 || rs[1].Failed != 1 || rs[1].ObservedRisk != 2 {
+			t.Fatalf("f1's rounds = %+v, %v; want the older with 1 failed, 2 risks", rs, err)
+		}
+		checkFacts(t, s, false)
+		// Hiding a change updates the last change; showing it again restores it.
+		if err := s.HideChange(t.Context(), f1.ID, 2, true, "wrong fetch"); err != nil {
+			t.Fatal(err)
+		}
+		checkFacts(t, s, true)
+		if err := s.HideChange(t.Context(), f1.ID, 2, false, ""); err != nil {
+			t.Fatal(err)
+		}
+		checkFacts(t, s, false)
+		// A round stored late (older than the newest) changes neither the offline state
+		// nor the newest signed round's facts.
+		late := fullRound(f3.ID, time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC), time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC), "late")
+		late.Results = []byte(`[{"id":"x","status":"OBSERVED_RISK"}]`)
+		mustSave(t, s, late)
+		_, rows := directoryRows(t, s, DirectoryQuery{UptimeTo: "2026-11-30"})
+		if r := rows["f3"]; r.Round.Failed != 2 || r.Round.ObservedRisk != 0 || r.Entry.Uptime30CountedDays != 2 {
+			t.Errorf("f3 after a late round: %+v, %d counted days; want 2 failed, 0 risks, 2 days", r.Round, r.Entry.Uptime30CountedDays)
+		}
+	})
+}
+
+// TestSaveRoundRefusesBadResults: results that are not a JSON array are refused (their
+// findings could not be counted).
+func TestSaveRoundRefusesBadResults(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s Store) {
+		e, _, err := s.AddEntry(t.Context(), newTestEntry("bad"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, results := range []string{`{}`, `[`, `"x"`, `[1]`} {
+			r := unsignedRound(e.ID, t0.Add(time.Duration(i)*time.Hour), t0)
+			r.Results = []byte(results)
+			if _, err := s.SaveRound(t.Context(), r); err == nil && results != `[1]` {
+				t.Errorf("SaveRound with results %s succeeded", results)
+			}
+		}
+	})
+}
+
+// TestMigrateDirectoryFacts feeds factsFixture to a store of migration 0009, migrates
+// it: the rounds' findings and the entries' facts are backfilled, and read as a new
+// store's (checkFacts); the migrated store then keeps them as a new one does.
+func TestMigrateDirectoryFacts(t *testing.T) {
+	for _, b := range testBackends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := t.Context()
+			s := b.openEmpty(t)
+			if err := s.(testMigrator).migrateForTest(ctx, 9); err != nil {
+				t.Fatalf("migrating through 0009: %v", err)
+			}
+			f1, _, _, _ := factsFixture(t, s)
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatalf("migrating to the newest: %v", err)
+			}
+			rs, err := s.Rounds(ctx, f1.ID, 0)
+			if err != nil || len(rs) != 2 || rs[1].Failed != 1 || rs[1].ObservedRisk != 2 {
+				t.Fatalf("f1's rounds after 0010 = %+v, %v", rs, err)
+			}
+			checkFacts(t, s, false)
+			if err := s.HideChange(ctx, f1.ID, 2, true, "wrong fetch"); err != nil {
+				t.Fatal(err)
+			}
+			checkFacts(t, s, true)
+		})
 	}
 }

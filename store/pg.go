@@ -263,6 +263,7 @@ var pgDialect = dialect{
 	contains: func(column string) (string, int) {
 		return column + ` ILIKE ? ESCAPE '\'`, 1
 	},
+	fold:         func(x string) string { return `lower(` + x + `) COLLATE "C"` },
 	databaseSize: `pg_database_size(current_database())`,
 }
 

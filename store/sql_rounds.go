@@ -15,7 +15,8 @@ const summaryColumns = `o.id, o.entry_id, o.due_at, o.reason, o.round_id, o.star
 	o.finished_at, o.coverage, o.signed, o.unsigned_reason, o.reach, o.http_status, o.uptime,
 	o.protocol_version, o.server_name, o.server_version, o.tool_count, o.pages, o.fp_surface,
 	o.fp_toolset, o.fp_schema, o.fp_instructions, coalesce(v.key_id, ''), coalesce(v.payload_digest, ''),
-	o.handshake_method, o.proposed_version, o.login_unauthorized, o.login_challenge, o.login_metadata`
+	o.handshake_method, o.proposed_version, o.login_unauthorized, o.login_challenge, o.login_metadata,
+	o.failed, o.observed_risk`
 
 // summaryFrom is the FROM clause of summaryColumns: rounds o with their ledger
 // records v (NULL for an unsigned round).
@@ -33,7 +34,7 @@ func scanSummary(row rowScanner) (RoundSummary, error) {
 		timeCol(&rs.FinishedAt), &rs.Coverage, &rs.Signed, &rs.UnsignedReason, &rs.Reach, &rs.HTTPStatus, &uptime,
 		&rs.ProtocolVersion, &rs.ServerName, &rs.ServerVersion, &rs.ToolCount, &rs.Pages, &surface,
 		&toolset, &schema, &i, &rs.KeyID, &rs.PayloadDigest, &rs.HandshakeMethod, &rs.ProposedVersion,
-		&unauthorized, &challenge, &md)
+		&unauthorized, &challenge, &md, &rs.Failed, &rs.ObservedRisk)
 	if err != nil {
 		return RoundSummary{}, err
 	}

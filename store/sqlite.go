@@ -370,6 +370,7 @@ var sqliteDialect = dialect{
 		return `(` + column + ` LIKE ? ESCAPE '\' OR (octet_length(` + column + `) <> length(` + column + `) AND ` +
 			sqliteFold + `(` + column + `) LIKE ? ESCAPE '\'))`, 2
 	},
+	fold:         func(x string) string { return sqliteFold + `(` + x + `)` },
 	databaseSize: `(SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size())`,
 }
 

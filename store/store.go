@@ -58,6 +58,11 @@
 //   - Times are stored with millisecond precision in UTC and come back in UTC.
 //   - Callers never hold a transaction: no method takes or returns one, so no transaction
 //     can span network I/O.
+//   - An entry's derived facts that the directory filters and sorts on (the newest
+//     round's uptime class, the newest signed round's findings, tool count and protocol
+//     version, the 30-day uptime, the last change) are columns of its row, each owned by
+//     one trigger of migration 0010 that recomputes it in the transaction that writes a
+//     round, an uptime day or a change (directory.go). No store code writes them.
 //
 // # The ledger
 //
@@ -217,12 +222,13 @@ type Entry struct {
 	UptimeOnlineDays  int
 	UptimeCountedDays int
 	// Uptime30OnlineDays and Uptime30CountedDays are the same over the 30 UTC days up to
-	// and including the day of the entry's newest counted day: the directory's uptime.
+	// and including DirectoryQuery.UptimeTo (today by default): the directory's uptime,
+	// read when the directory is (Directory); zero from the other reads.
 	Uptime30OnlineDays  int
 	Uptime30CountedDays int
 	// LastChangeAt is when the newest visible change that is not a baseline was
 	// recorded (zero when none): the directory's "last change". Baselines are not
-	// changes.
+	// changes. Read by Directory; zero from the other reads.
 	LastChangeAt time.Time
 }
 

@@ -139,6 +139,9 @@ func checkRound(r *Round) error {
 	if err := checkHandshakeLogin(r); err != nil {
 		return err
 	}
+	if err := checkResults(r.Results); err != nil {
+		return err
+	}
 
 	if (r.Fingerprints == nil) != (r.Surface == nil) {
 		return errors.New("round has fingerprints without a surface document or the reverse")
@@ -511,4 +514,18 @@ func checkEntryQuery(q EntryQuery) error {
 		return nil
 	}
 	return errors.Join(checkDay(q.UptimeFrom), checkDay(q.UptimeTo))
+}
+
+// checkResults refuses round results that are not a JSON array: the stored round's
+// findings (RoundSummary.Failed, ObservedRisk) are counted from its elements, by status,
+// by the schema (migration 0010) as the round is inserted.
+func checkResults(results []byte) error {
+	if results == nil {
+		return nil
+	}
+	var rs []json.RawMessage
+	if err := json.Unmarshal(results, &rs); err != nil {
+		return fmt.Errorf("round results are not a JSON array: %w", err)
+	}
+	return nil
 }

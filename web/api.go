@@ -47,7 +47,27 @@ type apiServer struct {
 	Verified    bool       `json:"verified"`
 	SupplyScore *int       `json:"supplyScore"`
 	LastRoundAt *time.Time `json:"lastRoundAt"`
-	Links       apiLinks   `json:"links"`
+	// Findings, ToolCount and ProtocolVersion are the newest signed round's (nil and
+	// "" without one); Uptime30 the last 30 UTC days', today included.
+	Findings        *apiFindings `json:"findings"`
+	ToolCount       *int         `json:"toolCount"`
+	ProtocolVersion string       `json:"protocolVersion"`
+	Uptime30        apiUptime    `json:"uptime30"`
+	LastChangeAt    *time.Time   `json:"lastChangeAt"`
+	Offline         bool         `json:"offline"`
+	Links           apiLinks     `json:"links"`
+}
+
+// apiFindings counts a round's check results by status.
+type apiFindings struct {
+	Failed       int `json:"failed"`
+	ObservedRisk int `json:"observedRisk"`
+}
+
+// apiUptime is a span's online and counted (online or offline) days.
+type apiUptime struct {
+	OnlineDays  int `json:"onlineDays"`
+	CountedDays int `json:"countedDays"`
 }
 
 type apiLinks struct {
@@ -94,7 +114,8 @@ type serverQuery struct {
 // order: one store.Directory query, with one more row to know whether NextCursor is
 // needed.
 func (s *site) apiServers(ctx context.Context, q serverQuery) (*apiServerList, error) {
-	dq := store.DirectoryQuery{Search: q.Q, Kind: q.Kind, AfterID: q.After, Limit: q.Limit + 1}
+	dq := store.DirectoryQuery{Search: q.Q, Kind: q.Kind, AfterID: q.After, Limit: q.Limit + 1,
+		UptimeTo: s.now().UTC().Format(time.DateOnly)}
 	switch q.Verified {
 	case "true":
 		dq.Verified = store.OnlyVerified
@@ -117,7 +138,9 @@ func (s *site) apiServers(ctx context.Context, q serverQuery) (*apiServerList, e
 		v := apiServer{
 			Slug: e.Slug, Name: visibleLine(e.Name), Kind: e.Kind, Locator: visibleLine(e.Locator),
 			State: sum.State, Coverage: sum.Coverage, Verified: sum.State == stateVerified,
-			Links: apiLinks{Page: l.Page, JSON: l.JSON, API: s.base + "/api/v1/servers/" + e.Slug, History: l.History, Feed: l.Feed, Badge: l.Badge},
+			ProtocolVersion: r.Round.ProtocolVersion, Offline: r.Round.Offline(),
+			Uptime30: apiUptime{OnlineDays: e.Uptime30OnlineDays, CountedDays: e.Uptime30CountedDays},
+			Links:    apiLinks{Page: l.Page, JSON: l.JSON, API: s.base + "/api/v1/servers/" + e.Slug, History: l.History, Feed: l.Feed, Badge: l.Badge},
 		}
 		if sum.Score >= 0 {
 			score := sum.Score
@@ -126,6 +149,14 @@ func (s *site) apiServers(ctx context.Context, q serverQuery) (*apiServerList, e
 		if !e.LastRoundAt.IsZero() {
 			t := e.LastRoundAt.UTC()
 			v.LastRoundAt = &t
+		}
+		if r.Round.SignedRound {
+			tools := r.Round.ToolCount
+			v.Findings, v.ToolCount = &apiFindings{Failed: r.Round.Failed, ObservedRisk: r.Round.ObservedRisk}, &tools
+		}
+		if !e.LastChangeAt.IsZero() {
+			t := e.LastChangeAt.UTC()
+			v.LastChangeAt = &t
 		}
 		out.Servers = append(out.Servers, v)
 	}

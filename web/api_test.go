@@ -17,6 +17,12 @@ type apiServer struct {
 	Verified                                   bool
 	SupplyScore                                *int
 	LastRoundAt                                *time.Time
+	Findings                                   *struct{ Failed, ObservedRisk int }
+	ToolCount                                  *int
+	ProtocolVersion                            string
+	Uptime30                                   struct{ OnlineDays, CountedDays int }
+	LastChangeAt                               *time.Time
+	Offline                                    bool
 	Links                                      struct{ Page, JSON, API, History, Feed, Badge string }
 }
 

@@ -27,10 +27,13 @@ type directorySite struct {
 
 // newDirectorySite returns a site over a SQLite store of n entries server-0 … server-(n-1):
 // a quarter of each kind; every remote entry with a round, signed but for every 40th
-// entry's, which found no answer (offline); every third entry with a supply run that
-// passed for even entries and is signed for every ninth (so every 18th entry is
-// Verified, and entries 6, 12, 24, … passed unsigned and are not); every 20th entry with
-// a change a day ago.
+// entry's, which found no answer (offline); of the signed rounds, those of entries 4,
+// 16, 28, … (i % 12 == 4) found 1 FAILED and 2 OBSERVED_RISK, those of 8, 20, 32, …
+// (i % 12 == 8) 1 OBSERVED_RISK, and those of i % 8 == 4 negotiated protocol version
+// 2025-06-18, the others 2025-11-25; every third entry with a supply run that passed
+// for even entries and is signed for every ninth (so every 18th entry is Verified, and
+// entries 6, 12, 24, … passed unsigned and are not); every 20th entry with a change a
+// day ago.
 func newDirectorySite(tb testing.TB, n int) *directorySite {
 	tb.Helper()
 	ctx := context.Background()
@@ -68,6 +71,16 @@ func newDirectorySite(tb testing.TB, n int) *directorySite {
 				fp.Surface, fp.Toolset = attest.Digest(doc), attest.Digest([]byte("toolset"))
 				fp.Schema, fp.Instructions = attest.Digest([]byte("schema")), attest.Digest([]byte(`""`))
 				r.Coverage, r.HTTPStatus, r.ToolCount, r.Pages, r.Fingerprints, r.Surface = "full", 200, 1, 1, fp, doc
+				r.ProtocolVersion = "2025-11-25"
+				if i%8 == 4 {
+					r.ProtocolVersion = "2025-06-18"
+				}
+				switch i % 12 {
+				case 4:
+					r.Results = []byte(`[{"id":"a","status":"FAILED"},{"id":"b","status":"OBSERVED_RISK"},{"id":"c","status":"OBSERVED_RISK"},{"id":"d","status":"VERIFIED"}]`)
+				case 8:
+					r.Results = []byte(`[{"id":"b","status":"OBSERVED_RISK"},{"id":"d","status":"VERIFIED"}]`)
+				}
 				r.Envelope, r.KeyID, r.PayloadDigest = env(r.RoundID), "a050837d85070582", strings.Repeat("ab", 32)[:62]+fmt.Sprintf("%02x", i%256)
 			}
 			if _, err := st.SaveRound(ctx, r); err != nil {
@@ -107,7 +120,9 @@ func BenchmarkDirectory(b *testing.B) {
 	h := newDirectorySite(b, dirBenchEntries).h
 	for _, path := range []string{
 		"/", "/?page=25", "/?q=server-29", "/?q=nothing-matches", "/?kind=npm&page=5",
-		"/?verified=1", "/?changed=7d", "/?offline=1", "/api/v1/servers?verified=true&limit=100",
+		"/?verified=1", "/?changed=7d", "/?offline=1", "/?findings=1", "/?protocol=2025-06-18",
+		"/?sort=name", "/?sort=change", "/?sort=findings&page=5", "/?sort=uptime",
+		"/api/v1/servers?verified=true&limit=100",
 	} {
 		b.Run(strings.NewReplacer("/", "_", "?", "", "&", "+").Replace(path), func(b *testing.B) {
 			rec := httptest.NewRecorder()

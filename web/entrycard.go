@@ -366,7 +366,7 @@ func cardOf(d *store.EntryDigest, sum summaryOf, signed *store.RoundSummary, che
 		c.Sentence += f.Name
 	}
 	c.VerifiedText = verifiedText(sum, sv)
-	c.UptimeText = uptimeText(e)
+	c.UptimeText = cardUptime(e)
 	c.CoverageText = coverageText(sum.Coverage)
 	c.LastRead, c.LastReadWhat = e.LastRoundAt.UTC(), "its newest round"
 	if e.LastRoundAt.IsZero() {
@@ -473,8 +473,9 @@ func verifiedText(sum summaryOf, sv *supplyView) string {
 	return t + "."
 }
 
-// uptimeText is the entry's uptime over the 30 days up to its newest counted day.
-func uptimeText(e store.Entry) string {
+// cardUptime is the entry's uptime over the 30 days up to its newest counted day, as
+// the directory counts it (uptimeText).
+func cardUptime(e store.Entry) string {
 	if e.Kind != store.KindRemote {
 		return "Not measured: only remote servers are probed."
 	}
@@ -482,7 +483,7 @@ func uptimeText(e store.Entry) string {
 	if counted == 0 {
 		return "No day counted in the last 30 days."
 	}
-	return fmt.Sprintf("Online on %d of %s in the last 30 days (%.1f%%).", on, plural(counted, "counted day", "counted days"), 100*float64(on)/float64(counted))
+	return fmt.Sprintf("Online on %d of %s in the last 30 days (%s).", on, plural(counted, "counted day", "counted days"), uptimeText(on, counted))
 }
 
 // coverageText says what a coverage means.

@@ -3,11 +3,14 @@ package web
 import (
 	"bytes"
 	"embed"
+	"fmt"
 	"html/template"
 	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -42,6 +45,8 @@ var funcs = template.FuncMap{
 	"utc":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"date": func(t time.Time) string { return t.UTC().Format(time.DateOnly) },
 	"add":  func(a, b int) int { return a + b },
+	// inList reports whether s is one of list.
+	"inList": func(s string, list []string) bool { return slices.Contains(list, s) },
 	// limitations is "what the checks do not tell you", for every page showing a badge.
 	"limitations": func() []string { return limitations },
 	// marked is an evidence sample with the escapes of hidden characters marked.
@@ -179,16 +184,9 @@ func (h *handlers) style(c *gin.Context) {
 }
 
 func (h *handlers) directory(c *gin.Context) {
-	q := dirQuery{
-		Q:        strings.TrimSpace(c.Query("q")),
-		Kind:     c.Query("kind"),
-		Verified: c.Query("verified") == "1",
-		Changed:  c.Query("changed") == "7d",
-		Offline:  c.Query("offline") == "1",
-	}
-	var ok bool
-	if q.Page, ok = parsePage(c.Query("page")); !ok || len(q.Q) > maxSearch || !validKind(q.Kind) {
-		h.problem(c, http.StatusBadRequest, "That search is not one this page understands.")
+	q, msg := parseDirQuery(c.Request.URL.Query())
+	if msg != "" {
+		h.problem(c, http.StatusBadRequest, msg)
 		return
 	}
 	v, err := h.site.directory(c.Request.Context(), q)
@@ -197,6 +195,56 @@ func (h *handlers) directory(c *gin.Context) {
 		return
 	}
 	h.render(c, http.StatusOK, "directory", v)
+}
+
+// protocolPattern is what a protocol version filter may be: a date, as MCP's versions
+// are, or another short version string.
+var protocolPattern = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z.-]{0,63}$`)
+
+// parseDirQuery decodes the directory's parameters, or says in plain words which one is
+// wrong. Every parameter is optional; each takes the values the page's own links and
+// form send, and nothing else.
+func parseDirQuery(v url.Values) (dirQuery, string) {
+	for k, vs := range v {
+		if len(vs) > 1 {
+			return dirQuery{}, fmt.Sprintf("The parameter %q is given %d times; give it once.", k, len(vs))
+		}
+	}
+	q := dirQuery{Q: strings.TrimSpace(v.Get("q")), Kind: v.Get("kind"), Protocol: v.Get("protocol"), Sort: v.Get("sort")}
+	flag := func(name, on string, dst *bool) string {
+		switch v.Get(name) {
+		case "":
+		case on:
+			*dst = true
+		default:
+			return fmt.Sprintf("The filter %q takes the value %q or nothing.", name, on)
+		}
+		return ""
+	}
+	for _, msg := range []string{
+		flag("verified", "1", &q.Verified), flag("changed", "7d", &q.Changed),
+		flag("offline", "1", &q.Offline), flag("findings", "1", &q.Findings),
+	} {
+		if msg != "" {
+			return dirQuery{}, msg
+		}
+	}
+	var ok bool
+	switch {
+	case len(q.Q) > maxSearch:
+		return dirQuery{}, fmt.Sprintf("The search is longer than %d bytes.", maxSearch)
+	case !validKind(q.Kind):
+		return dirQuery{}, "The kind is not one of remote, npm, pypi or github."
+	case q.Protocol != "" && !protocolPattern.MatchString(q.Protocol):
+		return dirQuery{}, "The protocol version is not one (e.g. 2025-11-25)."
+	}
+	if _, ok = dirSorts[q.Sort]; !ok {
+		return dirQuery{}, "The order is not one of name, change, findings or uptime."
+	}
+	if q.Page, ok = parsePage(v.Get("page")); !ok {
+		return dirQuery{}, fmt.Sprintf("The page is not a number from 1 to %d.", maxPage)
+	}
+	return q, ""
 }
 
 func validKind(k string) bool {

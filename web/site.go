@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/probity-dev/probity/attest"
@@ -53,6 +56,8 @@ type site struct {
 	uptimeHTML *memo[string, template.HTML]
 	// dirFeed is the last directory feed rendered (published.go).
 	dirFeed lastFeed
+	// dirProtocols are the protocol versions the directory's filter offers.
+	dirProtocols protocolList
 	// fragments holds the templates of those sections ("tools", "checks", "supply",
 	// "uptime").
 	fragments *template.Template
@@ -202,58 +207,218 @@ func digestState(d *store.EntryDigest) (store.RoundState, store.SupplyState) {
 
 // --- Directory ---
 
+// The directory's orders (?sort=), by their parameter values; "" is the id order.
+var dirSorts = map[string]store.DirectoryOrder{
+	"": store.ByID, "name": store.ByName, "change": store.ByLastChange,
+	"findings": store.ByFindings, "uptime": store.ByUptime,
+}
+
+// dirSortLinks are the sort links the page offers, in order.
+var dirSortLinks = []struct{ Value, Label string }{
+	{"", "added"}, {"name", "name"}, {"change", "last change"}, {"findings", "findings"}, {"uptime", "uptime"},
+}
+
 // dirQuery is a decoded directory request.
 type dirQuery struct {
 	Q        string
 	Kind     string
 	Verified bool
-	Changed  bool // a visible change in the last 7 days
-	Offline  bool // the newest counted uptime day of the last 7 is offline
-	Page     int  // 1-based
+	Changed  bool   // a last change (baselines excluded) in the last 7 days
+	Offline  bool   // the newest round got no answer
+	Findings bool   // the newest signed round has findings
+	Protocol string // the newest signed round's protocol version; "" any
+	Sort     string // a key of dirSorts
+	Page     int    // 1-based
 }
 
+// values is q as URL parameters, without its defaults, for page page (1: none).
+func (q dirQuery) values(page int) url.Values {
+	v := url.Values{}
+	set := func(k, x string) {
+		if x != "" {
+			v.Set(k, x)
+		}
+	}
+	flag := func(k string, b bool, x string) {
+		if b {
+			v.Set(k, x)
+		}
+	}
+	set("q", q.Q)
+	set("kind", q.Kind)
+	flag("verified", q.Verified, "1")
+	flag("changed", q.Changed, "7d")
+	flag("offline", q.Offline, "1")
+	flag("findings", q.Findings, "1")
+	set("protocol", q.Protocol)
+	set("sort", q.Sort)
+	if page > 1 {
+		v.Set("page", strconv.Itoa(page))
+	}
+	return v
+}
+
+// dirRow is one entry of the directory with what it shows of its state.
 type dirRow struct {
-	// Name is the listed title when the server has one, else the entry's name.
-	Slug, Name, Kind, Locator string
+	// Name is the listed title when the server has one, else the entry's name; Listed
+	// is the entry's name under it when a title is shown ("" otherwise).
+	Slug, Name, Listed, Kind, KindLabel, Locator string
 	summaryOf
+	// Checked: the entry has a signed round, whose Failed and Risks (OBSERVED_RISK)
+	// findings and Tools count are shown.
+	Checked       bool
+	Failed, Risks int
+	Tools         int
+	// Supply says Verified with its score, or why not.
+	Supply string
+	// Uptime is the 30-day uptime ("98.3 %"; "" without counted days).
+	Uptime     string
+	LastChange time.Time
+	Offline    bool
 }
 
 type dirPage struct {
-	Query   dirQuery
-	Rows    []dirRow
-	Page    int
-	HasNext bool
-	Kinds   []string
+	Query     dirQuery
+	Rows      []dirRow
+	Matches   int
+	Page      int
+	HasNext   bool
+	PrevLink  template.URL // the previous and next pages ("" when none)
+	NextLink  template.URL
+	Kinds     []string
+	Protocols []string
+	Sorts     []dirSortLink
 }
 
-// directory lists the entries matching q in id order, pageSize a page: one
-// store.Directory query, which searches, filters and pages in SQL and returns each row
-// with its state, and one more row to know whether another page follows.
+// dirSortLink is one of the page's sort links.
+type dirSortLink struct {
+	Label   string
+	Link    template.URL
+	Current bool
+}
+
+// dirLink is the directory's URL with parameters v. It is a template.URL because
+// url.Values.Encode escaped every value already: html/template would escape the
+// separators again.
+func dirLink(v url.Values) template.URL {
+	if len(v) == 0 {
+		return "/"
+	}
+	return template.URL("/?" + v.Encode())
+}
+
+// protocolList remembers the directory's protocol versions for a minute: they change
+// with rounds, rarely, and reading them reads every entry.
+type protocolList struct {
+	mu   sync.Mutex
+	at   time.Time
+	list []string
+}
+
+// protocolsFresh is how long the directory's protocol versions are reused.
+const protocolsFresh = time.Minute
+
+// get returns the list and whether it is fresh.
+func (p *protocolList) get() ([]string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.list, !p.at.IsZero() && time.Since(p.at) < protocolsFresh
+}
+
+func (p *protocolList) set(list []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.list, p.at = list, time.Now()
+}
+
+// kindLabel says what an entry of kind k is.
+func kindLabel(k string) string {
+	switch k {
+	case store.KindNPM:
+		return "npm package"
+	case store.KindPyPI:
+		return "PyPI package"
+	case store.KindGitHub:
+		return "GitHub repository"
+	}
+	return k
+}
+
+// supplyText is the directory's Verified column: Verified with the score, or why not.
+func supplyText(run store.SupplyState, verified bool) string {
+	switch {
+	case !run.Present:
+		return "no supply checks"
+	case verified:
+		return fmt.Sprintf("Verified %d", run.Score)
+	case run.Passed:
+		return fmt.Sprintf("score %d, passed but unsigned", run.Score)
+	}
+	return fmt.Sprintf("score %d, not verified", run.Score)
+}
+
+// uptimeText is online of counted days as a percentage with one decimal ("" when none
+// counted).
+func uptimeText(online, counted int) string {
+	if counted == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(100*float64(online)/float64(counted), 'f', 1, 64) + " %"
+}
+
+// directory lists the entries matching q in q's order, pageSize a page: one
+// store.Directory query, which searches, filters, sorts, counts and pages in SQL and
+// returns each row with its state, and one more row to know whether another page
+// follows.
 func (s *site) directory(ctx context.Context, q dirQuery) (*dirPage, error) {
 	page := &dirPage{Query: q, Page: q.Page, Kinds: []string{store.KindRemote, store.KindNPM, store.KindPyPI, store.KindGitHub}}
-	dq := store.DirectoryQuery{Search: q.Q, Kind: q.Kind, Offset: (q.Page - 1) * pageSize, Limit: pageSize + 1}
+	now := s.now().UTC()
+	dq := store.DirectoryQuery{Search: q.Q, Kind: q.Kind, Offset: (q.Page - 1) * pageSize, Limit: pageSize + 1,
+		Offline: q.Offline, HasFindings: q.Findings, Protocol: q.Protocol, Order: dirSorts[q.Sort],
+		UptimeTo: now.Format(time.DateOnly), CountMatches: true}
 	if q.Verified {
 		dq.Verified = store.OnlyVerified
 	}
-	now := s.now().UTC()
 	if q.Changed {
 		dq.ChangedSince = now.Add(-recentWindow)
 	}
-	if q.Offline {
-		dq.OfflineFrom, dq.OfflineTo = now.Add(-recentWindow).Format(time.DateOnly), now.Format(time.DateOnly)
-	}
+	protocols, fresh := s.dirProtocols.get()
+	dq.ListProtocols = !fresh
 	res, err := s.st.Directory(ctx, dq)
 	if err != nil {
 		return nil, err
 	}
+	if !fresh {
+		protocols = res.Protocols
+		s.dirProtocols.set(protocols)
+	}
+	page.Protocols, page.Matches = protocols, res.Matches
 	rows := res.Rows
 	if len(rows) > pageSize {
 		page.HasNext, rows = true, rows[:pageSize]
 	}
 	for _, r := range rows {
 		e := r.Entry
-		page.Rows = append(page.Rows, dirRow{Slug: e.Slug, Name: displayName(e), Kind: e.Kind, Locator: visibleLine(e.Locator),
-			summaryOf: stateOf(e, r.Round, r.Supply)})
+		row := dirRow{Slug: e.Slug, Name: displayName(e), Kind: e.Kind, KindLabel: kindLabel(e.Kind), Locator: visibleLine(e.Locator),
+			summaryOf: stateOf(e, r.Round, r.Supply), Checked: r.Round.SignedRound,
+			Failed: r.Round.Failed, Risks: r.Round.ObservedRisk, Tools: r.Round.ToolCount,
+			Supply: supplyText(r.Supply, r.Verified), Uptime: uptimeText(e.Uptime30OnlineDays, e.Uptime30CountedDays),
+			LastChange: e.LastChangeAt, Offline: r.Round.Offline()}
+		if name := visibleLine(e.Name); row.Name != name {
+			row.Listed = name
+		}
+		page.Rows = append(page.Rows, row)
+	}
+	if q.Page > 1 {
+		page.PrevLink = dirLink(q.values(q.Page - 1))
+	}
+	if page.HasNext {
+		page.NextLink = dirLink(q.values(q.Page + 1))
+	}
+	for _, l := range dirSortLinks {
+		sq := q
+		sq.Sort = l.Value
+		page.Sorts = append(page.Sorts, dirSortLink{Label: l.Label, Link: dirLink(sq.values(1)), Current: l.Value == q.Sort})
 	}
 	return page, nil
 }

@@ -5,7 +5,8 @@
 // the Atom feeds (package feed), the badges (package badge), /healthz and Prometheus
 // /metrics (prometheus/client_golang, with the Go runtime's and the process's metrics).
 //
-//	GET /                               directory (?q= ?kind= ?verified=1 ?changed=7d ?offline=1 ?page=)
+//	GET /                               directory (?q= ?kind= ?verified=1 ?changed=7d ?offline=1 ?findings=1
+//	                                    ?protocol= ?sort=name|change|findings|uptime ?page=)
 //	GET /s/{slug}                       entry page, the Overview tab (?tools=N: the page of its tools)
 //	GET /s/{slug}/{tab}, /{tab}.json    the entry's other tabs: setup, checks, supply, verify, faq (tabs.go)
 //	GET /s/{slug}/history               history (?page=), each change at #ch-N

@@ -3,20 +3,32 @@
 # side: for each repetition, each binary is started on the load database, warmed up,
 # and measured on every page kind in two ways, and the medians are printed at the end.
 #
-#   web/testdata/load/run.sh [-r REPS] BINARY...
+#   web/testdata/load/run.sh [-r REPS] [-p "PAGE..."] BINARY[=DATABASE_URL]...
 #
 #   saturated  wrk -t2 -c16, as fast as the server answers: the throughput
 #   paced      wrk -t2 -c32 with PACE_MS=12: about 2,100 requests/s offered, the
 #              latency at the goal's rate
+#   1k         the directory pages only: wrk -t2 -c16 with PACE_MS=15, about 1,000
+#              requests/s offered (issue 16's rate for the directory)
 #
-# Each line shows requests/s, p50 and p99 latency, and the CPU time the server and
-# PostgreSQL spent per request (from /proc). Needs wrk, the database built by
-# BenchmarkLoadDatabase and its key directory (README.md). Takes about
-# REPS × binaries × 5 pages × 30 s.
+# -p measures those pages only (of entry history feed changes directory
+# directory-sorted). A binary may name its own database (BINARY=URL): a binary that
+# predates a migration refuses a database migrated past it, so a before/after pair runs
+# on two copies (README.md). Each line shows requests/s, p50 and p99 latency, and the CPU
+# time the server and PostgreSQL spent per request (from /proc). Needs wrk, the
+# database built by BenchmarkLoadDatabase and its key directory (README.md). Takes about
+# REPS × binaries × pages × 30 s.
 set -euo pipefail
 reps=3
-if [[ ${1:-} == -r ]]; then reps=$2; shift 2; fi
-(($# > 0)) || { sed -n '2,17p' "$0"; exit 2; }
+pages="entry history feed changes directory"
+while [[ ${1:-} == -[rp] ]]; do
+  case $1 in
+    -r) reps=$2 ;;
+    -p) pages=$2 ;;
+  esac
+  shift 2
+done
+(($# > 0)) || { sed -n '2,22p' "$0"; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 db=${LOAD_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/probity_bench_web_v1?sslmode=disable}
 datadir=${PROBITY_LOAD_DIR:-${TMPDIR:-/tmp}/probity-webload}
@@ -40,6 +52,7 @@ used() { # CPU ticks used between two snaps ($1, $2) by the processes in both: a
 measure() { # binary page mode
   local lua=$here/$2.lua conns=16 pace=0
   [[ $3 == paced ]] && conns=32 pace=12
+  [[ $3 == 1k ]] && conns=16 pace=15
   PACE_MS=$pace wrk -t2 -c$conns -d4s -s "$lua" "http://$addr" >/dev/null
   local s1 p1 s2 p2 out
   s1=$(snap "$1 serve"); p1=$(snap "postgres:")
@@ -58,20 +71,23 @@ measure() { # binary page mode
 
 printf '%s\n' "binary page mode rps p50_ms p99_ms server_ms/req postgres_ms/req non2xx"
 for rep in $(seq "$reps"); do
-  for bin in "$@"; do
-    bin=$(realpath "$bin")
+  for arg in "$@"; do
+    bin=$(realpath "${arg%%=*}") bindb=$db
+    [[ $arg == *=* ]] && bindb=${arg#*=}
     # --publish-only where the binary has it: the pages alone, nothing scheduled.
     only=()
     "$bin" serve -h 2>/dev/null | grep -q -- --publish-only && only=(--publish-only)
-    DATABASE_URL=$db "$bin" serve "${only[@]}" --data-dir "$datadir" --listen "$addr" \
+    DATABASE_URL=$bindb "$bin" serve "${only[@]}" --data-dir "$datadir" --listen "$addr" \
       --rate-limit 1000000 --burst 1000000 >/dev/null 2>&1 &
     server=$!
     for _ in $(seq 50); do curl -fso /dev/null "http://$addr/healthz" && break; sleep 0.1; done
     # One pass over every entry page first, so that the page memos are as warm as a
     # long-running server's.
     wrk -t2 -c16 -d8s -s "$here/entry.lua" "http://$addr" >/dev/null
-    for page in entry history feed changes directory; do
-      for mode in saturated paced; do measure "$bin" $page $mode; done
+    for page in $pages; do
+      modes="saturated paced"
+      [[ $page == directory* ]] && modes="saturated paced 1k"
+      for mode in $modes; do measure "$bin" $page $mode; done
     done
     kill $server; wait $server 2>/dev/null || true; server=
   done
