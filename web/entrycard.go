@@ -345,7 +345,7 @@ func cardOf(d *store.EntryDigest, sum summaryOf, signed *store.RoundSummary, che
 		c.Sentence += f.Name
 	}
 	c.VerifiedText = verifiedText(sum, sv)
-	c.UptimeText = uptimeSentence(e)
+	c.UptimeText = cardUptime(e)
 	c.CoverageText = coverageText(sum.Coverage)
 	c.LastRead, c.LastReadWhat = e.LastRoundAt.UTC(), "its newest round"
 	if e.LastRoundAt.IsZero() {
@@ -433,26 +433,28 @@ func verifiedText(sum summaryOf, sv *supplyView) string {
 	case sv == nil:
 		return "No: the supply-chain checks have not run yet."
 	}
-	why := make([]string, 0, 4)
+	t := fmt.Sprintf("No, score %d of 100: not Verified", sv.Score)
 	if !sv.Signed {
-		why = append(why, "the run is not signed")
-	}
-	for _, n := range sv.NotVerified {
-		if len(why) == 3 {
-			why = append(why, "…")
-			break
+		// As the supply checks' section says it.
+		t += " (unsigned"
+		if sv.Passed {
+			t += ": its checks passed, but only a signed run counts"
 		}
-		why = append(why, n)
+		t += ")"
 	}
-	t := fmt.Sprintf("No (score %d of 100)", sv.Score)
+	why := sv.NotVerified
+	if len(why) > 3 {
+		why = append(why[:3:3], "…")
+	}
 	if len(why) > 0 {
 		t += ": " + strings.Join(why, "; ")
 	}
 	return t + "."
 }
 
-// uptimeSentence is the entry's uptime over the 30 days up to its newest counted day.
-func uptimeSentence(e store.Entry) string {
+// cardUptime is the entry's uptime over the 30 days up to its newest counted day, as
+// the directory counts it (uptimeText).
+func cardUptime(e store.Entry) string {
 	if e.Kind != store.KindRemote {
 		return "Not measured: only remote servers are probed."
 	}
