@@ -34,7 +34,10 @@ func ParseFlags(fs *flag.FlagSet, args []string) error {
 		if strings.Contains(name, "=") {
 			continue
 		}
-		if f := fs.Lookup(name); f != nil && !isBoolFlag(f) && i+1 < len(args) {
+		if f := fs.Lookup(name); f != nil && !isBoolFlag(f) {
+			if i+1 == len(args) {
+				return fs.Parse(flags) // "flag needs an argument", not "--" as its value
+			}
 			i++
 			flags = append(flags, args[i])
 		}

@@ -53,10 +53,13 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"x", "--bogus", "y"}, nil},
 		{[]string{"x", "--limit", "many"}, nil},
 		{[]string{"x", "--limit"}, nil},
+		{[]string{"--limit"}, nil},
+		{[]string{"x", "--reason"}, nil}, // not "--" as its value
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		fs.Int("limit", 1, "")
+		fs.String("reason", "", "")
 		err := ParseFlags(fs, tc.args)
 		if err == nil || tc.want != nil && !errors.Is(err, tc.want) {
 			t.Errorf("ParseFlags(%q) = %v, want an error (%v)", tc.args, err, tc.want)
