@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/history/stats"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web/badge"
 )
@@ -303,11 +304,11 @@ func cardOf(d *store.EntryDigest, sum summaryOf, signed *store.RoundSummary, che
 		c.SignedRoundNote = signedNote(&c)
 		c.Findings = nil
 	case findings > 0:
-		c.Status, c.Label = cardRisk, plural(c.ObservedRisk, "risk", "risks")
+		c.Status, c.Label = cardRisk, stats.Plural(c.ObservedRisk, "risk", "risks")
 		if c.Failed > 0 {
 			c.Status, c.Label = cardFailed, strconv.Itoa(c.Failed)+" failed"
 			if c.ObservedRisk > 0 {
-				c.Label += ", " + plural(c.ObservedRisk, "risk", "risks")
+				c.Label += ", " + stats.Plural(c.ObservedRisk, "risk", "risks")
 			}
 		}
 		c.Lead = findingsPhrase(c.Failed, c.ObservedRisk) + " in the newest signed round"
@@ -317,10 +318,10 @@ func cardOf(d *store.EntryDigest, sum summaryOf, signed *store.RoundSummary, che
 	case signed != nil && signed.Coverage == badge.CoverageAuthRequired:
 		c.Status, c.Label = cardLogin, "login required"
 		c.Lead = fmt.Sprintf("Login required: the server asks for a login before it lists its tools; no findings in the newest signed round (%s, %d of them unable to look behind the login)",
-			plural(c.Checks, "check", "checks"), c.Unverified)
+			stats.Plural(c.Checks, "check", "checks"), c.Unverified)
 	case signed != nil:
 		c.Status, c.Label = cardOK, "no findings"
-		c.Lead = fmt.Sprintf("No findings in the newest signed round (%s)", plural(c.Checks, "check", "checks"))
+		c.Lead = fmt.Sprintf("No findings in the newest signed round (%s)", stats.Plural(c.Checks, "check", "checks"))
 	case round != nil:
 		c.Status, c.Label = cardNone, "unsigned"
 		c.Lead = "No signed round yet: the newest round was not signed (" + visibleLine(round.UnsignedReason) + ")"
@@ -375,10 +376,10 @@ func failedFirst(fs []findingView) {
 func findingsPhrase(failed, risks int) string {
 	var parts []string
 	if failed > 0 {
-		parts = append(parts, plural(failed, "check", "checks")+" failed")
+		parts = append(parts, stats.Plural(failed, "check", "checks")+" failed")
 	}
 	if risks > 0 {
-		parts = append(parts, plural(risks, "risk", "risks")+" found")
+		parts = append(parts, stats.Plural(risks, "risk", "risks")+" found")
 	}
 	return strings.Join(parts, " and ")
 }
@@ -396,7 +397,7 @@ func signedNote(c *cardView) string {
 		}
 		return "The newest signed round, at " + utc(c.SignedRound.StartedAt) + ": " + findingsPhrase(c.Failed, c.ObservedRisk) + " (" + strings.Join(names, ", ") + ")."
 	}
-	return "The newest signed round, at " + utc(c.SignedRound.StartedAt) + ", found nothing (" + plural(c.Checks, "check", "checks") + ")."
+	return "The newest signed round, at " + utc(c.SignedRound.StartedAt) + ", found nothing (" + stats.Plural(c.Checks, "check", "checks") + ")."
 }
 
 // reachText says why a round got no answer: the probe's reach failure in words, else
@@ -462,7 +463,7 @@ func cardUptime(e store.Entry) string {
 	if counted == 0 {
 		return "No day counted in the last 30 days."
 	}
-	return fmt.Sprintf("Online on %d of %s in the last 30 days (%s).", on, plural(counted, "counted day", "counted days"), uptimeText(on, counted))
+	return fmt.Sprintf("Online on %d of %s in the last 30 days (%s).", on, stats.Plural(counted, "counted day", "counted days"), uptimeText(on, counted))
 }
 
 // coverageText says what a coverage means.
@@ -476,12 +477,4 @@ func coverageText(coverage string) string {
 		return "none: no round is signed"
 	}
 	return visibleLine(coverage)
-}
-
-// plural is "1 thing" or "n things".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
 }
