@@ -12,25 +12,38 @@ ALTER TABLE rounds
     ADD COLUMN failed        integer NOT NULL DEFAULT 0 CHECK (failed >= 0),
     ADD COLUMN observed_risk integer NOT NULL DEFAULT 0 CHECK (observed_risk >= 0);
 
+-- Results that are not UTF-8 JSON (SaveRound refuses them; a row written by other means
+-- may hold them) count no findings.
 CREATE FUNCTION round_findings(results bytea, OUT failed integer, OUT observed_risk integer)
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT count(*) FILTER (WHERE x.value ->> 'status' = 'FAILED')::integer,
-           count(*) FILTER (WHERE x.value ->> 'status' = 'OBSERVED_RISK')::integer
-    FROM (SELECT convert_from(results, 'UTF8')::jsonb AS doc) j
-    CROSS JOIN LATERAL jsonb_array_elements(
-        CASE WHEN jsonb_typeof(j.doc) = 'array' THEN j.doc ELSE '[]'::jsonb END) x
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    doc jsonb;
+BEGIN
+    failed := 0;
+    observed_risk := 0;
+    IF results IS NULL THEN
+        RETURN;
+    END IF;
+    BEGIN
+        doc := convert_from(results, 'UTF8')::jsonb;
+    EXCEPTION WHEN data_exception THEN
+        RETURN;
+    END;
+    IF jsonb_typeof(doc) <> 'array' THEN
+        RETURN;
+    END IF;
+    SELECT count(*) FILTER (WHERE x.value ->> 'status' = 'FAILED'),
+           count(*) FILTER (WHERE x.value ->> 'status' = 'OBSERVED_RISK')
+    INTO failed, observed_risk
+    FROM jsonb_array_elements(doc) x
     WHERE jsonb_typeof(x.value) = 'object';
+END;
 $$;
 
 CREATE FUNCTION rounds_findings() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    IF NEW.results IS NULL THEN
-        NEW.failed := 0;
-        NEW.observed_risk := 0;
-    ELSE
-        SELECT f.failed, f.observed_risk INTO NEW.failed, NEW.observed_risk FROM round_findings(NEW.results) f;
-    END IF;
+    SELECT f.failed, f.observed_risk INTO NEW.failed, NEW.observed_risk FROM round_findings(NEW.results) f;
     RETURN NEW;
 END;
 $$;

@@ -5,13 +5,15 @@ ALTER TABLE rounds ADD COLUMN failed INTEGER NOT NULL DEFAULT 0 CHECK (failed >=
 ALTER TABLE rounds ADD COLUMN observed_risk INTEGER NOT NULL DEFAULT 0 CHECK (observed_risk >= 0);
 
 -- results is a BLOB, which SQLite's JSON functions would read as its binary JSONB: read
--- it as text.
+-- it as text. Results that are not JSON (SaveRound refuses them; a row written by other
+-- means may hold them) count no findings: json_type is asked only of valid JSON.
 UPDATE rounds SET
     failed = (SELECT count(*) FROM json_each(CAST(rounds.results AS TEXT)) x
         WHERE x.type = 'object' AND json_extract(x.value, '$.status') = 'FAILED'),
     observed_risk = (SELECT count(*) FROM json_each(CAST(rounds.results AS TEXT)) x
         WHERE x.type = 'object' AND json_extract(x.value, '$.status') = 'OBSERVED_RISK')
-WHERE results IS NOT NULL AND json_type(CAST(results AS TEXT)) = 'array';
+WHERE results IS NOT NULL
+    AND CASE WHEN json_valid(CAST(results AS TEXT)) THEN json_type(CAST(results AS TEXT)) END = 'array';
 
 ALTER TABLE entries ADD COLUMN last_uptime TEXT
     CHECK (last_uptime IN ('answered', 'no_answer', 'inconclusive'));
@@ -34,7 +36,8 @@ BEGIN
             WHERE x.type = 'object' AND json_extract(x.value, '$.status') = 'FAILED'),
         observed_risk = (SELECT count(*) FROM json_each(CAST(NEW.results AS TEXT)) x
             WHERE x.type = 'object' AND json_extract(x.value, '$.status') = 'OBSERVED_RISK')
-    WHERE id = NEW.id AND NEW.results IS NOT NULL AND json_type(CAST(NEW.results AS TEXT)) = 'array';
+    WHERE id = NEW.id AND NEW.results IS NOT NULL
+        AND CASE WHEN json_valid(CAST(NEW.results AS TEXT)) THEN json_type(CAST(NEW.results AS TEXT)) END = 'array';
     UPDATE entries SET
         last_uptime = (SELECT o.uptime FROM rounds o WHERE o.entry_id = NEW.entry_id
             ORDER BY o.started_at DESC, o.id DESC LIMIT 1),
