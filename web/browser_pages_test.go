@@ -597,10 +597,12 @@ func TestStaticAssets(t *testing.T) {
 		}
 	}
 	page := fetch(t, f.h, "/")
-	for _, want := range []string{`<link rel="icon" type="image/svg+xml" href="/static/favicon.svg">`, `<img src="/static/logo.svg"`,
-		`<nav aria-label="Site">`, `<main id="main"`, `href="#main"`, `<html lang="en">`} {
+	for _, want := range []string{`<link rel="icon" type="image/svg+xml" href="/static/favicon.svg">`, `<nav aria-label="Site">`, `<main id="main"`, `href="#main"`, `<html lang="en">`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the layout lacks %s", want)
 		}
+	}
+	if css := fetch(t, f.h, "/static/style.css"); !strings.Contains(css, `url("/static/logo.svg")`) {
+		t.Error("the stylesheet does not show the logo")
 	}
 }
