@@ -101,7 +101,7 @@ func TestHistoryChangesNumberedOnce(t *testing.T) {
 	}
 
 	md := f.get(t, "GET", s+".md").Body.String()
-	for _, want := range []string{"- Change 2, 2026-12-01 07:02 UTC, automatic check (ch\\-2): ", "- First read \\(baseline\\), 2026-12-01 06:00 UTC, automatic check (ch\\-1): observation started with 1 tool\n"} {
+	for _, want := range []string{"- Change 2, 2026-12-01 07:02 UTC, automatic check (ch-2): ", "- First read (baseline), 2026-12-01 06:00 UTC, automatic check (ch-1): observation started with 1 tool\n"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the Markdown lacks %q:\n%s", want, md)
 		}
