@@ -296,9 +296,6 @@ type pageCase struct {
 	name   string // the screenshot's file name, without width and extension
 	path   string
 	status int
-	// optional pages are entry tabs other branches add: a 404 there is logged, not
-	// failed, until the lead clears optional when they land.
-	optional bool
 	dark     bool // at 390 px also in the dark scheme: its contrast and a screenshot
 }
 
@@ -405,22 +402,22 @@ func TestBrowserPages(t *testing.T) {
 	}
 	entry := "/s/" + s.risky
 	pages := []pageCase{
-		{"directory", "/", 200, false, true},
-		{"directory-filtered", "/?kind=remote&changed=7d", 200, false, false},
-		{"directory-empty", "/?q=nothing-matches-this", 200, false, false},
-		{"entry", entry, 200, false, true},
-		{"entry-healthy", "/s/" + s.healthy, 200, false, false},
-		{"entry-login", "/s/" + s.login, 200, false, false},
-		{"entry-offline", "/s/" + s.offline, 200, false, false},
-		{"entry-setup", entry + "/setup", 200, true, false},
-		{"entry-checks", entry + "/checks", 200, true, false},
-		{"entry-supply", entry + "/supply", 200, true, false},
-		{"entry-history", "/s/" + s.healthy + "/history", 200, false, true},
-		{"entry-verify", entry + "/verify", 200, true, false},
-		{"entry-faq", entry + "/faq", 200, true, false},
-		{"changes", "/changes", 200, false, false},
-		{"stats", "/stats", 200, false, true},
-		{"not-found", "/s/no-such-entry", 404, false, false},
+		{"directory", "/", 200, true},
+		{"directory-filtered", "/?kind=remote&changed=7d", 200, false},
+		{"directory-empty", "/?q=nothing-matches-this", 200, false},
+		{"entry", entry, 200, true},
+		{"entry-healthy", "/s/" + s.healthy, 200, false},
+		{"entry-login", "/s/" + s.login, 200, false},
+		{"entry-offline", "/s/" + s.offline, 200, false},
+		{"entry-setup", entry + "/setup", 200, false},
+		{"entry-checks", entry + "/checks", 200, false},
+		{"entry-supply", entry + "/supply", 200, false},
+		{"entry-history", "/s/" + s.healthy + "/history", 200, true},
+		{"entry-verify", entry + "/verify", 200, false},
+		{"entry-faq", entry + "/faq", 200, false},
+		{"changes", "/changes", 200, false},
+		{"stats", "/stats", 200, true},
+		{"not-found", "/s/no-such-entry", 404, false},
 	}
 
 	ctx, cancel := context.WithTimeout(t.Context(), 420*time.Second)
@@ -477,10 +474,6 @@ func TestBrowserPages(t *testing.T) {
 				t.Fatalf("%s: %v", where, err)
 			}
 			if resp.Status != int64(pc.status) {
-				if pc.optional && resp.Status == http.StatusNotFound {
-					t.Logf("%s: not served yet (HTTP 404), skipped", where)
-					continue
-				}
 				t.Errorf("%s: HTTP %d, want %d", where, resp.Status, pc.status)
 				continue
 			}
