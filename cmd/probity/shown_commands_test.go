@@ -36,6 +36,8 @@ var shownPrograms = map[string]bool{
 // its reason.
 var shownSkipped = []struct{ prefix, reason string }{
 	{"go test", "the test suite (this test is part of it) and its benchmarks: .ci/run runs the suite, and a benchmark's figure is measured, not asserted"},
+	{"npm install", "it reaches the npm registry (tests are offline); .ci/run installs the same pinned axe-core before the suite"},
+	{"PROBITY_AXE_JS=", "the browser tests, which are part of the suite (go test), with axe-core and screenshots"},
 }
 
 // shownSubstitutions are applied to every command before it runs; each says why.
