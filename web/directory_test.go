@@ -174,7 +174,7 @@ func TestDirectoryColumns(t *testing.T) {
 		// Verified.
 		"server-36": {`<span class="status status-verified">Verified 86</span>`, "no findings"},
 		// Offline, no signed round, Verified; a change a day ago.
-		"server-0": {`<span class="status status-offline">offline</span>`, `<span class="status status-none">not yet checked</span>`,
+		"server-0": {`<span class="status status-offline">offline</span>`, `<span class="status status-none">no signed round</span>`,
 			"Verified 50", "0.0 %", "2026-11-30"},
 		// A package without a round or supply run.
 		"server-1": {"npm package", "not yet checked", "no supply checks", `<td class="num">–</td>`, `<span class="muted">none</span>`},
