@@ -157,7 +157,7 @@ func TestDirectoryColumns(t *testing.T) {
 		return rec.Body.String()
 	}
 	body := get("/")
-	if !strings.Contains(body, `<div class="table-wrap">`) || !strings.Contains(body, `<th scope="col">Findings</th>`) {
+	if !strings.Contains(body, `<div class="table-wrap" tabindex="0" role="region" aria-label="Servers">`) || !strings.Contains(body, `<th scope="col">Findings</th>`) {
 		t.Errorf("the table is not wrapped in .table-wrap with column headers")
 	}
 	if !strings.Contains(body, "<p class=\"count\">60 servers match</p>") {
