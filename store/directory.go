@@ -360,25 +360,37 @@ func uptimeWindow(to string, now time.Time) (string, string) {
 	return utcDay(last.AddDate(0, 0, -(UptimeWindowDays - 1))), utcDay(last)
 }
 
+// entryFactsSQL selects, for entry p, the facts Entry.LastChangeAt,
+// Uptime30OnlineDays and Uptime30CountedDays (in that order), the uptime over the
+// window of uptime30Args, on uptime_days' key. The directory's rows and EntryDigest
+// read them with it.
+func entryFactsSQL(d dialect) string {
+	uptime := `(SELECT count(*) FROM uptime_days u WHERE u.entry_id = p.id
+				AND u.day BETWEEN ` + d.day("?") + ` AND ` + d.day("?") + ` AND u.status `
+	return `p.last_change_at, ` + uptime + `= 'online'), ` + uptime + `<> 'not_counted')`
+}
+
+// uptime30Args are entryFactsSQL's arguments for the 30 days up to to (YYYY-MM-DD;
+// "": the day of now).
+func uptime30Args(to string, now time.Time) []any {
+	from, last := uptimeWindow(to, now)
+	return []any{from, last, from, last}
+}
+
 // directorySQL builds the query for q in d's spelling, with its arguments, for a store
 // whose clock says now. The matching entries are filtered, ordered and paged in an
 // inner query; only the page's rows then read their newest round and supply run, each
 // on its index, and their 30-day uptime, on uptime_days' key.
 func directorySQL(d dialect, q DirectoryQuery, now time.Time) (string, []any) {
-	from, to := uptimeWindow(q.UptimeTo, now)
 	// The select list's parameters come first.
-	args := []any{from, to, from, to}
+	args := uptime30Args(q.UptimeTo, now)
 	cond, condArgs := directoryWhere(d, q)
 	args = append(args, condArgs...)
-	uptime := `(SELECT count(*) FROM uptime_days u WHERE u.entry_id = p.id
-				AND u.day BETWEEN ` + d.day("?") + ` AND ` + d.day("?") + ` AND u.status `
 	query := `
 		SELECT ` + prefixColumns("p", entryColumns) + `,
 			o.id IS NOT NULL, COALESCE(o.signed, FALSE), COALESCE(o.coverage, ''), COALESCE(o.uptime, ''),
 			p.signed_failed IS NOT NULL, COALESCE(p.signed_failed, 0), COALESCE(p.signed_observed_risk, 0),
-			COALESCE(p.signed_tool_count, 0), COALESCE(p.signed_protocol, ''), p.last_change_at,
-			` + uptime + `= 'online'),
-			` + uptime + `<> 'not_counted'),
+			COALESCE(p.signed_tool_count, 0), COALESCE(p.signed_protocol, ''), ` + entryFactsSQL(d) + `,
 			r.id IS NOT NULL, COALESCE(r.score, 0), COALESCE(r.verified, FALSE),
 			COALESCE(` + supplySignedSQL + `, FALSE), COALESCE(` + verifiedSQL + `, FALSE)
 		FROM (

@@ -420,6 +420,16 @@ func checkFacts(t *testing.T, s Store, hidden bool) {
 		if got.Round.Offline() != (slug == "f1") {
 			t.Errorf("%s: Offline() = %v", slug, got.Round.Offline())
 		}
+		// EntryDigest reads the same facts the same way (its window ends today; the
+		// fixture's days lie within both windows).
+		d, err := s.EntryDigest(t.Context(), slug, EntryQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Entry.Uptime30OnlineDays != w.online || d.Entry.Uptime30CountedDays != w.counted || !d.Entry.LastChangeAt.Equal(w.lastChange) {
+			t.Errorf("%s: EntryDigest's uptime %d/%d, last change %v; want %d/%d, %v", slug,
+				d.Entry.Uptime30OnlineDays, d.Entry.Uptime30CountedDays, d.Entry.LastChangeAt, w.online, w.counted, w.lastChange)
+		}
 	}
 	// The window ends where the query says: to 11-28, f1 was online on its one day,
 	// and f3's offline 10-25 is 35 days before.

@@ -117,6 +117,8 @@ func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (E
 	}
 	b := &pgx.Batch{}
 	b.Queue(`SELECT `+entryColumns+`, `+listingColumns+` FROM entries WHERE slug = $1`, slug)
+	// The facts the directory shows of the entry, read as its rows read them.
+	b.Queue(bindDollar(`SELECT `+entryFactsSQL(pgDialect)+` FROM entries p WHERE p.slug = ?`), append(uptime30Args("", s.clock()), slug)...)
 	b.Queue(`
 		SELECT `+summaryColumns+`
 		FROM rounds o LEFT JOIN ledger v ON v.id = o.ledger_id
@@ -186,6 +188,9 @@ func pgReadDigest(br pgx.BatchResults, slug string, q EntryQuery) (EntryDigest, 
 		return d, fmt.Errorf("couldn't read entry %q: %w", slug, err)
 	}
 	d.Entry, d.Listing = sl.Entry, sl.Listing
+	if err := br.QueryRow().Scan(timeCol(&d.Entry.LastChangeAt), &d.Entry.Uptime30OnlineDays, &d.Entry.Uptime30CountedDays); err != nil {
+		return d, fmt.Errorf("couldn't read the uptime and last change of %q: %w", slug, err)
+	}
 	rounds, err := pgCollectBatch(br, scanSummary)
 	if err != nil {
 		return d, fmt.Errorf("couldn't read the newest round of %q: %w", slug, err)

@@ -182,6 +182,11 @@ func (s *sqlStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (
 		return EntryDigest{}, fmt.Errorf("couldn't read entry %q: %w", slug, err)
 	}
 	e := sl.Entry
+	// The facts the directory shows of the entry, read as its rows read them.
+	if err := s.read.QueryRow(ctx, `SELECT `+entryFactsSQL(s.d)+` FROM entries p WHERE p.id = ?`, append(uptime30Args("", s.clock()), e.ID)...).Scan(
+		timeCol(&e.LastChangeAt), &e.Uptime30OnlineDays, &e.Uptime30CountedDays); err != nil {
+		return EntryDigest{}, fmt.Errorf("couldn't read the uptime and last change of %q: %w", slug, err)
+	}
 	d := EntryDigest{Entry: e, Listing: sl.Listing}
 	parts, err := s.partsOf(ctx, []int64{e.ID})
 	if err != nil {

@@ -223,12 +223,12 @@ type Entry struct {
 	UptimeCountedDays int
 	// Uptime30OnlineDays and Uptime30CountedDays are the same over the 30 UTC days up to
 	// and including DirectoryQuery.UptimeTo (today by default): the directory's uptime,
-	// read when the directory is (Directory); zero from the other reads.
+	// read by Directory and EntryDigest (up to today); zero from the other reads.
 	Uptime30OnlineDays  int
 	Uptime30CountedDays int
 	// LastChangeAt is when the newest visible change that is not a baseline was
 	// recorded (zero when none): the directory's "last change". Baselines are not
-	// changes. Read by Directory; zero from the other reads.
+	// changes. Read by Directory and EntryDigest; zero from the other reads.
 	LastChangeAt time.Time
 }
 
