@@ -296,7 +296,7 @@ type pageCase struct {
 	name   string // the screenshot's file name, without width and extension
 	path   string
 	status int
-	dark     bool // at 390 px also in the dark scheme: its contrast and a screenshot
+	dark   bool // at 390 px also in the dark scheme: its contrast and a screenshot
 }
 
 // overflowJS reports the page's scroll width and the outermost elements that stick
