@@ -180,7 +180,7 @@ type DirectoryPage struct {
 	Matches int
 	// Protocols are the protocol versions of the directory's entries
 	// (RoundState.ProtocolVersion, the values DirectoryQuery.Protocol selects), newest
-	// first; set only when DirectoryQuery.ListProtocols asked for them.
+	// first, at most 100; set only when DirectoryQuery.ListProtocols asked for them.
 	Protocols []string
 }
 
@@ -416,10 +416,12 @@ func directoryCountSQL(d dialect, q DirectoryQuery) (string, []any) {
 const directoryEntriesSQL = `SELECT count(*) FROM entries e WHERE ` + directoryListed
 
 // directoryProtocolsSQL lists the protocol versions of the listed entries' newest
-// signed rounds, newest first (versions are dates, YYYY-MM-DD).
+// signed rounds, newest first (versions are dates, YYYY-MM-DD), at most 100: they are
+// what servers answered.
 const directoryProtocolsSQL = `SELECT DISTINCT e.signed_protocol FROM entries e
 	WHERE ` + directoryListed + ` AND e.signed_protocol <> ''
-	ORDER BY e.signed_protocol DESC`
+	ORDER BY e.signed_protocol DESC
+	LIMIT 100`
 
 // prefixColumns qualifies each of a comma-separated column list with table t.
 func prefixColumns(t, columns string) string {

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -258,6 +259,8 @@ func parseDirQuery(v url.Values) (dirQuery, string) {
 	switch {
 	case len(q.Q) > maxSearch:
 		return dirQuery{}, fmt.Sprintf("The search is longer than %d bytes.", maxSearch)
+	case !utf8.ValidString(q.Q) || strings.ContainsRune(q.Q, 0):
+		return dirQuery{}, "The search is not valid UTF-8 text."
 	case !validKind(q.Kind):
 		return dirQuery{}, "The kind is not one of remote, npm, pypi or github."
 	case q.Protocol != "" && !protocolPattern.MatchString(q.Protocol):

@@ -307,6 +307,9 @@ func dirLink(v url.Values) template.URL {
 	return template.URL("/?" + v.Encode())
 }
 
+// maxProtocolOptions bounds the protocol versions the directory's filter offers.
+const maxProtocolOptions = 20
+
 // protocolList remembers the directory's protocol versions for a minute: they change
 // with rounds, rarely, and reading them reads every entry.
 type protocolList struct {
@@ -389,7 +392,14 @@ func (s *site) directory(ctx context.Context, q dirQuery) (*dirPage, error) {
 		return nil, err
 	}
 	if !fresh {
-		protocols = res.Protocols
+		// The versions are what servers answered: only those a filter can select
+		// (protocolPattern), and a bounded list of them, are offered.
+		protocols = nil
+		for _, p := range res.Protocols {
+			if protocolPattern.MatchString(p) && len(protocols) < maxProtocolOptions {
+				protocols = append(protocols, p)
+			}
+		}
 		s.dirProtocols.set(protocols)
 	}
 	page.Protocols, page.Matches = protocols, res.Matches

@@ -430,9 +430,6 @@ func TestShownCommands(t *testing.T) {
 
 	t.Run("VerifyTab", func(t *testing.T) {
 		code, page := httpGet(e.site + "/s/" + slug + "/verify")
-		if code == http.StatusNotFound {
-			t.Skipf("GET /s/%s/verify: 404: the entry page's Verify tab is not served yet", slug)
-		}
 		if code != http.StatusOK {
 			t.Fatalf("GET /s/%s/verify: %d %.300s", slug, code, page)
 		}

@@ -18,8 +18,8 @@ Prints Probity's version (the one the probe's User-Agent and the signed statemen
 carry), then what Go recorded in the binary when it was built: the module and its
 version (a release tag, a pseudo-version made from the commit, or "(devel)" when Go
 could not tell), the commit, its time and whether the working tree had uncommitted
-changes ("modified"), and the Go version that built it. "go run" and "go build" record
-the commit when they run inside a git checkout.
+changes ("modified"), and the Go version that built it. "go build" and "go install"
+record the commit when they run inside a git checkout ("go run" does not).
 `
 
 func runVersion(args []string, stdout, stderr io.Writer) int {

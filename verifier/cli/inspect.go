@@ -82,7 +82,7 @@ func Inspect(name string, args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "")
 	limit := fs.Int("limit", DefaultInspectLimit, "")
 	usage := func() { fmt.Fprintf(stderr, inspectUsageText, name) }
-	if err := fs.Parse(args); err != nil {
+	if err := ParseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, inspectUsageText, name)
 			return ExitOK
