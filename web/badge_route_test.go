@@ -372,6 +372,14 @@ func TestBadgeKeepsRisksOfSignedRound(t *testing.T) {
 	if rec := request(r.h, "GET", "/badge/"+e.Slug+".svg", tag); rec.Code != http.StatusNotModified {
 		t.Errorf("the same badge after the unsigned round: %d, want 304", rec.Code)
 	}
+	// The Checks tab shows the round the card and the badge count: the signed one.
+	all, err := r.st.Rounds(context.Background(), e.ID, 2)
+	if err != nil || len(all) != 2 || !all[1].Signed {
+		t.Fatalf("rounds %+v, %v; want the signed one second", all, err)
+	}
+	if page := request(r.h, "GET", "/s/"+e.Slug+"/checks", "").Body.String(); !strings.Contains(page, all[1].RoundID) || strings.Contains(page, rs[0].RoundID) {
+		t.Errorf("the Checks tab does not show the newest signed round %s (newest %s)", all[1].RoundID, rs[0].RoundID)
+	}
 
 	r.prober.route(e.Locator, closedURL(t))
 	r.round(t, e, rounds.Unsigned)

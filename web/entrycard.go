@@ -59,6 +59,9 @@ type entryHead struct {
 	Tabs  []tabLink
 	Card  cardView
 	Links links
+	// signed is the newest signed round (newestSignedRound; nil when none): the round
+	// the card counts, and the one the Checks tab shows.
+	signed *store.RoundSummary
 }
 
 // Card statuses: the suffix of the status label's class (status-…), which the label's
@@ -239,6 +242,7 @@ func (s *site) head(ctx context.Context, d *store.EntryDigest, tab string) (*ent
 	sum := stateOf(e, roundState, runState)
 	h.State = sum.State
 	h.Card = cardOf(d, sum, signed, checks, sv)
+	h.signed = signed
 	for i := range d.Changes {
 		c := &d.Changes[i]
 		if c.Hidden || c.Kind == attest.ChangeBaseline {

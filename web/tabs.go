@@ -57,7 +57,12 @@ func (s *site) entryTab(ctx context.Context, slug, tab string, json bool) (*tabP
 	case tabSetup:
 		p.Setup = setupOf(e, d.Parts)
 	case tabChecks:
-		r := d.Round
+		// The checks of the round the card counts (its links point here): the newest
+		// signed one, or the newest round when none is signed.
+		r := p.Head.signed
+		if r == nil {
+			r = d.Round
+		}
 		if r == nil {
 			break
 		}
