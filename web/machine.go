@@ -406,12 +406,14 @@ func (s *site) entryMarkdown(ctx context.Context, slug string, toolsPage int) ([
 
 func utc(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 
-// verifyCommands are the exact commands that verify an entry's envelopes offline.
+// verifyCommands are the exact commands that verify an entry's envelopes offline with
+// probity-verify: the two downloads, then the check. The Overview, the Markdown view and
+// the Verify tab (which says how to get probity-verify) all show these.
 func verifyCommands(l links) []string {
 	return []string{
 		"curl -fsSo keys.json " + l.Keys,
 		"curl -fsSo envelopes.jsonl " + l.Envelopes,
-		"probity verify --keys keys.json envelopes.jsonl",
+		"probity-verify --keys keys.json envelopes.jsonl",
 	}
 }
 

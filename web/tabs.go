@@ -400,11 +400,12 @@ type keyPin struct {
 // verifyOf builds the Verify tab of the entry h heads.
 func (s *site) verifyOf(h *entryHead) *verifyView {
 	l := h.Links
+	verify := verifyCommands(l)
 	v := &verifyView{
 		Install:  "go install " + verifyModule + "/cmd/probity-verify@latest",
 		Clone:    "git clone " + verifyRepo + "\ncd probity\ngo install ./cmd/probity-verify\ncd ..",
-		Download: "curl -fsSo keys.json " + l.Keys + "\ncurl -fsSo envelopes.jsonl " + l.Envelopes,
-		Check:    "probity-verify --keys keys.json envelopes.jsonl",
+		Download: strings.Join(verify[:2], "\n"),
+		Check:    verify[2],
 		Inspect:  "probity-verify inspect keys.json",
 		KeysURL:  l.Keys, EnvelopesURL: l.Envelopes,
 	}

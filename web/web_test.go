@@ -375,7 +375,7 @@ func TestHostileText(t *testing.T) {
 		t.Errorf("the entry page differs when its sections come from the memo:\n%s\n---\n%s", page, again)
 	}
 	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;img src=x onerror=alert(1)&gt;", `zero\u200bwidth`, "Search &lt;b&gt;server&lt;/b&gt;",
-		"probity verify --keys keys.json envelopes.jsonl", "curl -fsSo envelopes.jsonl https://probity.test" + s + "/envelopes.jsonl",
+		"probity-verify --keys keys.json envelopes.jsonl", "curl -fsSo envelopes.jsonl https://probity.test" + s + "/envelopes.jsonl",
 		"What the checks do not tell you", "hidden_instructions"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("entry page lacks %q", want)
@@ -421,7 +421,7 @@ func TestHostileText(t *testing.T) {
 		t.Errorf("JSON history: %+v", j.History)
 	}
 	md := f.get(t, "GET", s+".md").Body.String()
-	for _, want := range []string{`Search &lt;b>server&lt;/b>`, `(ch-2)`, `(ch-1)`, "probity verify --keys keys.json envelopes.jsonl"} {
+	for _, want := range []string{`Search &lt;b>server&lt;/b>`, `(ch-2)`, `(ch-1)`, "probity-verify --keys keys.json envelopes.jsonl"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md)
 		}
