@@ -182,19 +182,7 @@ func Main(name string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return ExitUsage
 	}
-	for _, w := range witnessKeys {
-		k, err := keyArg("--witness-key", w)
-		if err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
-			return ExitUsage
-		}
-		policy.WitnessKeys = append(policy.WitnessKeys, k)
-	}
-	policy.MinWitnesses = *minWitnesses
-	if !setFlags["min-witnesses"] && len(policy.WitnessKeys) > 0 {
-		policy.MinWitnesses = 1
-	}
-	if err := policy.Validate(); err != nil {
+	if err := setWitnesses(&policy, witnessKeys, *minWitnesses, setFlags["min-witnesses"]); err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return ExitUsage
 	}
@@ -545,4 +533,22 @@ func (j *jsonReporter) finish(s Summary, d time.Duration) {
 		cons = `,"consistency":` + string(c)
 	}
 	fmt.Fprintf(j.w, `],"summary":%s%s,"seconds":%.3f}`+"\n", b, cons, d.Seconds())
+}
+
+// setWitnesses puts the --witness-key values and --min-witnesses (minSet: given on the
+// command line) into policy and validates it: with witness keys and no
+// --min-witnesses, one cosignature is required. verify and inspect share it.
+func setWitnesses(policy *verifier.Policy, witnessKeys []string, min int, minSet bool) error {
+	for _, w := range witnessKeys {
+		k, err := keyArg("--witness-key", w)
+		if err != nil {
+			return err
+		}
+		policy.WitnessKeys = append(policy.WitnessKeys, k)
+	}
+	policy.MinWitnesses = min
+	if !minSet && len(policy.WitnessKeys) > 0 {
+		policy.MinWitnesses = 1
+	}
+	return policy.Validate()
 }

@@ -110,19 +110,7 @@ func Inspect(name string, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "error: %v\n", err)
 			return ExitUsage
 		}
-		for _, w := range witnessKeys {
-			k, err := keyArg("--witness-key", w)
-			if err != nil {
-				fmt.Fprintf(stderr, "error: %v\n", err)
-				return ExitUsage
-			}
-			policy.WitnessKeys = append(policy.WitnessKeys, k)
-		}
-		policy.MinWitnesses = *minWitnesses
-		if !setFlags["min-witnesses"] && len(policy.WitnessKeys) > 0 {
-			policy.MinWitnesses = 1
-		}
-		if err := policy.Validate(); err != nil {
+		if err := setWitnesses(&policy, witnessKeys, *minWitnesses, setFlags["min-witnesses"]); err != nil {
 			fmt.Fprintf(stderr, "error: %v\n", err)
 			return ExitUsage
 		}
