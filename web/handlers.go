@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -52,6 +53,9 @@ type handlers struct {
 	// badgeLim is /badge/'s own bucket per client (Config.BadgeRateLimit).
 	badgeLim *ratelimit.Limiter
 	refused  *refusals.Log
+	// dirPages keeps the directory's rendered pages for Config.DirectoryCacheTTL; nil
+	// renders every request.
+	dirPages *pageCache
 }
 
 var funcs = template.FuncMap{
@@ -178,6 +182,15 @@ const maxPooledBuffer = 1 << 20
 
 // render executes a page into a buffer first, so a template error becomes a clean 500.
 func (h *handlers) render(c *gin.Context, status int, page string, data any) {
+	if err := h.renderTo(page, data, func(b []byte) { c.Data(status, "text/html; charset=utf-8", b) }); err != nil {
+		_ = c.Error(err)
+		c.Data(http.StatusInternalServerError, "text/plain; charset=utf-8", []byte("Something went wrong on our side.\n"))
+	}
+}
+
+// renderTo renders page with data into a pooled buffer and hands its bytes to use,
+// which must not keep them.
+func (h *handlers) renderTo(page string, data any, use func([]byte)) error {
 	buf := renderBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= maxPooledBuffer {
@@ -186,11 +199,10 @@ func (h *handlers) render(c *gin.Context, status int, page string, data any) {
 		}
 	}()
 	if err := h.pages[page].ExecuteTemplate(buf, "layout.html", data); err != nil {
-		_ = c.Error(err)
-		c.Data(http.StatusInternalServerError, "text/plain; charset=utf-8", []byte("Something went wrong on our side.\n"))
-		return
+		return err
 	}
-	c.Data(status, "text/html; charset=utf-8", buf.Bytes()) // written before it returns
+	use(buf.Bytes())
+	return nil
 }
 
 func (h *handlers) style(c *gin.Context) {
@@ -215,12 +227,29 @@ func (h *handlers) directory(c *gin.Context) {
 		h.problem(c, http.StatusBadRequest, msg)
 		return
 	}
-	v, err := h.site.directory(c.Request.Context(), q)
+	if h.dirPages == nil {
+		v, err := h.site.directory(c.Request.Context(), q)
+		if err != nil {
+			h.fail(c, err)
+			return
+		}
+		h.render(c, http.StatusOK, "directory", v)
+		return
+	}
+	body, err := h.dirPages.get(c.Request.Context(), q.values(q.Page).Encode(), func(ctx context.Context) ([]byte, error) {
+		v, err := h.site.directory(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		var body []byte
+		err = h.renderTo("directory", v, func(b []byte) { body = bytes.Clone(b) })
+		return body, err
+	})
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	h.render(c, http.StatusOK, "directory", v)
+	c.Data(http.StatusOK, "text/html; charset=utf-8", body)
 }
 
 // protocolPattern is what a protocol version filter may be: a date, as MCP's versions

@@ -43,8 +43,9 @@
 // status in one place (fail): store.ErrNotFound becomes 404, a request whose client left first is logged as 499, anything else 500
 // with a generic message, its detail logged.
 //
-// Every request reads the store; nothing caches a page. What is remembered is derived
-// from immutable data only (memo.go), bounded by bytes and reported on /metrics: the
+// Every request reads the store, but for the directory's pages: each is rendered at most
+// once a second (Config.DirectoryCacheTTL; pagecache.go), so the directory lags the store
+// by up to that long. What is remembered besides is derived from immutable data only (memo.go), bounded by bytes and reported on /metrics: the
 // entry's checks, supply and tools sections, rendered once per stored round, supply
 // run and page of a tool surface, and the views the summary card on top of every tab
 // reads (a round's checks, a supply run's verdict) (about 65 MB for 6,000 entries), and the last directory
@@ -114,6 +115,10 @@ type Config struct {
 	// BadgeRateLimit is the per-client token bucket of /badge/, apart from the site's.
 	// The zero value means DefaultBadgeRateLimit.
 	BadgeRateLimit RateLimit
+	// DirectoryCacheTTL is how long a rendered directory page is served again
+	// (pagecache.go): zero means DefaultDirectoryCacheTTL, a negative value renders
+	// every request.
+	DirectoryCacheTTL time.Duration
 }
 
 // RateLimit is a token bucket per client: Burst requests at once, refilled at
@@ -219,7 +224,20 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 	refused := refusals.New(cfg.Logger, cfg.Now)
-	src := metricsSources{memos: s.memoStats, refused: refused.Counts}
+	var dirPages *pageCache
+	if cfg.DirectoryCacheTTL == 0 {
+		cfg.DirectoryCacheTTL = DefaultDirectoryCacheTTL
+	}
+	if cfg.DirectoryCacheTTL > 0 {
+		dirPages = newPageCache(cfg.DirectoryCacheTTL, dirCacheBytes, cfg.Now)
+	}
+	src := metricsSources{memos: func() map[string]memoStats {
+		m := s.memoStats()
+		if dirPages != nil {
+			m["directory_pages"] = dirPages.stats()
+		}
+		return m
+	}, refused: refused.Counts}
 	if rc, ok := cfg.MCP.(refusalCounter); ok {
 		src.mcp = rc.Refusals
 	}
@@ -232,6 +250,7 @@ func New(cfg Config) (http.Handler, error) {
 		logLim:   logLim,
 		badgeLim: badgeLim,
 		refused:  refused,
+		dirPages: dirPages,
 	}
 	site, err := h.router(cfg.TrustedProxies)
 	if err == nil {

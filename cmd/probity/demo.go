@@ -26,7 +26,6 @@ import (
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/targets"
 	"github.com/probity-dev/probity/translog"
-	"github.com/probity-dev/probity/web"
 )
 
 const demoUsage = `Usage:
@@ -134,7 +133,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	defer func() { stop(); waitLog() }() // the log's last append before the demo exits
 	// The directory is up before the rounds, so a port in use fails at once and the
 	// pages fill in as the rounds store.
-	srv, err := publish(ctx, st, doc, ef.logDirectory(), *listen, base, web.DefaultRateLimit, web.DefaultBadgeRateLimit, logger)
+	srv, err := publish(ctx, st, doc, ef.logDirectory(), *listen, base, siteOptions{}, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		if errors.Is(err, syscall.EADDRINUSE) {

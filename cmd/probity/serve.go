@@ -64,6 +64,8 @@ entry (slug probity, added once) and read every round like any other. --rate-lim
 --burst set the per-client token bucket of the pages (default 10 requests/s, bursts of
 40); --badge-rate-limit and --badge-burst that of the badges (default 20 requests/s,
 bursts of 600: READMEs fetch them through shared proxies); /mcp has its own.
+--directory-cache is how long a rendered directory page is served again (default 1s; 0
+renders every request): the directory lags the store by up to that long.
 
 --publish-only publishes and does nothing else: no scheduler, no workers, no probes. It
 needs only the key document (keys.json in the key directory), never the private key,
@@ -105,11 +107,12 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&schedule.FirstSpread, "first-spread", 15*time.Minute, "")
 	listen := fs.String("listen", "127.0.0.1:8080", "")
 	baseURL := fs.String("base-url", "", "")
-	var rate, badgeRate web.RateLimit
-	fs.Float64Var(&rate.PerSecond, "rate-limit", web.DefaultRateLimit.PerSecond, "")
-	fs.IntVar(&rate.Burst, "burst", web.DefaultRateLimit.Burst, "")
-	fs.Float64Var(&badgeRate.PerSecond, "badge-rate-limit", web.DefaultBadgeRateLimit.PerSecond, "")
-	fs.IntVar(&badgeRate.Burst, "badge-burst", web.DefaultBadgeRateLimit.Burst, "")
+	var site siteOptions
+	fs.Float64Var(&site.rate.PerSecond, "rate-limit", web.DefaultRateLimit.PerSecond, "")
+	fs.IntVar(&site.rate.Burst, "burst", web.DefaultRateLimit.Burst, "")
+	fs.Float64Var(&site.badgeRate.PerSecond, "badge-rate-limit", web.DefaultBadgeRateLimit.PerSecond, "")
+	fs.IntVar(&site.badgeRate.Burst, "badge-burst", web.DefaultBadgeRateLimit.Burst, "")
+	fs.DurationVar(&site.dirCache, "directory-cache", web.DefaultDirectoryCacheTTL, "")
 	tick := fs.Duration("tick", 15*time.Second, "")
 	poll := fs.Duration("poll", time.Second, "")
 	jobTimeout := fs.Duration("job-timeout", rounds.DefaultJobTimeout, "")
@@ -130,6 +133,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "error: unexpected argument %q\n%s", fs.Arg(0), serveUsage)
 		return 2
+	}
+	if site.dirCache == 0 {
+		site.dirCache = -1 // --directory-cache 0: no cache (web's zero is its default)
 	}
 	if *jobTimeout <= 0 || *rescueAfter < 0 || *rescueAfter != 0 && *rescueAfter <= *jobTimeout {
 		fmt.Fprintf(stderr, "error: --job-timeout must be positive and --rescue-after longer than it\n%s", serveUsage)
@@ -170,7 +176,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	defer st.Close()
 	if *publishOnly {
-		return publishOnlyUntilDone(ctx, st, where, &ef, *listen, *baseURL, rate, badgeRate, logger, stderr)
+		return publishOnlyUntilDone(ctx, st, where, &ef, *listen, *baseURL, site, logger, stderr)
 	}
 	doc, signer, err := ef.openSigner(stderr)
 	if err != nil {
@@ -231,7 +237,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	logger.Info("serving", "store", where, "backend", st.Backend())
 	go reportStats(ctx, st, logger)
 	if *listen != "" {
-		srv, err := publish(ctx, st, doc, ef.logDirectory(), *listen, *baseURL, rate, badgeRate, logger)
+		srv, err := publish(ctx, st, doc, ef.logDirectory(), *listen, *baseURL, site, logger)
 		if err != nil {
 			fmt.Fprintf(stderr, "error: %v\n", err)
 			return 2
@@ -291,13 +297,13 @@ func watchOwnServer(ctx context.Context, st store.Store, baseURL string, schedul
 
 // publishOnlyUntilDone publishes the store with the key document of keyDir until ctx
 // ends (serve --publish-only).
-func publishOnlyUntilDone(ctx context.Context, st store.Store, where string, ef *envFlags, listen, baseURL string, rate, badgeRate web.RateLimit, logger *slog.Logger, stderr io.Writer) int {
+func publishOnlyUntilDone(ctx context.Context, st store.Store, where string, ef *envFlags, listen, baseURL string, site siteOptions, logger *slog.Logger, stderr io.Writer) int {
 	doc, err := keys.Load(filepath.Join(ef.keyDirectory(), keys.DocumentFile))
 	if err != nil {
 		fmt.Fprintf(stderr, "error: --publish-only publishes the key document of the service that signs, and found none: %v\n", err)
 		return 2
 	}
-	srv, err := publish(ctx, st, doc, ef.logDirectory(), listen, baseURL, rate, badgeRate, logger)
+	srv, err := publish(ctx, st, doc, ef.logDirectory(), listen, baseURL, site, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
@@ -365,7 +371,13 @@ func runMigrate(args []string, stdout, stderr io.Writer) int {
 // publish starts the directory (web) with Probity's MCP server at /mcp and the
 // transparency log of logDir at /log/ on listen, and shuts it down when ctx ends. The
 // listener is open when publish returns.
-func publish(ctx context.Context, st store.Store, doc *keys.Document, logDir, listen, baseURL string, rate, badgeRate web.RateLimit, logger *slog.Logger) (*http.Server, error) {
+// siteOptions are serve's settings of the site; the zero value is web's defaults.
+type siteOptions struct {
+	rate, badgeRate web.RateLimit
+	dirCache        time.Duration // web.Config.DirectoryCacheTTL
+}
+
+func publish(ctx context.Context, st store.Store, doc *keys.Document, logDir, listen, baseURL string, opts siteOptions, logger *slog.Logger) (*http.Server, error) {
 	if baseURL == "" {
 		baseURL = "http://" + listen
 	}
@@ -377,7 +389,7 @@ func publish(ctx context.Context, st store.Store, doc *keys.Document, logDir, li
 	if err != nil {
 		return nil, err
 	}
-	h, err := web.New(web.Config{Store: st, Keys: doc, BaseURL: baseURL, Logger: logger, MCP: mcpHandler, RateLimit: rate, BadgeRateLimit: badgeRate, Log: lg})
+	h, err := web.New(web.Config{Store: st, Keys: doc, BaseURL: baseURL, Logger: logger, MCP: mcpHandler, RateLimit: opts.rate, BadgeRateLimit: opts.badgeRate, Log: lg, DirectoryCacheTTL: opts.dirCache})
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,6 @@ import (
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/targets"
-	"github.com/probity-dev/probity/web"
 )
 
 var (
@@ -795,7 +794,7 @@ func TestServeWatchesItsOwnMCPServer(t *testing.T) {
 	}
 
 	logger := slog.New(slog.DiscardHandler)
-	srv, err := publish(ctx, st, doc, filepath.Join(t.TempDir(), "log"), addr, base, web.DefaultRateLimit, web.DefaultBadgeRateLimit, logger)
+	srv, err := publish(ctx, st, doc, filepath.Join(t.TempDir(), "log"), addr, base, siteOptions{}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
