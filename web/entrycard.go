@@ -59,8 +59,8 @@ type entryHead struct {
 	Tabs  []tabLink
 	Card  cardView
 	Links links
-	// signed is the newest signed round (newestSignedRound; nil when none): the round
-	// the card counts, and the one the Checks tab shows.
+	// signed is the newest signed round (EntryDigest.SignedRound; nil when none): the
+	// round the card counts, and the one the Checks tab shows.
 	signed *store.RoundSummary
 }
 
@@ -158,12 +158,12 @@ func findingName(id string) string {
 	return strings.ReplaceAll(id, "_", " ")
 }
 
-// signedRound returns the newest signed round of the entry of d (newestSignedRound;
-// nil when none) with its check views.
+// signedRound returns the newest signed round of the entry of d (EntryDigest's
+// SignedRound; nil when none) with its check views.
 func (s *site) signedRound(ctx context.Context, d *store.EntryDigest) (*store.RoundSummary, []checkView, error) {
-	r, err := s.newestSignedRound(ctx, d)
-	if err != nil || r == nil {
-		return nil, nil, err
+	r := d.SignedRound
+	if r == nil {
+		return nil, nil, nil
 	}
 	cv, err := s.roundChecks(ctx, d.Entry.Slug, r)
 	if err != nil {
