@@ -11,34 +11,14 @@ import (
 	"github.com/probity-dev/probity/web/feed"
 )
 
-// badgeOf returns the badge of slug, from the same newest round and supply run the
-// pages show, and the findings of the newest signed round (EntryDigest.SignedRound).
+// badgeOf returns the badge of slug: its verdict (verdict.go) from the same newest
+// round, newest signed round and newest supply run the pages show.
 func (s *site) badgeOf(ctx context.Context, slug string) (badge.Badge, error) {
 	d, err := s.st.EntryDigest(ctx, slug, store.EntryQuery{})
 	if err != nil {
 		return badge.Badge{}, err
 	}
-	return badge.For(badgeState(d.Round, d.SignedRound, d.Supply, d.SupplySigned)), nil
-}
-
-// badgeState is the badge of an entry's newest round, its newest signed round (the
-// same round when the newest is signed) and its newest supply run (nil: none), which
-// is signed when runSigned.
-func badgeState(round, signed *store.RoundSummary, run *store.SupplyRecord, runSigned bool) badge.State {
-	var st badge.State
-	if round != nil {
-		st.Probed, st.Signed, st.Coverage = true, round.Signed, round.Coverage
-		st.Offline = round.Uptime == store.UptimeNoAnswer
-	}
-	if signed != nil && signed.Signed {
-		st.Findings = signed.Failed + signed.ObservedRisk
-	}
-	if run != nil {
-		// An unsigned supply run is not a verdict anyone can check: it does not count.
-		st.HasSupply, st.Checked = runSigned, true
-		st.Verified, st.Score = store.IsVerified(run.Verified, runSigned), run.Score
-	}
-	return st
+	return badge.For(entryState(digestState(&d))), nil
 }
 
 // entryFeed returns the Atom feed of slug's history.
