@@ -405,16 +405,18 @@ func TestSignedRoundPastUnsignedRounds(t *testing.T) {
 	if err != nil || len(signed) != 1 || !signed[0].Signed || signed[0].Failed+signed[0].ObservedRisk == 0 {
 		t.Fatalf("the signed round: %+v, %v; want one with findings", signed, err)
 	}
+	// The probe starts its rounds by the wall clock: the unsigned ones start after it.
 	for i := range 60 {
 		r.now = r.now.Add(time.Minute)
+		at := signed[0].StartedAt.Add(time.Duration(i+1) * time.Minute)
 		if _, err := r.st.SaveRound(ctx, &store.Round{EntryID: e.ID, DueAt: r.now, Reason: store.ReasonCadence, RoundID: "u-" + strconv.Itoa(i),
-			StartedAt: r.now, FinishedAt: r.now.Add(time.Second), UnsignedReason: "no_tools", HTTPStatus: 200, Uptime: store.UptimeAnswered,
+			StartedAt: at, FinishedAt: at.Add(time.Second), UnsignedReason: "no_tools", HTTPStatus: 200, Uptime: store.UptimeAnswered,
 			ProtocolVersion: "2025-11-25", HandshakeMethod: "initialize", ProposedVersion: "2025-11-25", Results: []byte(`[]`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if rs, err := r.st.Rounds(ctx, e.ID, 61); err != nil || len(rs) != 61 || rs[0].Signed || rs[60].ID != signed[0].ID {
-		t.Fatalf("rounds: %d, %v; want 60 unsigned ones after the signed one", len(rs), err)
+		t.Fatalf("rounds: %d, %v; want 60 unsigned ones after the signed one: newest %+v, oldest %+v, signed %+v", len(rs), err, rs[0], rs[len(rs)-1], signed[0])
 	}
 
 	if b := r.badgeOf(t, e.Slug); b != risky {
