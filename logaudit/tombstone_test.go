@@ -139,7 +139,7 @@ func TestMalformedTombstones(t *testing.T) {
 			t.Errorf("%s: no %s failure at index %d", m.Why, logaudit.ReasonTombstone, first+int64(i))
 		}
 	}
-	if rep.Counts["tombstone"] != len(cases.Malformed) {
+	if rep.Counts["tombstone"] != int64(len(cases.Malformed)) {
 		t.Errorf("counted %d tombstones, want %d", rep.Counts["tombstone"], len(cases.Malformed))
 	}
 }
