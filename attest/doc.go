@@ -251,7 +251,8 @@
 //     which form applies by its size alone, so one envelope has one leaf.
 //   - tombstone L, LF, then L bytes: the tombstone of an entry's deletion (K is
 //     tombstone), its TombstoneDocument in canonical form, which names the records the
-//     deletion removed from the ledger by sequence number, kind and payload digest.
+//     deletion removed from the ledger by sequence number, kind and payload digest
+//     (ParseTombstoneDocument says exactly which documents are well formed).
 //   - tombstone-sha256 H, LF: H is the lower-case hex SHA-256 of a tombstone document too
 //     large to be inline (a deletion of hundreds of records; decided by size alone, as
 //     for envelopes); the export's index lists what it removed.

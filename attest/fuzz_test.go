@@ -346,3 +346,24 @@ func hasUnsafeInteger(doc []byte) bool {
 		}
 	}
 }
+
+// FuzzParseTombstoneDocument: a tombstone document from a log never panics the parser,
+// and what it accepts is canonical and what Marshal writes of what it read.
+func FuzzParseTombstoneDocument(f *testing.F) {
+	doc, _ := TombstoneDocument{Entry: "e", Reason: "r", Removed: []RemovedRef{{Seq: 1, Kind: "probe", PayloadDigestHex: "d6709818060ec01433c73eb48ac52102d36baa1955b9f9db2ebd9bbaa5c2db42"}}}.Marshal()
+	f.Add(doc)
+	f.Add([]byte(`{"deletedAt":"2026-12-01T10:00:00.000Z","entry":"e","reason":"r","removed":[]}`))
+	f.Add([]byte(`{"removed":[{}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		td, err := ParseTombstoneDocument(b)
+		if err != nil {
+			return
+		}
+		if c, err := Canonicalize(b); err != nil || !bytes.Equal(c, b) {
+			t.Fatalf("accepted a tombstone that is not canonical: %q", b)
+		}
+		if m, err := td.Marshal(); err != nil || !bytes.Equal(m, b) {
+			t.Fatalf("accepted %q, which Marshal writes as %q (%v)", b, m, err)
+		}
+	})
+}

@@ -290,6 +290,9 @@ func clipBytes(b []byte) string {
 //
 //	{"deletedAt":"2026-12-01T10:00:00.000Z","entry":"weather","reason":"…",
 //	 "removed":[{"kind":"probe","payloadDigest":"sha256:…","seq":3},…]}
+//
+// Marshal writes it; ParseTombstoneDocument, the one parser every reader uses (the
+// auditor, probity inspect), reads it and states the rules of its members.
 type TombstoneDocument struct {
 	DeletedAt time.Time
 	Entry     string // the entry's slug

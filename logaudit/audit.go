@@ -1,12 +1,10 @@
 package logaudit
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -129,7 +127,7 @@ type auditor struct {
 
 type tombstoneAt struct {
 	index int64
-	doc   tombstoneDoc
+	doc   attest.TombstoneDocument
 }
 
 func newAuditor(cfg Config) (*auditor, error) {
@@ -700,7 +698,7 @@ func (a *auditor) leaves(bd bundleData) []job {
 		switch l.Body {
 		case attest.LeafTombstone:
 			other++
-			doc, err := parseTombstone(l.Data)
+			doc, err := attest.ParseTombstoneDocument(l.Data)
 			if err != nil {
 				a.found.add(idx, ReasonTombstone, "%v", err)
 				continue
@@ -1008,53 +1006,6 @@ func (a *auditor) rereadBundle(ctx context.Context, n int64) ([][]byte, error) {
 	return entries, nil
 }
 
-// tombstoneDoc is a tombstone leaf's document (attest.TombstoneDocument).
-type tombstoneDoc struct {
-	DeletedAt string `json:"deletedAt"`
-	Entry     string `json:"entry"`
-	Reason    string `json:"reason"`
-	Removed   []struct {
-		Kind          string `json:"kind"`
-		PayloadDigest string `json:"payloadDigest"`
-		Seq           int64  `json:"seq"`
-	} `json:"removed"`
-}
-
-// maxRemoved bounds the records one tombstone may name before the audit loops over them.
-const maxRemoved = 100000
-
-func parseTombstone(data []byte) (tombstoneDoc, error) {
-	var d tombstoneDoc
-	if err := attest.CheckJSON(data); err != nil {
-		return d, fmt.Errorf("tombstone document: %v", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil {
-		return d, fmt.Errorf("tombstone document: %v", err)
-	}
-	if len(d.Removed) > maxRemoved {
-		return d, fmt.Errorf("tombstone document names %d records, more than %d", len(d.Removed), maxRemoved)
-	}
-	at, err := attest.ParseTime(d.DeletedAt)
-	if err != nil {
-		return d, fmt.Errorf("tombstone document: deletedAt: %v", err)
-	}
-	td := attest.TombstoneDocument{DeletedAt: at, Entry: d.Entry, Reason: d.Reason}
-	for _, r := range d.Removed {
-		hexText, ok := strings.CutPrefix(r.PayloadDigest, "sha256:")
-		if !ok {
-			return d, fmt.Errorf("tombstone document: payloadDigest %q is not sha256:HEX", clip(r.PayloadDigest))
-		}
-		td.Removed = append(td.Removed, attest.RemovedRef{Seq: r.Seq, Kind: r.Kind, PayloadDigestHex: hexText})
-	}
-	canon, err := td.Marshal()
-	if err != nil || !bytes.Equal(canon, data) {
-		return d, errors.New("tombstone document is not in its canonical form")
-	}
-	return d, nil
-}
-
 // checkTombstones holds every tombstone's removed list to the earlier leaves it names:
 // same kind, and the payload digest of the logged envelope (or of the removed leaf).
 func (a *auditor) checkTombstones(ctx context.Context) error {
@@ -1076,7 +1027,7 @@ func (a *auditor) checkTombstones(ctx context.Context) error {
 				continue
 			}
 			named[idx] = true
-			hexText := strings.TrimPrefix(r.PayloadDigest, "sha256:")
+			hexText := r.PayloadDigestHex
 			if d, ok := a.removed[idx]; ok {
 				if hex.EncodeToString(d) != hexText {
 					a.found.add(t.index, ReasonTombstoneMismatch, "names seq %d with payload digest %s, the removed leaf has %x", r.Seq, clip(hexText), d)

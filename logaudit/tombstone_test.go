@@ -3,6 +3,8 @@ package logaudit_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"os"
 	"testing"
 	"time"
 
@@ -75,7 +77,7 @@ func TestTombstones(t *testing.T) {
 		"wrong digest of a logged record": func(d *attest.TombstoneDocument) { d.Removed[0].PayloadDigestHex = d.Removed[1].PayloadDigestHex },
 		"wrong digest of a removed leaf":  func(d *attest.TombstoneDocument) { d.Removed[1].PayloadDigestHex = d.Removed[0].PayloadDigestHex },
 		"wrong kind":                      func(d *attest.TombstoneDocument) { d.Removed[0].Kind = "keys" },
-		"a later record":                  func(d *attest.TombstoneDocument) { d.Removed[0].Seq = 700 },
+		"a later record":                  func(d *attest.TombstoneDocument) { d.Removed[1].Seq = 700 },
 	}
 	for name, change := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -94,4 +96,50 @@ func TestTombstones(t *testing.T) {
 		f.write(append(l, tomb))
 		wantReason(t, f.audit(f.config()), logaudit.ReasonTombstone, 600)
 	})
+}
+
+// TestMalformedTombstones: the audit reads tombstone documents with attest's parser,
+// the one "probity inspect" uses (verifier's TestDescribeTombstone reads the same
+// cases): each malformed document of attest/testdata/tombstones.json, logged as a
+// tombstone, is a tombstone_invalid failure at its index.
+func TestMalformedTombstones(t *testing.T) {
+	b, err := os.ReadFile("../attest/testdata/tombstones.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases struct {
+		Malformed []struct {
+			Why string `json:"why"`
+			Doc string `json:"doc"`
+		} `json:"malformed"`
+	}
+	if err := json.Unmarshal(b, &cases); err != nil || len(cases.Malformed) == 0 {
+		t.Fatalf("the cases: %v", err)
+	}
+	f := newFixture(t)
+	l := append([][]byte{}, f.leaves...)
+	first := int64(len(l))
+	for i, m := range cases.Malformed {
+		leaf, err := attest.TombstoneLeaf(first+int64(i)+1, []byte(m.Doc))
+		if err != nil {
+			t.Fatalf("%s: %v", m.Why, err)
+		}
+		l = append(l, leaf)
+	}
+	f.write(l)
+	rep := f.audit(f.config())
+	invalid := map[int64]bool{}
+	for _, fl := range rep.Failures {
+		if fl.Reason == logaudit.ReasonTombstone {
+			invalid[fl.Index] = true
+		}
+	}
+	for i, m := range cases.Malformed {
+		if !invalid[first+int64(i)] {
+			t.Errorf("%s: no %s failure at index %d", m.Why, logaudit.ReasonTombstone, first+int64(i))
+		}
+	}
+	if rep.Counts["tombstone"] != int64(len(cases.Malformed)) {
+		t.Errorf("counted %d tombstones, want %d", rep.Counts["tombstone"], len(cases.Malformed))
+	}
 }

@@ -405,11 +405,12 @@ func checkFacts(t *testing.T, s Store, hidden bool) {
 		round           RoundState
 		online, counted int
 		lastChange      time.Time
+		signedAt        time.Time // the newest signed round's start; zero: none
 	}{
-		"f1": {RoundState{Present: true, Uptime: UptimeNoAnswer, SignedRound: true, Failed: 1, ObservedRisk: 2, ToolCount: 3, ProtocolVersion: "2025-06-18"}, 1, 2, f1Change},
-		"f2": {RoundState{Present: true, Signed: true, Coverage: "full", Uptime: UptimeAnswered, SignedRound: true, ToolCount: 1, ProtocolVersion: "2025-11-25"}, 2, 2, day(11, 27)},
-		"f3": {RoundState{Present: true, Signed: true, Coverage: "full", Uptime: UptimeAnswered, SignedRound: true, Failed: 2, ToolCount: 1, ProtocolVersion: "2025-11-25"}, 1, 1, time.Time{}},
-		"f4": {RoundState{}, 0, 0, time.Time{}},
+		"f1": {RoundState{Present: true, Uptime: UptimeNoAnswer, SignedRound: true, Failed: 1, ObservedRisk: 2, ToolCount: 3, ProtocolVersion: "2025-06-18"}, 1, 2, f1Change, day(11, 28)},
+		"f2": {RoundState{Present: true, Signed: true, Coverage: "full", Uptime: UptimeAnswered, SignedRound: true, ToolCount: 1, ProtocolVersion: "2025-11-25"}, 2, 2, day(11, 27), day(11, 29)},
+		"f3": {RoundState{Present: true, Signed: true, Coverage: "full", Uptime: UptimeAnswered, SignedRound: true, Failed: 2, ToolCount: 1, ProtocolVersion: "2025-11-25"}, 1, 1, time.Time{}, day(11, 28)},
+		"f4": {RoundState{}, 0, 0, time.Time{}, time.Time{}},
 	} {
 		got := rows[slug]
 		if got.Round != w.round || got.Entry.Uptime30OnlineDays != w.online || got.Entry.Uptime30CountedDays != w.counted ||
@@ -430,6 +431,8 @@ func checkFacts(t *testing.T, s Store, hidden bool) {
 			t.Errorf("%s: EntryDigest's uptime %d/%d, last change %v; want %d/%d, %v", slug,
 				d.Entry.Uptime30OnlineDays, d.Entry.Uptime30CountedDays, d.Entry.LastChangeAt, w.online, w.counted, w.lastChange)
 		}
+		// … and its newest signed round is the round whose facts the row shows.
+		checkSignedRound(t, d, w.signedAt, got.Round)
 	}
 	// The window ends where the query says: to 11-28, f1 was online on its one day,
 	// and f3's offline 10-25 is 35 days before.
@@ -524,6 +527,24 @@ func TestDirectoryFacts(t *testing.T) {
 	})
 }
 
+// checkSignedRound checks d.SignedRound: the signed round that started at at (none when
+// at is zero), with the findings, tool count and protocol version of row, the entry's
+// directory row.
+func checkSignedRound(t *testing.T, d EntryDigest, at time.Time, row RoundState) {
+	t.Helper()
+	r := d.SignedRound
+	switch {
+	case at.IsZero() && r == nil:
+	case at.IsZero():
+		t.Errorf("%s: SignedRound %+v, want none", d.Entry.Slug, *r)
+	case r == nil:
+		t.Errorf("%s: no SignedRound, want the round of %v", d.Entry.Slug, at)
+	case !r.Signed || !r.StartedAt.Equal(at) || r.EntryID != d.Entry.ID || r.Failed != row.Failed || r.ObservedRisk != row.ObservedRisk ||
+		r.ToolCount != row.ToolCount || r.ProtocolVersion != row.ProtocolVersion:
+		t.Errorf("%s: SignedRound %+v; want the signed round of %v with the row's %+v", d.Entry.Slug, *r, at, row)
+	}
+}
+
 // TestSaveRoundRefusesBadResults: results that are not a JSON array are refused (their
 // findings could not be counted).
 func TestSaveRoundRefusesBadResults(t *testing.T) {
@@ -566,6 +587,66 @@ func TestMigrateDirectoryFacts(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkFacts(t, s, true)
+		})
+	}
+}
+
+// TestMigrateSignedRound feeds factsFixture to a store of migration 0010 (which keeps
+// the newest signed round's facts on the entry, not the round) and migrates: each
+// entry's newest signed round is backfilled (checkFacts), and kept as rounds come: 60
+// unsigned rounds that got an answer after f1's signed one leave it f1's, and a new
+// signed round of f3 becomes f3's.
+func TestMigrateSignedRound(t *testing.T) {
+	for _, b := range testBackends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := t.Context()
+			s := b.openEmpty(t)
+			if err := s.(testMigrator).migrateForTest(ctx, 10); err != nil {
+				t.Fatalf("migrating through 0010: %v", err)
+			}
+			f1, _, f3, _ := factsFixture(t, s)
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatalf("migrating to the newest: %v", err)
+			}
+			checkFacts(t, s, false)
+
+			digest := func(slug string) (EntryDigest, DirectoryRow) {
+				t.Helper()
+				d, err := s.EntryDigest(ctx, slug, EntryQuery{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, rows := directoryRows(t, s, DirectoryQuery{UptimeTo: "2026-11-30"})
+				return d, rows[slug]
+			}
+			signedAt := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+			for i := range 60 {
+				at := time.Date(2026, 11, 29, 10, i, 0, 0, time.UTC)
+				r := unsignedRound(f1.ID, at, at)
+				r.Reach, r.Uptime, r.RetryAfter = "", UptimeAnswered, 0
+				mustSave(t, s, r)
+			}
+			d, row := digest("f1")
+			if d.Round == nil || d.Round.Signed || d.Round.Uptime != UptimeAnswered {
+				t.Fatalf("f1's newest round %+v, want an unsigned one with an answer", d.Round)
+			}
+			if d.SignedRound == nil || d.SignedRound.Failed != 1 || d.SignedRound.ObservedRisk != 2 {
+				t.Fatalf("f1's newest signed round after 60 unsigned ones: %+v, want the one with 1 failed, 2 risks", d.SignedRound)
+			}
+			checkSignedRound(t, d, signedAt, row.Round)
+
+			at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+			r := fullRound(f3.ID, at, at, "f3")
+			r.Results = []byte(`[{"id":"c0","status":"OBSERVED_RISK"}]`)
+			id := mustSave(t, s, r)
+			d, row = digest("f3")
+			if d.SignedRound == nil || d.SignedRound.ID != id || d.Round == nil || d.Round.ID != id {
+				t.Fatalf("f3 after a new signed round %d: newest %+v, newest signed %+v", id, d.Round, d.SignedRound)
+			}
+			checkSignedRound(t, d, at, row.Round)
+			if row.Round.Failed != 0 || row.Round.ObservedRisk != 1 {
+				t.Errorf("f3's row after a new signed round: %+v, want 1 risk", row.Round)
+			}
 		})
 	}
 }

@@ -1010,6 +1010,17 @@ func TestEntryDigest(t *testing.T) {
 					break
 				}
 			}
+			// The newest signed round, among all of them.
+			all, err := s.Rounds(ctx, e.ID, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range all {
+				if all[i].Signed {
+					d.SignedRound = &all[i]
+					break
+				}
+			}
 			if runs, err := s.SupplyRuns(ctx, e.ID, 1); err != nil {
 				t.Fatal(err)
 			} else if len(runs) == 1 {

@@ -109,7 +109,8 @@ func (s *pgStore) StartAttempt(ctx context.Context, entryID int64, dueAt, at tim
 const pgEntryOf = `(SELECT id FROM entries WHERE slug = $1)`
 
 // EntryDigest sends its queries as one batch: one round trip to the server where
-// Entry, Rounds, SupplyRuns, Changes and UptimeDays take five. They run in one implicit
+// Entry, Rounds, SupplyRuns, Changes and UptimeDays take five (and the newest signed
+// round one more). They run in one implicit
 // transaction, each on its own snapshot (read committed), as the five calls would.
 func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (EntryDigest, error) {
 	if err := checkEntryQuery(q); err != nil {
@@ -125,6 +126,7 @@ func (s *pgStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (E
 		WHERE o.entry_id = `+pgEntryOf+`
 		ORDER BY o.started_at DESC, o.id DESC
 		LIMIT 1`, slug)
+	b.Queue(signedRoundSQL+`(SELECT signed_round_id FROM entries WHERE slug = $1)`, slug)
 	// The newest round's start when it read the tool list; else, and only then, the
 	// newest of the last ToolsReadRounds that did (CASE evaluates the subquery lazily).
 	// The bound is written into the query: with it as a parameter, PostgreSQL plans the
@@ -197,6 +199,13 @@ func pgReadDigest(br pgx.BatchResults, slug string, q EntryQuery) (EntryDigest, 
 	}
 	if len(rounds) == 1 {
 		d.Round = &rounds[0]
+	}
+	signed, err := pgCollectBatch(br, scanSummary)
+	if err != nil {
+		return d, fmt.Errorf("couldn't read the newest signed round of %q: %w", slug, err)
+	}
+	if len(signed) == 1 {
+		d.SignedRound = &signed[0]
 	}
 	var readAt *time.Time
 	if err := br.QueryRow().Scan(&readAt); err != nil && !errors.Is(err, pgx.ErrNoRows) {

@@ -213,6 +213,13 @@ func (s *sqlStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (
 			return EntryDigest{}, err
 		}
 	}
+	signed, err := queryAll(ctx, s.read, scanSummary, signedRoundSQL+`(SELECT signed_round_id FROM entries WHERE id = ?)`, e.ID)
+	if err != nil {
+		return EntryDigest{}, fmt.Errorf("couldn't read the newest signed round of %q: %w", slug, err)
+	}
+	if len(signed) == 1 {
+		d.SignedRound = &signed[0]
+	}
 	run, err := s.newestSupplyState(ctx, e.ID)
 	if err != nil {
 		return EntryDigest{}, err
@@ -232,6 +239,11 @@ func (s *sqlStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (
 	}
 	return d, nil
 }
+
+// signedRoundSQL reads EntryDigest.SignedRound: the summary of the round whose id
+// follows it, the entry's signed_round_id (migration 0014), which the trigger that
+// counts the directory's findings keeps with them.
+const signedRoundSQL = `SELECT ` + summaryColumns + ` FROM ` + summaryFrom + ` WHERE o.id = `
 
 // toolsReadAt is EntryDigest's ToolsReadAt, given the entry's newest round.
 func (s *sqlStore) toolsReadAt(ctx context.Context, newest RoundSummary) (time.Time, error) {

@@ -527,6 +527,11 @@ const ToolsReadRounds = 50
 type EntryDigest struct {
 	Entry Entry
 	Round *RoundSummary // the newest round; nil when none
+	// SignedRound is the newest signed round, however many unsigned rounds came after
+	// it (the same round as Round when the newest round is signed); nil when no round
+	// is signed. It is the round whose findings the directory counts (entries'
+	// signed_round_id, kept with those facts by migration 0014's trigger).
+	SignedRound *RoundSummary
 	// Supply is the newest supply run (nil when none) without its documents: Facts,
 	// Verdict and Envelope are nil, SupplyRuns reads them. SupplySigned says whether it
 	// has an envelope.
@@ -603,9 +608,10 @@ type Store interface {
 	PruneHTTPCache(ctx context.Context, before time.Time) (int64, error)
 	// Entry returns the entry with the slug, or ErrNotFound.
 	Entry(ctx context.Context, slug string) (Entry, error)
-	// EntryDigest returns the entry with the slug (or ErrNotFound), its newest round and
-	// supply run, and the changes and uptime days q asks for: what Entry, Rounds(1),
-	// SupplyRuns(1), Changes and UptimeDays return, read together.
+	// EntryDigest returns the entry with the slug (or ErrNotFound), its newest round, its
+	// newest signed round and its newest supply run, and the changes and uptime days q
+	// asks for: what Entry, Rounds(1), SupplyRuns(1), Changes and UptimeDays return,
+	// read together.
 	EntryDigest(ctx context.Context, slug string, q EntryQuery) (EntryDigest, error)
 	// Directory returns a page of the directory: the entries matching q, in q's order,
 	// each with its newest round's and supply run's state and the Verified rule

@@ -1,7 +1,6 @@
 package verifier
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -324,28 +323,15 @@ func describeKeyDocument(data []byte, now time.Time) (*Description, error) {
 	return &Description{Form: "key_document", KeyDocument: kd}, nil
 }
 
+// describeTombstone reads a tombstone document with attest's parser, the auditor's.
 func describeTombstone(data []byte) (*Description, error) {
-	var doc struct {
-		DeletedAt string `json:"deletedAt"`
-		Entry     string `json:"entry"`
-		Reason    string `json:"reason"`
-		Removed   []struct {
-			Kind          string `json:"kind"`
-			PayloadDigest string `json:"payloadDigest"`
-			Seq           int64  `json:"seq"`
-		} `json:"removed"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
+	doc, err := attest.ParseTombstoneDocument(data)
+	if err != nil {
 		return nil, describeErr("not a tombstone document: %v", err)
 	}
-	if _, err := attest.ParseTime(doc.DeletedAt); err != nil {
-		return nil, describeErr("not a tombstone document: deletedAt: %v", err)
-	}
-	td := &TombstoneDescription{Entry: doc.Entry, Reason: doc.Reason, DeletedAt: doc.DeletedAt}
+	td := &TombstoneDescription{Entry: doc.Entry, Reason: doc.Reason, DeletedAt: attest.FormatTime(doc.DeletedAt), Removed: []TombstoneReference{}}
 	for _, r := range doc.Removed {
-		td.Removed = append(td.Removed, TombstoneReference{Seq: r.Seq, Kind: r.Kind, PayloadDigest: r.PayloadDigest})
+		td.Removed = append(td.Removed, TombstoneReference{Seq: r.Seq, Kind: r.Kind, PayloadDigest: "sha256:" + r.PayloadDigestHex})
 	}
 	return &Description{Form: "tombstone", Tombstone: td}, nil
 }

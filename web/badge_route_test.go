@@ -390,3 +390,65 @@ func TestBadgeKeepsRisksOfSignedRound(t *testing.T) {
 		t.Errorf("a changed badge with the old tag: %d, ETag %q", rec.Code, rec.Header().Get("ETag"))
 	}
 }
+
+// TestSignedRoundPastUnsignedRounds: 60 unsigned rounds that got an answer after the
+// signed round of the hidden-instructions server (more than the 50 newest rounds the
+// pages once looked back through) leave that round's findings on the badge, the card
+// and the Checks tab; none of them says "not yet checked".
+func TestSignedRoundPastUnsignedRounds(t *testing.T) {
+	ctx := context.Background()
+	r := newBadgeRig(t)
+	e := r.add(t, "hidden", r.demo.TLSURL(fixtures.DemoHidden))
+	r.round(t, e, rounds.SignedFull)
+	risky := r.badgeOf(t, e.Slug)
+	signed, err := r.st.Rounds(ctx, e.ID, 1)
+	if err != nil || len(signed) != 1 || !signed[0].Signed || signed[0].Failed+signed[0].ObservedRisk == 0 {
+		t.Fatalf("the signed round: %+v, %v; want one with findings", signed, err)
+	}
+	// The probe starts its rounds by the wall clock: the unsigned ones start after it.
+	for i := range 60 {
+		r.now = r.now.Add(time.Minute)
+		at := signed[0].StartedAt.Add(time.Duration(i+1) * time.Minute)
+		if _, err := r.st.SaveRound(ctx, &store.Round{EntryID: e.ID, DueAt: r.now, Reason: store.ReasonCadence, RoundID: "u-" + strconv.Itoa(i),
+			StartedAt: at, FinishedAt: at.Add(time.Second), UnsignedReason: "no_tools", HTTPStatus: 200, Uptime: store.UptimeAnswered,
+			ProtocolVersion: "2025-11-25", HandshakeMethod: "initialize", ProposedVersion: "2025-11-25", Results: []byte(`[]`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rs, err := r.st.Rounds(ctx, e.ID, 61); err != nil || len(rs) != 61 || rs[0].Signed || rs[60].ID != signed[0].ID {
+		t.Fatalf("rounds: %d, %v; want 60 unsigned ones after the signed one: newest %+v, oldest %+v, signed %+v", len(rs), err, rs[0], rs[len(rs)-1], signed[0])
+	}
+
+	if b := r.badgeOf(t, e.Slug); b != risky {
+		t.Errorf("badge after 60 unsigned rounds: %+v, want %+v still", b, risky)
+	}
+	var tab struct {
+		Card struct {
+			Status       string   `json:"status"`
+			Failed       int      `json:"failed"`
+			ObservedRisk int      `json:"observedRisk"`
+			Findings     []string `json:"findings"`
+			SignedRound  *struct {
+				RoundID string `json:"roundId"`
+			} `json:"signedRound"`
+		} `json:"card"`
+		Round *struct {
+			RoundID string `json:"roundId"`
+		} `json:"round"`
+	}
+	if err := json.Unmarshal([]byte(fetch(t, r.h, "/s/"+e.Slug+"/checks.json")), &tab); err != nil {
+		t.Fatal(err)
+	}
+	c := tab.Card
+	if c.SignedRound == nil || c.SignedRound.RoundID != signed[0].RoundID || c.Failed != signed[0].Failed || c.ObservedRisk != signed[0].ObservedRisk ||
+		len(c.Findings) != c.Failed+c.ObservedRisk || (c.Status != "risk" && c.Status != "failed") {
+		t.Errorf("card after 60 unsigned rounds: %+v (signed round %+v); want the findings of %s", c, c.SignedRound, signed[0].RoundID)
+	}
+	if tab.Round == nil || tab.Round.RoundID != signed[0].RoundID {
+		t.Errorf("the Checks tab shows round %+v, want the signed %s", tab.Round, signed[0].RoundID)
+	}
+	page := fetch(t, r.h, "/s/"+e.Slug)
+	if strings.Contains(strings.ToLower(page), "not yet checked") || !strings.Contains(page, signed[0].RoundID) {
+		t.Errorf("the entry page after 60 unsigned rounds does not name the signed round %s, or says not yet checked", signed[0].RoundID)
+	}
+}

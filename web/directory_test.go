@@ -142,9 +142,9 @@ func dirRows(t *testing.T, body string) ([]string, map[string]string) {
 	return slugs, rows
 }
 
-// TestDirectoryColumns: each row shows its findings by status (or none, or not yet
-// checked), Verified with its score or why not, its tool count, 30-day uptime, last
-// change, coverage, kind and the offline marker.
+// TestDirectoryColumns: each row shows its findings by status (none, or – without a
+// signed round), Verified with its score or why not, its tool count, 30-day uptime, last
+// change, coverage, kind, and beside its name its verdict (the badge's and the card's).
 func TestDirectoryColumns(t *testing.T) {
 	d := newDirectorySite(t, 60)
 	get := func(path string) string {
@@ -165,19 +165,21 @@ func TestDirectoryColumns(t *testing.T) {
 	}
 	_, rows := dirRows(t, body)
 	for slug, want := range map[string][]string{
-		// 1 FAILED, 2 OBSERVED_RISK; no supply run; 2025-06-18.
-		"server-4": {`<span class="status status-failed">1 failed</span> <span class="status status-risk">2 risks</span>`,
+		// 1 FAILED, 2 OBSERVED_RISK; no supply run; 2025-06-18. The verdict (beside the
+		// name, as the badge and the card say it) and the findings counted by status.
+		"server-4": {`</a> <span class="status status-failed">1 failed, 2 risks</span>`,
+			`<td><span class="status status-failed">1 failed</span> <span class="status status-risk">2 risks</span></td>`,
 			"no supply checks", `<td class="num">1</td>`, "100.0 %", "full", "<td>remote</td>"},
-		"server-8": {`<span class="status status-risk">1 risk</span>`},
+		"server-8": {`</a> <span class="status status-risk">1 risk</span>`, `<td><span class="status status-risk">1 risk</span></td>`},
 		// No findings; passed unsigned.
-		"server-12": {`<span class="status status-ok">no findings</span>`, "score 62, passed but unsigned"},
+		"server-12": {`</a> <span class="status status-ok">no findings</span>`, `<td><span class="muted">none</span></td>`, "score 62, passed but unsigned"},
 		// Verified.
-		"server-36": {`<span class="status status-verified">Verified 86</span>`, "no findings"},
-		// Offline, no signed round, Verified; a change a day ago.
-		"server-0": {`<span class="status status-offline">offline</span>`, `<span class="status status-none">no signed round</span>`,
-			"Verified 50", "0.0 %", "2026-11-30"},
+		"server-36": {`</a> <span class="status status-verified">Verified 86</span>`, `<td><span class="muted">none</span></td>`},
+		// Offline (the verdict, over Verified), no signed round, Verified; a change a day ago.
+		"server-0": {`</a> <span class="status status-offline">offline</span>`, "<td>remote</td>\n<td>–</td>",
+			`<span class="status status-verified">Verified 50</span>`, "0.0 %", "2026-11-30"},
 		// A package without a round or supply run.
-		"server-1": {"npm package", "not yet checked", "no supply checks", `<td class="num">–</td>`, `<span class="muted">none</span>`},
+		"server-1": {"npm package", `</a> <span class="status status-none">not yet checked</span>`, "no supply checks", `<td class="num">–</td>`, `<span class="muted">none</span>`},
 		// A repository whose supply run failed.
 		"server-3": {"GitHub repository", "score 53, not verified"},
 	} {

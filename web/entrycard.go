@@ -59,8 +59,8 @@ type entryHead struct {
 	Tabs  []tabLink
 	Card  cardView
 	Links links
-	// signed is the newest signed round (newestSignedRound; nil when none): the round
-	// the card counts, and the one the Checks tab shows.
+	// signed is the newest signed round (EntryDigest.SignedRound; nil when none): the
+	// round the card counts, and the one the Checks tab shows.
 	signed *store.RoundSummary
 }
 
@@ -158,12 +158,12 @@ func findingName(id string) string {
 	return strings.ReplaceAll(id, "_", " ")
 }
 
-// signedRound returns the newest signed round of the entry of d (newestSignedRound;
-// nil when none) with its check views.
+// signedRound returns the newest signed round of the entry of d (EntryDigest's
+// SignedRound; nil when none) with its check views.
 func (s *site) signedRound(ctx context.Context, d *store.EntryDigest) (*store.RoundSummary, []checkView, error) {
-	r, err := s.newestSignedRound(ctx, d)
-	if err != nil || r == nil {
-		return nil, nil, err
+	r := d.SignedRound
+	if r == nil {
+		return nil, nil, nil
 	}
 	cv, err := s.roundChecks(ctx, d.Entry.Slug, r)
 	if err != nil {
@@ -263,82 +263,87 @@ func (s *site) head(ctx context.Context, d *store.EntryDigest, tab string) (*ent
 // newest signed round (nil: none) with that round's checks, sv its newest supply run's
 // view (nil: none).
 //
-// The sentence says, in this order of precedence: that nothing was checked yet; that
-// the newest round got no answer (offline); the findings of the newest signed round,
-// named; that the server asks for a login; that the newest signed round found nothing;
-// that no round is signed yet; and for a package or repository, which is never run,
-// what the supply-chain checks found.
+// Its status label is the entry's verdict (verdict.go: what its badge and its directory
+// row say too). The sentence says it: that nothing was checked yet; that the newest
+// round got no answer (offline), with what the newest signed round found; the findings
+// of the newest signed round, named; that the server asks for a login; and otherwise
+// what the rounds found without findings (none, or the newest round not signed, or no
+// round signed yet), or for a package or repository, which is never run, what the
+// supply-chain checks found.
 func cardOf(d *store.EntryDigest, sum summaryOf, signed *store.RoundSummary, checks []checkView, sv *supplyView) cardView {
 	e := d.Entry
+	roundState, runState := digestState(d)
+	verdict := verdictOf(roundState, runState)
 	c := cardView{Score: sum.Score, Verified: sum.State == stateVerified, Coverage: sum.Coverage}
+	c.Status, c.Label = verdictLabel(verdict, roundState, runState)
 	if signed != nil {
 		c.SignedRound = &roundRef{RoundID: visibleLine(signed.RoundID), StartedAt: signed.StartedAt.UTC(), Coverage: signed.Coverage}
+		// The findings are counted where the badge and the directory count them; the
+		// round's checks name them.
+		c.Failed, c.ObservedRisk = roundState.Failed, roundState.ObservedRisk
 		c.Checks = len(checks)
 		for _, cv := range checks {
 			switch attest.CheckStatus(cv.Status) {
-			case attest.StatusFailed:
-				c.Failed++
-			case attest.StatusObservedRisk:
-				c.ObservedRisk++
+			case attest.StatusFailed, attest.StatusObservedRisk:
+				c.Findings = append(c.Findings, findingView{ID: cv.ID, Name: findingName(cv.ID), Status: cv.Status})
 			case attest.StatusUnverified:
 				c.Unverified++
-				continue
-			default:
-				continue
 			}
-			c.Findings = append(c.Findings, findingView{ID: cv.ID, Name: findingName(cv.ID), Status: cv.Status})
 		}
 		// FAILED before OBSERVED_RISK, each in the catalog's order.
 		failedFirst(c.Findings)
 	}
-	findings := c.Failed + c.ObservedRisk
 	round := d.Round
-	offline := round != nil && round.Uptime == store.UptimeNoAnswer
-	switch {
-	case round == nil && d.Supply == nil:
-		c.Status, c.Label = cardNone, "not yet checked"
+	switch verdict {
+	case badge.NotYetChecked:
 		c.Lead = "Not yet checked"
 		if e.Kind == store.KindRemote {
 			c.Lead = "Not yet checked: no round has read this server yet"
 		}
 		c.Findings = nil
-	case offline:
-		c.Status, c.Label = cardOffline, "offline"
+	case badge.Offline:
 		c.Lead = "Offline: the newest round got no answer (" + reachText(round) + ")"
 		c.SignedRoundNote = signedNote(&c)
 		c.Findings = nil
-	case findings > 0:
-		c.Status, c.Label = cardRisk, stats.Plural(c.ObservedRisk, "risk", "risks")
-		if c.Failed > 0 {
-			c.Status, c.Label = cardFailed, strconv.Itoa(c.Failed)+" failed"
-			if c.ObservedRisk > 0 {
-				c.Label += ", " + stats.Plural(c.ObservedRisk, "risk", "risks")
-			}
-		}
+	case badge.Risks:
 		c.Lead = findingsPhrase(c.Failed, c.ObservedRisk) + " in the newest signed round"
 		if !round.Signed {
 			c.SignedRoundNote = "The newest round was not signed (" + visibleLine(round.UnsignedReason) + "); the findings are those of the newest signed round."
 		}
-	case signed != nil && signed.Coverage == badge.CoverageAuthRequired:
-		c.Status, c.Label = cardLogin, "login required"
+	case badge.LoginRequired:
 		c.Lead = fmt.Sprintf("Login required: the server asks for a login before it lists its tools; no findings in the newest signed round (%s, %d of them unable to look behind the login)",
 			stats.Plural(c.Checks, "check", "checks"), c.Unverified)
-	case signed != nil:
-		c.Status, c.Label = cardOK, "no findings"
-		c.Lead = fmt.Sprintf("No findings in the newest signed round (%s)", stats.Plural(c.Checks, "check", "checks"))
-	case round != nil:
-		c.Status, c.Label = cardNone, "unsigned"
-		c.Lead = "No signed round yet: the newest round was not signed (" + visibleLine(round.UnsignedReason) + ")"
-	default: // a package or repository: its supply run only
-		c.Status, c.Label = cardNone, "score "+strconv.Itoa(sum.Score)
-		what := "package"
-		if e.Kind == store.KindGitHub {
-			what = "repository"
+	default:
+		// No findings: Verified, a supply run only, unsigned, none found, or checked.
+		switch {
+		case round == nil: // a package or repository, or a remote before its first round: its supply run only
+			what := "package"
+			switch {
+			case e.Kind == store.KindGitHub:
+				what = "repository"
+			case e.Kind == store.KindRemote:
+				what = "server"
+			}
+			c.Lead = fmt.Sprintf("The supply-chain checks of this %s scored %d of 100", what, sum.Score)
+			if !runState.Signed {
+				c.Lead += ", unsigned"
+			}
+			if e.Kind == store.KindRemote {
+				c.Lead += "; no round has read its tools yet"
+			} else {
+				c.Lead += "; Probity never runs it, so no tool list was checked"
+			}
+		case !round.Signed && signed == nil:
+			c.Lead = "No signed round yet: the newest round was not signed (" + visibleLine(round.UnsignedReason) + ")"
+		case !round.Signed:
+			c.Lead = "The newest round was not signed (" + visibleLine(round.UnsignedReason) + ")"
+			c.SignedRoundNote = signedNote(&c)
+		case verdict == badge.Checked:
+			c.Lead = fmt.Sprintf("No findings in the newest signed round (%s), whose coverage %q this site does not know",
+				stats.Plural(c.Checks, "check", "checks"), visibleLine(round.Coverage))
+		default:
+			c.Lead = fmt.Sprintf("No findings in the newest signed round (%s)", stats.Plural(c.Checks, "check", "checks"))
 		}
-		c.Lead = fmt.Sprintf("The supply-chain checks of this %s scored %d of 100; Probity never runs it, so no tool list was checked", what, sum.Score)
-	}
-	if c.Verified && (c.Status == cardOK || c.Status == cardNone) {
-		c.Status, c.Label = cardVerified, "Verified "+strconv.Itoa(sum.Score)
 	}
 	c.Sentence = c.Lead
 	for i, f := range c.Findings {

@@ -11,67 +11,14 @@ import (
 	"github.com/probity-dev/probity/web/feed"
 )
 
-// badgeOf returns the badge of slug, from the same newest round and supply run the
-// pages show, and the findings of the newest signed round.
+// badgeOf returns the badge of slug: its verdict (verdict.go) from the same newest
+// round, newest signed round and newest supply run the pages show.
 func (s *site) badgeOf(ctx context.Context, slug string) (badge.Badge, error) {
 	d, err := s.st.EntryDigest(ctx, slug, store.EntryQuery{})
 	if err != nil {
 		return badge.Badge{}, err
 	}
-	signed := d.Round
-	// An offline entry's badge says offline whatever it found before: the older rounds
-	// are not read for it.
-	if d.Round != nil && d.Round.Uptime != store.UptimeNoAnswer {
-		if signed, err = s.newestSignedRound(ctx, &d); err != nil {
-			return badge.Badge{}, err
-		}
-	}
-	return badge.For(badgeState(d.Round, signed, d.Supply, d.SupplySigned)), nil
-}
-
-// signedRoundLookback bounds the rounds read to find the newest signed one when the
-// newest round is not signed. A round is unsigned when the probe could not complete;
-// findings from before 50 such rounds in a row say little about the server now.
-const signedRoundLookback = 50
-
-// newestSignedRound returns the newest signed round of the entry of d: its newest round
-// (EntryDigest's) when that is signed, else the newest signed one among its newest
-// signedRoundLookback rounds; nil when none is. The badge and the entry's card both
-// take the findings they show from it.
-func (s *site) newestSignedRound(ctx context.Context, d *store.EntryDigest) (*store.RoundSummary, error) {
-	if d.Round == nil || d.Round.Signed {
-		return d.Round, nil
-	}
-	rs, err := s.st.Rounds(ctx, d.Entry.ID, signedRoundLookback)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't read the rounds of entry %s: %w", d.Entry.Slug, err)
-	}
-	for i := range rs {
-		if rs[i].Signed {
-			return &rs[i], nil
-		}
-	}
-	return nil, nil
-}
-
-// badgeState is the badge of an entry's newest round, its newest signed round (the
-// same round when the newest is signed) and its newest supply run (nil: none), which
-// is signed when runSigned.
-func badgeState(round, signed *store.RoundSummary, run *store.SupplyRecord, runSigned bool) badge.State {
-	var st badge.State
-	if round != nil {
-		st.Probed, st.Signed, st.Coverage = true, round.Signed, round.Coverage
-		st.Offline = round.Uptime == store.UptimeNoAnswer
-	}
-	if signed != nil && signed.Signed {
-		st.Findings = signed.Failed + signed.ObservedRisk
-	}
-	if run != nil {
-		// An unsigned supply run is not a verdict anyone can check: it does not count.
-		st.HasSupply, st.Checked = runSigned, true
-		st.Verified, st.Score = store.IsVerified(run.Verified, runSigned), run.Score
-	}
-	return st
+	return badge.For(entryState(digestState(&d))), nil
 }
 
 // entryFeed returns the Atom feed of slug's history.

@@ -189,15 +189,20 @@ func stateOf(e store.Entry, round store.RoundState, run store.SupplyState) summa
 	return sum
 }
 
-// digestState is the state of an entry's newest round and supply run as EntryDigest
-// reads them.
+// digestState is the state of an entry's newest round (with its newest signed round's
+// findings) and supply run as EntryDigest reads them: what a directory row holds of
+// the entry.
 func digestState(d *store.EntryDigest) (store.RoundState, store.SupplyState) {
 	var (
 		round store.RoundState
 		run   store.SupplyState
 	)
 	if r := d.Round; r != nil {
-		round = store.RoundState{Present: true, Signed: r.Signed, Coverage: r.Coverage}
+		round = store.RoundState{Present: true, Signed: r.Signed, Coverage: r.Coverage, Uptime: r.Uptime}
+	}
+	if r := d.SignedRound; r != nil && r.Signed {
+		round.SignedRound, round.Failed, round.ObservedRisk = true, r.Failed, r.ObservedRisk
+		round.ToolCount, round.ProtocolVersion = r.ToolCount, r.ProtocolVersion
 	}
 	if r := d.Supply; r != nil {
 		run = store.SupplyState{Present: true, Score: r.Score, Passed: r.Verified, Signed: d.SupplySigned}
@@ -264,6 +269,9 @@ type dirRow struct {
 	// is the entry's name under it when a title is shown ("" otherwise).
 	Slug, Name, Listed, Kind, KindLabel, Locator string
 	summaryOf
+	// Verdict and VerdictLabel are the entry's verdict (verdictOf), as the badge and
+	// the entry's card say it: the label's class suffix and its words.
+	Verdict, VerdictLabel string
 	// Checked: the entry has a signed round, whose Failed and Risks (OBSERVED_RISK)
 	// findings and Tools count are shown.
 	Checked       bool
@@ -274,7 +282,6 @@ type dirRow struct {
 	// Uptime is the 30-day uptime ("98.3 %"; "" without counted days).
 	Uptime     string
 	LastChange time.Time
-	Offline    bool
 }
 
 type dirPage struct {
@@ -413,7 +420,8 @@ func (s *site) directory(ctx context.Context, q dirQuery) (*dirPage, error) {
 			summaryOf: stateOf(e, r.Round, r.Supply), Checked: r.Round.SignedRound,
 			Failed: r.Round.Failed, Risks: r.Round.ObservedRisk, Tools: r.Round.ToolCount,
 			Supply: supplyText(r.Supply, r.Verified), Uptime: uptimeText(e.Uptime30OnlineDays, e.Uptime30CountedDays),
-			LastChange: e.LastChangeAt, Offline: r.Round.Offline()}
+			LastChange: e.LastChangeAt}
+		row.Verdict, row.VerdictLabel = verdictLabel(verdictOf(r.Round, r.Supply), r.Round, r.Supply)
 		if name := visibleLine(e.Name); row.Name != name {
 			row.Listed = name
 		}

@@ -11,21 +11,26 @@
 //
 // The label is always "probity". The message says what matters most about the
 // entry, and its color tells the messages apart at a glance; the text always
-// says it too, so no one needs to tell colors apart. For tries these in order
-// and the first that applies is the badge:
+// says it too, so no one needs to tell colors apart. Decide tries these in order
+// and the first that applies is the entry's verdict, which For draws:
 //
-//	message            color       when
-//	not yet checked    lightgrey   no round and no supply run: nothing has been checked
-//	offline            dark grey   the newest round got no answer (no DNS, no connection, a timeout, TLS, a 5xx)
-//	N risks, 1 risk    red         the newest signed round has N findings: check results FAILED or OBSERVED_RISK
-//	login required     blue-grey   the newest round is signed and the server asked for a login (auth_required)
-//	verified           green       the signed supply run passed the supply checks (State.Verified)
-//	unsigned           grey        the newest round is not signed (no handshake, no tools, blocked)
-//	no risks found     blue        the newest round is signed, read the tools in full and has no findings
-//	checked            blue-grey   the newest round is signed with a coverage this package does not know
-//	score N            blue        no round; a signed supply run that did not verify the entry, with its score
-//	checked            blue        no round; a signed supply run with a score outside 0..100
-//	unsigned           grey        no round; only an unsigned supply run (State.Checked)
+//	verdict          message            color       when
+//	not_yet_checked  not yet checked    lightgrey   no round and no supply run: nothing has been checked
+//	offline          offline            dark grey   the newest round got no answer (no DNS, no connection, a timeout, TLS, a 5xx)
+//	risks            N risks, 1 risk    red         the newest signed round has N findings: check results FAILED or OBSERVED_RISK
+//	login_required   login required     blue-grey   the newest round is signed and the server asked for a login (auth_required)
+//	verified         verified           green       the signed supply run passed the supply checks (State.Verified)
+//	supply_score     score N            blue        no round; a signed supply run that did not verify the entry, with its score
+//	supply_score     checked            blue        no round; a signed supply run with a score outside 0..100
+//	unsigned         unsigned           grey        the newest round is not signed (no handshake, no tools, blocked)
+//	unsigned         unsigned           grey        no round; only an unsigned supply run (State.Checked)
+//	no_risks_found   no risks found     blue        the newest round is signed, read the tools in full and has no findings
+//	checked          checked            blue-grey   the newest round is signed with a coverage this package does not know
+//
+// The verdict is the one precedence of everything that says in a word what an
+// entry is: the badge, the summary card on top of the entry's pages and the
+// entry's row in the directory all call Decide, and only say it in their own
+// words (the card, for instance, names the findings).
 //
 // After "login required", "unsigned", "no risks found" and "checked" (with a
 // round), an entry with a signed supply run that did not verify it gets the
@@ -168,39 +173,89 @@ type State struct {
 	Score int
 }
 
+// Verdict is what an entry is, in a word: the package documentation's table.
+type Verdict string
+
+// The verdicts, in the order Decide tries them.
+const (
+	NotYetChecked Verdict = "not_yet_checked" // no round and no supply run
+	Offline       Verdict = "offline"         // the newest round got no answer
+	Risks         Verdict = "risks"           // the newest signed round has findings (State.Findings)
+	LoginRequired Verdict = "login_required"  // the newest round is signed, behind a login
+	Verified      Verdict = "verified"        // the signed supply run verified the entry
+	SupplyScore   Verdict = "supply_score"    // no round; a signed supply run that did not verify it
+	Unsigned      Verdict = "unsigned"        // the newest round, or without a round the supply run, is not signed
+	NoRisksFound  Verdict = "no_risks_found"  // the newest round is signed, in full, without findings
+	Checked       Verdict = "checked"         // the newest round is signed with a coverage not known here
+)
+
+// Decide returns the verdict of an entry in state s: the first row of the
+// package documentation's table that applies. It is the one precedence of the
+// badge, the entry's card and its directory row.
+func Decide(s State) Verdict {
+	switch {
+	case !s.Probed && !s.HasSupply && !s.Checked:
+		return NotYetChecked
+	case s.Probed && s.Offline:
+		return Offline
+	case s.Probed && s.Findings > 0:
+		return Risks
+	case s.Probed && s.Signed && s.Coverage == CoverageAuthRequired:
+		return LoginRequired
+	case s.HasSupply && s.Verified:
+		return Verified
+	case !s.Probed && s.HasSupply:
+		return SupplyScore
+	case !s.Probed, !s.Signed:
+		return Unsigned
+	case s.Coverage == CoverageFull:
+		return NoRisksFound
+	}
+	return Checked
+}
+
+// ShowsScore reports whether s has a supply score to show: a signed supply run
+// that did not verify the entry, with a score in 0..100.
+func ShowsScore(s State) bool {
+	return s.HasSupply && !s.Verified && s.Score >= 0 && s.Score <= 100
+}
+
 // For returns the badge of an entry in state s, as the package documentation's
 // table says.
 func For(s State) Badge {
-	verified := s.HasSupply && s.Verified
 	score := ""
-	if s.HasSupply && !verified && s.Score >= 0 && s.Score <= 100 {
+	if ShowsScore(s) {
 		score = "score " + strconv.Itoa(s.Score)
 	}
 	var msg, color string
-	switch {
-	case !s.Probed && !s.HasSupply && !s.Checked:
+	switch Decide(s) {
+	case NotYetChecked:
 		msg, color = "not yet checked", ColorNotYetChecked
-	case s.Probed && s.Offline:
+	case Offline:
 		msg, color = "offline", ColorOffline
-	case s.Probed && s.Findings == 1:
-		msg, color = "1 risk", ColorRisks
-	case s.Probed && s.Findings > 1:
+	case Risks:
 		msg, color = strconv.Itoa(s.Findings)+" risks", ColorRisks
-	case s.Probed && s.Signed && s.Coverage == CoverageAuthRequired:
+		if s.Findings == 1 {
+			msg = "1 risk"
+		}
+	case LoginRequired:
 		msg, color = "login required", ColorLoginNeeded
-	case verified:
+	case Verified:
 		msg, color = "verified", ColorVerified
-	case !s.Probed && s.HasSupply && score != "":
-		msg, color = score, ColorHealthy
-	case !s.Probed && s.HasSupply:
+	case SupplyScore:
 		msg, color = "checked", ColorHealthy
-	case !s.Probed, !s.Signed:
+		if score != "" {
+			msg, score = score, ""
+		}
+	case Unsigned:
 		msg, color = "unsigned", ColorUnsigned
-	case s.Coverage == CoverageFull:
+	case NoRisksFound:
 		msg, color = "no risks found", ColorHealthy
 	default:
 		msg, color = "checked", ColorLoginNeeded
 	}
+	// The alarms (offline, risks) and verified carry no score: the message is what
+	// they report.
 	switch msg {
 	case "login required", "unsigned", "no risks found", "checked":
 		if score != "" {

@@ -16,85 +16,91 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden SVG files under testdata/golden")
 
-// forCases are the cases of For, one golden SVG each: every row of the package
-// documentation's table, and the order between them.
+// forCases are the cases of Decide and For, one golden SVG each: every row of the
+// package documentation's table, and the order between them. This is the one test of
+// the verdicts' precedence, which the badge, the entry's card and its directory row
+// share.
 var forCases = []struct {
-	name  string
-	state State
-	want  Badge
+	name    string
+	state   State
+	want    Badge
+	verdict Verdict // Decide's
 }{
 	{"not_yet_checked", State{},
-		Badge{"probity", "not yet checked", ColorNotYetChecked}},
+		Badge{"probity", "not yet checked", ColorNotYetChecked}, NotYetChecked},
 	{"not_yet_checked_ignores_round_fields", State{Offline: true, Coverage: CoverageFull, Signed: true, Findings: 3},
-		Badge{"probity", "not yet checked", ColorNotYetChecked}},
+		Badge{"probity", "not yet checked", ColorNotYetChecked}, NotYetChecked},
 	{"offline", State{Probed: true, Offline: true},
-		Badge{"probity", "offline", ColorOffline}},
+		Badge{"probity", "offline", ColorOffline}, Offline},
 	// An offline entry is offline, whatever its older signed round found and
 	// whatever its supply run decided.
 	{"offline_over_risks", State{Probed: true, Offline: true, Findings: 2, HasSupply: true, Verified: true},
-		Badge{"probity", "offline", ColorOffline}},
+		Badge{"probity", "offline", ColorOffline}, Offline},
 	{"offline_no_score", State{Probed: true, Offline: true, HasSupply: true, Score: 87},
-		Badge{"probity", "offline", ColorOffline}},
+		Badge{"probity", "offline", ColorOffline}, Offline},
 	{"one_risk", State{Probed: true, Signed: true, Coverage: CoverageFull, Findings: 1},
-		Badge{"probity", "1 risk", ColorRisks}},
+		Badge{"probity", "1 risk", ColorRisks}, Risks},
 	{"risks", State{Probed: true, Signed: true, Coverage: CoverageFull, Findings: 12, HasSupply: true, Score: 87},
-		Badge{"probity", "12 risks", ColorRisks}},
+		Badge{"probity", "12 risks", ColorRisks}, Risks},
 	// Verified never hides a finding.
 	{"risks_over_verified", State{Probed: true, Signed: true, Coverage: CoverageFull, Findings: 2, HasSupply: true, Verified: true, Score: 95},
-		Badge{"probity", "2 risks", ColorRisks}},
+		Badge{"probity", "2 risks", ColorRisks}, Risks},
 	// The newest round is unsigned (say, no handshake): the findings of the
 	// older signed round stay.
 	{"risks_of_older_signed_round", State{Probed: true, Findings: 3},
-		Badge{"probity", "3 risks", ColorRisks}},
+		Badge{"probity", "3 risks", ColorRisks}, Risks},
 	{"risks_behind_login", State{Probed: true, Signed: true, Coverage: CoverageAuthRequired, Findings: 1},
-		Badge{"probity", "1 risk", ColorRisks}},
+		Badge{"probity", "1 risk", ColorRisks}, Risks},
 	{"login_required", State{Probed: true, Signed: true, Coverage: CoverageAuthRequired},
-		Badge{"probity", "login required", ColorLoginNeeded}},
+		Badge{"probity", "login required", ColorLoginNeeded}, LoginRequired},
 	{"login_required_over_verified", State{Probed: true, Signed: true, Coverage: CoverageAuthRequired, HasSupply: true, Verified: true, Score: 95},
-		Badge{"probity", "login required", ColorLoginNeeded}},
+		Badge{"probity", "login required", ColorLoginNeeded}, LoginRequired},
 	{"login_required_score", State{Probed: true, Signed: true, Coverage: CoverageAuthRequired, HasSupply: true, Score: 87},
-		Badge{"probity", "login required | score 87", ColorLoginNeeded}},
+		Badge{"probity", "login required | score 87", ColorLoginNeeded}, LoginRequired},
 	{"verified", State{Verified: true, HasSupply: true, Score: 91, Coverage: CoverageFull, Signed: true, Probed: true},
-		Badge{"probity", "verified", ColorVerified}},
+		Badge{"probity", "verified", ColorVerified}, Verified},
 	{"verified_unsigned_round", State{Verified: true, HasSupply: true, Score: 80, Probed: true},
-		Badge{"probity", "verified", ColorVerified}},
+		Badge{"probity", "verified", ColorVerified}, Verified},
 	{"verified_without_supply", State{Verified: true, Coverage: CoverageFull, Signed: true, Probed: true},
-		Badge{"probity", "no risks found", ColorHealthy}},
+		Badge{"probity", "no risks found", ColorHealthy}, NoRisksFound},
 	{"unsigned", State{Probed: true},
-		Badge{"probity", "unsigned", ColorUnsigned}},
+		Badge{"probity", "unsigned", ColorUnsigned}, Unsigned},
 	{"unsigned_score", State{HasSupply: true, Score: 87, Probed: true},
-		Badge{"probity", "unsigned | score 87", ColorUnsigned}},
+		Badge{"probity", "unsigned | score 87", ColorUnsigned}, Unsigned},
 	{"unsigned_score_out_of_range", State{HasSupply: true, Score: 101, Probed: true},
-		Badge{"probity", "unsigned", ColorUnsigned}},
+		Badge{"probity", "unsigned", ColorUnsigned}, Unsigned},
 	{"no_risks_found", State{Coverage: CoverageFull, Signed: true, Probed: true},
-		Badge{"probity", "no risks found", ColorHealthy}},
+		Badge{"probity", "no risks found", ColorHealthy}, NoRisksFound},
 	{"no_risks_found_score", State{HasSupply: true, Score: 87, Coverage: CoverageFull, Signed: true, Probed: true},
-		Badge{"probity", "no risks found | score 87", ColorHealthy}},
+		Badge{"probity", "no risks found | score 87", ColorHealthy}, NoRisksFound},
 	// An unsigned supply run is no verdict: no score.
 	{"no_risks_found_unsigned_supply", State{Checked: true, Score: 87, Coverage: CoverageFull, Signed: true, Probed: true},
-		Badge{"probity", "no risks found", ColorHealthy}},
+		Badge{"probity", "no risks found", ColorHealthy}, NoRisksFound},
 	// A signed round that claims a coverage not known here is never taken for
 	// full coverage.
 	{"coverage_unknown", State{Coverage: "partial", Signed: true, Probed: true},
-		Badge{"probity", "checked", ColorLoginNeeded}},
+		Badge{"probity", "checked", ColorLoginNeeded}, Checked},
 	// A server whose parts were checked without a round (a package, a
 	// repository, a remote before its first round) is never "not yet checked"
 	// (issue 14).
 	{"supply_only_score", State{HasSupply: true, Score: 0},
-		Badge{"probity", "score 0", ColorHealthy}},
+		Badge{"probity", "score 0", ColorHealthy}, SupplyScore},
 	{"supply_only_verified", State{HasSupply: true, Verified: true, Score: 95},
-		Badge{"probity", "verified", ColorVerified}},
+		Badge{"probity", "verified", ColorVerified}, Verified},
 	{"supply_only_unsigned", State{Checked: true, Score: 60},
-		Badge{"probity", "unsigned", ColorUnsigned}},
+		Badge{"probity", "unsigned", ColorUnsigned}, Unsigned},
 	{"supply_only_signed_checked", State{HasSupply: true, Checked: true, Score: 87},
-		Badge{"probity", "score 87", ColorHealthy}},
+		Badge{"probity", "score 87", ColorHealthy}, SupplyScore},
 	{"supply_only_score_out_of_range", State{HasSupply: true, Checked: true, Score: -1},
-		Badge{"probity", "checked", ColorHealthy}},
+		Badge{"probity", "checked", ColorHealthy}, SupplyScore},
 }
 
 func TestFor(t *testing.T) {
 	for _, tc := range forCases {
 		t.Run(tc.name, func(t *testing.T) {
+			if v := Decide(tc.state); v != tc.verdict {
+				t.Errorf("Decide(%+v) = %s, want %s", tc.state, v, tc.verdict)
+			}
 			got := For(tc.state)
 			if got != tc.want {
 				t.Fatalf("For(%+v) = %+v, want %+v", tc.state, got, tc.want)
