@@ -126,8 +126,18 @@ func publicWebhook(priv ed25519.PrivateKey) (*keys.Webhook, error) {
 // that publishes it: a crash in between leaves a key that has signed nothing, and the
 // next call publishes that key rather than making another.
 //
-// EnsureWebhookKey must not run concurrently with other changes to the same directory.
+// Several processes starting at once may call it together: a file another one wrote
+// first (the key, or the version) is read and used, as OpenDir does. It must not run
+// concurrently with rotate or revoke on the same directory.
 func EnsureWebhookKey(dir string, now time.Time, rand io.Reader) (*keys.Document, error) {
+	d, err := ensureWebhookKey(dir, now, rand)
+	for try := 0; errors.Is(err, fs.ErrExist) && try < 10; try++ {
+		d, err = ensureWebhookKey(dir, now, rand)
+	}
+	return d, err
+}
+
+func ensureWebhookKey(dir string, now time.Time, rand io.Reader) (*keys.Document, error) {
 	s, err := loadState(dir)
 	if err != nil {
 		return nil, err

@@ -139,3 +139,39 @@ func TestEnsureWebhookKeyAfterCrash(t *testing.T) {
 		t.Errorf("a directory without history: %v", err)
 	}
 }
+
+// TestEnsureWebhookKeyRace: processes starting at once all end with the one key the
+// document lists.
+func TestEnsureWebhookKeyRace(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "keys")
+	if _, err := GenerateDir(dir, "https://probity.dev", t0, seedReader(1)); err != nil {
+		t.Fatal(err)
+	}
+	docs := make(chan *keys.Document, 4)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			d, err := EnsureWebhookKey(dir, t0.Add(time.Minute), nil)
+			docs <- d
+			errs <- err
+		}()
+	}
+	var first *keys.Document
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		d := <-docs
+		if first == nil {
+			first = d
+		} else if !keys.SameDocument(first, d) {
+			t.Errorf("two documents: %+v and %+v", first.Webhook, d.Webhook)
+		}
+	}
+	if vs, err := Versions(dir); err != nil || len(vs) != 2 {
+		t.Errorf("versions = %d, %v", len(vs), err)
+	}
+	if _, _, err := LoadWebhookSigner(dir); err != nil {
+		t.Error(err)
+	}
+}
