@@ -109,11 +109,12 @@
 // record (kind keys), so that the key history is append-only too. Its members:
 //
 //	version   1, 2, 3, … (at most MaxKeysVersion)
-//	event     generated (version 1, and only it), rotated, revoked or log_key_added
+//	event     generated (version 1, and only it), rotated, revoked, log_key_added or
+//	          webhook_key_added
 //	issuedAt  when the version was made: the time held to the signing keys' windows,
 //	          as observedAt is for rounds
-//	document  the key document, format_version 2, as a JSON object (canonical within
-//	          the canonical payload)
+//	document  the key document, format_version 2 (3 once it lists a webhook key), as
+//	          a JSON object (canonical within the canonical payload)
 //	previous  "sha256:" + hex SHA-256 of the previous version's canonical document;
 //	          absent in version 1, required in every later one
 //

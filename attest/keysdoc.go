@@ -22,16 +22,19 @@ const (
 	KeysEventRotated     = "rotated"       // a new signing key is added (the old one's window ends)
 	KeysEventRevoked     = "revoked"       // one or more keys are revoked
 	KeysEventLogKeyAdded = "log_key_added" // the log member is set for the first time
+	// KeysEventWebhookKeyAdded: the webhook member (format_version 3) is set for the
+	// first time.
+	KeysEventWebhookKeyAdded = "webhook_key_added"
 )
 
 // KeysEvents lists the events in schema order.
-var KeysEvents = []string{KeysEventGenerated, KeysEventRotated, KeysEventRevoked, KeysEventLogKeyAdded}
+var KeysEvents = []string{KeysEventGenerated, KeysEventRotated, KeysEventRevoked, KeysEventLogKeyAdded, KeysEventWebhookKeyAdded}
 
 // MaxKeysVersion is the highest version number the schema allows.
 const MaxKeysVersion = 1000000
 
 // KeysPredicate is the predicate of https://probity.dev/attestation/keys/v1. Document is
-// the key document (package keys, format_version 2) as a JSON object; in a signed
+// the key document (package keys, format_version 2, or 3 once it lists a webhook key) as a JSON object; in a signed
 // statement it is in canonical form, and the subject digest is its SHA-256. Members are
 // declared in RFC 8785 order.
 type KeysPredicate struct {

@@ -13,17 +13,32 @@
 // directory is keys.json). It is a JSON object with exactly these members, in this order
 // when written:
 //
-//	format_version  number   2 (FormatVersion); 1 (FormatVersion1) is still read
+//	format_version  number   2 (FormatVersion), or 3 (FormatVersion3) when the document
+//	                         lists a webhook key; 1 (FormatVersion1) is still read
 //	issuer          string   who signs with these keys, e.g. "https://probity.dev";
 //	                         1 to 256 bytes of UTF-8 without control characters
 //	keys            array    1 to 64 key objects
-//	log             object or null  format_version 2 only, where it is required: the
+//	log             object or null  format_version 2 and 3, where it is required: the
 //	                         issuer's transparency log, {"origin": …, "key": …}; null
 //	                         for a document without a log
+//	webhook         object   format_version 3 only, where it is required: the key that
+//	                         signs the issuer's webhook deliveries, {"public_key": …}
 //
 // A format_version 1 document has exactly the first three members (it is the format
-// before the log, and old key histories hold it); a format_version 2 document has all
-// four. Any other format_version is rejected before the rest is read.
+// before the log, and old key histories hold it); a format_version 2 document has the
+// first four; a format_version 3 document has all five. A document is written as format
+// 3 exactly when it lists a webhook key, so every document without one reads as before.
+// Any other format_version is rejected before the rest is read.
+//
+// The webhook object has exactly one string member:
+//
+//	public_key  the Ed25519 public key of the issuer's webhook deliveries in the Standard
+//	            Webhooks form (https://www.standardwebhooks.com/, "Signature scheme":
+//	            asymmetric public keys are "whpk_" + base64): "whpk_" followed by the
+//	            canonical standard base64 (padded) of the 32 raw key bytes, 49
+//	            characters in all. It is not one of the keys in keys: a key has one
+//	            use. Package notify/webhook signs and verifies deliveries with it
+//	            (signature identifier v1a).
 //
 // The log object has exactly two string members:
 //
@@ -107,7 +122,7 @@
 // comparing the served document with the latest logged one. A version is a DSSE
 // envelope over an in-toto statement with predicate type
 // https://probity.dev/attestation/keys/v1 (package attest, "Keys predicate"): its
-// number, its event (generated, rotated, revoked, log_key_added), issuedAt, the
+// number, its event (generated, rotated, revoked, log_key_added, webhook_key_added), issuedAt, the
 // document in canonical form, and for every version after the first the "sha256:"
 // digest of the previous version's canonical document (CanonicalDocument,
 // DocumentDigest). OpenVersion checks one version against the one before it; these are
@@ -115,7 +130,7 @@
 //
 //   - Numbers run 1, 2, 3, … without a gap, each previous digest names the document of
 //     the version before, and issuedAt never goes back. Every version's document is
-//     format_version 2.
+//     format_version 2, or 3 from the version that adds the webhook key on.
 //   - Version 1 (event generated) is signed by a key it lists, unrevoked and valid at its
 //     issuedAt (before its valid_until, when it has one). What it lists is trusted as of when it is logged: a key directory made
 //     before versions existed gets version 1 of its document as it then was.
@@ -134,7 +149,10 @@
 //     after issuedAt; a new key's valid_from is not before issuedAt (no key is ever
 //     valid before the version that publishes it) and a new key is not revoked.
 //     rotated adds at least one key (and may end windows); revoked revokes at least one
-//     key and changes nothing else; log_key_added sets the log and changes nothing else.
+//     key and changes nothing else; log_key_added sets the log and changes nothing else;
+//     webhook_key_added sets the webhook key (format_version 3) and changes nothing
+//     else. The webhook key, once set, never changes or goes (the format never goes
+//     back).
 //
 // The key document in force at log index i is the document of the latest version logged
 // at an index below i (version 1's for records logged before it). package verifier

@@ -29,6 +29,10 @@ const (
 	// FormatVersion1 is the first format, without the log member, which Parse still
 	// reads so that old key documents and histories stay verifiable.
 	FormatVersion1 = 1
+	// FormatVersion3 is format 2 with the webhook member: the format of a document that
+	// publishes a webhook signing key (the webhook_key_added version and every later
+	// one). A document without a webhook key is written as format 2.
+	FormatVersion3 = 3
 	// AlgorithmEd25519 is the only algorithm a key may have.
 	AlgorithmEd25519 = "Ed25519"
 	// MaxDocumentSize is the largest key document Parse and Load accept, in bytes.
@@ -58,8 +62,11 @@ type Document struct {
 	Issuer        string
 	Keys          []Key
 	// Log is the transparency log the issuer's records are appended to (format_version
-	// 2); nil is JSON null in format 2 and the absent member in format 1.
+	// 2 and 3); nil is JSON null in formats 2 and 3 and the absent member in format 1.
 	Log *Log
+	// Webhook is the key that signs the issuer's webhook deliveries: set exactly in
+	// format_version 3, absent from the earlier formats.
+	Webhook *Webhook
 }
 
 // Log names the issuer's transparency log: its origin (the first line of its
@@ -224,8 +231,14 @@ func (d *Document) Current(now time.Time) (*Key, bool) {
 // syntax, and records each key's parsed public key. It returns a *DocumentError for the
 // first violation found.
 func (d *Document) Validate() error {
-	if d.FormatVersion != FormatVersion && d.FormatVersion != FormatVersion1 {
-		return docErr("format_version", "%d is not supported (want %d or %d)", d.FormatVersion, FormatVersion1, FormatVersion)
+	if d.FormatVersion != FormatVersion && d.FormatVersion != FormatVersion1 && d.FormatVersion != FormatVersion3 {
+		return docErr("format_version", "%d is not supported (want %d, %d or %d)", d.FormatVersion, FormatVersion1, FormatVersion, FormatVersion3)
+	}
+	switch {
+	case d.FormatVersion == FormatVersion3 && d.Webhook == nil:
+		return docErr("webhook", "is required in format_version 3 (a document without a webhook key is format_version 2)")
+	case d.FormatVersion != FormatVersion3 && d.Webhook != nil:
+		return docErr("webhook", "is not a member of format_version %d (a document with a webhook key is format_version 3)", d.FormatVersion)
 	}
 	if d.Log != nil {
 		if d.FormatVersion == FormatVersion1 {
@@ -255,6 +268,11 @@ func (d *Document) Validate() error {
 			return keyErr(i, k.KeyID, "key_id", "is also the key_id of keys[%d]", j)
 		}
 		bySPKI[k.SPKI], byID[k.KeyID] = i, i
+	}
+	if d.Webhook != nil {
+		if err := d.Webhook.validate(d); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -394,9 +412,11 @@ func Parse(data []byte) (*Document, error) {
 	case FormatVersion:
 	case FormatVersion1:
 		names = documentMembers1
+	case FormatVersion3:
+		names = documentMembers3
 	default:
 		if _, ok := top["format_version"]; ok { // before anything whose shape a later version may change
-			return nil, docErr("format_version", "%d is not supported (want %d or %d)", d.FormatVersion, FormatVersion1, FormatVersion)
+			return nil, docErr("format_version", "%d is not supported (want %d, %d or %d)", d.FormatVersion, FormatVersion1, FormatVersion, FormatVersion3)
 		}
 	}
 	members, err := checkMembers(top, names)
@@ -413,8 +433,13 @@ func Parse(data []byte) (*Document, error) {
 	if n := len(raws); n < 1 || n > MaxKeys {
 		return nil, docErr("keys", "has %d entries; want 1 to %d", n, MaxKeys)
 	}
-	if d.FormatVersion == FormatVersion {
+	if d.FormatVersion == FormatVersion || d.FormatVersion == FormatVersion3 {
 		if d.Log, err = decodeLog(members["log"]); err != nil {
+			return nil, err
+		}
+	}
+	if d.FormatVersion == FormatVersion3 {
+		if d.Webhook, err = decodeWebhook(members["webhook"]); err != nil {
 			return nil, err
 		}
 	}
@@ -511,6 +536,7 @@ func SameDocument(a, b *Document) bool {
 var (
 	documentMembers1 = []string{"format_version", "issuer", "keys"}
 	documentMembers  = []string{"format_version", "issuer", "keys", "log"}
+	documentMembers3 = []string{"format_version", "issuer", "keys", "log", "webhook"}
 )
 
 type docWire1 struct {
@@ -526,10 +552,21 @@ type docWire2 struct {
 	Log           *Log   `json:"log"`
 }
 
+type docWire3 struct {
+	FormatVersion int      `json:"format_version"`
+	Issuer        string   `json:"issuer"`
+	Keys          []Key    `json:"keys"`
+	Log           *Log     `json:"log"`
+	Webhook       *Webhook `json:"webhook"`
+}
+
 // wire returns the JSON form of d for its format_version.
 func (d *Document) wire() any {
-	if d.FormatVersion == FormatVersion1 {
+	switch d.FormatVersion {
+	case FormatVersion1:
 		return docWire1{d.FormatVersion, d.Issuer, d.Keys}
+	case FormatVersion3:
+		return docWire3{d.FormatVersion, d.Issuer, d.Keys, d.Log, d.Webhook}
 	}
 	return docWire2{d.FormatVersion, d.Issuer, d.Keys, d.Log}
 }
@@ -541,7 +578,7 @@ func (d Document) MarshalJSON() ([]byte, error) { return encodeJSON(d.wire(), ""
 // UnmarshalJSON decodes a document with encoding/json's rules, without the strict checks
 // or the validation of Parse, which is what reading a published document should use.
 func (d *Document) UnmarshalJSON(data []byte) error {
-	var w docWire2
+	var w docWire3
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
 	}

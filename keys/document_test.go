@@ -183,7 +183,7 @@ func TestValidate(t *testing.T) {
 		mutate func(d *Document)
 		want   string // substring of the error, which includes the offending path
 	}{
-		{"format_version 3", func(d *Document) { d.FormatVersion = 3 }, "format_version 3 is not supported (want 1 or 2)"},
+		{"format_version 4", func(d *Document) { d.FormatVersion = 4 }, "format_version 4 is not supported (want 1, 2 or 3)"},
 		{"format_version 0", func(d *Document) { d.FormatVersion = 0 }, "format_version 0 is not supported"},
 		{"empty issuer", func(d *Document) { d.Issuer = "" }, "issuer is empty"},
 		{"long issuer", func(d *Document) { d.Issuer = strings.Repeat("a", 257) }, "issuer is 257 bytes long; at most 256"},
@@ -330,7 +330,7 @@ func TestParseStrict(t *testing.T) {
 		{"issuer null", strings.Replace(valid, `"https://probity.dev"`, `null`, 1), "issuer must be a string, not null"},
 		{"keys null", `{"format_version":1,"issuer":"x","keys":null}`, "keys must be an array, not null"},
 		{"keys object", `{"format_version":1,"issuer":"x","keys":{}}`, "keys must be an array, not an object"},
-		{"format_version 3 first", `{"format_version":3,"issuer":"","keys":[]}`, "format_version 3 is not supported"},
+		{"format_version 4 first", `{"format_version":4,"issuer":"","keys":[]}`, "format_version 4 is not supported"},
 		{"keys empty", `{"format_version":1,"issuer":"x","keys":[]}`, "keys has 0 entries"},
 		{"key not object", `{"format_version":1,"issuer":"x","keys":[[]]}`, "keys[0]: must be an object, not an array"},
 		{"key null", `{"format_version":1,"issuer":"x","keys":[null]}`, "keys[0]: must be an object, not null"},

@@ -270,20 +270,29 @@ func CheckChange(prev, next *Document, event string, issuedAt time.Time) error {
 	case prev.Log != nil && (next.Log == nil || *prev.Log != *next.Log):
 		return fail("the log is replaced or removed")
 	}
+	webhookAdded := false
+	switch {
+	case prev.Webhook == nil && next.Webhook != nil:
+		webhookAdded = true
+	case prev.Webhook != nil && (next.Webhook == nil || *prev.Webhook != *next.Webhook):
+		return fail("the webhook key is replaced or removed")
+	}
 	if next.FormatVersion < prev.FormatVersion {
 		return fail("format_version goes back from %d to %d", prev.FormatVersion, next.FormatVersion)
 	}
 	ok := false
 	switch event {
 	case attest.KeysEventRotated:
-		ok = added > 0 && revoked == 0 && !logAdded
+		ok = added > 0 && revoked == 0 && !logAdded && !webhookAdded
 	case attest.KeysEventRevoked:
-		ok = revoked > 0 && added == 0 && ended == 0 && !logAdded
+		ok = revoked > 0 && added == 0 && ended == 0 && !logAdded && !webhookAdded
 	case attest.KeysEventLogKeyAdded:
-		ok = logAdded && added == 0 && revoked == 0 && ended == 0
+		ok = logAdded && added == 0 && revoked == 0 && ended == 0 && !webhookAdded
+	case attest.KeysEventWebhookKeyAdded:
+		ok = webhookAdded && added == 0 && revoked == 0 && ended == 0 && !logAdded
 	}
 	if !ok {
-		return fail("event %q does not describe the change (%d keys added, %d windows ended, %d keys revoked, log added %v)", event, added, ended, revoked, logAdded)
+		return fail("event %q does not describe the change (%d keys added, %d windows ended, %d keys revoked, log added %v, webhook key added %v)", event, added, ended, revoked, logAdded, webhookAdded)
 	}
 	return nil
 }

@@ -752,6 +752,38 @@ type Store interface {
 	// without a word, so the appender asks now and then; nil on SQLite.
 	LogLockHeld(ctx context.Context) error
 
+	// Webhooks (issue 17, sql_webhooks.go): an account's webhook URLs, their
+	// deliveries and delivery log, and the planner's place in the changes.
+	//
+	// AddWebhook registers url for the account: ErrWebhookExists, ErrWebhookLimit
+	// (MaxWebhooksPerAccount, which the schema enforces) or ErrNotFound (no account).
+	AddWebhook(ctx context.Context, accountID int64, url string, now time.Time) (Webhook, error)
+	// Webhooks returns the account's webhooks, oldest first.
+	Webhooks(ctx context.Context, accountID int64) ([]Webhook, error)
+	// Webhook returns the account's webhook id; ErrNotFound if it has none such.
+	Webhook(ctx context.Context, accountID, id int64) (Webhook, error)
+	// DeleteWebhook deletes the account's webhook id and its deliveries; ErrNotFound.
+	DeleteWebhook(ctx context.Context, accountID, id int64) error
+	// EnableWebhook enables the account's webhook id again with no failures counted.
+	EnableWebhook(ctx context.Context, accountID, id int64) error
+	// EnabledWebhooks pages through the enabled webhooks by id (limit ≤ 1000).
+	EnabledWebhooks(ctx context.Context, afterID int64, limit int) ([]Webhook, error)
+	// AddWebhookDeliveries stores pending deliveries, skipping stored message ids and
+	// deleted webhooks; it returns how many it added.
+	AddWebhookDeliveries(ctx context.Context, ds []WebhookDelivery) (int, error)
+	// ClaimWebhookDeliveries holds up to limit due deliveries of enabled webhooks until
+	// now+lease, each for one worker at a time.
+	ClaimWebhookDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]WebhookClaim, error)
+	// FinishWebhookAttempt records an attempt's outcome, counts or resets the webhook's
+	// failures, disables it when told, and cuts its log to MaxWebhookLog rows.
+	FinishWebhookAttempt(ctx context.Context, a WebhookAttempt) (Webhook, error)
+	// WebhookDeliveries returns the delivery log of the account's webhook, newest first.
+	WebhookDeliveries(ctx context.Context, accountID, id int64) ([]WebhookDelivery, error)
+	// WebhookPlannedThrough and SetWebhookPlannedThrough keep how far the planner has
+	// read the changes (zero before its first run).
+	WebhookPlannedThrough(ctx context.Context) (time.Time, error)
+	SetWebhookPlannedThrough(ctx context.Context, t time.Time) error
+
 	// NewQueue builds a River client on the store's database (riverpgxv5 on
 	// PostgreSQL, riversqlite on SQLite). cfg is River's configuration; its Workers
 	// and PeriodicJobs come from the caller.

@@ -85,6 +85,9 @@ type KeyDocumentDescription struct {
 	Keys          []KeyDescription `json:"keys"`
 	LogOrigin     string           `json:"logOrigin,omitempty"`
 	LogKey        string           `json:"logKey,omitempty"`
+	// WebhookKey is the key that signs the issuer's webhook deliveries ("whpk_…",
+	// format_version 3).
+	WebhookKey string `json:"webhookKey,omitempty"`
 }
 
 // KeyDescription is one key of a key document: its id and SHA-256 recomputed over the
@@ -293,6 +296,9 @@ func describeKeyDocument(data []byte, now time.Time) (*Description, error) {
 	kd := &KeyDocumentDescription{FormatVersion: doc.FormatVersion, Issuer: doc.Issuer}
 	if doc.Log != nil {
 		kd.LogOrigin, kd.LogKey = doc.Log.Origin, doc.Log.Key
+	}
+	if doc.Webhook != nil {
+		kd.WebhookKey = doc.Webhook.PublicKey
 	}
 	for i := range doc.Keys {
 		k := &doc.Keys[i]

@@ -297,6 +297,10 @@ func cloneDocument(d *keys.Document) *keys.Document {
 		l := *d.Log
 		c.Log = &l
 	}
+	if d.Webhook != nil {
+		w := *d.Webhook
+		c.Webhook = &w
+	}
 	return &c
 }
 

@@ -8,7 +8,9 @@
 //
 // A key directory holds the signing key, signing-key.pem (PKCS#8 "PRIVATE KEY" PEM,
 // mode 0600), the log key, log-key.note (a C2SP signed-note signer key that signs the
-// transparency log's checkpoints, mode 0600; LoadLogSigner), the key document,
+// transparency log's checkpoints, mode 0600; LoadLogSigner), the webhook key,
+// webhook-key.whsk (a Standard Webhooks "whsk_" secret key that signs webhook
+// deliveries, mode 0600; EnsureWebhookKey adds it, LoadWebhookSigner loads it), the key document,
 // keys.json (mode 0644), and the signed history of the key document,
 // versions/000001.dsse, versions/000002.dsse, … (one keys/v1 DSSE envelope each; see
 // package keys, "Key document history"; Versions reads them for the service to log).

@@ -479,6 +479,9 @@ func writeKeyDocument(t textWriter, kd *verifier.KeyDocumentDescription) {
 	} else {
 		t.line("log", "none listed")
 	}
+	if kd.WebhookKey != "" {
+		t.line("webhook key", "%s (signs webhook deliveries, Standard Webhooks v1a)", kd.WebhookKey)
+	}
 	t.line("computed", "key_id and spki_sha256 above are computed from each key's spki")
 }
 

@@ -1,0 +1,469 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/probity-dev/probity/checks/probe/egress"
+	"github.com/probity-dev/probity/store"
+)
+
+// Store is what the service needs of the store (package store implements it).
+type Store interface {
+	AddWebhook(ctx context.Context, accountID int64, url string, now time.Time) (store.Webhook, error)
+	Webhooks(ctx context.Context, accountID int64) ([]store.Webhook, error)
+	Webhook(ctx context.Context, accountID, id int64) (store.Webhook, error)
+	DeleteWebhook(ctx context.Context, accountID, id int64) error
+	EnableWebhook(ctx context.Context, accountID, id int64) error
+	EnabledWebhooks(ctx context.Context, afterID int64, limit int) ([]store.Webhook, error)
+	AddWebhookDeliveries(ctx context.Context, ds []store.WebhookDelivery) (int, error)
+	ClaimWebhookDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.WebhookClaim, error)
+	FinishWebhookAttempt(ctx context.Context, a store.WebhookAttempt) (store.Webhook, error)
+	WebhookDeliveries(ctx context.Context, accountID, id int64) ([]store.WebhookDelivery, error)
+	WebhookPlannedThrough(ctx context.Context) (time.Time, error)
+	SetWebhookPlannedThrough(ctx context.Context, t time.Time) error
+	// Changes returns the changes recorded since a time (newest first); Entry gives a
+	// change's slug (ChangeRecord.EntrySlug is filled on reads).
+	Changes(ctx context.Context, f store.ChangeFilter) ([]store.ChangeRecord, error)
+}
+
+// Followers finds the accounts that follow an entry (package notify's follows; the
+// service wires it). The list is bounded by the follow limit per account times the
+// accounts, and Followers may return it in any order.
+type Followers interface {
+	Followers(ctx context.Context, entryID int64) ([]int64, error)
+}
+
+// Defaults of Config.
+const (
+	// DefaultTimeout bounds one delivery attempt: connect, TLS, request and response.
+	DefaultTimeout = 10 * time.Second
+	// DefaultDisableAfter is how many failed attempts in a row disable a webhook.
+	DefaultDisableAfter = 10
+	// DefaultInterval is how often the River job plans and delivers.
+	DefaultInterval = time.Minute
+	// DefaultLookback is how far before the planner's last run it reads changes again,
+	// for a change committed after a later one was read (planning is idempotent).
+	DefaultLookback = 5 * time.Minute
+	// maxResponse is how much of a receiver's response body is read (and dropped).
+	maxResponse = 4 << 10
+	// claimBatch is how many deliveries one claim takes; parallel how many are sent
+	// at once.
+	claimBatch = 50
+	parallel   = 4
+	// maxChangesPerPlan bounds the changes one planning run reads.
+	maxChangesPerPlan = 10_000
+	// maxErrorText is the longest error kept in the delivery log.
+	maxErrorText = 200
+)
+
+// DefaultBackoff is the wait before each retry of a failed delivery: after the first
+// attempt 1 minute, then 5 minutes, 30 minutes, 2 hours and 6 hours; after the sixth
+// attempt the delivery has failed.
+var DefaultBackoff = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 6 * time.Hour}
+
+// Config configures a Service.
+type Config struct {
+	// Store keeps the webhooks and deliveries; required.
+	Store Store
+	// Followers finds who follows an entry; required for planning (Plan).
+	Followers Followers
+	// Key is the webhook signing key (signing.LoadWebhookSigner), whose public key the
+	// key document publishes; required for delivering.
+	Key ed25519.PrivateKey
+	// BaseURL is the site's base URL for the payload's links, e.g. https://probity.dev.
+	BaseURL string
+	// Egress configures the egress guard every delivery dials through. The zero value
+	// is production: public addresses only. AllowLoopback (tests, the demo) also admits
+	// http:// URLs to loopback hosts at registration.
+	Egress egress.Config
+	// Timeout bounds one attempt; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Backoff are the waits before the retries; nil means DefaultBackoff.
+	Backoff []time.Duration
+	// DisableAfter is how many failed attempts in a row disable a webhook; 0 means
+	// DefaultDisableAfter.
+	DisableAfter int
+	// Interval is how often the River job runs; 0 means DefaultInterval.
+	Interval time.Duration
+	// Lookback: see DefaultLookback; 0 means it.
+	Lookback time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger receives one event per attempt; nil discards.
+	Logger *slog.Logger
+}
+
+// Service registers webhooks, plans deliveries from changes and delivers them.
+type Service struct {
+	cfg      Config
+	guard    *egress.Guard
+	resolver egress.Resolver
+	client   *http.Client
+	now      func() time.Time
+	log      *slog.Logger
+}
+
+// New returns a Service for cfg.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("webhook: Config needs a Store")
+	}
+	if cfg.Key != nil && len(cfg.Key) != ed25519.PrivateKeySize {
+		return nil, fmt.Errorf("webhook: Config.Key is %d bytes, want %d", len(cfg.Key), ed25519.PrivateKeySize)
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Backoff == nil {
+		cfg.Backoff = DefaultBackoff
+	}
+	if cfg.DisableAfter <= 0 {
+		cfg.DisableAfter = DefaultDisableAfter
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if cfg.Lookback <= 0 {
+		cfg.Lookback = DefaultLookback
+	}
+	s := &Service{cfg: cfg, guard: egress.New(cfg.Egress), resolver: cfg.Egress.Resolver, now: cfg.Now, log: cfg.Logger}
+	if s.resolver == nil {
+		s.resolver = net.DefaultResolver
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	tr := s.guard.Transport()
+	tr.MaxIdleConnsPerHost = 2
+	s.client = &http.Client{
+		Transport: tr,
+		Timeout:   cfg.Timeout,
+		// Standard Webhooks: a redirect is a failure (update the URL instead), and a
+		// redirect could point anywhere: none is followed.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return s, nil
+}
+
+// Register checks raw (CheckURL) and registers it for the account. Errors: wrapping
+// ErrInvalidURL (the text says why), ErrTooMany, ErrExists, or the store's.
+func (s *Service) Register(ctx context.Context, accountID int64, raw string) (store.Webhook, error) {
+	u, err := s.CheckURL(ctx, raw)
+	if err != nil {
+		return store.Webhook{}, err
+	}
+	w, err := s.cfg.Store.AddWebhook(ctx, accountID, u, s.now())
+	switch {
+	case errors.Is(err, store.ErrWebhookLimit):
+		return store.Webhook{}, ErrTooMany
+	case errors.Is(err, store.ErrWebhookExists):
+		return store.Webhook{}, ErrExists
+	}
+	return w, err
+}
+
+// Webhooks returns the account's webhooks, oldest first.
+func (s *Service) Webhooks(ctx context.Context, accountID int64) ([]store.Webhook, error) {
+	return s.cfg.Store.Webhooks(ctx, accountID)
+}
+
+// Delete deletes the account's webhook id and its delivery log; store.ErrNotFound if
+// the account has none such.
+func (s *Service) Delete(ctx context.Context, accountID, id int64) error {
+	return s.cfg.Store.DeleteWebhook(ctx, accountID, id)
+}
+
+// Enable enables the account's disabled webhook id again; store.ErrNotFound.
+func (s *Service) Enable(ctx context.Context, accountID, id int64) error {
+	return s.cfg.Store.EnableWebhook(ctx, accountID, id)
+}
+
+// Log returns the delivery log of the account's webhook id, newest first (at most
+// store.MaxWebhookLog deliveries); store.ErrNotFound if the account has none such.
+func (s *Service) Log(ctx context.Context, accountID, id int64) ([]store.WebhookDelivery, error) {
+	return s.cfg.Store.WebhookDeliveries(ctx, accountID, id)
+}
+
+// Plan reads the changes recorded since its last run (and Lookback before it; the first
+// run starts Lookback before now, so no old history is sent) and adds a pending delivery
+// for every visible change that is not a baseline, to every enabled webhook of every
+// account following its entry that was registered by the time the change was recorded.
+// It is idempotent: a delivery's message id names webhook, entry and change, and the
+// store adds each once. It returns how many deliveries it added.
+func (s *Service) Plan(ctx context.Context) (int, error) {
+	if s.cfg.Followers == nil {
+		return 0, errors.New("webhook: Config needs Followers to plan deliveries")
+	}
+	through := s.now().UTC()
+	from, err := s.cfg.Store.WebhookPlannedThrough(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if from.IsZero() {
+		from = through
+	}
+	changes, err := s.cfg.Store.Changes(ctx, store.ChangeFilter{Since: from.Add(-s.cfg.Lookback), WithoutEnvelopes: true, Limit: maxChangesPerPlan})
+	if err != nil {
+		return 0, err
+	}
+	if len(changes) == maxChangesPerPlan {
+		s.log.WarnContext(ctx, "webhook planning read the most changes it reads at once; older ones are skipped", "limit", maxChangesPerPlan)
+	}
+	changes = slices.DeleteFunc(changes, func(c store.ChangeRecord) bool {
+		return c.Hidden || c.Kind == "baseline" || c.RecordedAt.After(through)
+	})
+	added := 0
+	if len(changes) > 0 {
+		byAccount, err := s.enabledByAccount(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if len(byAccount) > 0 {
+			if added, err = s.plan(ctx, changes, byAccount, through); err != nil {
+				return added, err
+			}
+		}
+	}
+	return added, s.cfg.Store.SetWebhookPlannedThrough(ctx, through)
+}
+
+// enabledByAccount reads every enabled webhook, by account.
+func (s *Service) enabledByAccount(ctx context.Context) (map[int64][]store.Webhook, error) {
+	out := make(map[int64][]store.Webhook)
+	var after int64
+	for {
+		page, err := s.cfg.Store.EnabledWebhooks(ctx, after, 1000)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range page {
+			out[w.AccountID] = append(out[w.AccountID], w)
+			after = w.ID
+		}
+		if len(page) < 1000 {
+			return out, nil
+		}
+	}
+}
+
+func (s *Service) plan(ctx context.Context, changes []store.ChangeRecord, byAccount map[int64][]store.Webhook, now time.Time) (int, error) {
+	slices.Reverse(changes) // oldest first
+	var batch []store.WebhookDelivery
+	added := 0
+	flush := func() error {
+		n, err := s.cfg.Store.AddWebhookDeliveries(ctx, batch)
+		added += n
+		batch = batch[:0]
+		return err
+	}
+	followers := make(map[int64][]int64) // per entry, read once per run
+	for _, c := range changes {
+		accounts, ok := followers[c.EntryID]
+		if !ok {
+			var err error
+			if accounts, err = s.cfg.Followers.Followers(ctx, c.EntryID); err != nil {
+				return added, err
+			}
+			followers[c.EntryID] = accounts
+		}
+		var body []byte
+		for _, a := range accounts {
+			for _, w := range byAccount[a] {
+				if w.CreatedAt.After(c.RecordedAt) {
+					continue
+				}
+				if body == nil {
+					var err error
+					if body, err = NewPayload(s.cfg.BaseURL, c.EntrySlug, c).Marshal(); err != nil {
+						return added, err
+					}
+				}
+				batch = append(batch, store.WebhookDelivery{WebhookID: w.ID, MessageID: messageID(w.ID, c.EntryID, c.Number),
+					EntryID: c.EntryID, ChangeNumber: c.Number, Payload: body, CreatedAt: now, NextAttemptAt: now})
+				if len(batch) == 1000 {
+					if err := flush(); err != nil {
+						return added, err
+					}
+				}
+			}
+		}
+	}
+	if len(batch) > 0 {
+		if err := flush(); err != nil {
+			return added, err
+		}
+	}
+	return added, nil
+}
+
+// Deliver sends the deliveries due now, a batch at a time, until none is due, ctx ends or
+// budget has passed; it returns how many attempts it made. Each claimed delivery is held
+// (leased) for the attempt's timeout and a margin, so a worker killed mid-attempt leaves
+// it to be sent again after the lease, with the same webhook-id (receivers deduplicate
+// on it, as Standard Webhooks asks).
+func (s *Service) Deliver(ctx context.Context, budget time.Duration) (int, error) {
+	if len(s.cfg.Key) != ed25519.PrivateKeySize {
+		return 0, errors.New("webhook: Config needs the webhook signing Key to deliver")
+	}
+	start := s.now()
+	lease := s.cfg.Timeout + 30*time.Second
+	attempts := 0
+	for ctx.Err() == nil && s.now().Sub(start) <= budget {
+		claims, err := s.cfg.Store.ClaimWebhookDeliveries(ctx, s.now(), lease, claimBatch)
+		if err != nil {
+			return attempts, err
+		}
+		if len(claims) == 0 {
+			return attempts, nil
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var firstErr error
+		sem := make(chan struct{}, parallel)
+		for _, c := range claims {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				if err := s.attempt(ctx, c); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		attempts += len(claims)
+		if firstErr != nil {
+			return attempts, firstErr
+		}
+		if len(claims) < claimBatch {
+			return attempts, nil
+		}
+	}
+	return attempts, nil
+}
+
+// attempt makes one attempt of a claimed delivery and records it.
+func (s *Service) attempt(ctx context.Context, c store.WebhookClaim) error {
+	d := c.Delivery
+	at := s.now()
+	status, failure := s.post(ctx, c.URL, d.MessageID, d.Payload, at)
+	rec := store.WebhookAttempt{DeliveryID: d.ID, At: at, Status: status, Delivered: failure == "", Error: failure,
+		DisableAfter: s.cfg.DisableAfter}
+	if failure != "" {
+		if n := d.Attempts + 1; n <= len(s.cfg.Backoff) {
+			rec.NextAttemptAt = at.Add(s.cfg.Backoff[n-1])
+		}
+		rec.DisableReason = fmt.Sprintf("disabled after %d failed delivery attempts in a row; the last: %s", s.cfg.DisableAfter, failure)
+		if status == http.StatusGone {
+			rec.Disable = true
+			rec.DisableReason = "disabled because the receiver answered 410 Gone (it asked not to be sent more)"
+		}
+	}
+	w, err := s.cfg.Store.FinishWebhookAttempt(context.WithoutCancel(ctx), rec)
+	if errors.Is(err, store.ErrNotFound) {
+		// Finished meanwhile: its webhook was deleted, or disabled by a parallel
+		// attempt of another of its deliveries (which fails its pending ones).
+		s.log.InfoContext(ctx, "webhook delivery finished during its attempt", "webhook", d.WebhookID, "message_id", d.MessageID,
+			"status", status, "delivered", failure == "")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("couldn't record webhook delivery %s: %w", d.MessageID, err)
+	}
+	s.log.InfoContext(ctx, "webhook delivery attempt", "webhook", d.WebhookID, "message_id", d.MessageID,
+		"attempt", d.Attempts+1, "status", status, "delivered", failure == "", "error", failure,
+		"disabled", !w.Enabled(), "ms", s.now().Sub(at).Milliseconds())
+	return nil
+}
+
+// post makes one signed POST and returns the response status (0: none) and, for a
+// failure, what went wrong in words for the owner's delivery log ("" for a 2xx).
+func (s *Service) post(ctx context.Context, target, msgID string, body []byte, at time.Time) (int, string) {
+	h, err := Sign(s.cfg.Key, msgID, at, body)
+	if err != nil {
+		return 0, "not sent: " + err.Error()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return 0, "not sent: the URL is not valid"
+	}
+	// The URL was checked at registration; the guard checks it again here, and every
+	// address dialed.
+	if err := s.guard.CheckURL(req.URL); err != nil {
+		return 0, "not sent: " + refusal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Probity-Webhooks/1 (+"+s.cfg.BaseURL+")")
+	h.Set(req.Header)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return 0, describeFailure(err, s.cfg.Timeout)
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponse))
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode <= 299:
+		return resp.StatusCode, ""
+	case resp.StatusCode >= 300 && resp.StatusCode <= 399:
+		return resp.StatusCode, fmt.Sprintf("HTTP %d: a redirect, which is not followed; register the URL it points to", resp.StatusCode)
+	}
+	return resp.StatusCode, fmt.Sprintf("HTTP %d", resp.StatusCode)
+}
+
+// describeFailure says why a request got no response, without the receiver's text.
+func describeFailure(err error, timeout time.Duration) string {
+	var be *egress.BlockedError
+	var ne net.Error
+	switch {
+	case errors.As(err, &be):
+		return "refused: the URL's host resolves to " + refusal(err) + "; webhooks go to public addresses only"
+	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("no answer within %s", timeout)
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return "the host name could not be looked up"
+	}
+	return clean("could not connect: " + err.Error())
+}
+
+// clean keeps an error text to printable characters and maxErrorText bytes.
+func clean(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if !unicode.IsPrint(r) || r == utf8.RuneError {
+			return '?'
+		}
+		return r
+	}, s)
+	if len(s) > maxErrorText {
+		s = s[:maxErrorText]
+		for !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+		s += "…"
+	}
+	return s
+}
