@@ -784,6 +784,57 @@ type Store interface {
 	WebhookPlannedThrough(ctx context.Context) (time.Time, error)
 	SetWebhookPlannedThrough(ctx context.Context, t time.Time) error
 
+	// Accounts, sessions, sign-in codes and sign-in throttles (issue 17;
+	// sql_accounts.go). Secrets arrive hashed: the store never sees a sign-in code, a
+	// session token or a client key, only digests of them. Deleting an account deletes,
+	// through ON DELETE CASCADE, every row that belongs to it.
+
+	// EmailAccount returns the account with the e-mail key, creating it with email at
+	// at when there is none (created true).
+	EmailAccount(ctx context.Context, email, emailKey string, at time.Time) (a Account, created bool, err error)
+	// GitHubAccount returns the account of the GitHub user id, creating it at at when
+	// there is none (created true), and sets its login to login: a renamed user keeps
+	// the account.
+	GitHubAccount(ctx context.Context, githubID int64, login string, at time.Time) (a Account, created bool, err error)
+	// SetAccountEmail sets an account's address (a GitHub account adds one, an account
+	// changes its own); ErrAddressTaken when another account has the key, ErrNotFound
+	// when there is no such account.
+	SetAccountEmail(ctx context.Context, id int64, email, emailKey string) error
+	// AccountByID returns the account with the id, or ErrNotFound.
+	AccountByID(ctx context.Context, id int64) (Account, error)
+	// DeleteAccount deletes the account and, through ON DELETE CASCADE, everything that
+	// belongs to it; ErrNotFound when there is no such account.
+	DeleteAccount(ctx context.Context, id int64) error
+	// CreateSession stores a new session.
+	CreateSession(ctx context.Context, r SessionRecord) error
+	// SessionByHash returns the session with the id hash, unexpired at now, and its
+	// account; ErrNotFound when there is none.
+	SessionByHash(ctx context.Context, idHash []byte, now time.Time) (SessionRecord, Account, error)
+	// RenewSession moves an unexpired session's renewal forward to renewedAt and its
+	// end to expiresAt; a renewal older than the stored one changes nothing.
+	RenewSession(ctx context.Context, idHash []byte, renewedAt, expiresAt time.Time) error
+	// DeleteSession deletes the session with the id hash, if there is one.
+	DeleteSession(ctx context.Context, idHash []byte) error
+	// DeleteAccountSessions deletes every session of the account and returns how many.
+	DeleteAccountSessions(ctx context.Context, accountID int64) (int64, error)
+	// AddSignInCode stores a sign-in code with no try spent and returns its id.
+	AddSignInCode(ctx context.Context, c SignInCode) (int64, error)
+	// ClaimSignInCodeTry spends one try of every code of the address that is unexpired
+	// at now and has a try left (MaxSignInCodeTries), in one statement, and returns
+	// those codes for the caller to compare.
+	ClaimSignInCodeTry(ctx context.Context, addressHash []byte, now time.Time) ([]SignInCode, error)
+	// UseSignInCode deletes the code with the id and, when it did (used true: no
+	// concurrent call did first), every other code of the address.
+	UseSignInCode(ctx context.Context, addressHash []byte, id int64) (used bool, err error)
+	// ForgetAddress deletes the sign-in codes and the address throttle of an address.
+	ForgetAddress(ctx context.Context, addressHash []byte) error
+	// TakeThrottle counts one request against a sliding-window limit and reports
+	// whether it is allowed; a refused request is not counted.
+	TakeThrottle(ctx context.Context, t ThrottleTake) (allowed bool, err error)
+	// PruneSignIn deletes the sessions, sign-in codes and throttles expired at now and
+	// returns how many.
+	PruneSignIn(ctx context.Context, now time.Time) (int64, error)
+
 	// NewQueue builds a River client on the store's database (riverpgxv5 on
 	// PostgreSQL, riversqlite on SQLite). cfg is River's configuration; its Workers
 	// and PeriodicJobs come from the caller.
