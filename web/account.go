@@ -28,6 +28,9 @@ type Accounts interface {
 	// sign-in, and returns a new session. A wrong, used, expired or dead code is
 	// ErrBadCode; ErrTooMany over a limit.
 	VerifyCode(ctx context.Context, email, code, client string) (Session, error)
+	// EmailEnabled reports whether sign-in by e-mail code is configured (a mailer);
+	// when it is not, the site offers neither the code forms nor adding an address.
+	EmailEnabled() bool
 	// GitHubEnabled reports whether sign-in with GitHub is configured; when it is not,
 	// the site neither links nor serves it.
 	GitHubEnabled() bool

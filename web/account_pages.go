@@ -36,8 +36,8 @@ type signInPage struct {
 	Email string
 	// Error says what was wrong with the form ("" when nothing).
 	Error string
-	// GitHub offers "Sign in with GitHub".
-	GitHub bool
+	// ByEmail offers the e-mail code forms; GitHub "Sign in with GitHub".
+	ByEmail, GitHub bool
 	// SignedInAs names the account already signed in ("" when none).
 	SignedInAs string
 }
@@ -64,7 +64,7 @@ func (a Account) label() string {
 func (v *viewer) Label() string { return v.label() }
 
 func (h *handlers) signInData(c *gin.Context, ret string) (signInPage, error) {
-	p := signInPage{Return: h.acc.SafeReturn(ret), CSRF: h.signInToken(c), GitHub: h.acc.GitHubEnabled()}
+	p := signInPage{Return: h.acc.SafeReturn(ret), CSRF: h.signInToken(c), ByEmail: h.acc.EmailEnabled(), GitHub: h.acc.GitHubEnabled()}
 	v, err := h.viewer(c)
 	if v != nil {
 		p.SignedInAs = v.label()
@@ -86,6 +86,10 @@ func (h *handlers) signIn(c *gin.Context) {
 // signInCode serves POST /signin/code: it asks for a code and shows the form to enter
 // it, with the same words whether or not the address has an account.
 func (h *handlers) signInCode(c *gin.Context) {
+	if !h.acc.EmailEnabled() {
+		h.fail(c, errNotFound)
+		return
+	}
 	if !h.form(c) || !h.checkSignInToken(c) {
 		return
 	}
@@ -141,6 +145,10 @@ func (h *handlers) tooMany(c *gin.Context, page string, p signInPage) {
 // signInVerify serves GET /signin/verify (the form to enter a code) and POST
 // /signin/verify (signing in with it).
 func (h *handlers) signInVerify(c *gin.Context) {
+	if !h.acc.EmailEnabled() {
+		h.fail(c, errNotFound)
+		return
+	}
 	private(c)
 	if c.Request.Method != http.MethodPost {
 		p, err := h.signInData(c, c.Query("return"))
@@ -325,6 +333,8 @@ type accountPage struct {
 	V        *viewer
 	Webhooks bool
 	Follows  bool
+	// ByEmail offers the form of the address e-mails go to.
+	ByEmail bool
 	// Error is the deletion form's; EmailError and Email the address form's.
 	Error      string
 	EmailError string
@@ -338,7 +348,7 @@ func (h *handlers) account(c *gin.Context) {
 		return
 	}
 	h.renewSession(c, v)
-	h.render(c, http.StatusOK, "account", accountPage{V: v, Webhooks: h.hooks != nil, Follows: h.follows != nil})
+	h.render(c, http.StatusOK, "account", accountPage{V: v, Webhooks: h.hooks != nil, Follows: h.follows != nil, ByEmail: h.acc.EmailEnabled()})
 }
 
 // renewSession renews the session cookie's Max-Age on the account pages (the
@@ -357,7 +367,7 @@ func (h *handlers) deleteAccount(c *gin.Context) {
 	}
 	private(c)
 	if strings.TrimSpace(formValue(c, "confirm")) != deleteWord {
-		h.render(c, http.StatusBadRequest, "account", accountPage{V: v, Webhooks: h.hooks != nil, Follows: h.follows != nil,
+		h.render(c, http.StatusBadRequest, "account", accountPage{V: v, Webhooks: h.hooks != nil, Follows: h.follows != nil, ByEmail: h.acc.EmailEnabled(),
 			Error: "Nothing was deleted: type DELETE, in capitals, into the box to confirm."})
 		return
 	}
@@ -401,6 +411,10 @@ type accountEmailPage struct {
 // accountEmail serves POST /account/email: a code to the address the account wants
 // its e-mails at (a GitHub account has none; an e-mail account changes its own).
 func (h *handlers) accountEmail(c *gin.Context) {
+	if !h.acc.EmailEnabled() {
+		h.fail(c, errNotFound)
+		return
+	}
 	v, ok := h.postSignedIn(c, "/account")
 	if !ok {
 		return
@@ -408,18 +422,18 @@ func (h *handlers) accountEmail(c *gin.Context) {
 	private(c)
 	p := accountEmailPage{V: v, Email: strings.TrimSpace(formValue(c, "email"))}
 	if msg := emailProblem(p.Email); msg != "" {
-		h.render(c, http.StatusBadRequest, "account", accountPage{V: v, Webhooks: h.hooks != nil, Follows: h.follows != nil, EmailError: msg, Email: p.Email})
+		h.render(c, http.StatusBadRequest, "account", accountPage{V: v, Webhooks: h.hooks != nil, Follows: h.follows != nil, ByEmail: h.acc.EmailEnabled(), EmailError: msg, Email: p.Email})
 		return
 	}
 	err := h.acc.RequestCode(c.Request.Context(), p.Email, c.ClientIP())
 	switch {
 	case errors.Is(err, ErrInvalidAddress):
-		h.render(c, http.StatusBadRequest, "account", accountPage{V: v, Webhooks: h.hooks != nil, Follows: h.follows != nil,
+		h.render(c, http.StatusBadRequest, "account", accountPage{V: v, Webhooks: h.hooks != nil, Follows: h.follows != nil, ByEmail: h.acc.EmailEnabled(),
 			EmailError: "That is not an e-mail address we can send to. Check it and try again.", Email: p.Email})
 		return
 	case errors.Is(err, ErrTooMany):
 		c.Header("Retry-After", "3600")
-		h.render(c, http.StatusTooManyRequests, "account", accountPage{V: v, Webhooks: h.hooks != nil, Follows: h.follows != nil,
+		h.render(c, http.StatusTooManyRequests, "account", accountPage{V: v, Webhooks: h.hooks != nil, Follows: h.follows != nil, ByEmail: h.acc.EmailEnabled(),
 			EmailError: "There were too many codes asked for. Please try again in an hour.", Email: p.Email})
 		return
 	case err != nil:
@@ -433,6 +447,10 @@ func (h *handlers) accountEmail(c *gin.Context) {
 // accountEmailVerify serves POST /account/email/verify: the code sent to the new
 // address makes it the account's.
 func (h *handlers) accountEmailVerify(c *gin.Context) {
+	if !h.acc.EmailEnabled() {
+		h.fail(c, errNotFound)
+		return
+	}
 	v, ok := h.postSignedIn(c, "/account")
 	if !ok {
 		return

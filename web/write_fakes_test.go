@@ -68,13 +68,14 @@ type fakeAccounts struct {
 	deleted   []int64
 	signedOut []string
 	github    bool
+	email     bool
 	// githubLogin is the login GitHub's fake answers with.
 	githubLogin string
 }
 
 func newFakeAccounts(m *atomic.Int64) *fakeAccounts {
 	return &fakeAccounts{mutations: m, accounts: map[int64]web.Account{}, byEmail: map[string]int64{},
-		sessions: map[string]int64{}, codes: map[string]string{}, github: true, githubLogin: "octo<b>cat</b>"}
+		sessions: map[string]int64{}, codes: map[string]string{}, github: true, email: true, githubLogin: "octo<b>cat</b>"}
 }
 
 func (f *fakeAccounts) RequestCode(ctx context.Context, email, client string) error {
@@ -140,6 +141,8 @@ func (f *fakeAccounts) AddEmail(ctx context.Context, id int64, email, code, clie
 }
 
 func (f *fakeAccounts) GitHubEnabled() bool { return f.github }
+
+func (f *fakeAccounts) EmailEnabled() bool { return f.email }
 
 // GitHubStart binds the state and the return address in the cookie, as the service
 // does (signed there; the fake only joins them).

@@ -1165,3 +1165,30 @@ func TestAccountEmail(t *testing.T) {
 		t.Errorf("another account's address: %d", rec.Code)
 	}
 }
+
+// TestSignInMethodsOff: without a mailer the e-mail code forms are neither offered nor
+// served; without GitHub its link and routes are gone.
+func TestSignInMethodsOff(t *testing.T) {
+	w := newWriteSite(t, writeOpts{})
+	b := w.browser(t)
+	b.signIn("ada@example.com")
+	tok := csrfOf(t, b.get("/signin").Body.String())
+	w.acc.email, w.acc.github = false, false
+	body := b.get("/signin").Body.String()
+	if strings.Contains(body, `action="/signin/code"`) || strings.Contains(body, "/signin/github") || !strings.Contains(body, "not available") {
+		t.Errorf("the sign-in page offers a method that is off\n%s", body)
+	}
+	if body := b.get("/account").Body.String(); strings.Contains(body, `action="/account/email"`) {
+		t.Error("the account page offers an address without a mailer")
+	}
+	for _, p := range []string{"/signin/code", "/signin/verify", "/account/email", "/account/email/verify"} {
+		if rec := b.post(p, url.Values{"csrf": {tok}, "email": {"ada@example.com"}, "code": {fakeCode}}); rec.Code != http.StatusNotFound {
+			t.Errorf("POST %s without a mailer: %d", p, rec.Code)
+		}
+	}
+	for _, p := range []string{"/signin/verify", "/signin/github", "/signin/github/callback?code=good&state=x"} {
+		if rec := b.get(p); rec.Code != http.StatusNotFound {
+			t.Errorf("GET %s with the method off: %d", p, rec.Code)
+		}
+	}
+}
