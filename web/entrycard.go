@@ -62,6 +62,11 @@ type entryHead struct {
 	// signed is the newest signed round (EntryDigest.SignedRound; nil when none): the
 	// round the card counts, and the one the Checks tab shows.
 	signed *store.RoundSummary
+	// entryID is the entry's id (the Follow button's).
+	entryID int64
+	// Follow is the Follow button for the request's viewer (follow.go), set by the
+	// handler; nil when the site has no follows.
+	Follow *followButton `json:"-"`
 }
 
 // Card statuses: the suffix of the status label's class (status-…), which the label's
@@ -219,7 +224,7 @@ func supplySize(sv *supplyView) int {
 // head builds the top of tab of the entry of d.
 func (s *site) head(ctx context.Context, d *store.EntryDigest, tab string) (*entryHead, error) {
 	e := d.Entry
-	h := &entryHead{Slug: e.Slug, Name: displayName(e), Kind: e.Kind, Locator: visibleLine(e.Locator), Tab: tab, Links: s.links(e.Slug)}
+	h := &entryHead{Slug: e.Slug, Name: displayName(e), Kind: e.Kind, Locator: visibleLine(e.Locator), Tab: tab, Links: s.links(e.Slug), entryID: e.ID}
 	if n := visibleLine(d.Listing.ServerName); n != "" {
 		h.ServerName = cut(n, maxListingLine)
 	} else {

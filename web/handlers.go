@@ -56,7 +56,21 @@ type handlers struct {
 	// dirPages keeps the directory's rendered pages for Config.DirectoryCacheTTL; nil
 	// renders every request.
 	dirPages *pageCache
+	// postBody is the most of a POST body read: maxBody without write paths,
+	// maxPostBody with them.
+	postBody int64
+
+	// The write paths (account_routes.go); acc nil: none.
+	acc      Accounts
+	follows  Follows  // nil: no Follow buttons, Followed or unsubscribe pages
+	hooks    Webhooks // nil: no webhook pages
+	jar      cookieJar
+	cop      *http.CrossOriginProtection
+	writeLim *ratelimit.Limiter // the write routes' own bucket per client
 }
+
+// features are the write paths a site serves, which the layout links to.
+type features struct{ Accounts, Follows, Webhooks bool }
 
 var funcs = template.FuncMap{
 	"utc":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
@@ -74,9 +88,12 @@ var funcs = template.FuncMap{
 // shared parts of an entry's tabs (the History tab is another helper's page).
 var partials = []string{"templates/entry_common.html"}
 
-// parseTemplates parses each page with the shared layout.
-func parseTemplates() (map[string]*template.Template, error) {
-	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, append([]string{"templates/layout.html"}, partials...)...)
+// parseTemplates parses each page with the shared layout; feats are the write paths
+// the layout links to (the template function "features").
+func parseTemplates(feats features) (map[string]*template.Template, error) {
+	layout, err := template.New("layout.html").Funcs(funcs).Funcs(template.FuncMap{
+		"features": func() features { return feats },
+	}).ParseFS(templateFS, append([]string{"templates/layout.html"}, partials...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -111,11 +128,25 @@ func (h *handlers) router(trusted []string) (http.Handler, error) {
 		r.ForwardedByClientIP = false
 	}
 	// The panic goes to the request's log line (recovered), not to gin's stderr writer.
-	r.Use(h.observe, gin.CustomRecoveryWithWriter(io.Discard, h.recovered), securityHeaders, h.rateLimit)
+	chain := []gin.HandlerFunc{h.observe, gin.CustomRecoveryWithWriter(io.Discard, h.recovered), h.securityHeaders, h.rateLimit}
+	if h.cop != nil {
+		chain = append(chain, h.crossOrigin)
+	}
+	r.Use(chain...)
 	r.NoRoute(func(c *gin.Context) { h.fail(c, errNotFound) })
 	r.NoMethod(func(c *gin.Context) {
-		c.Header("Allow", "GET, HEAD")
-		h.problem(c, http.StatusMethodNotAllowed, "Only GET and HEAD are served here.")
+		// gin has set Allow to the methods the path takes; without write paths that
+		// is GET, HEAD everywhere.
+		allow := c.Writer.Header().Get("Allow")
+		if allow == "" || h.acc == nil {
+			allow = "GET, HEAD"
+			c.Header("Allow", allow)
+		}
+		msg := "Only GET and HEAD are served here."
+		if allow != "GET, HEAD" {
+			msg = "This address takes " + allow + " only."
+		}
+		h.problem(c, http.StatusMethodNotAllowed, msg)
 	})
 
 	get := func(path string, fn gin.HandlerFunc) {
@@ -153,6 +184,9 @@ func (h *handlers) router(trusted []string) (http.Handler, error) {
 	get("/bundle/:file", h.bundle) // a record's bundle: /bundle/SEQ.json
 	get("/healthz", h.healthz)
 	get("/metrics", h.metricsText)
+	if h.acc != nil {
+		h.writeRoutes(r, get) // account_routes.go
+	}
 	return r, nil
 }
 
@@ -364,6 +398,9 @@ func (h *handlers) entry(c *gin.Context) {
 		c.Data(http.StatusOK, "text/markdown; charset=utf-8", b)
 	default:
 		v, err := h.site.entryPage(ctx, slug, tools)
+		if err == nil {
+			err = h.setFollow(c, v.Head)
+		}
 		if err != nil {
 			h.fail(c, err)
 			return
@@ -394,6 +431,10 @@ func (h *handlers) entryTab(tab string, asJSON bool) gin.HandlerFunc {
 			c.Data(http.StatusOK, "application/json; charset=utf-8", b)
 			return
 		}
+		if err := h.setFollow(c, p.Head); err != nil {
+			h.fail(c, err)
+			return
+		}
 		h.render(c, http.StatusOK, "entry_"+tab, p)
 	}
 }
@@ -411,6 +452,9 @@ func (h *handlers) history(c *gin.Context) {
 		return
 	}
 	head, err := h.site.tabHead(c.Request.Context(), slug, tabHistory)
+	if err == nil {
+		err = h.setFollow(c, head)
+	}
 	if err != nil {
 		h.fail(c, err)
 		return

@@ -27,11 +27,16 @@ func setSecurityHeaders(h http.Header) {
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 }
 
-// securityHeaders sets the headers every response carries, and bounds the request.
-func securityHeaders(c *gin.Context) {
+// securityHeaders sets the headers every response carries, and bounds the request:
+// its body to maxBody, or to postBody for a POST (the write paths' forms).
+func (h *handlers) securityHeaders(c *gin.Context) {
 	setSecurityHeaders(c.Writer.Header())
-	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxBody)
-	if c.Request.ContentLength > maxBody {
+	limit := int64(maxBody)
+	if c.Request.Method == http.MethodPost {
+		limit = h.postBody
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+	if c.Request.ContentLength > limit {
 		c.AbortWithStatus(http.StatusRequestEntityTooLarge)
 		return
 	}
@@ -85,7 +90,9 @@ func (h *handlers) observe(c *gin.Context) {
 // rateLimit answers 429 with Retry-After when the client's bucket is empty. /healthz
 // and /metrics are exempt: monitors poll them. /log/ and /badge/ have buckets of their
 // own (Config.LogRateLimit, Config.BadgeRateLimit): an auditor reading the log and the
-// READMEs showing badges do not use up a client's pages, nor the other way round.
+// READMEs showing badges do not use up a client's pages, nor the other way round. The
+// write routes (every POST but the one-click unsubscribe, and the GitHub sign-in)
+// share a stricter bucket (Config.WriteRateLimit).
 // Every refusal is counted (probity_http_rate_limited_total) and logged at most once
 // per client per minute (refusals.Log), so a flood of 429s cannot flood the log.
 func (h *handlers) rateLimit(c *gin.Context) {
@@ -101,6 +108,15 @@ func (h *handlers) rateLimit(c *gin.Context) {
 		lim = h.logLim
 	case "/badge/:file":
 		lim = h.badgeLim
+	case "/unsubscribe/:token/one-click":
+		// The site's bucket: mail providers post one-clicks for many people from a
+		// few addresses, and the signed token is the gate.
+	case "/signin/github", "/signin/github/callback":
+		lim = h.writeLim
+	default:
+		if c.Request.Method == http.MethodPost && h.writeLim != nil {
+			lim = h.writeLim
+		}
 	}
 	ok, wait := lim.Allow(client)
 	if !ok {

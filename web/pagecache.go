@@ -11,7 +11,9 @@ import (
 // hundred rows rendered, about 2.6 ms of CPU, which two cores could not serve a thousand
 // times a second. Within its time to live a page is served as it was rendered, so the
 // directory lags the store by at most that long (a second by default); every other
-// page still reads the store on every request.
+// page still reads the store on every request. A cached page must be the same for
+// every visitor: the directory page has no session content (its layout shows the
+// site's features, never who is signed in), and must keep it that way.
 //
 // Concurrent requests for a page that is being rendered wait for that one rendering
 // instead of starting their own, so an expired popular page costs one store query, not

@@ -23,6 +23,29 @@
 //	/mcp (any method)                   Probity's own MCP server, when Config.MCP is set
 //	GET /healthz, /metrics              store reachable; Prometheus text format
 //
+// With Config.Accounts set the site has write paths (account*.go, follow.go, csrf.go):
+//
+//	GET  /signin                        sign in: the e-mail form and the GitHub link (?return=)
+//	POST /signin/code                   e-mail a sign-in code
+//	GET, POST /signin/verify            enter the code
+//	GET  /signin/github, …/callback     sign in with GitHub (when configured)
+//	POST /signout, /signout/everywhere  sign out in this browser; everywhere
+//	GET  /account                       the account: sign out, delete it
+//	POST /account/delete                (confirmed by typing DELETE)
+//	POST /account/email, …/verify       the address e-mails go to: a code to it, then the code
+//	GET  /privacy                       what is stored, for how long, who receives what
+//
+// and, with Config.Follows, Config.Webhooks:
+//
+//	POST /s/{slug}/follow, …/unfollow   the Follow button on every page of an entry
+//	GET  /followed, /followed.json      the entries followed, their changes, e-mail setting, failures
+//	POST /followed/mode                 the e-mail setting: hourly, daily, off
+//	GET, POST /unsubscribe/{token}      an e-mail's link: GET shows buttons, POST does it and offers Undo
+//	POST /unsubscribe/{token}/one-click RFC 8058 one-click: change e-mails off, follows kept
+//	GET, POST /account/webhooks         the account's webhooks; add one
+//	GET  /account/webhooks/{id}         a webhook's delivery log
+//	POST /account/webhooks/{id}/delete  remove it; …/enable: enable a disabled one again
+//
 // Every piece of server-supplied text (tool names, titles, descriptions, instructions,
 // server names, evidence samples) is shown as plain text: html/template escapes it in
 // pages, encoding/json escapes <, > and & in JSON, and Markdown output escapes every
@@ -30,7 +53,10 @@
 // (visible). Hidden changes appear nowhere: not on pages, not in JSON or Markdown, not
 // in the envelopes JSONL.
 //
-// Only GET and HEAD are served; other methods get 405. Every response carries a strict
+// Without Accounts only GET and HEAD are served; other methods get 405. The write
+// routes take POST (at most 8 KiB of form; other bodies stay at 1 KiB), pass Go's
+// http.CrossOriginProtection (all but the one-click route), carry a csrf token, and
+// have a stricter bucket of their own (Config.WriteRateLimit); csrf.go says how. Every response carries a strict
 // Content-Security-Policy (no scripts at all, styles from the site only), nosniff, a
 // Referrer-Policy and frame-ancestors 'none'. Each client (remote IP, or the address
 // trusted proxies forward) has a token bucket (web/ratelimit); an empty bucket gets 429
@@ -119,6 +145,21 @@ type Config struct {
 	// (pagecache.go): zero means DefaultDirectoryCacheTTL, a negative value renders
 	// every request.
 	DirectoryCacheTTL time.Duration
+
+	// Accounts, when set, gives the site its write paths: sign-in (e-mail code and
+	// GitHub), sessions, the account page and the privacy page (account.go). Nil
+	// leaves the site read-only: only GET and HEAD, no cookies, no forms.
+	Accounts Accounts
+	// Follows, when set (with Accounts), serves the Follow buttons, the Followed page
+	// and the unsubscribe pages of the e-mails.
+	Follows Follows
+	// Webhooks, when set (with Accounts), serves an account's webhooks and their
+	// delivery logs.
+	Webhooks Webhooks
+	// WriteRateLimit is the per-client token bucket of the write routes (every POST
+	// but the one-click unsubscribe, and the GitHub sign-in), apart from the site's
+	// and stricter. The zero value means DefaultWriteRateLimit.
+	WriteRateLimit RateLimit
 }
 
 // RateLimit is a token bucket per client: Burst requests at once, refilled at
@@ -146,9 +187,16 @@ var DefaultLogRateLimit = RateLimit{PerSecond: 200, Burst: 400, MaxClients: 1000
 // cached (badge.CacheControl, ETag), so this costs little.
 var DefaultBadgeRateLimit = RateLimit{PerSecond: 20, Burst: 600, MaxClients: 10000}
 
+// DefaultWriteRateLimit is the rate limit of a zero Config.WriteRateLimit: bursts of
+// 30 forms, then one every 3 seconds (20 a minute). Clicking Follow on a list of
+// entries fits; a script trying codes or addresses does not (the accounts service
+// limits codes per address and per client besides).
+var DefaultWriteRateLimit = RateLimit{PerSecond: 1.0 / 3, Burst: 30, MaxClients: 10000}
+
 // Limits on requests.
 const (
-	// maxBody is the most of a request body read (GET and HEAD need none).
+	// maxBody is the most of a request body read but for a POST of the write paths
+	// (maxPostBody): GET and HEAD need none.
 	maxBody = 1 << 10
 	// maxQuery bounds a request's raw query string.
 	maxQuery = 1 << 10
@@ -191,6 +239,15 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.BadgeRateLimit.MaxClients <= 0 {
 		cfg.BadgeRateLimit.MaxClients = DefaultBadgeRateLimit.MaxClients
 	}
+	if cfg.WriteRateLimit.PerSecond <= 0 || cfg.WriteRateLimit.Burst <= 0 {
+		cfg.WriteRateLimit = DefaultWriteRateLimit
+	}
+	if cfg.WriteRateLimit.MaxClients <= 0 {
+		cfg.WriteRateLimit.MaxClients = DefaultWriteRateLimit.MaxClients
+	}
+	if cfg.Accounts == nil && (cfg.Follows != nil || cfg.Webhooks != nil) {
+		return nil, errors.New("web: Follows and Webhooks need Accounts (sign-in)")
+	}
 	// gin's mode is process-wide; release mode keeps it from printing routes and
 	// warnings to stdout.
 	gin.SetMode(gin.ReleaseMode)
@@ -204,7 +261,8 @@ func New(cfg Config) (http.Handler, error) {
 	if _, err := feed.DirectoryFeed(feedCfg, nil, cfg.Now()); err != nil {
 		return nil, fmt.Errorf("web: BaseURL must be the site's absolute http or https address: %w", err)
 	}
-	pages, err := parseTemplates()
+	feats := features{Accounts: cfg.Accounts != nil, Follows: cfg.Follows != nil, Webhooks: cfg.Webhooks != nil}
+	pages, err := parseTemplates(feats)
 	if err != nil {
 		return nil, err
 	}
@@ -251,6 +309,12 @@ func New(cfg Config) (http.Handler, error) {
 		badgeLim: badgeLim,
 		refused:  refused,
 		dirPages: dirPages,
+		postBody: maxBody,
+	}
+	if cfg.Accounts != nil {
+		if err := h.writePaths(cfg, base); err != nil {
+			return nil, err
+		}
 	}
 	site, err := h.router(cfg.TrustedProxies)
 	if err == nil {

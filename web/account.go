@@ -1,0 +1,293 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// The site's write paths call three services, each declared here by what the handlers
+// use (package accounts, package notify and package notify/webhook implement them, or
+// adapters over them do). With Config.Accounts nil the site has no write route at
+// all; Follows and Webhooks need Accounts.
+//
+// Errors: a service reports the refusals a person can act on with the sentinels below
+// (wrapped is fine: the handlers test with errors.Is), a refused webhook address with
+// a *Refusal, a row that is not the account's with store.ErrNotFound; any other error
+// is a 500 whose detail goes to the log only.
+
+// Accounts is sign-in, sessions and accounts. Tokens are raw session tokens, as the
+// session cookie carries them; the service stores their SHA-256 only.
+type Accounts interface {
+	// RequestCode e-mails a sign-in code to email. It returns nil whether or not the
+	// address has an account; ErrInvalidAddress when email is not an address;
+	// ErrTooMany over the limits per address or per client. client is the rate
+	// limiter's key of the request's client (the service stores it hashed).
+	RequestCode(ctx context.Context, email, client string) error
+	// VerifyCode signs in with a code sent to email, creating the account at its first
+	// sign-in, and returns a new session. A wrong, used, expired or dead code is
+	// ErrBadCode; ErrTooMany over a limit.
+	VerifyCode(ctx context.Context, email, code, client string) (Session, error)
+	// EmailEnabled reports whether sign-in by e-mail code is configured (a mailer);
+	// when it is not, the site offers neither the code forms nor adding an address.
+	EmailEnabled() bool
+	// GitHubEnabled reports whether sign-in with GitHub is configured; when it is not,
+	// the site neither links nor serves it.
+	GitHubEnabled() bool
+	// GitHubStart returns the address of GitHub's authorization page and the value of
+	// the state cookie GitHubFinish checks (state, PKCE verifier and returnTo, bound
+	// together). returnTo has been through SafeReturn.
+	GitHubStart(returnTo string) (authURL, stateCookie string, err error)
+	// GitHubFinish completes the sign-in GitHub redirected back with (code, state)
+	// against the state cookie, creating the account at its first sign-in. It returns
+	// a new session and the return address. A state that does not match the cookie, or
+	// a code GitHub refuses, is ErrBadCode.
+	GitHubFinish(ctx context.Context, code, state, stateCookie string) (sess Session, returnTo string, err error)
+	// Session returns the account of a session token; ErrNoSession when there is no
+	// such session or it expired.
+	Session(ctx context.Context, token string) (Account, error)
+	// SignOut ends the session of token (no error when there is none).
+	SignOut(ctx context.Context, token string) error
+	// SignOutEverywhere ends every session of the account.
+	SignOutEverywhere(ctx context.Context, accountID int64) error
+	// CSRFToken is the anti-forgery token of a session (an HMAC of its token): the
+	// hidden csrf field of every form a signed-in person sends.
+	CSRFToken(token string) string
+	// CheckCSRF reports, in constant time, whether field is the CSRF token of token.
+	CheckCSRF(token, field string) bool
+	// SafeReturn returns s when it is a local absolute path of this site, and the
+	// Followed page's path otherwise: no scheme, no host, not "//" nor "/\", no
+	// control characters, at most 512 bytes.
+	SafeReturn(s string) string
+	// AddEmail gives a signed-in account the address email, proven by a code
+	// RequestCode sent to it (a GitHub account adds one to receive e-mails; an account
+	// changes its own). VerifyCode's errors, and ErrAddressTaken when another account
+	// has the address.
+	AddEmail(ctx context.Context, accountID int64, email, code, client string) error
+	// DeleteAccount deletes the account and everything that is its: follows,
+	// sessions, webhooks and their deliveries, e-mails not sent yet.
+	DeleteAccount(ctx context.Context, accountID int64) error
+}
+
+// Session is a new session, made at a sign-in (the fields of accounts.Session).
+type Session struct {
+	// Token is the raw session token (32 random bytes, base64url): the cookie's value.
+	Token     string
+	AccountID int64
+	// ExpiresAt is when the session ends unless it is used (it slides on use).
+	ExpiresAt time.Time
+}
+
+// Account is a signed-in person's account (the fields of store.Account).
+type Account struct {
+	ID int64
+	// Email is the address the account receives e-mails at ("" for a GitHub account
+	// without one); EmailKey its lower-cased form.
+	Email    string
+	EmailKey string
+	// GitHubID and GitHubLogin are the GitHub user of a GitHub account (0 and "" for
+	// an e-mail account).
+	GitHubID    int64
+	GitHubLogin string
+	CreatedAt   time.Time
+}
+
+// Follows is following entries, the e-mail setting, and unsubscribing by token
+// (package notify).
+type Follows interface {
+	// Follow makes the account follow the entry with the slug; following it already
+	// is no error. ErrFollowLimit when the account follows the most entries it may.
+	Follow(ctx context.Context, accountID int64, slug string) error
+	// Unfollow stops following the entry with the slug; not following it is no error.
+	Unfollow(ctx context.Context, accountID int64, slug string) error
+	// Following reports whether the account follows the entry (the entry pages'
+	// Follow or Unfollow button).
+	Following(ctx context.Context, accountID, entryID int64) (bool, error)
+	// Followed is the account's Followed page.
+	Followed(ctx context.Context, accountID int64) (Followed, error)
+	// SetMode sets the account's change e-mails to MailHourly, MailDaily or MailOff.
+	SetMode(ctx context.Context, accountID int64, mode string) error
+	// UnsubscribePage is what an e-mail's unsubscribe link offers, as buttons: the
+	// token's own action and, for a token about one entry, turning change e-mails off
+	// as well, each with the token that does it. It changes nothing (a mail filter
+	// opens links). ErrBadToken when the token is forged, malformed or expired.
+	UnsubscribePage(ctx context.Context, token string) ([]UnsubscribeAction, error)
+	// Unsubscribe does what token says (unfollow an entry, turn change e-mails off,
+	// or undo one of them) and returns what it did and the button that undoes it.
+	// ErrBadToken as UnsubscribePage.
+	Unsubscribe(ctx context.Context, token string) (done, undo UnsubscribeAction, err error)
+	// OneClick turns off the change e-mails of the token's account (a token of an
+	// e-mail: unfollow or mail off); the account keeps following (RFC 8058).
+	// ErrBadToken as UnsubscribePage.
+	OneClick(ctx context.Context, token string) error
+}
+
+// The e-mail settings of Follows.SetMode and Followed.Mode.
+const (
+	// MailHourly is an e-mail as soon as something changes, at most one an hour (the
+	// default).
+	MailHourly = "hourly"
+	// MailDaily is one summary a day.
+	MailDaily = "daily"
+	// MailOff is no change e-mails.
+	MailOff = "off"
+)
+
+// Followed is an account's Followed page.
+type Followed struct {
+	// Mode is the e-mail setting: MailHourly, MailDaily or MailOff.
+	Mode string
+	// Limit is the most entries an account may follow.
+	Limit int
+	// HasEmail is false for an account without an address to send to (GitHub).
+	HasEmail bool
+	// Entries are the entries followed, with their latest changes.
+	Entries []FollowedEntry
+	// Gone are followed entries deleted from the directory, which nobody follows any
+	// more, until the account was told.
+	Gone []GoneEntry
+	// Failures are change e-mails that could not be delivered, newest first.
+	Failures []MailFailure
+}
+
+// FollowedEntry is one entry on the Followed page.
+type FollowedEntry struct {
+	Slug, Name string
+	// Since is when the account began following it.
+	Since time.Time
+	// Changes are its latest visible changes, newest first.
+	Changes []FollowedChange
+}
+
+// FollowedChange is a change of a followed entry: its number (the history's #ch-N),
+// when it was recorded, and its summary.
+type FollowedChange struct {
+	Number     int64
+	RecordedAt time.Time
+	Summary    string
+	// Baseline is the entry's first read, not a change.
+	Baseline bool
+}
+
+// GoneEntry is a followed entry that was deleted from the directory.
+type GoneEntry struct {
+	Slug, Name string
+	DeletedAt  time.Time
+}
+
+// MailFailure is a change e-mail that was not delivered: when it was planned, the
+// tries, and what the mail server or the connection said last.
+type MailFailure struct {
+	PlannedAt time.Time
+	Attempts  int
+	Error     string
+}
+
+// The actions of an unsubscribe token (package notify's).
+const (
+	ActionUnfollow     = "unfollow"       // stop following one entry
+	ActionMailOff      = "mail_off"       // turn change e-mails off
+	ActionFollow       = "follow"         // the undo of ActionUnfollow
+	ActionMailOnHourly = "mail_on_hourly" // the undo of ActionMailOff: hourly again
+	ActionMailOnDaily  = "mail_on_daily"  // the undo of ActionMailOff: daily again
+)
+
+// UnsubscribeAction is one button of an unsubscribe page: what it does and the token
+// its form posts (the fields of notify.Action).
+type UnsubscribeAction struct {
+	// Kind is one of Action*.
+	Kind string
+	// EntrySlug and EntryName name the entry of ActionUnfollow and ActionFollow.
+	EntrySlug, EntryName string
+	// Label is the service's words for it; the page uses its own, by Kind.
+	Label string
+	// Token is the signed token that does it: POST /unsubscribe/{Token}.
+	Token string
+}
+
+// Webhooks is an account's webhooks and their delivery logs (package
+// notify/webhook). Every method takes the account: a webhook of another account is
+// store.ErrNotFound.
+type Webhooks interface {
+	// Webhooks lists the account's webhooks, oldest first.
+	Webhooks(ctx context.Context, accountID int64) ([]Webhook, error)
+	// AddWebhook registers url for the entries the account follows. An address the
+	// service refuses (not https, too long, private, one too many, registered
+	// already) is a *Refusal.
+	AddWebhook(ctx context.Context, accountID int64, url string) (Webhook, error)
+	// RemoveWebhook deletes a webhook of the account with its delivery log.
+	RemoveWebhook(ctx context.Context, accountID, webhookID int64) error
+	// EnableWebhook enables a disabled webhook of the account again, with no
+	// failures counted.
+	EnableWebhook(ctx context.Context, accountID, webhookID int64) error
+	// Deliveries is a webhook of the account and its delivery log, newest first.
+	Deliveries(ctx context.Context, accountID, webhookID int64) (Webhook, []WebhookDelivery, error)
+}
+
+// Webhook is a registered webhook (the fields of store.Webhook the pages show).
+type Webhook struct {
+	ID        int64
+	URL       string
+	CreatedAt time.Time
+	// ConsecutiveFailures counts the failed attempts since the last success.
+	ConsecutiveFailures int
+	// DisabledAt is when it was disabled after repeated failures (zero: enabled);
+	// DisabledReason says why, in words for its owner.
+	DisabledAt     time.Time
+	DisabledReason string
+}
+
+// The states of a webhook delivery.
+const (
+	DeliveryPending   = "pending"
+	DeliveryDelivered = "delivered"
+	DeliveryFailed    = "failed"
+)
+
+// WebhookDelivery is a line of a webhook's delivery log: one change posted, or to be
+// posted, with the outcome of its last attempt.
+type WebhookDelivery struct {
+	// MessageID is the webhook-id header.
+	MessageID string
+	// EntrySlug is the entry the change is of ("" when it is gone); ChangeNumber the
+	// change's number.
+	EntrySlug    string
+	ChangeNumber int64
+	CreatedAt    time.Time
+	// State is DeliveryPending, DeliveryDelivered or DeliveryFailed.
+	State         string
+	Attempts      int
+	LastAttemptAt time.Time
+	// LastStatus is the receiver's HTTP status (0: no answer); LastError what went
+	// wrong ("" after a success).
+	LastStatus int
+	LastError  string
+}
+
+// The refusals the services report, which the pages explain.
+var (
+	// ErrNoSession is a session token with no session behind it (never issued,
+	// signed out, or expired).
+	ErrNoSession = errors.New("no such session")
+	// ErrTooMany is a limit reached: sign-in codes per address or per client.
+	ErrTooMany = errors.New("too many attempts")
+	// ErrInvalidAddress is an e-mail address that is not one.
+	ErrInvalidAddress = errors.New("not an e-mail address")
+	// ErrBadCode is a sign-in that cannot complete: a wrong, used or expired code, or
+	// a GitHub sign-in whose state does not match.
+	ErrBadCode = errors.New("wrong or expired sign-in code")
+	// ErrAddressTaken is an address another account has.
+	ErrAddressTaken = errors.New("address belongs to another account")
+	// ErrFollowLimit is a follow past the most entries an account may follow.
+	ErrFollowLimit = errors.New("follow limit reached")
+	// ErrBadToken is an unsubscribe token that is forged, malformed or expired.
+	ErrBadToken = errors.New("invalid or expired unsubscribe token")
+)
+
+// Refusal is a refusal of what a person entered, with the reason in the service's
+// own words (never an echo of the input), shown on the page as plain text.
+type Refusal struct {
+	Reason string
+}
+
+func (r *Refusal) Error() string { return r.Reason }

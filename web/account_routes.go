@@ -1,0 +1,62 @@
+package web
+
+import (
+	"github.com/gin-gonic/gin"
+)
+
+// writePaths sets up the write paths of cfg: the services, the cookies (Secure by the
+// base URL), CrossOriginProtection, the POST body bound and the write routes' bucket.
+func (h *handlers) writePaths(cfg Config, base string) error {
+	jar, err := newCookieJar(base)
+	if err != nil {
+		return err
+	}
+	cop, err := newCrossOriginProtection(base)
+	if err != nil {
+		return err
+	}
+	lim, err := newLimiter(cfg.WriteRateLimit, cfg.Now)
+	if err != nil {
+		return err
+	}
+	h.acc, h.follows, h.hooks = cfg.Accounts, cfg.Follows, cfg.Webhooks
+	h.jar, h.cop, h.writeLim, h.postBody = jar, cop, lim, maxPostBody
+	return nil
+}
+
+// writeRoutes registers the write paths; get registers a GET and HEAD route.
+func (h *handlers) writeRoutes(r *gin.Engine, get func(string, gin.HandlerFunc)) {
+	get("/signin", h.signIn)
+	r.POST("/signin/code", h.signInCode)
+	get("/signin/verify", h.signInVerify)
+	r.POST("/signin/verify", h.signInVerify)
+	get("/signin/github", h.gitHubStart)
+	get("/signin/github/callback", h.gitHubCallback)
+	r.POST("/signout", h.signOut)
+	r.POST("/signout/everywhere", h.signOutEverywhere)
+	get("/account", h.account)
+	r.POST("/account/delete", h.deleteAccount)
+	r.POST("/account/email", h.accountEmail)
+	r.POST("/account/email/verify", h.accountEmailVerify)
+	get("/privacy", h.privacy)
+	if h.follows != nil {
+		get("/followed", h.followed(false))
+		get("/followed.json", h.followed(true))
+		r.POST("/followed/mode", h.setMode)
+		r.POST("/s/:slug/follow", h.follow(true))
+		r.POST("/s/:slug/unfollow", h.follow(false))
+		get("/unsubscribe/:token", h.unsubscribeOffer)
+		r.POST("/unsubscribe/:token", h.unsubscribe)
+		// The one-click address (List-Unsubscribe): some mail apps open it instead of
+		// posting to it, and then see the buttons.
+		get("/unsubscribe/:token/one-click", h.unsubscribeOffer)
+		r.POST("/unsubscribe/:token/one-click", h.oneClick) // oneClickPattern
+	}
+	if h.hooks != nil {
+		get("/account/webhooks", h.webhooks)
+		r.POST("/account/webhooks", h.addWebhook)
+		get("/account/webhooks/:id", h.webhookLog)
+		r.POST("/account/webhooks/:id/delete", h.changeWebhook(true))
+		r.POST("/account/webhooks/:id/enable", h.changeWebhook(false))
+	}
+}
