@@ -184,7 +184,8 @@ func decodeGitHubState(v string) (githubState, bool) {
 // return to. ErrGitHubState when the state does not match the cookie's, the cookie is
 // missing, malformed or older than GitHubStateLifetime; ErrGitHubDenied when there is
 // no code (the person cancelled; GitHub's callback then carries error=access_denied);
-// another error when GitHub refused the code or could not be reached.
+// ErrGitHubDenied also when GitHub refused the code; another error when GitHub could not
+// be reached or answered wrongly.
 func (s *Service) GitHubFinish(ctx context.Context, code, state, cookie string) (Session, string, error) {
 	if s.github == nil {
 		return Session{}, "", ErrGitHubOff
@@ -201,7 +202,7 @@ func (s *Service) GitHubFinish(ctx context.Context, code, state, cookie string) 
 		return Session{}, "", ErrGitHubDenied
 	}
 	if len(code) > maxGitHubCode || !printableASCII(code, false) {
-		return Session{}, "", errors.New("GitHub's callback carries a malformed code: start again")
+		return Session{}, "", fmt.Errorf("%w (a malformed code)", ErrGitHubState)
 	}
 	id, login, err := s.github.user(ctx, code, st.verifier)
 	if err != nil {
@@ -227,7 +228,7 @@ func (g *githubClient) user(ctx context.Context, code, verifier string) (int64, 
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && re.ErrorCode != "" {
 			// Only the error code: the rest of the body is GitHub's text.
-			return 0, "", fmt.Errorf("GitHub refused the sign-in (%s): start again", safeCode(re.ErrorCode))
+			return 0, "", fmt.Errorf("%w (GitHub refused the code: %s)", ErrGitHubDenied, safeCode(re.ErrorCode))
 		}
 		return 0, "", fmt.Errorf("couldn't complete the sign-in with GitHub: %w", err)
 	}

@@ -165,3 +165,13 @@ func SafeReturn(s string) string {
 	}
 	return s
 }
+
+// CSRFToken is CSRFToken as a method, CheckCSRF and SafeReturn likewise: the site
+// declares what it calls of the service as one interface (web.Accounts).
+func (s *Service) CSRFToken(token string) string { return CSRFToken(token) }
+
+// CheckCSRF is CheckCSRF as a method.
+func (s *Service) CheckCSRF(token, field string) bool { return CheckCSRF(token, field) }
+
+// SafeReturn is SafeReturn as a method.
+func (s *Service) SafeReturn(v string) string { return SafeReturn(v) }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/probity-dev/probity/accounts"
+	"github.com/probity-dev/probity/store"
 )
 
 // The site's write paths call three services, each declared here by what the handlers
@@ -69,28 +72,12 @@ type Accounts interface {
 	DeleteAccount(ctx context.Context, accountID int64) error
 }
 
-// Session is a new session, made at a sign-in (the fields of accounts.Session).
-type Session struct {
-	// Token is the raw session token (32 random bytes, base64url): the cookie's value.
-	Token     string
-	AccountID int64
-	// ExpiresAt is when the session ends unless it is used (it slides on use).
-	ExpiresAt time.Time
-}
-
-// Account is a signed-in person's account (the fields of store.Account).
-type Account struct {
-	ID int64
-	// Email is the address the account receives e-mails at ("" for a GitHub account
-	// without one); EmailKey its lower-cased form.
-	Email    string
-	EmailKey string
-	// GitHubID and GitHubLogin are the GitHub user of a GitHub account (0 and "" for
-	// an e-mail account).
-	GitHubID    int64
-	GitHubLogin string
-	CreatedAt   time.Time
-}
+// Session is a new session, made at a sign-in; Account a signed-in person's account.
+// They are the services' own types: the site shows them, it does not define them.
+type (
+	Session = accounts.Session
+	Account = store.Account
+)
 
 // Follows is following entries, the e-mail setting, and unsubscribing by token
 // (package notify).
@@ -264,20 +251,22 @@ type WebhookDelivery struct {
 	LastError  string
 }
 
-// The refusals the services report, which the pages explain.
+// The refusals the services report, which the pages explain: the services' own
+// errors, named here by what the pages do with them.
 var (
 	// ErrNoSession is a session token with no session behind it (never issued,
 	// signed out, or expired).
-	ErrNoSession = errors.New("no such session")
+	ErrNoSession = accounts.ErrNoSession
 	// ErrTooMany is a limit reached: sign-in codes per address or per client.
-	ErrTooMany = errors.New("too many attempts")
+	ErrTooMany = accounts.ErrTooMany
 	// ErrInvalidAddress is an e-mail address that is not one.
-	ErrInvalidAddress = errors.New("not an e-mail address")
-	// ErrBadCode is a sign-in that cannot complete: a wrong, used or expired code, or
-	// a GitHub sign-in whose state does not match.
-	ErrBadCode = errors.New("wrong or expired sign-in code")
+	ErrInvalidAddress = accounts.ErrInvalidEmail
+	// ErrBadCode is a sign-in that cannot complete: a wrong, used or expired code.
+	// A GitHub sign-in whose state does not match, or that GitHub refused, is
+	// accounts.ErrGitHubState or accounts.ErrGitHubDenied.
+	ErrBadCode = accounts.ErrBadCode
 	// ErrAddressTaken is an address another account has.
-	ErrAddressTaken = errors.New("address belongs to another account")
+	ErrAddressTaken = accounts.ErrAddressTaken
 	// ErrFollowLimit is a follow past the most entries an account may follow.
 	ErrFollowLimit = errors.New("follow limit reached")
 	// ErrBadToken is an unsubscribe token that is forged, malformed or expired.

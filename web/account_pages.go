@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/probity-dev/probity/accounts"
 )
 
 // The sign-in, sign-out, account and privacy pages (the write paths of Accounts).
@@ -49,8 +51,8 @@ type verifyPage struct {
 	Sent bool
 }
 
-// label names an account on the pages: its address, or its GitHub login.
-func (a Account) label() string {
+// accountLabel names an account on the pages: its address, or its GitHub login.
+func accountLabel(a Account) string {
 	if a.Email != "" {
 		return visibleLine(a.Email)
 	}
@@ -61,13 +63,13 @@ func (a Account) label() string {
 }
 
 // Label is label for templates.
-func (v *viewer) Label() string { return v.label() }
+func (v *viewer) Label() string { return accountLabel(v.Account) }
 
 func (h *handlers) signInData(c *gin.Context, ret string) (signInPage, error) {
 	p := signInPage{Return: h.acc.SafeReturn(ret), CSRF: h.signInToken(c), ByEmail: h.acc.EmailEnabled(), GitHub: h.acc.GitHubEnabled()}
 	v, err := h.viewer(c)
 	if v != nil {
-		p.SignedInAs = v.label()
+		p.SignedInAs = accountLabel(v.Account)
 	}
 	return p, err
 }
@@ -278,7 +280,7 @@ func (h *handlers) gitHubCallback(c *gin.Context) {
 	}
 	sess, ret, err := h.acc.GitHubFinish(c.Request.Context(), code, st, state)
 	switch {
-	case errors.Is(err, ErrBadCode):
+	case errors.Is(err, accounts.ErrGitHubState), errors.Is(err, accounts.ErrGitHubDenied), errors.Is(err, ErrBadCode):
 		h.message(c, http.StatusBadRequest, "Sign-in did not complete", "GitHub's answer did not match this sign-in, or GitHub refused the code. Please start again.", signInLink)
 		return
 	case err != nil:
@@ -325,7 +327,7 @@ func (h *handlers) signOutEverywhere(c *gin.Context) {
 	}
 	h.jar.set(c, cookieSession, "", -1)
 	private(c)
-	h.message(c, http.StatusOK, "Signed out everywhere", "Every browser and device that was signed in to "+v.label()+" is signed out, this one too.", signInLink)
+	h.message(c, http.StatusOK, "Signed out everywhere", "Every browser and device that was signed in to "+accountLabel(v.Account)+" is signed out, this one too.", signInLink)
 }
 
 // accountPage is the data of the account page.
