@@ -835,6 +835,55 @@ type Store interface {
 	// returns how many.
 	PruneSignIn(ctx context.Context, now time.Time) (int64, error)
 
+	// Follows and change e-mails (sql_follows.go, issue 17; the rules are package
+	// notify's).
+
+	// Follow makes the account follow the entry from at (created false: it did
+	// already). ErrFollowLimit at MaxFollows; ErrNotFound without such entry or account.
+	Follow(ctx context.Context, accountID, entryID int64, at time.Time) (created bool, err error)
+	// Unfollow ends a follow (removed false: there was none).
+	Unfollow(ctx context.Context, accountID, entryID int64) (removed bool, err error)
+	// FollowSince returns when the account began following the entry (zero: it does not).
+	FollowSince(ctx context.Context, accountID, entryID int64) (time.Time, error)
+	// Follows returns the followed entries, by name then slug.
+	Follows(ctx context.Context, accountID int64) ([]FollowedEntry, error)
+	// FollowedChanges returns the newest perEntry (1–20) visible changes of each
+	// followed entry, newest first per entry, without envelopes.
+	FollowedChanges(ctx context.Context, accountID int64, perEntry int) ([]ChangeRecord, error)
+	// GoneFollows returns the account's followed entries that were deleted, oldest
+	// first; UntoldGone those no e-mail told yet.
+	GoneFollows(ctx context.Context, accountID int64) ([]GoneFollow, error)
+	UntoldGone(ctx context.Context, accountID int64) ([]GoneFollow, error)
+	// NotifySettings returns the account's e-mail settings (ErrNotFound: no account).
+	NotifySettings(ctx context.Context, accountID int64) (NotifySettings, error)
+	// SetNotifyMode sets the e-mail mode and returns the previous one; turning e-mails
+	// on from off starts the next window at at.
+	SetNotifyMode(ctx context.Context, accountID int64, mode string, at time.Time) (previous string, err error)
+	// NotifyRecipient returns the account's e-mail address ("" when it has none).
+	NotifyRecipient(ctx context.Context, accountID int64) (string, error)
+	// NotifyChanges returns the visible non-baseline changes recorded in (since,
+	// through], of every entry; AccountChanges those of the entries the account
+	// follows, recorded after the follow began too. Both by entry, then number.
+	NotifyChanges(ctx context.Context, since, through time.Time) ([]NotifyChange, error)
+	AccountChanges(ctx context.Context, accountID int64, since, through time.Time) ([]NotifyChange, error)
+	// PlanEmails writes the outbox rows of a plan and moves the planned accounts'
+	// last e-mail and covered window, in one transaction; it returns the rows written.
+	PlanEmails(ctx context.Context, p EmailPlan) (int, error)
+	// ClaimEmail claims the outbox row due first (a pending one, or a sending one
+	// whose lease ran out) until now + lease; ok false when none is due.
+	ClaimEmail(ctx context.Context, now time.Time, lease time.Duration) (e OutboxEmail, ok bool, err error)
+	// FinishEmail stores what became of a claimed e-mail, with the deleted followed
+	// entries it told, in one transaction; ErrLeaseLost when the claim was overtaken.
+	FinishEmail(ctx context.Context, o EmailOutcome) error
+	// OutboxEmails returns the account's newest outbox rows (failedOnly: failed ones),
+	// at most limit (1–100); OutboxEmail one row by id.
+	OutboxEmails(ctx context.Context, accountID int64, failedOnly bool, limit int) ([]OutboxEmail, error)
+	OutboxEmail(ctx context.Context, id int64) (OutboxEmail, error)
+	// PruneNotify deletes finished outbox rows created, and deleted followed entries
+	// told, before before, and deleted followed entries never told that were deleted
+	// before untoldBefore; it returns how many rows went.
+	PruneNotify(ctx context.Context, before, untoldBefore time.Time) (int64, error)
+
 	// NewQueue builds a River client on the store's database (riverpgxv5 on
 	// PostgreSQL, riversqlite on SQLite). cfg is River's configuration; its Workers
 	// and PeriodicJobs come from the caller.

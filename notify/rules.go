@@ -1,0 +1,470 @@
+package notify
+
+import (
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/history"
+	"github.com/probity-dev/probity/history/diff"
+	"github.com/probity-dev/probity/store"
+)
+
+// The rules of seed 000 ("Einem Eintrag folgen") as pure functions of the changes, the
+// entry's current version and the clock. Planning and composing both apply them, so an
+// e-mail says exactly what planning found worth telling, as the store holds it when the
+// e-mail is sent.
+
+// MaxAge is how old a change may be and still be e-mailed (seed 000: "keine, die älter
+// als 7 Tage sind").
+const MaxAge = 7 * 24 * time.Hour
+
+// HourlyGap is the least time between two e-mails of an hourly account.
+const HourlyGap = time.Hour
+
+// maxRuleChanges bounds the changes of one entry the rules look at, the newest ones:
+// history records at most three tool changes and one version change a day, so seven
+// days hold at most 28 of them, and operator edits are few. A longer run is cut to its
+// newest maxRuleChanges (the windows of starts before them are those of the first
+// kept change).
+const maxRuleChanges = 64
+
+// Change is one change as the rules see it.
+type Change struct {
+	Number     int64
+	RecordedAt time.Time
+	Kind       string // attest.ChangeTools, ChangeVersion or ChangeOperatorEdit (baselines are never e-mailed)
+	// Details are the change's decoded details (nil when they did not decode: the
+	// change then counts as "changed", without counts).
+	Details *history.ChangeDetails
+	// Before and After are the states of the rounds a tools change compares.
+	Before, After store.ChangeRound
+}
+
+// ChangeOf decodes a stored change for the rules.
+func ChangeOf(c *store.NotifyChange) Change {
+	ch := Change{Number: c.Number, RecordedAt: c.RecordedAt, Kind: c.Kind, Before: c.Before, After: c.After}
+	if d, err := history.DecodeChangeDetails(c.Details); err == nil {
+		ch.Details = d
+	}
+	return ch
+}
+
+// Summary is the net effect of an entry's changes since the last e-mail: what an
+// e-mail says about the entry. It holds counts, fixed words and version numbers only:
+// never a tool name, description or any other text of the server.
+type Summary struct {
+	// Notable says the changes are worth an e-mail: their net effect is not nothing,
+	// and not a version alone that did not increase.
+	Notable bool
+	// Tools is the net change of the tool list in words ("2 tools added, 1 removed"),
+	// "" when the tools came back to where they were.
+	Tools string
+	// VersionFrom and VersionTo are set when the version increased (the numbers
+	// only: major.minor.patch and a pre-release of digits and dots).
+	VersionFrom, VersionTo string
+	// Edited are the listing fields the operator edited (in words, e.g. "setup
+	// notes"), sorted, those edited back to their text left out.
+	Edited []string
+	// Last is the number of the newest change (the #ch-N an e-mail links).
+	Last int64
+}
+
+// Text is the summary in one line: "2 tools added, 1 removed; version 1.2.0 → 1.3.0".
+func (s Summary) Text() string {
+	var parts []string
+	if s.Tools != "" {
+		parts = append(parts, s.Tools)
+	}
+	if s.VersionTo != "" {
+		parts = append(parts, "version "+s.VersionFrom+" → "+s.VersionTo)
+	}
+	if len(s.Edited) > 0 {
+		parts = append(parts, "listing edited by the operator: "+strings.Join(s.Edited, ", "))
+	}
+	if len(parts) == 0 {
+		return "changed"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Summarize returns the net effect of changes, oldest first, the visible changes of
+// one entry that are not baselines. current is the entry's version now (the history
+// state's; "" when unknown): a version that went back silently (history follows a
+// version seen within the week without recording it) cancels the change that left it.
+func Summarize(changes []Change, current string) Summary {
+	var s Summary
+	if len(changes) == 0 {
+		return s
+	}
+	s.Last = changes[len(changes)-1].Number
+
+	// Tools: the net of the tool changes, and whether the list came back.
+	var (
+		firstTools, lastTools *Change
+		added                 = map[string]bool{}
+		removed               = map[string]bool{}
+		changed               = map[string]*diff.ToolChange{}
+		instrSeen             bool
+		instrBefore           *string
+		instrAfter            *string
+		uncounted             bool
+	)
+	// Versions: the first before, the last after.
+	var versionFrom, versionTo string
+	// Edits: per field, the first text before and the last after.
+	type edit struct {
+		before, after *string
+	}
+	edits := map[string]*edit{}
+
+	for i := range changes {
+		c := &changes[i]
+		switch c.Kind {
+		case attest.ChangeTools:
+			if firstTools == nil {
+				firstTools = c
+			}
+			lastTools = c
+			if c.Details == nil || c.Details.Diff == nil {
+				uncounted = true
+				continue
+			}
+			d := c.Details.Diff
+			for _, r := range d.Removed {
+				if added[r.Name] {
+					delete(added, r.Name)
+				} else {
+					removed[r.Name] = true
+				}
+				delete(changed, r.Name)
+			}
+			for _, a := range d.Added {
+				if removed[a.Name] {
+					delete(removed, a.Name) // back again
+				} else {
+					added[a.Name] = true
+				}
+			}
+			for j := range d.Changed {
+				tc := &d.Changed[j]
+				if added[tc.Name] {
+					continue // new since the last e-mail: counted as added
+				}
+				m := changed[tc.Name]
+				if m == nil {
+					m = &diff.ToolChange{Name: tc.Name}
+					changed[tc.Name] = m
+				}
+				mergeToolChange(m, tc)
+			}
+			if d.InstructionsChanged {
+				if !instrSeen {
+					instrSeen, instrBefore = true, d.InstructionsBefore
+				}
+				instrAfter = d.InstructionsAfter
+			}
+		case attest.ChangeVersion:
+			if c.Details == nil {
+				continue
+			}
+			if versionFrom == "" {
+				versionFrom = c.Details.VersionBefore
+			}
+			versionTo = c.Details.VersionAfter
+		case attest.ChangeOperatorEdit:
+			field := "listing"
+			if c.Details != nil && editField.MatchString(c.Details.Field) {
+				field = c.Details.Field
+			}
+			e := edits[field]
+			if e == nil {
+				e = &edit{}
+				if c.Details != nil {
+					e.before = c.Details.Before
+				}
+				edits[field] = e
+			}
+			e.after = nil
+			if c.Details != nil {
+				e.after = c.Details.After
+			}
+		}
+	}
+
+	if firstTools != nil {
+		back := firstTools.Before.Surface != "" && firstTools.Before.Surface == lastTools.After.Surface &&
+			firstTools.Before.Instructions == lastTools.After.Instructions
+		if !back {
+			net := diff.Change{
+				Added:   make([]diff.ToolRef, len(added)),
+				Removed: make([]diff.ToolRef, len(removed)),
+			}
+			for _, name := range slices.Sorted(maps.Keys(changed)) {
+				net.Changed = append(net.Changed, *changed[name])
+			}
+			if instrSeen && !sameText(instrBefore, instrAfter) {
+				net.InstructionsChanged, net.InstructionsBefore, net.InstructionsAfter = true, instrBefore, instrAfter
+			}
+			// diff's own wording of a change: counts and fixed words only (its
+			// Summary never names a tool).
+			if w := net.Summary(); w != "no change" {
+				s.Tools = w
+			} else if uncounted || firstTools.Before.Surface != "" {
+				// The fingerprints differ but nothing counted: a tool that went and came
+				// back different, or details that did not decode.
+				s.Tools = "tool list changed"
+			}
+		}
+	}
+	if current != "" && versionTo != "" {
+		versionTo = current
+	}
+	if versionFrom != "" && versionTo != "" && compareVersions(versionTo, versionFrom) > 0 {
+		s.VersionFrom, s.VersionTo = shownVersion(versionFrom), shownVersion(versionTo)
+	}
+	for field, e := range edits {
+		if e.before != nil && e.after != nil && *e.before == *e.after {
+			continue // edited back
+		}
+		s.Edited = append(s.Edited, strings.ReplaceAll(field, "_", " "))
+	}
+	slices.Sort(s.Edited)
+	s.Notable = s.Tools != "" || s.VersionTo != "" || len(s.Edited) > 0
+	return s
+}
+
+// editField is an operator edit's field name as history records it.
+var editField = regexp.MustCompile(`^[a-z][a-z_]{0,39}$`)
+
+func sameText(a, b *string) bool {
+	as, bs := "", ""
+	if a != nil {
+		as = *a
+	}
+	if b != nil {
+		bs = *b
+	}
+	return as == bs
+}
+
+// mergeToolChange folds what changed of a tool in a later change into m: only what
+// Summary counts (which parts changed), never the texts.
+func mergeToolChange(m, tc *diff.ToolChange) {
+	m.TitleChanged = m.TitleChanged || tc.TitleChanged
+	m.DescriptionChanged = m.DescriptionChanged || tc.DescriptionChanged
+	m.ParamsAdded = append(m.ParamsAdded, tc.ParamsAdded...)
+	m.ParamsRemoved = append(m.ParamsRemoved, tc.ParamsRemoved...)
+	m.ParamsNewlyRequired = append(m.ParamsNewlyRequired, tc.ParamsNewlyRequired...)
+	m.ParamDescriptionsChanged = append(m.ParamDescriptionsChanged, tc.ParamDescriptionsChanged...)
+	m.InputSchemaChanged = m.InputSchemaChanged || tc.InputSchemaChanged
+	m.OutputSchemaChanged = m.OutputSchemaChanged || tc.OutputSchemaChanged
+	m.Hints = append(m.Hints, tc.Hints...)
+	m.InvisibleNew = m.InvisibleNew || tc.InvisibleNew
+}
+
+// version is a parsed semantic version: its numbers and pre-release identifiers
+// (build metadata is dropped: semver gives it no precedence).
+type version struct {
+	core [3]uint64
+	pre  []string
+}
+
+var versionRe = regexp.MustCompile(`^v?(0|[1-9][0-9]{0,18})\.(0|[1-9][0-9]{0,18})\.(0|[1-9][0-9]{0,18})(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$`)
+
+func parseVersion(v string) (version, bool) {
+	if len(v) > 64 {
+		return version{}, false
+	}
+	m := versionRe.FindStringSubmatch(v)
+	if m == nil {
+		return version{}, false
+	}
+	var p version
+	for i := range 3 {
+		n, err := strconv.ParseUint(m[i+1], 10, 64)
+		if err != nil {
+			return version{}, false
+		}
+		p.core[i] = n
+	}
+	if m[4] != "" {
+		p.pre = strings.Split(m[4], ".")
+	}
+	return p, true
+}
+
+// compareVersions compares two semantic versions by semver precedence (build metadata
+// ignored: 1.2.0+build2 equals 1.2.0): -1, 0 or +1; 0 as well when either is not a
+// version (then no increase is seen).
+func compareVersions(a, b string) int {
+	va, oka := parseVersion(a)
+	vb, okb := parseVersion(b)
+	if !oka || !okb {
+		return 0
+	}
+	for i := range 3 {
+		if va.core[i] != vb.core[i] {
+			if va.core[i] < vb.core[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	switch {
+	case len(va.pre) == 0 && len(vb.pre) == 0:
+		return 0
+	case len(va.pre) == 0:
+		return 1 // a release ranks above its pre-releases
+	case len(vb.pre) == 0:
+		return -1
+	}
+	for i := 0; i < len(va.pre) && i < len(vb.pre); i++ {
+		if c := comparePre(va.pre[i], vb.pre[i]); c != 0 {
+			return c
+		}
+	}
+	switch {
+	case len(va.pre) < len(vb.pre):
+		return -1
+	case len(va.pre) > len(vb.pre):
+		return 1
+	}
+	return 0
+}
+
+func comparePre(a, b string) int {
+	na, ea := strconv.ParseUint(a, 10, 64)
+	nb, eb := strconv.ParseUint(b, 10, 64)
+	switch {
+	case ea == nil && eb == nil:
+		switch {
+		case na < nb:
+			return -1
+		case na > nb:
+			return 1
+		}
+		return 0
+	case ea == nil:
+		return -1 // numeric identifiers rank below alphanumeric ones
+	case eb == nil:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+// shownVersion is a version as an e-mail shows it: its numbers, and a pre-release only
+// when it is digits and dots or a common word (alpha, beta, rc, …) with digits: a
+// server's version string is its text, and a pre-release such as "see.example.com"
+// would turn into a link in a mail reader.
+func shownVersion(v string) string {
+	p, ok := parseVersion(v)
+	if !ok {
+		return ""
+	}
+	out := strconv.FormatUint(p.core[0], 10) + "." + strconv.FormatUint(p.core[1], 10) + "." + strconv.FormatUint(p.core[2], 10)
+	if len(p.pre) > 0 {
+		pre := strings.Join(p.pre, ".")
+		if preShown.MatchString(pre) {
+			out += "-" + pre
+		} else {
+			out += " (pre-release)"
+		}
+	}
+	return out
+}
+
+var preShown = regexp.MustCompile(`^(?:(?:alpha|beta|rc|pre|preview|dev|next|canary)(?:\.?[0-9]{1,9})?|[0-9]{1,9})(?:\.[0-9]{1,9}){0,3}$`)
+
+// Windows works out, for one entry's changes (oldest first, all recorded after the
+// plan's oldest start), for which window starts s an account has something to be
+// told: the changes after s (those recorded after s) are Notable. A start before the
+// first change sees them all; one between changes i-1 and i sees i and later; one at
+// or after the last sees none. Adjacent windows are merged; the first one's From is
+// zero (any start before it).
+func Windows(entryID int64, changes []Change, current string) []store.NotifyWindow {
+	if len(changes) > maxRuleChanges {
+		changes = changes[len(changes)-maxRuleChanges:]
+	}
+	var ws []store.NotifyWindow
+	for i := range changes {
+		var from time.Time
+		if i > 0 {
+			from = changes[i-1].RecordedAt
+		}
+		to := changes[i].RecordedAt
+		if i > 0 && !to.After(from) {
+			continue // recorded at the same time as the one before: no start falls between
+		}
+		if !Summarize(changes[i:], current).Notable {
+			continue
+		}
+		if n := len(ws); n > 0 && ws[n-1].To.Equal(from) {
+			ws[n-1].To = to
+			continue
+		}
+		ws = append(ws, store.NotifyWindow{EntryID: entryID, From: from, To: to})
+	}
+	return ws
+}
+
+// PlanTimes are the times one planning step works with.
+type PlanTimes struct {
+	Now time.Time
+	// Through ends the hourly windows: Now less the settling time, so that a change
+	// whose round was recorded just before is committed by then.
+	Through time.Time
+	// Oldest is Now - MaxAge: no change before it is e-mailed.
+	Oldest time.Time
+	// HourlyBefore is Now - HourlyGap: an hourly account whose last e-mail was at or
+	// before it is due.
+	HourlyBefore time.Time
+	// Daily is the newest daily summary time at or before Now: the end of the daily
+	// accounts' windows.
+	Daily time.Time
+}
+
+// Times returns the planning times at now, with the settling time and the hour of the
+// day (UTC, 0–23) daily summaries are made at.
+func Times(now time.Time, settle time.Duration, dailyHour int) PlanTimes {
+	now = now.UTC()
+	daily := time.Date(now.Year(), now.Month(), now.Day(), dailyHour, 0, 0, 0, time.UTC)
+	if daily.After(now) {
+		daily = daily.AddDate(0, 0, -1)
+	}
+	return PlanTimes{
+		Now: now, Through: now.Add(-settle), Oldest: now.Add(-MaxAge),
+		HourlyBefore: now.Add(-HourlyGap), Daily: daily,
+	}
+}
+
+// Due reports whether an account with settings st is due for an e-mail at the plan's
+// times: hourly when its last e-mail was an hour ago or more, daily when its covered
+// window ends before the day's summary time, never when off. It is the condition
+// store.PlanEmails applies in SQL, stated for tests and the Followed page.
+func Due(st store.NotifySettings, t PlanTimes) bool {
+	switch st.Mode {
+	case store.MailHourly:
+		return st.LastEmailAt.IsZero() || !st.LastEmailAt.After(t.HourlyBefore)
+	case store.MailDaily:
+		return st.CoveredThrough.IsZero() || st.CoveredThrough.Before(t.Daily)
+	}
+	return false
+}
+
+// windowStart is where an e-mail's window starts for a follow: after the last covered
+// time, after the follow began, and not before oldest.
+func windowStart(covered, followed, oldest time.Time) time.Time {
+	s := oldest
+	if covered.After(s) {
+		s = covered
+	}
+	if followed.After(s) {
+		s = followed
+	}
+	return s
+}

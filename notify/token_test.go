@@ -1,0 +1,95 @@
+package notify
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+var testKey = tokenKey(bytes.Repeat([]byte{7}, KeySize))
+
+func TestTokenRoundTrip(t *testing.T) {
+	now := time.Date(2026, 11, 30, 15, 4, 5, 0, time.UTC)
+	for _, tok := range []token{
+		{Account: 42, Action: ActionUnfollow, Entry: 9, Issued: day(now)},
+		{Account: 42, Action: ActionMailOff, Issued: day(now)},
+		{Account: 1, Action: ActionFollow, Entry: 1 << 40, Issued: day(now)},
+		{Account: 1 << 50, Action: ActionMailOnDaily, Issued: day(now)},
+		{Account: 3, Action: ActionMailOnHourly, Issued: day(now)},
+	} {
+		s := testKey.issue(tok)
+		if len(s) != 72 {
+			t.Errorf("token of %d characters", len(s))
+		}
+		got, err := testKey.verify(s, now)
+		if err != nil || got != tok {
+			t.Errorf("verify(issue(%+v)) = %+v, %v", tok, got, err)
+		}
+	}
+}
+
+func TestTokenRefused(t *testing.T) {
+	now := time.Date(2026, 11, 30, 15, 4, 5, 0, time.UTC)
+	good := testKey.issue(token{Account: 42, Action: ActionUnfollow, Entry: 9, Issued: day(now)})
+	raw, _ := base64.RawURLEncoding.DecodeString(good)
+	flip := func(i int) string {
+		b := bytes.Clone(raw)
+		b[i] ^= 1
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	other := tokenKey(bytes.Repeat([]byte{8}, KeySize))
+	tests := map[string]struct {
+		tok string
+		at  time.Time
+	}{
+		"empty":                  {"", now},
+		"truncated":              {good[:71], now},
+		"padded":                 {good + "=", now},
+		"another account":        {flip(8), now},
+		"another action":         {flip(9), now},
+		"another entry":          {flip(17), now},
+		"another day":            {flip(21), now},
+		"another mac":            {flip(40), now},
+		"another key":            {other.issue(token{Account: 42, Action: ActionUnfollow, Entry: 9, Issued: day(now)}), now},
+		"expired after 61 days":  {good, now.Add(61 * 24 * time.Hour)},
+		"not base64url":          {good[:70] + "+/", now},
+		"an entry for mail off":  {testKey.issue(token{Account: 42, Action: ActionMailOff, Entry: 9, Issued: day(now)}), now},
+		"no entry for unfollow":  {testKey.issue(token{Account: 42, Action: ActionUnfollow, Issued: day(now)}), now},
+		"no account":             {testKey.issue(token{Action: ActionMailOff, Issued: day(now)}), now},
+		"issued in a week ahead": {testKey.issue(token{Account: 42, Action: ActionMailOff, Issued: day(now.Add(7 * 24 * time.Hour))}), now},
+	}
+	for name, tt := range tests {
+		if _, err := testKey.verify(tt.tok, tt.at); !errors.Is(err, ErrBadToken) {
+			t.Errorf("%s: verify = %v, want ErrBadToken", name, err)
+		}
+	}
+	if _, err := testKey.verify(good, now.Add(59*24*time.Hour)); err != nil {
+		t.Errorf("a token 59 days old: %v", err)
+	}
+}
+
+func TestLoadOrCreateKey(t *testing.T) {
+	dir := t.TempDir()
+	k1, err := LoadOrCreateKey(dir)
+	if err != nil || len(k1) != KeySize {
+		t.Fatalf("LoadOrCreateKey = %d bytes, %v", len(k1), err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, KeyFile))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key file: %v, %v", fi, err)
+	}
+	k2, err := LoadOrCreateKey(dir)
+	if err != nil || !bytes.Equal(k1, k2) {
+		t.Fatalf("second load: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, KeyFile), []byte("short"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadOrCreateKey(dir); err == nil {
+		t.Fatal("a short key file was accepted")
+	}
+}

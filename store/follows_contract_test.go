@@ -1,0 +1,317 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// insertTestAccount makes an account with the address, as package accounts will, on
+// the backend's own SQL (the accounts' methods are not this file's), and returns its id.
+func insertTestAccount(t *testing.T, s Store, email string, at time.Time) int64 {
+	t.Helper()
+	ctx := context.Background()
+	created := fmt.Sprint(at.UnixMilli())
+	if s.Backend() == "postgres" {
+		created = "'" + ms(at).Format(time.RFC3339Nano) + "'"
+	}
+	if err := s.(testExecer).execForTest(ctx, `INSERT INTO accounts (email, email_key, created_at) VALUES ('`+email+`', '`+
+		strings.ToLower(email)+`', `+created+`)`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := QueryForTest(ctx, s, `SELECT id FROM accounts WHERE email_key = '`+strings.ToLower(email)+`'`, 1)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("account %s: %v %v", email, rows, err)
+	}
+	var id int64
+	fmt.Sscan(rows[0][0], &id)
+	return id
+}
+
+func TestFollowsContract(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		a := insertTestAccount(t, s, "A@example.com", t0)
+		b := insertTestAccount(t, s, "b@example.com", t0)
+		e1, e2 := mustAddEntry(t, s, "one"), mustAddEntry(t, s, "two")
+
+		// The settings row comes with the account.
+		st, err := s.NotifySettings(ctx, a)
+		if err != nil || st.Mode != MailHourly || !st.ModeChangedAt.Equal(ms(t0)) || !st.LastEmailAt.IsZero() || st.Follows != 0 {
+			t.Fatalf("NotifySettings = %+v, %v", st, err)
+		}
+		if addr, err := s.NotifyRecipient(ctx, a); err != nil || addr != "A@example.com" {
+			t.Fatalf("NotifyRecipient = %q, %v", addr, err)
+		}
+
+		// Follow, twice, and the errors.
+		if created, err := s.Follow(ctx, a, e1.ID, t0); err != nil || !created {
+			t.Fatalf("Follow = %v, %v", created, err)
+		}
+		if created, err := s.Follow(ctx, a, e1.ID, t0.Add(time.Hour)); err != nil || created {
+			t.Fatalf("second Follow = %v, %v", created, err)
+		}
+		if since, err := s.FollowSince(ctx, a, e1.ID); err != nil || !since.Equal(ms(t0)) {
+			t.Fatalf("FollowSince = %v, %v (the first follow's time stays)", since, err)
+		}
+		if _, err := s.Follow(ctx, a, 9999, t0); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("following a missing entry: %v", err)
+		}
+		if _, err := s.Follow(ctx, 9999, e1.ID, t0); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("a missing account following: %v", err)
+		}
+		if _, err := s.Follow(ctx, a, e2.ID, t0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Follow(ctx, b, e1.ID, t0); err != nil {
+			t.Fatal(err)
+		}
+		fs, err := s.Follows(ctx, a)
+		if err != nil || len(fs) != 2 || fs[0].Entry.Slug != "one" || fs[1].Entry.Slug != "two" {
+			t.Fatalf("Follows = %+v, %v", fs, err)
+		}
+		if st, _ := s.NotifySettings(ctx, a); st.Follows != 2 {
+			t.Fatalf("follows counted %d", st.Follows)
+		}
+
+		// The limit: the schema's CHECK on the count.
+		if err := s.(testExecer).execForTest(ctx, fmt.Sprintf(`UPDATE notify_settings SET follows = %d WHERE account_id = %d`, MaxFollows, b)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Follow(ctx, b, e2.ID, t0); !errors.Is(err, ErrFollowLimit) {
+			t.Fatalf("past the limit: %v", err)
+		}
+		if created, err := s.Follow(ctx, b, e1.ID, t0); err != nil || created {
+			t.Fatalf("following a followed entry at the limit: %v %v", created, err)
+		}
+		if removed, err := s.Unfollow(ctx, b, e1.ID); err != nil || !removed {
+			t.Fatalf("Unfollow = %v, %v", removed, err)
+		}
+		if removed, err := s.Unfollow(ctx, b, e1.ID); err != nil || removed {
+			t.Fatalf("second Unfollow = %v, %v", removed, err)
+		}
+
+		// Modes.
+		if prev, err := s.SetNotifyMode(ctx, a, MailOff, t0.Add(time.Hour)); err != nil || prev != MailHourly {
+			t.Fatalf("SetNotifyMode = %q, %v", prev, err)
+		}
+		if _, err := s.SetNotifyMode(ctx, a, MailDaily, t0.Add(2*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		st, _ = s.NotifySettings(ctx, a)
+		if st.Mode != MailDaily || !st.CoveredThrough.Equal(ms(t0.Add(2*time.Hour))) {
+			t.Fatalf("on again from off: %+v (the window starts when e-mails come back on)", st)
+		}
+		if _, err := s.SetNotifyMode(ctx, a, "weekly", t0); err == nil {
+			t.Fatal("a mode that does not exist was set")
+		}
+		if _, err := s.SetNotifyMode(ctx, a, MailHourly, t0.Add(3*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+
+		// Deleting a followed entry tells its followers and drops the follows.
+		if err := s.DeleteEntry(ctx, "one", "removed by its operator"); err != nil {
+			t.Fatal(err)
+		}
+		gone, err := s.UntoldGone(ctx, a)
+		if err != nil || len(gone) != 1 || gone[0].Slug != "one" || gone[0].Name != "Server one" || !gone[0].ToldAt.IsZero() {
+			t.Fatalf("UntoldGone = %+v, %v", gone, err)
+		}
+		if st, _ := s.NotifySettings(ctx, a); st.Follows != 1 {
+			t.Fatalf("follows after the deletion: %d", st.Follows)
+		}
+
+		// Planning: a window over e2 reaches a, and a's untold deletion too; b is not due
+		// (no follow in a window, nothing untold).
+		now := t0.Add(4 * time.Hour)
+		plan := EmailPlan{Mode: MailHourly, Now: now, Through: now.Add(-time.Minute), Oldest: now.Add(-7 * 24 * time.Hour),
+			HourlyBefore: now.Add(-time.Hour), Windows: []NotifyWindow{{EntryID: e2.ID, To: now.Add(-2 * time.Minute)}},
+			MessageIDPrefix: "p1", MessageIDDomain: "probity.test"}
+		if n, err := s.PlanEmails(ctx, plan); err != nil || n != 1 {
+			t.Fatalf("PlanEmails = %d, %v", n, err)
+		}
+		st, _ = s.NotifySettings(ctx, a)
+		if !st.LastEmailAt.Equal(ms(now)) || !st.CoveredThrough.Equal(ms(plan.Through)) {
+			t.Fatalf("after planning: %+v", st)
+		}
+		plan.MessageIDPrefix = "p2"
+		if n, err := s.PlanEmails(ctx, plan); err != nil || n != 0 {
+			t.Fatalf("planning again: %d, %v", n, err)
+		}
+		plan.MessageIDPrefix = "bad<id"
+		if _, err := s.PlanEmails(ctx, plan); err == nil {
+			t.Fatal("a Message-ID prefix with < was accepted")
+		}
+
+		// Claim, a lost lease, and a finish that tells the deletion.
+		o, ok, err := s.ClaimEmail(ctx, now, time.Minute)
+		if err != nil || !ok || o.AccountID != a || o.Attempts != 1 || o.State != OutboxSending ||
+			o.MessageID != fmt.Sprintf("<p1.%d@probity.test>", a) || !o.WindowFrom.Equal(ms(t0.Add(2*time.Hour))) {
+			t.Fatalf("ClaimEmail = %+v %v %v", o, ok, err)
+		}
+		if _, ok, _ := s.ClaimEmail(ctx, now, time.Minute); ok {
+			t.Fatal("a leased row was claimed")
+		}
+		o2, ok, err := s.ClaimEmail(ctx, now.Add(time.Minute), time.Minute)
+		if err != nil || !ok || o2.ID != o.ID || o2.Attempts != 2 {
+			t.Fatalf("after the lease: %+v %v %v", o2, ok, err)
+		}
+		if err := s.FinishEmail(ctx, EmailOutcome{ID: o.ID, Attempt: 1, State: OutboxSent, At: now}); !errors.Is(err, ErrLeaseLost) {
+			t.Fatalf("the overtaken attempt: %v", err)
+		}
+		if err := s.FinishEmail(ctx, EmailOutcome{ID: o.ID, Attempt: 2, State: OutboxSent, At: now, ToldGone: []int64{gone[0].ID}}); err != nil {
+			t.Fatal(err)
+		}
+		if gone, _ := s.UntoldGone(ctx, a); len(gone) != 0 {
+			t.Fatalf("still untold: %+v", gone)
+		}
+		if all, _ := s.GoneFollows(ctx, a); len(all) != 1 || !all[0].ToldAt.Equal(ms(now)) {
+			t.Fatalf("GoneFollows = %+v", all)
+		}
+		rows, err := s.OutboxEmails(ctx, a, false, 0)
+		if err != nil || len(rows) != 1 || rows[0].State != OutboxSent || !rows[0].SentAt.Equal(ms(now)) {
+			t.Fatalf("OutboxEmails = %+v, %v", rows, err)
+		}
+
+		// Changes for planning and composing.
+		state := []byte(`{}`)
+		if err := s.SaveHistory(ctx, HistoryUpdate{EntryID: e2.ID, State: state, Changes: []ChangeRecord{
+			{EntryID: e2.ID, Number: 1, RecordedAt: t0.Add(-time.Hour), Origin: "automatic", Kind: "baseline", Summary: "observation started", Details: []byte(`{}`), Badges: []string{}},
+			{EntryID: e2.ID, Number: 2, RecordedAt: t0.Add(time.Hour), Origin: "automatic", Kind: "version", Summary: "version 1.0.0 → 1.1.0", Details: []byte(`{"versionBefore":"1.0.0","versionAfter":"1.1.0"}`), Badges: []string{}},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		cs, err := s.NotifyChanges(ctx, t0.Add(-2*time.Hour), now)
+		if err != nil || len(cs) != 1 || cs[0].Number != 2 || cs[0].Slug != "two" || cs[0].Kind != "version" {
+			t.Fatalf("NotifyChanges = %+v, %v (no baseline)", cs, err)
+		}
+		if cs, err := s.AccountChanges(ctx, a, t0.Add(-2*time.Hour), now); err != nil || len(cs) != 1 {
+			t.Fatalf("AccountChanges = %+v, %v", cs, err)
+		}
+		if cs, err := s.AccountChanges(ctx, b, t0.Add(-2*time.Hour), now); err != nil || len(cs) != 0 {
+			t.Fatalf("AccountChanges of a non-follower = %+v, %v", cs, err)
+		}
+		fc, err := s.FollowedChanges(ctx, a, 5)
+		if err != nil || len(fc) != 2 || fc[0].Number != 2 || fc[1].Number != 1 {
+			t.Fatalf("FollowedChanges = %+v, %v", fc, err)
+		}
+
+		// Deleting the account takes everything it had.
+		if err := s.(testExecer).execForTest(ctx, fmt.Sprintf(`DELETE FROM accounts WHERE id = %d`, a)); err != nil {
+			t.Fatal(err)
+		}
+		for _, table := range []string{"follows", "followed_gone", "notify_settings", "outbox"} {
+			rows, err := QueryForTest(ctx, s, fmt.Sprintf(`SELECT count(*) FROM %s WHERE account_id = %d`, table, a), 1)
+			if err != nil || rows[0][0] != "0" {
+				t.Errorf("%s after the account's deletion: %v %v", table, rows, err)
+			}
+		}
+		if n, err := s.PruneNotify(ctx, now.Add(time.Hour), now); err != nil || n != 0 {
+			t.Errorf("PruneNotify = %d, %v", n, err)
+		}
+	})
+}
+
+// TestMigrateFollows: a database at 0011 with accounts migrates to 0012, keeps them and
+// gives each its e-mail settings.
+func TestMigrateFollows(t *testing.T) {
+	for _, b := range testBackends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := b.openEmpty(t)
+			if err := s.(testMigrator).migrateForTest(ctx, 11); err != nil {
+				t.Fatal(err)
+			}
+			a := insertTestAccount(t, s, "old@example.com", t0)
+			e := mustAddEntry(t, s, "kept")
+			before, err := QueryForTest(ctx, s, `SELECT id, email, email_key FROM accounts ORDER BY id`, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			after, err := QueryForTest(ctx, s, `SELECT id, email, email_key FROM accounts ORDER BY id`, 3)
+			if err != nil || fmt.Sprint(after) != fmt.Sprint(before) {
+				t.Fatalf("accounts %v, were %v (%v)", after, before, err)
+			}
+			st, err := s.NotifySettings(ctx, a)
+			if err != nil || st.Mode != MailHourly || !st.ModeChangedAt.Equal(ms(t0)) {
+				t.Fatalf("settings of an account from before: %+v, %v", st, err)
+			}
+			if _, err := s.Follow(ctx, a, e.ID, t0); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// sqlTimeLiteral is t as a literal of s's time columns.
+func sqlTimeLiteral(s Store, t time.Time) string {
+	if s.Backend() == "postgres" {
+		return "'" + ms(t).Format(time.RFC3339Nano) + "'"
+	}
+	return fmt.Sprint(t.UnixMilli())
+}
+
+// TestPlanEmailsWindows holds both of SQLite's ways of planning (and PostgreSQL's one)
+// to the window rule: an account is planned when a follow's start — max(covered
+// window, follow, oldest) — falls in a window, or something deleted is untold.
+func TestPlanEmailsWindows(t *testing.T) {
+	for _, path := range []string{"entry", "account"} {
+		t.Run(path, func(t *testing.T) {
+			sqlitePlanPath = path
+			defer func() { sqlitePlanPath = "" }()
+			forEachBackend(t, func(t *testing.T, s Store) {
+				ctx := context.Background()
+				exec := func(q string) {
+					t.Helper()
+					if err := s.(testExecer).execForTest(ctx, q); err != nil {
+						t.Fatalf("%s: %v", q, err)
+					}
+				}
+				acct := func(name string) int64 { return insertTestAccount(t, s, name+"@example.com", t0.Add(-30*24*time.Hour)) }
+				open, bounded := mustAddEntry(t, s, "open"), mustAddEntry(t, s, "bounded")
+				follow := func(a int64, e Entry, at time.Time) {
+					t.Helper()
+					if _, err := s.Follow(ctx, a, e.ID, at); err != nil {
+						t.Fatal(err)
+					}
+				}
+				old := t0.Add(-48 * time.Hour)
+				never, covered, late, inside, off, gone := acct("never"), acct("covered"), acct("late"), acct("inside"), acct("off"), acct("gone")
+				follow(never, open, old)
+				follow(never, bounded, old) // its start is before the bounded window
+				follow(covered, open, old)
+				exec(fmt.Sprintf(`UPDATE notify_settings SET covered_through = %s WHERE account_id = %d`, sqlTimeLiteral(s, t0), covered))
+				follow(late, open, t0.Add(time.Minute))
+				follow(inside, bounded, old)
+				exec(fmt.Sprintf(`UPDATE notify_settings SET covered_through = %s WHERE account_id = %d`, sqlTimeLiteral(s, t0.Add(-30*time.Minute)), inside))
+				follow(off, open, old)
+				if _, err := s.SetNotifyMode(ctx, off, MailOff, old); err != nil {
+					t.Fatal(err)
+				}
+				exec(fmt.Sprintf(`INSERT INTO followed_gone (account_id, slug, name, deleted_at) VALUES (%d, 'was-here', 'Was Here', %s)`, gone, sqlTimeLiteral(s, old)))
+
+				now := t0.Add(time.Hour)
+				n, err := s.PlanEmails(ctx, EmailPlan{Mode: MailHourly, Now: now, Through: now, Oldest: now.Add(-7 * 24 * time.Hour),
+					HourlyBefore: now.Add(-time.Hour), MessageIDPrefix: "w", MessageIDDomain: "probity.test",
+					Windows: []NotifyWindow{{EntryID: open.ID, To: t0}, {EntryID: bounded.ID, From: t0.Add(-time.Hour), To: t0}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows, err := QueryForTest(ctx, s, `SELECT account_id FROM outbox ORDER BY account_id`, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := fmt.Sprint([][]string{{fmt.Sprint(never)}, {fmt.Sprint(inside)}, {fmt.Sprint(gone)}})
+				if n != 3 || fmt.Sprint(rows) != want {
+					t.Fatalf("planned %d: %v, want %s", n, rows, want)
+				}
+			})
+		})
+	}
+}

@@ -1,0 +1,588 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Follows and change e-mails (issue 17; migration 0012): who follows which entry, the
+// followed entries that were deleted, each account's e-mail settings, and the outbox of
+// planned e-mails. The rules that decide what an e-mail says live in package notify;
+// the store keeps the rows and runs the set-based steps (planning, claiming) in SQL.
+
+// MaxFollows is how many entries one account may follow (seed 000). The schema
+// enforces it (notify_settings.follows, counted by triggers).
+const MaxFollows = 200
+
+// ErrFollowLimit is returned by Follow when the account already follows MaxFollows
+// entries.
+var ErrFollowLimit = errors.New("an account follows at most 200 entries: unfollow one first")
+
+// E-mail modes (NotifySettings.Mode).
+const (
+	MailHourly = "hourly" // as soon as something changes, at most one e-mail an hour (default)
+	MailDaily  = "daily"  // one summary a day
+	MailOff    = "off"    // no change e-mails
+)
+
+// Outbox states (OutboxEmail.State).
+const (
+	OutboxPending = "pending" // to be sent at NextAttemptAt
+	OutboxSending = "sending" // claimed by a worker until its lease (NextAttemptAt) ends
+	OutboxSent    = "sent"
+	OutboxFailed  = "failed"  // refused permanently or out of retries: LastError says why
+	OutboxSkipped = "skipped" // nothing was left to tell when it was composed
+)
+
+// maxOutboxError bounds OutboxEmail.LastError as stored.
+const maxOutboxError = 500
+
+// FollowedEntry is an entry an account follows, since when.
+type FollowedEntry struct {
+	Entry Entry
+	Since time.Time
+}
+
+// GoneFollow is a followed entry that was deleted: its slug and name as they were.
+type GoneFollow struct {
+	ID        int64
+	AccountID int64
+	Slug      string
+	Name      string
+	DeletedAt time.Time
+	ToldAt    time.Time // zero until an e-mail told it
+}
+
+// NotifySettings are an account's e-mail settings.
+type NotifySettings struct {
+	AccountID     int64
+	Mode          string // MailHourly, MailDaily or MailOff
+	ModeChangedAt time.Time
+	// LastEmailAt is when the last e-mail was planned; CoveredThrough the end of the
+	// window it covered (zero: none yet).
+	LastEmailAt    time.Time
+	CoveredThrough time.Time
+	// Follows is how many entries the account follows.
+	Follows int
+}
+
+// ChangeRound is what a change's round read: its surface and instructions fingerprints
+// ("" when the round read no whole tool list, or there is no round) and the
+// server-reported version.
+type ChangeRound struct {
+	Surface, Instructions, Version string
+}
+
+// NotifyChange is a visible change as e-mail planning and composition read it: without
+// its envelope, with its entry's slug and name and the states of the rounds it compares.
+type NotifyChange struct {
+	EntryID int64
+	// Slug, Name and Title are the entry's (Title: its listed title, "" when none).
+	Slug, Name, Title string
+	Number            int64
+	RecordedAt        time.Time
+	Origin            string
+	Kind              string
+	Summary           string
+	// Details is the change's JSON (history.ChangeDetails): it may hold server text.
+	Details       []byte
+	Before, After ChangeRound
+}
+
+// NotifyWindow says that an account whose pending changes of an entry are those
+// recorded after a start time s has something to be told when From ≤ s < To (the zero
+// From: any s before To). Package notify works the windows out from the changes.
+type NotifyWindow struct {
+	EntryID  int64
+	From, To time.Time
+}
+
+// EmailPlan is one planning step (PlanEmails).
+type EmailPlan struct {
+	// Now is the planning time: the rows' created_at and the accounts' last e-mail.
+	Now time.Time
+	// Through is the end of the windows planned: changes recorded after it wait for
+	// the next e-mail.
+	Through time.Time
+	// Oldest is the earliest start of a window: changes recorded before it are never
+	// e-mailed (seed 000: none older than 7 days).
+	Oldest time.Time
+	// Mode is the accounts planned: MailHourly or MailDaily.
+	Mode string
+	// HourlyBefore: an hourly account is due when its last e-mail was at or before it
+	// (or it had none). A daily account is due when its covered window ends before
+	// Through (or it had none).
+	HourlyBefore time.Time
+	// Windows are the entries with something to tell, and for which starts.
+	Windows []NotifyWindow
+	// MessageIDPrefix and MessageIDDomain make each row's Message-ID:
+	// <PREFIX.ACCOUNT@DOMAIN>; the prefix must be new for every plan (random).
+	MessageIDPrefix, MessageIDDomain string
+}
+
+// OutboxEmail is one row of the outbox.
+type OutboxEmail struct {
+	ID        int64
+	AccountID int64
+	CreatedAt time.Time
+	// WindowFrom (zero: since the follows began) and WindowThrough bound the changes the
+	// e-mail covers.
+	WindowFrom, WindowThrough time.Time
+	MessageID                 string
+	State                     string
+	Attempts                  int
+	NextAttemptAt             time.Time
+	SentAt                    time.Time
+	LastError                 string
+}
+
+// EmailOutcome is what became of one claimed e-mail (FinishEmail).
+type EmailOutcome struct {
+	ID int64
+	// Attempt is the claim's attempt number (OutboxEmail.Attempts after ClaimEmail): an
+	// outcome whose claim was overtaken (the lease ran out and another worker claimed the
+	// row) changes nothing.
+	Attempt int
+	// State is OutboxSent, OutboxPending (a retry at NextAttemptAt), OutboxFailed or
+	// OutboxSkipped.
+	State         string
+	At            time.Time
+	NextAttemptAt time.Time
+	Error         string
+	// ToldGone are the followed_gone rows the e-mail told: marked told with a sent
+	// outcome.
+	ToldGone []int64
+}
+
+// ErrLeaseLost is returned by FinishEmail when the claim was overtaken: the row is no
+// longer held by that attempt.
+var ErrLeaseLost = errors.New("the e-mail's claim was overtaken by another attempt")
+
+func checkMode(mode string) error {
+	switch mode {
+	case MailHourly, MailDaily, MailOff:
+		return nil
+	}
+	return fmt.Errorf("e-mail mode %q is not one of hourly, daily, off", mode)
+}
+
+// Follow makes the account follow the entry from at; following one it follows already
+// changes nothing (created false). ErrFollowLimit at MaxFollows; ErrNotFound when the
+// entry or account does not exist.
+func (s *sqlStore) Follow(ctx context.Context, accountID, entryID int64, at time.Time) (bool, error) {
+	n, err := s.write.Exec(ctx, `
+		INSERT INTO follows (account_id, entry_id, created_at) VALUES (?, ?, ?)
+		ON CONFLICT (account_id, entry_id) DO NOTHING`, accountID, entryID, s.d.time(at))
+	switch {
+	case err != nil && isFollowLimit(err):
+		return false, ErrFollowLimit
+	case err != nil && isForeignKey(err):
+		return false, fmt.Errorf("account %d or entry %d: %w", accountID, entryID, ErrNotFound)
+	case err != nil:
+		return false, fmt.Errorf("couldn't follow entry %d: %w", entryID, err)
+	}
+	return n > 0, nil
+}
+
+// Unfollow ends the follow; removed false when there was none.
+func (s *sqlStore) Unfollow(ctx context.Context, accountID, entryID int64) (bool, error) {
+	n, err := s.write.Exec(ctx, `DELETE FROM follows WHERE account_id = ? AND entry_id = ?`, accountID, entryID)
+	if err != nil {
+		return false, fmt.Errorf("couldn't unfollow entry %d: %w", entryID, err)
+	}
+	return n > 0, nil
+}
+
+// FollowSince returns when the account began to follow the entry (zero: it does not).
+func (s *sqlStore) FollowSince(ctx context.Context, accountID, entryID int64) (time.Time, error) {
+	var since time.Time
+	err := s.read.QueryRow(ctx, `SELECT created_at FROM follows WHERE account_id = ? AND entry_id = ?`,
+		accountID, entryID).Scan(timeCol(&since))
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("couldn't read the follow of entry %d: %w", entryID, err)
+	}
+	return since, nil
+}
+
+// Follows returns the entries the account follows, by name then slug (at most
+// MaxFollows).
+func (s *sqlStore) Follows(ctx context.Context, accountID int64) ([]FollowedEntry, error) {
+	fs, err := queryAll(ctx, s.read, func(row rowScanner) (FollowedEntry, error) {
+		var f FollowedEntry
+		e, err := scanEntry(extraColumns{row, []any{timeCol(&f.Since)}})
+		f.Entry = e
+		return f, err
+	}, `
+		SELECT `+prefixColumns("e", entryColumns)+`, f.created_at
+		FROM follows f JOIN entries e ON e.id = f.entry_id
+		WHERE f.account_id = ?
+		ORDER BY `+s.d.fold("e.name")+`, e.slug
+		LIMIT ?`, accountID, MaxFollows)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list the followed entries of account %d: %w", accountID, err)
+	}
+	return fs, nil
+}
+
+// extraColumns scans a row whose first columns a scan function reads and whose last
+// ones go to extra.
+type extraColumns struct {
+	row   rowScanner
+	extra []any
+}
+
+func (x extraColumns) Scan(dest ...any) error { return x.row.Scan(append(dest, x.extra...)...) }
+
+// FollowedChanges returns the newest perEntry visible changes of each entry the account
+// follows (baselines included: the page shows where observation began), newest first
+// per entry, without envelopes.
+func (s *sqlStore) FollowedChanges(ctx context.Context, accountID int64, perEntry int) ([]ChangeRecord, error) {
+	perEntry = min(max(perEntry, 1), 20)
+	cs, err := queryAll(ctx, s.read, scanChange, `
+		SELECT `+changeColumnsWithoutEnvelope+`
+		FROM `+changeFrom+` JOIN (
+			SELECT c2.id, row_number() OVER (PARTITION BY c2.entry_id ORDER BY c2.number DESC) AS rn
+			FROM follows f JOIN changes c2 ON c2.entry_id = f.entry_id
+			WHERE f.account_id = ? AND NOT c2.hidden
+		) k ON k.id = c.id
+		WHERE k.rn <= ?
+		ORDER BY c.entry_id, c.number DESC`, accountID, perEntry)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list the changes of the entries account %d follows: %w", accountID, err)
+	}
+	return cs, nil
+}
+
+// GoneFollows returns the account's followed entries that were deleted, told or not,
+// oldest first (at most MaxFollows).
+func (s *sqlStore) GoneFollows(ctx context.Context, accountID int64) ([]GoneFollow, error) {
+	gs, err := queryAll(ctx, s.read, scanGone, `
+		SELECT id, account_id, slug, name, deleted_at, told_at FROM followed_gone
+		WHERE account_id = ? ORDER BY id LIMIT ?`, accountID, MaxFollows)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list the deleted followed entries of account %d: %w", accountID, err)
+	}
+	return gs, nil
+}
+
+// UntoldGone returns the account's deleted followed entries no e-mail told yet, oldest
+// first (at most MaxFollows).
+func (s *sqlStore) UntoldGone(ctx context.Context, accountID int64) ([]GoneFollow, error) {
+	gs, err := queryAll(ctx, s.read, scanGone, `
+		SELECT id, account_id, slug, name, deleted_at, told_at FROM followed_gone
+		WHERE account_id = ? AND told_at IS NULL ORDER BY id LIMIT ?`, accountID, MaxFollows)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list the untold deleted entries of account %d: %w", accountID, err)
+	}
+	return gs, nil
+}
+
+func scanGone(row rowScanner) (GoneFollow, error) {
+	var g GoneFollow
+	err := row.Scan(&g.ID, &g.AccountID, &g.Slug, &g.Name, timeCol(&g.DeletedAt), timeCol(&g.ToldAt))
+	return g, err
+}
+
+// NotifySettings returns the account's e-mail settings; ErrNotFound when there is no
+// such account.
+func (s *sqlStore) NotifySettings(ctx context.Context, accountID int64) (NotifySettings, error) {
+	var n NotifySettings
+	err := s.read.QueryRow(ctx, `
+		SELECT account_id, mode, mode_changed_at, last_email_at, covered_through, follows
+		FROM notify_settings WHERE account_id = ?`, accountID).Scan(&n.AccountID, &n.Mode,
+		timeCol(&n.ModeChangedAt), timeCol(&n.LastEmailAt), timeCol(&n.CoveredThrough), &n.Follows)
+	if errors.Is(err, sql.ErrNoRows) {
+		return NotifySettings{}, fmt.Errorf("account %d: %w", accountID, ErrNotFound)
+	}
+	if err != nil {
+		return NotifySettings{}, fmt.Errorf("couldn't read the e-mail settings of account %d: %w", accountID, err)
+	}
+	return n, nil
+}
+
+// SetNotifyMode sets the account's e-mail mode at at and returns the mode it had.
+// Turning e-mails on from off starts the next e-mail's window at at: changes recorded
+// while e-mails were off are not sent. ErrNotFound when there is no such account.
+func (s *sqlStore) SetNotifyMode(ctx context.Context, accountID int64, mode string, at time.Time) (string, error) {
+	if err := checkMode(mode); err != nil {
+		return "", err
+	}
+	cur, err := s.NotifySettings(ctx, accountID)
+	if err != nil {
+		return "", err
+	}
+	if cur.Mode == mode {
+		return cur.Mode, nil
+	}
+	// The update names the mode it read: a concurrent change makes it match nothing,
+	// and the caller is told to try again rather than overwrite it unseen.
+	n, err := s.write.Exec(ctx, `
+		UPDATE notify_settings
+		SET mode = ?, mode_changed_at = ?,
+		    covered_through = CASE WHEN mode = 'off' THEN ? ELSE covered_through END
+		WHERE account_id = ? AND mode = ?`, mode, s.d.time(at), s.d.time(at), accountID, cur.Mode)
+	if err == nil && n == 0 {
+		err = errors.New("the settings changed meanwhile: try again")
+	}
+	if err != nil {
+		return "", fmt.Errorf("couldn't set the e-mail mode of account %d: %w", accountID, err)
+	}
+	return cur.Mode, nil
+}
+
+// NotifyRecipient returns the account's e-mail address ("" when it signed in with
+// GitHub only); ErrNotFound when there is no such account.
+func (s *sqlStore) NotifyRecipient(ctx context.Context, accountID int64) (string, error) {
+	var email string
+	err := s.read.QueryRow(ctx, `SELECT coalesce(email, '') FROM accounts WHERE id = ?`, accountID).Scan(&email)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("account %d: %w", accountID, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("couldn't read the address of account %d: %w", accountID, err)
+	}
+	return email, nil
+}
+
+// notifyChangeColumns are the columns scanNotifyChange reads, of notifyChangeFrom.
+const (
+	notifyChangeColumns = `c.entry_id, e.slug, e.name, e.title, c.number, c.recorded_at, c.origin, c.kind, c.summary, c.details,
+		b.fp_surface, b.fp_instructions, b.server_version, a.fp_surface, a.fp_instructions, a.server_version`
+	notifyChangeFrom = `changes c JOIN entries e ON e.id = c.entry_id
+		LEFT JOIN rounds b ON b.id = c.before_round LEFT JOIN rounds a ON a.id = c.after_round`
+)
+
+func scanNotifyChange(row rowScanner) (NotifyChange, error) {
+	var (
+		c          NotifyChange
+		bs, bi, bv *string
+		as, ai, av *string
+	)
+	err := row.Scan(&c.EntryID, &c.Slug, &c.Name, &c.Title, &c.Number, timeCol(&c.RecordedAt), &c.Origin, &c.Kind, &c.Summary,
+		&c.Details, &bs, &bi, &bv, &as, &ai, &av)
+	if err != nil {
+		return NotifyChange{}, err
+	}
+	deref := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	c.Before = ChangeRound{Surface: deref(bs), Instructions: deref(bi), Version: deref(bv)}
+	c.After = ChangeRound{Surface: deref(as), Instructions: deref(ai), Version: deref(av)}
+	return c, nil
+}
+
+// MaxNotifyChanges bounds the changes NotifyChanges and AccountChanges return.
+const MaxNotifyChanges = 200_000
+
+// NotifyChanges returns the visible changes that are not baselines recorded after since
+// and at or before through, of every entry, ordered by entry and number (at most
+// MaxNotifyChanges).
+func (s *sqlStore) NotifyChanges(ctx context.Context, since, through time.Time) ([]NotifyChange, error) {
+	cs, err := queryAll(ctx, s.read, scanNotifyChange, `
+		SELECT `+notifyChangeColumns+`
+		FROM `+notifyChangeFrom+`
+		WHERE c.recorded_at > ? AND c.recorded_at <= ? AND NOT c.hidden AND c.kind <> 'baseline'
+		ORDER BY c.entry_id, c.number
+		LIMIT ?`, s.d.time(since), s.d.time(through), MaxNotifyChanges)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list the changes to e-mail: %w", err)
+	}
+	return cs, nil
+}
+
+// AccountChanges returns the visible changes that are not baselines of the entries the
+// account follows, recorded after since, after the follow began, and at or before
+// through, ordered by entry and number (at most MaxNotifyChanges).
+func (s *sqlStore) AccountChanges(ctx context.Context, accountID int64, since, through time.Time) ([]NotifyChange, error) {
+	cs, err := queryAll(ctx, s.read, scanNotifyChange, `
+		SELECT `+notifyChangeColumns+`
+		FROM `+notifyChangeFrom+` JOIN follows f ON f.entry_id = c.entry_id
+		WHERE f.account_id = ? AND c.recorded_at > f.created_at AND c.recorded_at > ? AND c.recorded_at <= ?
+		  AND NOT c.hidden AND c.kind <> 'baseline'
+		ORDER BY c.entry_id, c.number
+		LIMIT ?`, accountID, s.d.time(since), s.d.time(through), MaxNotifyChanges)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list the changes to e-mail to account %d: %w", accountID, err)
+	}
+	return cs, nil
+}
+
+// outboxColumns are the columns scanOutbox reads.
+const outboxColumns = `id, account_id, created_at, window_from, window_through, message_id, state, attempts,
+	next_attempt_at, sent_at, last_error`
+
+func scanOutbox(row rowScanner) (OutboxEmail, error) {
+	var o OutboxEmail
+	err := row.Scan(&o.ID, &o.AccountID, timeCol(&o.CreatedAt), timeCol(&o.WindowFrom), timeCol(&o.WindowThrough),
+		&o.MessageID, &o.State, &o.Attempts, timeCol(&o.NextAttemptAt), timeCol(&o.SentAt), &o.LastError)
+	return o, err
+}
+
+// OutboxEmails returns the account's newest outbox rows, newest first, at most limit
+// (≤ 0 or above 100: 100); with failedOnly, only failed ones.
+func (s *sqlStore) OutboxEmails(ctx context.Context, accountID int64, failedOnly bool, limit int) ([]OutboxEmail, error) {
+	if limit <= 0 || limit > 100 {
+		limit = 100
+	}
+	query := `SELECT ` + outboxColumns + ` FROM outbox WHERE account_id = ?`
+	if failedOnly {
+		query += ` AND state = 'failed'`
+	}
+	query += ` ORDER BY id DESC LIMIT ?`
+	rows, err := queryAll(ctx, s.read, scanOutbox, query, accountID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list the e-mails of account %d: %w", accountID, err)
+	}
+	return rows, nil
+}
+
+// OutboxEmail returns one outbox row, or ErrNotFound.
+func (s *sqlStore) OutboxEmail(ctx context.Context, id int64) (OutboxEmail, error) {
+	o, err := scanOutbox(s.read.QueryRow(ctx, `SELECT `+outboxColumns+` FROM outbox WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return OutboxEmail{}, fmt.Errorf("e-mail %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return OutboxEmail{}, fmt.Errorf("couldn't read e-mail %d: %w", id, err)
+	}
+	return o, nil
+}
+
+// claimEmailSQL claims the outbox row due first: a pending row whose time has come, or
+// a sending row whose lease ran out (a worker that died mid-send). lock is the
+// backend's row-lock clause of the subquery ("" on SQLite, whose single writer
+// serializes claims; FOR UPDATE SKIP LOCKED on PostgreSQL, so that workers claim
+// different rows side by side).
+func claimEmailSQL(lock string) string {
+	return `
+		UPDATE outbox SET state = 'sending', attempts = attempts + 1, lease_until = ?, next_attempt_at = ?
+		WHERE id = (
+			SELECT id FROM outbox
+			WHERE state IN ('pending', 'sending') AND next_attempt_at <= ?
+			ORDER BY next_attempt_at, id
+			LIMIT 1 ` + lock + `
+		)
+		RETURNING ` + outboxColumns
+}
+
+// claimEmail runs claimEmailSQL on q.
+func (s *sqlStore) claimEmail(ctx context.Context, q querier, lock string, now time.Time, lease time.Duration) (OutboxEmail, bool, error) {
+	if lease <= 0 {
+		return OutboxEmail{}, false, errors.New("couldn't claim an e-mail: the lease must be positive")
+	}
+	until := s.d.time(now.Add(lease))
+	o, err := scanOutbox(q.QueryRow(ctx, claimEmailSQL(lock), until, until, s.d.time(now)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return OutboxEmail{}, false, nil
+	}
+	if err != nil {
+		return OutboxEmail{}, false, fmt.Errorf("couldn't claim an e-mail: %w", err)
+	}
+	return o, true, nil
+}
+
+// finishEmail stores an outcome on q, a transaction.
+func (s *sqlStore) finishEmail(ctx context.Context, q querier, o EmailOutcome) error {
+	msg := o.Error
+	if len(msg) > maxOutboxError {
+		msg = strings.ToValidUTF8(msg[:maxOutboxError], "")
+	}
+	var (
+		n   int64
+		err error
+	)
+	switch o.State {
+	case OutboxSent:
+		n, err = q.Exec(ctx, `UPDATE outbox SET state = 'sent', sent_at = ?, lease_until = NULL, last_error = ''
+			WHERE id = ? AND state = 'sending' AND attempts = ?`, s.d.time(o.At), o.ID, o.Attempt)
+		if err == nil && n == 1 && len(o.ToldGone) > 0 {
+			for _, id := range o.ToldGone {
+				if _, err = q.Exec(ctx, `UPDATE followed_gone SET told_at = ? WHERE id = ? AND told_at IS NULL`,
+					s.d.time(o.At), id); err != nil {
+					break
+				}
+			}
+		}
+	case OutboxPending:
+		n, err = q.Exec(ctx, `UPDATE outbox SET state = 'pending', next_attempt_at = ?, lease_until = NULL, last_error = ?
+			WHERE id = ? AND state = 'sending' AND attempts = ?`, s.d.time(o.NextAttemptAt), msg, o.ID, o.Attempt)
+	case OutboxFailed, OutboxSkipped:
+		n, err = q.Exec(ctx, `UPDATE outbox SET state = ?, lease_until = NULL, last_error = ?
+			WHERE id = ? AND state = 'sending' AND attempts = ?`, o.State, msg, o.ID, o.Attempt)
+	default:
+		return fmt.Errorf("couldn't finish e-mail %d: %q is not an outcome", o.ID, o.State)
+	}
+	if err != nil {
+		return fmt.Errorf("couldn't finish e-mail %d: %w", o.ID, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("e-mail %d, attempt %d: %w", o.ID, o.Attempt, ErrLeaseLost)
+	}
+	return nil
+}
+
+// PruneNotify deletes the outbox rows that are over (sent, failed, skipped) and created
+// before before, the deleted followed entries told before before, and those never told
+// (e-mails off, or no address) deleted before untoldBefore; it returns how many rows
+// went.
+func (s *sqlStore) PruneNotify(ctx context.Context, before, untoldBefore time.Time) (int64, error) {
+	a, err := s.write.Exec(ctx, `DELETE FROM outbox WHERE state IN ('sent', 'failed', 'skipped') AND created_at < ?`, s.d.time(before))
+	if err != nil {
+		return 0, fmt.Errorf("couldn't prune the outbox: %w", err)
+	}
+	b, err := s.write.Exec(ctx, `DELETE FROM followed_gone WHERE told_at < ? OR (told_at IS NULL AND deleted_at < ?)`,
+		s.d.time(before), s.d.time(untoldBefore))
+	if err != nil {
+		return a, fmt.Errorf("couldn't prune the deleted followed entries: %w", err)
+	}
+	return a + b, nil
+}
+
+// planDue is the condition that notify_settings row s is due for an e-mail of the
+// plan's mode, with one parameter, planDueArg: an hourly account is due when its last
+// e-mail was an hour ago or more (at or before HourlyBefore), a daily one when its
+// covered window ends before the plan's (daily plans end at the day's summary time).
+func planDue(mode, param string) string {
+	if mode == MailDaily {
+		return `s.mode = 'daily' AND (s.covered_through IS NULL OR s.covered_through < ` + param + `)`
+	}
+	return `s.mode = 'hourly' AND (s.last_email_at IS NULL OR s.last_email_at <= ` + param + `)`
+}
+
+// planDueArg is planDue's parameter.
+func planDueArg(p *EmailPlan) time.Time {
+	if p.Mode == MailDaily {
+		return p.Through
+	}
+	return p.HourlyBefore
+}
+
+func checkPlan(p *EmailPlan) error {
+	switch {
+	case p.Mode != MailHourly && p.Mode != MailDaily:
+		return fmt.Errorf("a plan is for hourly or daily accounts, not %q", p.Mode)
+	case p.Now.IsZero() || p.Through.IsZero() || p.Oldest.IsZero():
+		return errors.New("a plan needs Now, Through and Oldest")
+	case p.Through.After(p.Now) || p.Oldest.After(p.Through):
+		return errors.New("a plan needs Oldest ≤ Through ≤ Now")
+	case p.MessageIDPrefix == "" || p.MessageIDDomain == "" ||
+		strings.ContainsAny(p.MessageIDPrefix+p.MessageIDDomain, "<>@ \t\r\n\"\\") || len(p.MessageIDPrefix)+len(p.MessageIDDomain) > 200:
+		return errors.New("a plan needs a Message-ID prefix and domain without <, >, @, quotes or spaces")
+	}
+	for _, w := range p.Windows {
+		if !w.To.After(w.From) {
+			return fmt.Errorf("window of entry %d is empty", w.EntryID)
+		}
+	}
+	return nil
+}
