@@ -258,9 +258,11 @@ func (s *Service) message(o store.OutboxEmail, to, mode string, em *Email) (Mess
 	}
 	return Message{
 		To: to, Subject: plainLine("Probity: "+subject, 150), Text: text.String(), HTML: html.String(),
-		MessageID:       o.MessageID,
-		ListID:          "Probity change e-mails <changes." + s.host + ">",
-		ListUnsubscribe: s.base + "/unsubscribe/" + mailOff,
+		MessageID: o.MessageID,
+		ListID:    "Probity change e-mails <changes." + s.host + ">",
+		// The one-click address (RFC 8058): the one route of the site that takes a POST
+		// from another origin, authenticated by its token alone.
+		ListUnsubscribe: s.base + "/unsubscribe/" + mailOff + "/one-click",
 		OneClick:        true,
 		Date:            now,
 	}, nil

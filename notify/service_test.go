@@ -44,7 +44,7 @@ func TestEmailRules(t *testing.T) {
 				!strings.Contains(m.HTML, `href="`+link+`"`) {
 				t.Errorf("e-mail: %+v", m)
 			}
-			if !strings.HasPrefix(m.ListUnsubscribe, testBase+"/unsubscribe/") || !m.OneClick ||
+			if !strings.HasPrefix(m.ListUnsubscribe, testBase+"/unsubscribe/") || !strings.HasSuffix(m.ListUnsubscribe, "/one-click") || !m.OneClick ||
 				!regexp.MustCompile(`^<probity\.[0-9]+\.[0-9a-f]{16}\.[0-9]+@probity\.test>$`).MatchString(m.MessageID) ||
 				m.ListID != "Probity change e-mails <changes.probity.test>" {
 				t.Errorf("headers: %q %v %q %q", m.ListUnsubscribe, m.OneClick, m.MessageID, m.ListID)
@@ -513,7 +513,7 @@ func TestFollowing(t *testing.T) {
 		if err := e.svc.SetMode(ctx, acct, store.MailDaily); err != nil {
 			t.Fatal(err)
 		}
-		off := strings.TrimPrefix(msgs[0].ListUnsubscribe, testBase+"/unsubscribe/")
+		off := strings.TrimSuffix(strings.TrimPrefix(msgs[0].ListUnsubscribe, testBase+"/unsubscribe/"), "/one-click")
 		_, undo, err = e.svc.Unsubscribe(ctx, off)
 		if err != nil || undo.Kind != ActionMailOnDaily {
 			t.Fatalf("mail off: %+v %v", undo, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,12 @@ func TestFollowsContract(t *testing.T) {
 		fs, err := s.Follows(ctx, a)
 		if err != nil || len(fs) != 2 || fs[0].Entry.Slug != "one" || fs[1].Entry.Slug != "two" {
 			t.Fatalf("Follows = %+v, %v", fs, err)
+		}
+		if ids, err := s.Followers(ctx, e1.ID); err != nil || !slices.Equal(ids, []int64{min(a, b), max(a, b)}) {
+			t.Fatalf("Followers(one) = %v, %v; want %d and %d", ids, err, a, b)
+		}
+		if ids, err := s.Followers(ctx, e2.ID); err != nil || !slices.Equal(ids, []int64{a}) {
+			t.Fatalf("Followers(two) = %v, %v; want %d", ids, err, a)
 		}
 		if st, _ := s.NotifySettings(ctx, a); st.Follows != 2 {
 			t.Fatalf("follows counted %d", st.Follows)

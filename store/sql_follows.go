@@ -211,6 +211,19 @@ func (s *sqlStore) FollowSince(ctx context.Context, accountID, entryID int64) (t
 	return since, nil
 }
 
+// Followers returns the accounts that follow the entry, by account id (the webhook
+// planner's question; the follows_entry index answers it).
+func (s *sqlStore) Followers(ctx context.Context, entryID int64) ([]int64, error) {
+	ids, err := queryAll(ctx, s.read, func(row rowScanner) (int64, error) {
+		var id int64
+		return id, row.Scan(&id)
+	}, `SELECT account_id FROM follows WHERE entry_id = ? ORDER BY account_id`, entryID)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list the followers of entry %d: %w", entryID, err)
+	}
+	return ids, nil
+}
+
 // Follows returns the entries the account follows, by name then slug (at most
 // MaxFollows).
 func (s *sqlStore) Follows(ctx context.Context, accountID int64) ([]FollowedEntry, error) {

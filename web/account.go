@@ -2,10 +2,10 @@ package web
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/probity-dev/probity/accounts"
+	"github.com/probity-dev/probity/notify"
 	"github.com/probity-dev/probity/store"
 )
 
@@ -109,88 +109,31 @@ type Follows interface {
 	OneClick(ctx context.Context, token string) error
 }
 
-// The e-mail settings of Follows.SetMode and Followed.Mode.
+// The e-mail settings of Follows.SetMode and Followed.Mode (the store's).
 const (
-	// MailHourly is an e-mail as soon as something changes, at most one an hour (the
-	// default).
-	MailHourly = "hourly"
-	// MailDaily is one summary a day.
-	MailDaily = "daily"
-	// MailOff is no change e-mails.
-	MailOff = "off"
+	MailHourly = store.MailHourly // as soon as something changes, at most one an hour (the default)
+	MailDaily  = store.MailDaily  // one summary a day
+	MailOff    = store.MailOff    // no change e-mails
 )
 
-// Followed is an account's Followed page.
-type Followed struct {
-	// Mode is the e-mail setting: MailHourly, MailDaily or MailOff.
-	Mode string
-	// Limit is the most entries an account may follow.
-	Limit int
-	// HasEmail is false for an account without an address to send to (GitHub).
-	HasEmail bool
-	// Entries are the entries followed, with their latest changes.
-	Entries []FollowedEntry
-	// Gone are followed entries deleted from the directory, which nobody follows any
-	// more, until the account was told.
-	Gone []GoneEntry
-	// Failures are change e-mails that could not be delivered, newest first.
-	Failures []MailFailure
-}
-
-// FollowedEntry is one entry on the Followed page.
-type FollowedEntry struct {
-	Slug, Name string
-	// Since is when the account began following it.
-	Since time.Time
-	// Changes are its latest visible changes, newest first.
-	Changes []FollowedChange
-}
-
-// FollowedChange is a change of a followed entry: its number (the history's #ch-N),
-// when it was recorded, and its summary.
-type FollowedChange struct {
-	Number     int64
-	RecordedAt time.Time
-	Summary    string
-	// Baseline is the entry's first read, not a change.
-	Baseline bool
-}
-
-// GoneEntry is a followed entry that was deleted from the directory.
-type GoneEntry struct {
-	Slug, Name string
-	DeletedAt  time.Time
-}
-
-// MailFailure is a change e-mail that was not delivered: when it was planned, the
-// tries, and what the mail server or the connection said last.
-type MailFailure struct {
-	PlannedAt time.Time
-	Attempts  int
-	Error     string
-}
+// The Followed page and the unsubscribe page show package notify's own types.
+type (
+	Followed          = notify.Followed
+	FollowedEntry     = notify.FollowedEntry
+	FollowedChange    = notify.FollowedChange
+	GoneEntry         = notify.GoneEntry
+	MailFailure       = notify.Failure
+	UnsubscribeAction = notify.Action
+)
 
 // The actions of an unsubscribe token (package notify's).
 const (
-	ActionUnfollow     = "unfollow"       // stop following one entry
-	ActionMailOff      = "mail_off"       // turn change e-mails off
-	ActionFollow       = "follow"         // the undo of ActionUnfollow
-	ActionMailOnHourly = "mail_on_hourly" // the undo of ActionMailOff: hourly again
-	ActionMailOnDaily  = "mail_on_daily"  // the undo of ActionMailOff: daily again
+	ActionUnfollow     = notify.ActionUnfollow     // stop following one entry
+	ActionMailOff      = notify.ActionMailOff      // turn change e-mails off
+	ActionFollow       = notify.ActionFollow       // the undo of ActionUnfollow
+	ActionMailOnHourly = notify.ActionMailOnHourly // the undo of ActionMailOff: hourly again
+	ActionMailOnDaily  = notify.ActionMailOnDaily  // the undo of ActionMailOff: daily again
 )
-
-// UnsubscribeAction is one button of an unsubscribe page: what it does and the token
-// its form posts (the fields of notify.Action).
-type UnsubscribeAction struct {
-	// Kind is one of Action*.
-	Kind string
-	// EntrySlug and EntryName name the entry of ActionUnfollow and ActionFollow.
-	EntrySlug, EntryName string
-	// Label is the service's words for it; the page uses its own, by Kind.
-	Label string
-	// Token is the signed token that does it: POST /unsubscribe/{Token}.
-	Token string
-}
 
 // Webhooks is an account's webhooks and their delivery logs (package
 // notify/webhook). Every method takes the account: a webhook of another account is
@@ -211,18 +154,8 @@ type Webhooks interface {
 	Deliveries(ctx context.Context, accountID, webhookID int64) (Webhook, []WebhookDelivery, error)
 }
 
-// Webhook is a registered webhook (the fields of store.Webhook the pages show).
-type Webhook struct {
-	ID        int64
-	URL       string
-	CreatedAt time.Time
-	// ConsecutiveFailures counts the failed attempts since the last success.
-	ConsecutiveFailures int
-	// DisabledAt is when it was disabled after repeated failures (zero: enabled);
-	// DisabledReason says why, in words for its owner.
-	DisabledAt     time.Time
-	DisabledReason string
-}
+// Webhook is a registered webhook (the store's).
+type Webhook = store.Webhook
 
 // The states of a webhook delivery.
 const (
@@ -268,9 +201,9 @@ var (
 	// ErrAddressTaken is an address another account has.
 	ErrAddressTaken = accounts.ErrAddressTaken
 	// ErrFollowLimit is a follow past the most entries an account may follow.
-	ErrFollowLimit = errors.New("follow limit reached")
+	ErrFollowLimit = notify.ErrLimit
 	// ErrBadToken is an unsubscribe token that is forged, malformed or expired.
-	ErrBadToken = errors.New("invalid or expired unsubscribe token")
+	ErrBadToken = notify.ErrBadToken
 )
 
 // Refusal is a refusal of what a person entered, with the reason in the service's

@@ -218,7 +218,7 @@ func (h *handlers) followedJSONOf(fv followedView) followedJSON {
 		j.Entries = append(j.Entries, ej)
 	}
 	for _, g := range fv.Gone {
-		j.Gone = append(j.Gone, goneJSON(g))
+		j.Gone = append(j.Gone, goneJSON{Slug: g.Slug, Name: g.Name, DeletedAt: g.DeletedAt})
 	}
 	for _, f := range fv.Failures {
 		j.Failures = append(j.Failures, failureJSON(f))

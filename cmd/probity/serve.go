@@ -93,7 +93,7 @@ Scheduling flags:
 	                     within about 45 s more (River's leader looks every 30 s, and
 	                     a killed leader's term lapses after 15 s)
 
-` + probeHelp + "\n" + logHelp + "\n" + envHelp
+` + probeHelp + "\n" + logHelp + "\n" + accountsHelp + "\n" + envHelp
 
 func runServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("probity serve", flag.ContinueOnError)
@@ -122,6 +122,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	registryEvery := fs.Duration("registry-interval", regsync.DefaultSyncInterval, "")
 	var lf logFlags
 	lf.register(fs)
+	var af accountFlags
+	af.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, serveUsage)
@@ -162,6 +164,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
+	if *publishOnly && af.on {
+		fmt.Fprintf(stderr, "error: --accounts serves the write paths of the process that signs; a --publish-only replica publishes read-only\n%s", serveUsage)
+		return 2
+	}
 	if *publishOnly && *listen == "" {
 		fmt.Fprintf(stderr, "error: --publish-only with --listen \"\" would do nothing\n%s", serveUsage)
 		return 2
@@ -182,6 +188,19 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
+	}
+	if af.on {
+		base := *baseURL
+		if base == "" {
+			base = "http://" + *listen
+		}
+		w, err := af.build(st, ef.keyDirectory(), ef.dataDir, base, ef.allowLoopback, logger)
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 2
+		}
+		defer w.close()
+		doc, site.write = w.doc, w
 	}
 	// The transparency log: this process appends when no other does.
 	_, waitLog, err := ef.startLog(ctx, st, lf, logger)
@@ -212,11 +231,19 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if regSync != nil {
 		jobs = append(jobs, regsync.PeriodicSync(*registryURL, *registryEvery))
 	}
+	if site.write != nil {
+		jobs = append(jobs, site.write.periodicJobs()...)
+	}
 	svc, err := rounds.NewService(rounds.ServiceConfig{Runner: r, Concurrency: ef.concurrency, Tick: *tick, PollInterval: *poll,
 		JobTimeout: *jobTimeout, RescueAfter: *rescueAfter, PeriodicJobs: jobs,
 		Workers: func(ws *river.Workers) error {
 			if regSync != nil {
 				if err := river.AddWorkerSafely(ws, regSync); err != nil {
+					return err
+				}
+			}
+			if site.write != nil {
+				if err := site.write.addJobs(ws); err != nil {
 					return err
 				}
 			}
@@ -375,6 +402,7 @@ func runMigrate(args []string, stdout, stderr io.Writer) int {
 type siteOptions struct {
 	rate, badgeRate web.RateLimit
 	dirCache        time.Duration // web.Config.DirectoryCacheTTL
+	write           *writePaths   // the write paths (--accounts); nil: none
 }
 
 func publish(ctx context.Context, st store.Store, doc *keys.Document, logDir, listen, baseURL string, opts siteOptions, logger *slog.Logger) (*http.Server, error) {
@@ -389,7 +417,11 @@ func publish(ctx context.Context, st store.Store, doc *keys.Document, logDir, li
 	if err != nil {
 		return nil, err
 	}
-	h, err := web.New(web.Config{Store: st, Keys: doc, BaseURL: baseURL, Logger: logger, MCP: mcpHandler, RateLimit: opts.rate, BadgeRateLimit: opts.badgeRate, Log: lg, DirectoryCacheTTL: opts.dirCache})
+	cfg := web.Config{Store: st, Keys: doc, BaseURL: baseURL, Logger: logger, MCP: mcpHandler, RateLimit: opts.rate, BadgeRateLimit: opts.badgeRate, Log: lg, DirectoryCacheTTL: opts.dirCache}
+	if opts.write != nil {
+		opts.write.site(&cfg)
+	}
+	h, err := web.New(cfg)
 	if err != nil {
 		return nil, err
 	}

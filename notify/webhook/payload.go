@@ -113,3 +113,13 @@ func (p Payload) Marshal() ([]byte, error) {
 func messageID(webhookID, entryID, number int64) string {
 	return fmt.Sprintf("msg_%d_%d_%d", webhookID, entryID, number)
 }
+
+// PayloadSlug is the entry slug of a stored payload ("" when it has none): the
+// delivery log names the entry even after it was deleted.
+func PayloadSlug(payload []byte) string {
+	var p Payload
+	if json.Unmarshal(payload, &p) != nil {
+		return ""
+	}
+	return p.Data.Entry.Slug
+}
