@@ -54,6 +54,9 @@ type accountFlags struct {
 	dkim             mail.DKIMConfig
 	github           accounts.GitHubConfig
 	githubSecretFile string
+	// settle is notify.Config.Settle (0: its default); the demo, whose changes are
+	// committed when its round returns, e-mails them after a few seconds.
+	settle time.Duration
 }
 
 func (f *accountFlags) register(fs *flag.FlagSet) {
@@ -142,7 +145,7 @@ func (f *accountFlags) build(st store.Store, keyDir, dataDir, baseURL string, al
 	if err != nil {
 		return nil, err
 	}
-	ncfg := notify.Config{Store: st, BaseURL: baseURL, Key: key, Logger: logger,
+	ncfg := notify.Config{Store: st, BaseURL: baseURL, Key: key, Logger: logger, Settle: f.settle,
 		IsPermanent: func(err error) bool { return errors.Is(err, mail.ErrPermanent) }}
 	if w.sender != nil {
 		ncfg.Sender = notify.SenderFunc(func(ctx context.Context, m notify.Message) error {

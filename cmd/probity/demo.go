@@ -21,6 +21,8 @@ import (
 	"github.com/probity-dev/probity/checks/supply"
 	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/internal/demowitness"
+	"github.com/probity-dev/probity/mail"
+	"github.com/probity-dev/probity/mail/sink"
 	"github.com/probity-dev/probity/registry/regsync"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
@@ -131,9 +133,20 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer func() { stop(); waitLog() }() // the log's last append before the demo exits
+	// The follower: an account that follows the drifting server, whose e-mails (and
+	// sign-in codes, to sign in as it) go to a local SMTP server that keeps them as
+	// files. Sign-in, the Follow buttons and the Followed page are on.
+	mails, write, err := startDemoMail(st, &ef, base, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	defer mails.Close()
+	defer write.close()
+	doc = write.doc
 	// The directory is up before the rounds, so a port in use fails at once and the
 	// pages fill in as the rounds store.
-	srv, err := publish(ctx, st, doc, ef.logDirectory(), *listen, base, siteOptions{}, logger)
+	srv, err := publish(ctx, st, doc, ef.logDirectory(), *listen, base, siteOptions{write: write}, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		if errors.Is(err, syscall.EADDRINUSE) {
@@ -164,6 +177,10 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	drifting := entries[demo.URL(fixtures.DemoDrifting)]
+	if err := followDemo(ctx, st, write, drifting); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
 
 	r, err := ef.runner(st, signer, rounds.Schedule{}, logger)
 	if err != nil {
@@ -186,8 +203,11 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	printDemoGuide(stdout, base, drifting.Slug, ef, witnessVKey)
 	printDemoServers(ctx, st, stdout, base, servers)
 
+	fmt.Fprintf(stdout, "the follower %s follows %s: its e-mails arrive in %s (one file each; sign in as it at %s/signin, its codes arrive there too)\n",
+		demoFollower, drifting.Slug, mails.Dir(), base)
 	var wg sync.WaitGroup
 	wg.Go(func() { confirmDrift(ctx, st, r, drifting, base, stdout, stderr) })
+	wg.Go(func() { sendDemoMail(ctx, write, stderr) })
 	<-ctx.Done()
 	fmt.Fprintf(stderr, "stopping …\n")
 	wg.Wait()
@@ -423,4 +443,60 @@ func writeDemoCA(dataDir string) (string, error) {
 		return "", fmt.Errorf("couldn't write the demo's CA: %w", err)
 	}
 	return path, nil
+}
+
+// demoFollower is the demo's follower account.
+const demoFollower = "follower@demo.probity.test"
+
+// startDemoMail starts the demo's SMTP server (mail/sink, DATA-DIR/mail) and the write
+// paths sending through it.
+func startDemoMail(st store.Store, ef *envFlags, base string, logger *slog.Logger) (*sink.Sink, *writePaths, error) {
+	mails, err := sink.Start("127.0.0.1:0", filepath.Join(ef.dataDir, "mail"), sink.Options{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("couldn't start the demo's SMTP server: %w", err)
+	}
+	af := accountFlags{on: true, settle: 5 * time.Second,
+		smtp: mail.Config{Host: mails.Host(), Port: mails.Port(), Security: "none", From: "Probity demo <notify@demo.probity.test>"}}
+	w, err := af.build(st, ef.keyDirectory(), ef.dataDir, base, true, logger)
+	if err != nil {
+		mails.Close()
+		return nil, nil, err
+	}
+	return mails, w, nil
+}
+
+// followDemo makes the demo's follower (once) and has it follow e, before the drift
+// is recorded: only changes recorded after a follow began are e-mailed.
+func followDemo(ctx context.Context, st store.Store, w *writePaths, e store.Entry) error {
+	a, _, err := st.EmailAccount(ctx, demoFollower, demoFollower, time.Now())
+	if err != nil {
+		return fmt.Errorf("couldn't make the demo's follower: %w", err)
+	}
+	if err := w.notify.Follow(ctx, a.ID, e.Slug); err != nil {
+		return fmt.Errorf("couldn't follow %s: %w", e.Slug, err)
+	}
+	return nil
+}
+
+// sendDemoMail plans and sends the follower's e-mails every few seconds, as the
+// service's jobs do every minute, until ctx ends.
+func sendDemoMail(ctx context.Context, w *writePaths, stderr io.Writer) {
+	t := time.NewTicker(3 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := w.notify.Plan(ctx); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(stderr, "warning: couldn't plan the follower's e-mails: %v\n", err)
+			continue
+		}
+		if n, err := w.notify.Deliver(ctx); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(stderr, "warning: couldn't send the follower's e-mails: %v\n", err)
+		} else if n > 0 {
+			fmt.Fprintf(stderr, "sent %d e-mail(s) to the follower\n", n)
+		}
+	}
 }

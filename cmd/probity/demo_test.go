@@ -133,6 +133,13 @@ func TestDemo(t *testing.T) {
 		t.Errorf("the first run did not add the 11 entries:\n%s", d.stderr)
 	}
 	site := "http://" + listen
+	// The follower: its e-mails go to DATA-DIR/mail, and the site has sign-in.
+	if want := "the follower follower@demo.probity.test follows " + slug + ": its e-mails arrive in " + filepath.Join(dataDir, "mail"); !strings.Contains(d.stdout.String(), want) {
+		t.Errorf("the guide does not say %q:\n%s", want, d.stdout)
+	}
+	if code, body := httpGet(site + "/signin"); code != http.StatusOK || !strings.Contains(body, `action="/signin/code"`) {
+		t.Errorf("GET /signin: %d %.300s", code, body)
+	}
 	for _, path := range []string{"/s/" + slug, "/s/" + slug + "/history", "/changes.xml", "/badge/" + slug + ".svg", "/.well-known/probity-keys.json"} {
 		if code, body := httpGet(site + path); code != http.StatusOK {
 			t.Errorf("GET %s: %d %.200s", path, code, body)
