@@ -102,15 +102,17 @@ func (s *Service) Compose(ctx context.Context, o store.OutboxEmail) (Email, erro
 			continue
 		}
 		c := &group[0]
-		e := store.Entry{Slug: c.Slug, Name: c.Name, Title: c.Title}
-		em.Entries = append(em.Entries, EmailEntry{EntryID: c.EntryID, Slug: c.Slug, Name: entryName(e), Summary: sum.Text(), Link: s.changeLink(c.Slug, sum.Last)})
+		// An e-mail names an entry by its slug, Probity's own name for it: a listed
+		// title or name is the publisher's text, which an e-mail never carries (a
+		// title such as "Reset your password at …" would arrive DKIM-signed).
+		em.Entries = append(em.Entries, EmailEntry{EntryID: c.EntryID, Slug: c.Slug, Name: c.Slug, Summary: sum.Text(), Link: s.changeLink(c.Slug, sum.Last)})
 	}
 	gone, err := s.st.UntoldGone(ctx, o.AccountID)
 	if err != nil {
 		return Email{}, err
 	}
 	for _, g := range gone {
-		em.Gone = append(em.Gone, GoneEntry{Slug: g.Slug, Name: plainLine(g.Name, 120), DeletedAt: g.DeletedAt})
+		em.Gone = append(em.Gone, GoneEntry{Slug: g.Slug, Name: g.Slug, DeletedAt: g.DeletedAt})
 		em.ToldGone = append(em.ToldGone, g.ID)
 	}
 	if len(em.Entries) == 0 && len(em.Gone) == 0 {
@@ -119,6 +121,11 @@ func (s *Service) Compose(ctx context.Context, o store.OutboxEmail) (Email, erro
 	st, err := s.st.NotifySettings(ctx, o.AccountID)
 	if err != nil {
 		return Email{}, err
+	}
+	if st.Mode == store.MailOff {
+		// Turned off after the e-mail was planned (a one-click unsubscribe while it
+		// waited for a retry, say): it is not sent.
+		return Email{}, errNothing("change e-mails were turned off")
 	}
 	em.Message, err = s.message(o, to, st.Mode, &em)
 	return em, err

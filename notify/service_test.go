@@ -39,8 +39,9 @@ func TestEmailRules(t *testing.T) {
 			}
 			m := msgs[0]
 			link := fmt.Sprintf("%s/s/%s/history#ch-%d", testBase, en.Slug, n)
-			if m.To != fmt.Sprintf("follower%d@example.com", acct) || !strings.Contains(m.Subject, "Weather Server") ||
-				!strings.Contains(m.Text, "Weather Server: 1 tool added") || !strings.Contains(m.Text, link) ||
+			if m.To != fmt.Sprintf("follower%d@example.com", acct) || !strings.Contains(m.Subject, en.Slug) ||
+				!strings.Contains(m.Text, en.Slug+": 1 tool added") || !strings.Contains(m.Text, link) ||
+				strings.Contains(m.Subject+m.Text+m.HTML, "Weather Server") ||
 				!strings.Contains(m.HTML, `href="`+link+`"`) {
 				t.Errorf("e-mail: %+v", m)
 			}
@@ -210,6 +211,26 @@ func TestEmailRules(t *testing.T) {
 			}
 		})
 
+		t.Run("turned off after the e-mail was planned: not sent", func(t *testing.T) {
+			e, acct, en := fresh(t)
+			e.follow(acct, en)
+			e.clock.Add(time.Minute)
+			e.tools(en, []string{"secret_tool_alpha"}, nil)
+			e.clock.Add(10 * time.Minute)
+			if r, err := e.svc.Plan(ctx); err != nil || r.Hourly == 0 {
+				t.Fatalf("Plan = %+v, %v; want an e-mail planned", r, err)
+			}
+			if err := e.svc.SetMode(ctx, acct, store.MailOff); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.svc.Deliver(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if msgs := e.sender.take(); len(msgs) != 0 {
+				t.Errorf("%d e-mails sent after change e-mails were turned off", len(msgs))
+			}
+		})
+
 		t.Run("off: none, and changes while off are not sent later", func(t *testing.T) {
 			e, acct, en := fresh(t)
 			e.follow(acct, en)
@@ -245,14 +266,14 @@ func TestEmailRules(t *testing.T) {
 				t.Fatalf("%d e-mails, want 1", len(msgs))
 			}
 			m := msgs[0]
-			if !strings.Contains(m.Text, "Weather Server: 1 tool added") || !strings.Contains(m.Text, "Calendar Server: version 1.0.0 → 2.0.0") ||
+			if !strings.Contains(m.Text, en.Slug+": 1 tool added") || !strings.Contains(m.Text, other.Slug+": version 1.0.0 → 2.0.0") ||
 				!strings.Contains(m.Text, testBase+"/followed") || strings.Contains(m.Text, "#ch-") || !strings.Contains(m.Subject, "2 followed entries changed") {
 				t.Errorf("e-mail: %s\n%s", m.Subject, m.Text)
 			}
 			checkNoServerText(t, msgs)
 		})
 
-		t.Run("an entry's name is plain text", func(t *testing.T) {
+		t.Run("an entry's listed name is the publisher's text: e-mails name it by slug", func(t *testing.T) {
 			e, acct, _ := fresh(t)
 			en := e.entry(fmt.Sprintf("hostile-%d", acct), "<script>alert(1)</script>\u202eevil\u200b\nname")
 			e.follow(acct, en)
@@ -264,8 +285,8 @@ func TestEmailRules(t *testing.T) {
 				t.Fatalf("%d e-mails", len(msgs))
 			}
 			m := msgs[0]
-			if strings.Contains(m.HTML, "<script>") || !strings.Contains(m.HTML, "&lt;script&gt;") ||
-				strings.ContainsAny(m.Subject+m.Text+m.HTML, "\u202e\u200b") || strings.Contains(m.Subject, "\n") {
+			if strings.Contains(m.Subject+m.Text+m.HTML, "script") || strings.Contains(m.Subject+m.Text+m.HTML, "evil") ||
+				strings.ContainsAny(m.Subject+m.Text+m.HTML, "\u202e\u200b") || strings.Contains(m.Subject, "\n") || !strings.Contains(m.Subject, en.Slug) {
 				t.Errorf("hostile name: %q\n%s", m.Subject, m.HTML)
 			}
 		})
@@ -279,7 +300,7 @@ func TestEmailRules(t *testing.T) {
 			}
 			e.clock.Add(2 * time.Minute)
 			msgs := e.cycle()
-			if len(msgs) != 1 || !strings.Contains(msgs[0].Subject, "Weather Server was removed from the directory") ||
+			if len(msgs) != 1 || !strings.Contains(msgs[0].Subject, en.Slug+" was removed from the directory") ||
 				!strings.Contains(msgs[0].Text, testBase+"/followed") || strings.Contains(msgs[0].Text, "#ch-") {
 				t.Fatalf("e-mails: %+v", msgs)
 			}
