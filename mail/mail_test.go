@@ -312,6 +312,7 @@ func TestRefusals(t *testing.T) {
 		permanent bool
 	}{
 		{"550 to RCPT", &sink.Refusal{Code: 550, Message: "5.1.1 no such user"}, nil, true},
+		{"550 naming the recipient", &sink.Refusal{Code: 550, Message: "5.1.1 <" + sample().To + ">: no such user"}, nil, true},
 		{"553 to RCPT", &sink.Refusal{Code: 553, Message: "5.1.3 bad address"}, nil, true},
 		{"450 to RCPT", &sink.Refusal{Code: 450, Message: "4.2.1 mailbox busy"}, nil, false},
 		{"554 to the message", nil, &sink.Refusal{Code: 554, Message: "5.7.1 content rejected"}, true},
@@ -340,6 +341,9 @@ func TestRefusals(t *testing.T) {
 			}
 			if got := errors.Is(err, mail.ErrPermanent); got != tc.permanent {
 				t.Errorf("errors.Is(%v, ErrPermanent) = %v, want %v", err, got, tc.permanent)
+			}
+			if strings.Contains(strings.ToLower(err.Error()), strings.ToLower(sample().To)) {
+				t.Errorf("the error names the recipient's address (errors are logged): %v", err)
 			}
 			if len(sk.Messages()) != 0 {
 				t.Error("the sink kept a refused message")

@@ -341,15 +341,24 @@ func (s *Sender) fail(ctx context.Context, cn *conn, stop func() bool, stage, rc
 			}
 		}
 		if te.Code >= 500 && te.Code <= 599 {
-			return false, fmt.Errorf("mail: the SMTP server %s refused %s for <%s>: %d %s: %w", s.addr, stage, rcpt, te.Code, clip(te.Msg), ErrPermanent)
+			return false, fmt.Errorf("mail: the SMTP server %s refused %s for the recipient: %d %s: %w", s.addr, stage, te.Code, clip(redact(te.Msg, rcpt)), ErrPermanent)
 		}
-		return closing && stage == "MAIL FROM", fmt.Errorf("mail: the SMTP server %s answered %s for <%s> with %d %s (temporary; try again later)", s.addr, stage, rcpt, te.Code, clip(te.Msg))
+		return closing && stage == "MAIL FROM", fmt.Errorf("mail: the SMTP server %s answered %s for the recipient with %d %s (temporary; try again later)", s.addr, stage, te.Code, clip(redact(te.Msg, rcpt)))
 	}
 	s.discard(cn)
 	if cancelled {
-		return false, fmt.Errorf("mail: sending to <%s> stopped during %s: %w", rcpt, stage, context.Cause(ctx))
+		return false, fmt.Errorf("mail: sending stopped during %s: %w", stage, context.Cause(ctx))
 	}
-	return stage == "MAIL FROM", fmt.Errorf("mail: sending to <%s> through %s failed during %s: %w", rcpt, s.addr, stage, err)
+	return stage == "MAIL FROM", fmt.Errorf("mail: sending through %s failed during %s: %w", s.addr, stage, err)
+}
+
+// redact replaces the recipient's address in a server's answer: errors are logged, and
+// the log never holds an address (the privacy page says so).
+func redact(msg, rcpt string) string {
+	if rcpt == "" {
+		return msg
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(msg, rcpt, "(the recipient)"), strings.ToLower(rcpt), "(the recipient)")
 }
 
 // get returns an idle connection (reused true) or a new one.

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -162,8 +163,12 @@ func (f *accountFlags) build(st store.Store, keyDir, dataDir, baseURL string, al
 	if err != nil {
 		return nil, err
 	}
+	// Webhooks reach loopback only for a site that is itself on loopback (the demo,
+	// tests): --allow-loopback lets probes read a local mirror, and must not let any
+	// signed-in person make the server POST to its own loopback services.
+	hookLoopback := allowLoopback && loopbackHost(u.Hostname())
 	if w.webhooks, err = webhook.New(webhook.Config{Store: st, Followers: st, Key: whKey, BaseURL: baseURL,
-		Egress: egress.Config{AllowLoopback: allowLoopback}, Logger: logger}); err != nil {
+		Egress: egress.Config{AllowLoopback: hookLoopback}, Logger: logger}); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -177,17 +182,50 @@ func (w *writePaths) site(cfg *web.Config) {
 }
 
 // addJobs adds the jobs of the write paths: planning and sending change e-mails,
-// planning and delivering webhooks.
+// planning and delivering webhooks, pruning expired sessions and sign-in codes.
 func (w *writePaths) addJobs(ws *river.Workers) error {
 	if err := w.notify.Workers(ws); err != nil {
 		return err
 	}
-	return w.webhooks.AddWorkers(ws)
+	if err := w.webhooks.AddWorkers(ws); err != nil {
+		return err
+	}
+	return river.AddWorkerSafely(ws, &signInPruneWorker{acc: w.accounts})
 }
 
 // periodicJobs are the write paths' periodic jobs.
 func (w *writePaths) periodicJobs() []*river.PeriodicJob {
-	return append(w.notify.PeriodicJobs(), w.webhooks.PeriodicJobs()...)
+	const every = time.Hour
+	prune := river.NewPeriodicJob(river.PeriodicInterval(every),
+		func() (river.JobArgs, *river.InsertOpts) {
+			return signInPruneArgs{}, &river.InsertOpts{MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByPeriod: every}}
+		}, &river.PeriodicJobOpts{RunOnStart: true})
+	return append(append(w.notify.PeriodicJobs(), w.webhooks.PeriodicJobs()...), prune)
+}
+
+// signInPruneArgs is the hourly job that deletes expired sessions, sign-in codes and
+// sign-in limits (the privacy page's "30 days", "10 minutes" and "an hour").
+type signInPruneArgs struct{}
+
+func (signInPruneArgs) Kind() string { return "probity_signin_prune" }
+
+type signInPruneWorker struct {
+	river.WorkerDefaults[signInPruneArgs]
+	acc *accounts.Service
+}
+
+func (w *signInPruneWorker) Work(ctx context.Context, _ *river.Job[signInPruneArgs]) error {
+	_, err := w.acc.Prune(ctx)
+	return err
+}
+
+// loopbackHost reports whether host is localhost or a loopback address.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // close closes the SMTP connections.

@@ -171,3 +171,16 @@ func TestServeAccounts(t *testing.T) {
 		t.Error("the sign-in code appears in serve's log")
 	}
 }
+
+// TestWebhooksLoopbackOnlyOnLoopbackSites: --allow-loopback (for probing local mirrors)
+// lets webhooks reach loopback only when the site itself is on loopback.
+func TestWebhooksLoopbackOnlyOnLoopbackSites(t *testing.T) {
+	for host, want := range map[string]bool{
+		"127.0.0.1": true, "localhost": true, "LOCALHOST": true, "::1": true, "127.8.9.10": true,
+		"probity.example": false, "10.0.0.1": false, "192.168.1.1": false, "": false, "localhost.example": false,
+	} {
+		if got := loopbackHost(host); got != want {
+			t.Errorf("loopbackHost(%q) = %v, want %v", host, got, want)
+		}
+	}
+}

@@ -64,6 +64,8 @@ entry (slug probity, added once) and read every round like any other. --rate-lim
 --burst set the per-client token bucket of the pages (default 10 requests/s, bursts of
 40); --badge-rate-limit and --badge-burst that of the badges (default 20 requests/s,
 bursts of 600: READMEs fetch them through shared proxies); /mcp has its own.
+--trusted-proxy ADDRESS|CIDR[,…] names the reverse proxies whose X-Forwarded-For names
+the client (the rate limits count clients); --accounts on an https site requires it.
 --directory-cache is how long a rendered directory page is served again (default 1s; 0
 renders every request): the directory lags the store by up to that long.
 
@@ -113,6 +115,14 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&site.badgeRate.PerSecond, "badge-rate-limit", web.DefaultBadgeRateLimit.PerSecond, "")
 	fs.IntVar(&site.badgeRate.Burst, "badge-burst", web.DefaultBadgeRateLimit.Burst, "")
 	fs.DurationVar(&site.dirCache, "directory-cache", web.DefaultDirectoryCacheTTL, "")
+	fs.Func("trusted-proxy", "", func(v string) error {
+		for p := range strings.SplitSeq(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				site.trustedProxies = append(site.trustedProxies, p)
+			}
+		}
+		return nil
+	})
 	tick := fs.Duration("tick", 15*time.Second, "")
 	poll := fs.Duration("poll", time.Second, "")
 	jobTimeout := fs.Duration("job-timeout", rounds.DefaultJobTimeout, "")
@@ -168,6 +178,13 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: --accounts serves the write paths of the process that signs; a --publish-only replica publishes read-only\n%s", serveUsage)
 		return 2
 	}
+	if af.on && strings.HasPrefix(*baseURL, "https://") && len(site.trustedProxies) == 0 {
+		// serve speaks plain HTTP: an https site is behind a proxy, and without its
+		// address every visitor is one client to the sign-in limits, which one person
+		// could then use up for everyone.
+		fmt.Fprintf(stderr, "error: --accounts on an https site needs --trusted-proxy ADDRESS|CIDR, the proxy in front of serve, so that the sign-in limits count each visitor\n%s", serveUsage)
+		return 2
+	}
 	if *publishOnly && *listen == "" {
 		fmt.Fprintf(stderr, "error: --publish-only with --listen \"\" would do nothing\n%s", serveUsage)
 		return 2
@@ -194,6 +211,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		if base == "" {
 			base = "http://" + *listen
 		}
+
 		w, err := af.build(st, ef.keyDirectory(), ef.dataDir, base, ef.allowLoopback, logger)
 		if err != nil {
 			fmt.Fprintf(stderr, "error: %v\n", err)
@@ -403,6 +421,10 @@ type siteOptions struct {
 	rate, badgeRate web.RateLimit
 	dirCache        time.Duration // web.Config.DirectoryCacheTTL
 	write           *writePaths   // the write paths (--accounts); nil: none
+	// trustedProxies are the reverse proxies whose X-Forwarded-For names the client
+	// (--trusted-proxy): behind a proxy without them, every visitor is one client to
+	// the rate limits.
+	trustedProxies []string
 }
 
 func publish(ctx context.Context, st store.Store, doc *keys.Document, logDir, listen, baseURL string, opts siteOptions, logger *slog.Logger) (*http.Server, error) {
@@ -417,7 +439,7 @@ func publish(ctx context.Context, st store.Store, doc *keys.Document, logDir, li
 	if err != nil {
 		return nil, err
 	}
-	cfg := web.Config{Store: st, Keys: doc, BaseURL: baseURL, Logger: logger, MCP: mcpHandler, RateLimit: opts.rate, BadgeRateLimit: opts.badgeRate, Log: lg, DirectoryCacheTTL: opts.dirCache}
+	cfg := web.Config{Store: st, Keys: doc, BaseURL: baseURL, Logger: logger, MCP: mcpHandler, RateLimit: opts.rate, BadgeRateLimit: opts.badgeRate, Log: lg, DirectoryCacheTTL: opts.dirCache, TrustedProxies: opts.trustedProxies}
 	if opts.write != nil {
 		opts.write.site(&cfg)
 	}

@@ -716,6 +716,8 @@ func TestServeScheduleFlags(t *testing.T) {
 		{[]string{"--first-spread", "48h"}, "the first spread is 48h0m0s; it must be at most 24h0m0s"},
 		{[]string{"--registry-url", "https://registry.example.com", "--registry-interval", "1s"}, "--registry-interval 1s: want 5m to 168h"},
 		{[]string{"--registry-url", "ftp://registry.example.com"}, "--registry-url: "},
+		{[]string{"--accounts", "--base-url", "https://probity.example"}, "--accounts on an https site needs --trusted-proxy"},
+		{[]string{"--accounts", "--publish-only"}, "a --publish-only replica publishes read-only"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := runServe(append([]string{"--data-dir", t.TempDir(), "--listen", ""}, c.args...), &stdout, &stderr)
