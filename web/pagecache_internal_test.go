@@ -22,8 +22,16 @@ func (c *fakeClock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.U
 func TestPageCacheServesWithinTTL(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)}
 	c := newPageCache(time.Second, 1<<20, clock.now)
+	var mu sync.Mutex
 	version := "v1"
-	render := func(context.Context) ([]byte, error) { return []byte(version), nil }
+	rendered := make(chan struct{}, 10)
+	render := func(context.Context) ([]byte, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		rendered <- struct{}{}
+		return []byte(version), nil
+	}
+	setVersion := func(v string) { mu.Lock(); version = v; mu.Unlock() }
 	get := func() string {
 		t.Helper()
 		b, err := c.get(context.Background(), "k", render)
@@ -35,17 +43,70 @@ func TestPageCacheServesWithinTTL(t *testing.T) {
 	if got := get(); got != "v1" {
 		t.Fatalf("first get = %q", got)
 	}
-	version = "v2"
+	<-rendered
+	setVersion("v2")
 	clock.add(999 * time.Millisecond)
 	if got := get(); got != "v1" {
 		t.Errorf("within the time to live: %q, want the kept v1", got)
 	}
-	clock.add(time.Millisecond)
-	if got := get(); got != "v2" {
-		t.Errorf("after the time to live: %q, want a new rendering v2", got)
+	if len(rendered) != 0 {
+		t.Error("a rendering within the time to live")
 	}
-	if st := c.stats(); st.Hits != 1 || st.Misses != 2 || st.Entries != 1 || st.Bytes != len("v2")+memoOverhead {
+	// Past it: the kept page at once, and one rendering in the background.
+	clock.add(time.Millisecond)
+	if got := get(); got != "v1" {
+		t.Errorf("the first request past the time to live: %q, want the kept v1 while v2 renders", got)
+	}
+	<-rendered
+	deadline := time.Now().Add(5 * time.Second)
+	for get() != "v2" {
+		if time.Now().After(deadline) {
+			t.Fatal("the background rendering never replaced the kept page")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if len(rendered) != 0 {
+		t.Errorf("%d more renderings, want one per expiry", len(rendered))
+	}
+	// Kept longer than ttl + maxStale (its renderings failed, say): requests wait.
+	setVersion("v3")
+	clock.add(time.Second + maxStale)
+	if got := get(); got != "v3" {
+		t.Errorf("a page older than ttl + maxStale was served: %q, want v3", got)
+	}
+	if st := c.stats(); st.Entries != 1 || st.Bytes != len("v3")+memoOverhead {
 		t.Errorf("stats = %+v", st)
+	}
+}
+
+func TestPageCacheKeepsThePageWhenARenderingFails(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)}
+	c := newPageCache(time.Second, 1<<20, clock.now)
+	if _, err := c.get(context.Background(), "k", func(context.Context) ([]byte, error) { return []byte("ok"), nil }); err != nil {
+		t.Fatal(err)
+	}
+	clock.add(2 * time.Second)
+	failed := make(chan struct{})
+	b, err := c.get(context.Background(), "k", func(context.Context) ([]byte, error) {
+		defer close(failed)
+		return nil, errors.New("store down")
+	})
+	if err != nil || string(b) != "ok" {
+		t.Fatalf("past the time to live: %q, %v; want the kept page", b, err)
+	}
+	<-failed
+	for range 100 { // the failed refresh clears its flag under the lock
+		c.mu.Lock()
+		refreshing := c.m["k"].refreshing
+		c.mu.Unlock()
+		if !refreshing {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	b, err = c.get(context.Background(), "k", func(context.Context) ([]byte, error) { return []byte("new"), nil })
+	if err != nil || string(b) != "ok" {
+		t.Errorf("after a failed rendering: %q, %v; want the kept page (and another rendering started)", b, err)
 	}
 }
 
