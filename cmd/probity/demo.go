@@ -112,7 +112,9 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	defer st.Close()
 	fmt.Fprintf(stderr, "store: %s\n", where)
-	doc, signer, err := ef.openSigner(stderr)
+	// The key document the site publishes is the one startDemoMail returns, which
+	// lists the webhook key too.
+	_, signer, err := ef.openSigner(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
@@ -143,7 +145,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	defer mails.Close()
 	defer write.close()
-	doc = write.doc
+	doc := write.doc
 	// The directory is up before the rounds, so a port in use fails at once and the
 	// pages fill in as the rounds store.
 	srv, err := publish(ctx, st, doc, ef.logDirectory(), *listen, base, siteOptions{write: write}, logger)
