@@ -119,6 +119,19 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
+	// The follower: an account that follows the drifting server, whose e-mails (and
+	// sign-in codes, to sign in as it) go to a local SMTP server that keeps them as
+	// files. Sign-in, the Follow buttons and the Followed page are on.
+	mails, write, err := startDemoMail(st, &ef, base, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	defer mails.Close()
+	defer write.close()
+	// EnsureWebhookKey made a new key document version (at the first run): it is
+	// stored in the ledger when the log starts, below, as serve does.
+	doc := write.doc
 	// The transparency log, its checkpoints cosigned by the built-in test witness.
 	var lf logFlags
 	lf.witnessTimeout, lf.checkpointInterval = translog.DefaultWitnessTimeout, translog.MinCheckpointInterval
@@ -135,17 +148,6 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer func() { stop(); waitLog() }() // the log's last append before the demo exits
-	// The follower: an account that follows the drifting server, whose e-mails (and
-	// sign-in codes, to sign in as it) go to a local SMTP server that keeps them as
-	// files. Sign-in, the Follow buttons and the Followed page are on.
-	mails, write, err := startDemoMail(st, &ef, base, logger)
-	if err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
-		return 2
-	}
-	defer mails.Close()
-	defer write.close()
-	doc := write.doc
 	// The directory is up before the rounds, so a port in use fails at once and the
 	// pages fill in as the rounds store.
 	srv, err := publish(ctx, st, doc, ef.logDirectory(), *listen, base, siteOptions{write: write}, logger)

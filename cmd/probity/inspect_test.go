@@ -244,15 +244,27 @@ func TestInspect(t *testing.T) {
 		t.Errorf("inspect of a postdated bundle: exit %d (want 1)\n%s", code, out)
 	}
 
-	// A tombstone document, its reason with a terminal escape.
-	tomb, err := attest.TombstoneDocument{DeletedAt: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), Entry: "weather", Reason: "gone \x1b[2J now",
+	// A tombstone document.
+	tomb, err := attest.TombstoneDocument{DeletedAt: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), Entry: "weather", Reason: "gone for good",
 		Removed: []attest.RemovedRef{{Seq: 3, Kind: "probe", PayloadDigestHex: strings.Repeat("ab", 32)}}}.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
 	code, out, _ = runInspectArgs(writeFile(t, filepath.Join(dir, "tombstone.json"), tomb))
-	if code != 0 || !strings.Contains(out, `reason             gone \u001b[2J now`) || !strings.Contains(out, "seq 3              probe sha256:abab") || strings.Contains(out, "\x1b") {
+	if code != 0 || !strings.Contains(out, `reason             gone for good`) || !strings.Contains(out, "seq 3              probe sha256:abab") {
 		t.Errorf("inspect of a tombstone: exit %d\n%q", code, out)
+	}
+	// One whose reason holds a terminal escape, which no store writes (its CHECK, and
+	// attest.ParseTombstoneDocument, allow one line without control characters): refused,
+	// the escape shown escaped.
+	tomb, err = attest.TombstoneDocument{DeletedAt: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), Entry: "weather", Reason: "gone \x1b[2J now",
+		Removed: []attest.RemovedRef{{Seq: 3, Kind: "probe", PayloadDigestHex: strings.Repeat("ab", 32)}}}.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runInspectArgs(writeFile(t, filepath.Join(dir, "tombstone-escape.json"), tomb))
+	if code != 2 || !strings.Contains(errOut, "is not one line of 1 to 200 characters") || strings.Contains(out+errOut, "\x1b") {
+		t.Errorf("inspect of a tombstone with an escape in its reason: exit %d\n%q\n%q", code, out, errOut)
 	}
 }
 

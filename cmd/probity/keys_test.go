@@ -178,11 +178,11 @@ func TestKeysLifecycle(t *testing.T) {
 
 func TestKeysShowInvalid(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.json")
-	if err := os.WriteFile(path, []byte(`{"format_version":3,"issuer":"x","keys":[]}`), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(`{"format_version":4,"issuer":"x","keys":[]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut := keysRun(t, cliT0, 1, "show", "--keys", path)
-	if code != 2 || out != "" || !strings.Contains(errOut, "error: couldn't load key document") || !strings.Contains(errOut, "format_version 3 is not supported") {
+	if code != 2 || out != "" || !strings.Contains(errOut, "error: couldn't load key document") || !strings.Contains(errOut, "format_version 4 is not supported") {
 		t.Fatalf("show invalid: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
