@@ -69,9 +69,9 @@
 // status in one place (fail): store.ErrNotFound becomes 404, a request whose client left first is logged as 499, anything else 500
 // with a generic message, its detail logged.
 //
-// Every request reads the store, but for the directory's pages: each is rendered at most
-// once a second (Config.DirectoryCacheTTL; pagecache.go), so the directory lags the store
-// by up to that long. What is remembered besides is derived from immutable data only (memo.go), bounded by bytes and reported on /metrics: the
+// Every request reads the store, but for the directory's pages: each is rendered again
+// once it is a second old (Config.DirectoryCacheTTL; pagecache.go), in the background
+// while the old one is still served, so the directory lags the store by about that long. What is remembered besides is derived from immutable data only (memo.go), bounded by bytes and reported on /metrics: the
 // entry's checks, supply and tools sections, rendered once per stored round, supply
 // run and page of a tool surface, and the views the summary card on top of every tab
 // reads (a round's checks, a supply run's verdict) (about 65 MB for 6,000 entries), and the last directory
