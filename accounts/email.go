@@ -127,7 +127,7 @@ func (s *Service) useCode(ctx context.Context, email, code, client string) (addr
 		s.log.Info("sign-in code check refused: limit reached")
 		return "", "", now, ErrTooMany
 	}
-	code, ok = normalizeCode(code)
+	code, ok = NormalizeCode(code)
 	if !ok {
 		return "", "", now, ErrBadCode
 	}
@@ -180,9 +180,10 @@ func newCode() (string, error) {
 	return fmt.Sprintf("%0*d", codeDigits, n.Int64()), nil
 }
 
-// normalizeCode returns a code as typed without spaces and hyphens, when it is then
-// exactly codeDigits ASCII digits.
-func normalizeCode(s string) (string, bool) {
+// NormalizeCode returns a code as typed without spaces, tabs and hyphens, when it is
+// then exactly the 8 ASCII digits of a sign-in code: the one rule of a code's form, which
+// the site's forms check before they ask VerifyCode.
+func NormalizeCode(s string) (string, bool) {
 	if len(s) > maxCodeInput {
 		return "", false
 	}

@@ -43,13 +43,13 @@ func TestParseAddress(t *testing.T) {
 
 func TestNormalizeCode(t *testing.T) {
 	for in, want := range map[string]string{"12345678": "12345678", "1234 5678": "12345678", " 1234-5678 ": "12345678", "00000000": "00000000"} {
-		if got, ok := normalizeCode(in); !ok || got != want {
-			t.Errorf("normalizeCode(%q) = %q, %v", in, got, ok)
+		if got, ok := NormalizeCode(in); !ok || got != want {
+			t.Errorf("NormalizeCode(%q) = %q, %v", in, got, ok)
 		}
 	}
 	for _, bad := range []string{"", "1234567", "123456789", "1234567a", "１２３４５６７８", strings.Repeat(" ", 30) + "12345678", "1234\x005678"} {
-		if got, ok := normalizeCode(bad); ok {
-			t.Errorf("normalizeCode(%q) = %q, accepted", bad, got)
+		if got, ok := NormalizeCode(bad); ok {
+			t.Errorf("NormalizeCode(%q) = %q, accepted", bad, got)
 		}
 	}
 }

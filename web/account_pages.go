@@ -17,8 +17,6 @@ import (
 const (
 	// maxEmail is the longest e-mail address (RFC 5321's path limit).
 	maxEmail = 254
-	// codeDigits is the length of a sign-in code.
-	codeDigits = 8
 	// maxOAuthParam bounds GitHub's code and state.
 	maxOAuthParam = 512
 	// maxGitHubCookie bounds the GitHub state cookie (state, verifier and return
@@ -173,12 +171,7 @@ func (h *handlers) signInVerify(c *gin.Context) {
 		return
 	}
 	p.Email = strings.TrimSpace(formValue(c, "email"))
-	code := strings.Map(func(r rune) rune {
-		if r == ' ' || r == '-' {
-			return -1
-		}
-		return r
-	}, formValue(c, "code"))
+	code, codeOK := accounts.NormalizeCode(formValue(c, "code"))
 	again := func(status int, msg string) {
 		p.Error = msg
 		h.render(c, status, "signin_verify", verifyPage{p, false})
@@ -187,7 +180,7 @@ func (h *handlers) signInVerify(c *gin.Context) {
 		again(http.StatusBadRequest, msg)
 		return
 	}
-	if !digits(code, codeDigits) {
+	if !codeOK {
 		again(http.StatusBadRequest, "The code is the 8 digits in the e-mail we sent.")
 		return
 	}
@@ -206,19 +199,6 @@ func (h *handlers) signInVerify(c *gin.Context) {
 	h.startSession(c, sess)
 	h.jar.set(c, cookieSignIn, "", -1)
 	h.redirect(c, h.acc.SafeReturn(p.Return))
-}
-
-// digits reports whether s is n ASCII digits.
-func digits(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // startSession sets the cookie of a new session. A session the browser had before
@@ -343,6 +323,20 @@ type accountPage struct {
 	Email      string
 }
 
+// accountPage is the account page of v, the site's features on.
+func (h *handlers) accountPage(v *viewer) accountPage {
+	return accountPage{V: v, Webhooks: h.hooks != nil, Follows: h.follows != nil, ByEmail: h.acc.EmailEnabled()}
+}
+
+// withError is p with the deletion form's error.
+func (p accountPage) withError(msg string) accountPage { p.Error = msg; return p }
+
+// withEmailError is p with the address form's address and error.
+func (p accountPage) withEmailError(email, msg string) accountPage {
+	p.Email, p.EmailError = email, msg
+	return p
+}
+
 // account serves GET /account.
 func (h *handlers) account(c *gin.Context) {
 	v, ok := h.signedIn(c, "/account")
@@ -350,7 +344,7 @@ func (h *handlers) account(c *gin.Context) {
 		return
 	}
 	h.renewSession(c, v)
-	h.render(c, http.StatusOK, "account", accountPage{V: v, Webhooks: h.hooks != nil, Follows: h.follows != nil, ByEmail: h.acc.EmailEnabled()})
+	h.render(c, http.StatusOK, "account", h.accountPage(v))
 }
 
 // renewSession renews the session cookie's Max-Age on the account pages (the
@@ -369,8 +363,7 @@ func (h *handlers) deleteAccount(c *gin.Context) {
 	}
 	private(c)
 	if strings.TrimSpace(formValue(c, "confirm")) != deleteWord {
-		h.render(c, http.StatusBadRequest, "account", accountPage{V: v, Webhooks: h.hooks != nil, Follows: h.follows != nil, ByEmail: h.acc.EmailEnabled(),
-			Error: "Nothing was deleted: type DELETE, in capitals, into the box to confirm."})
+		h.render(c, http.StatusBadRequest, "account", h.accountPage(v).withError("Nothing was deleted: type DELETE, in capitals, into the box to confirm."))
 		return
 	}
 	if err := h.acc.DeleteAccount(c.Request.Context(), v.ID); err != nil {
@@ -424,19 +417,17 @@ func (h *handlers) accountEmail(c *gin.Context) {
 	private(c)
 	p := accountEmailPage{V: v, Email: strings.TrimSpace(formValue(c, "email"))}
 	if msg := emailProblem(p.Email); msg != "" {
-		h.render(c, http.StatusBadRequest, "account", accountPage{V: v, Webhooks: h.hooks != nil, Follows: h.follows != nil, ByEmail: h.acc.EmailEnabled(), EmailError: msg, Email: p.Email})
+		h.render(c, http.StatusBadRequest, "account", h.accountPage(v).withEmailError(p.Email, msg))
 		return
 	}
 	err := h.acc.RequestCode(c.Request.Context(), p.Email, c.ClientIP())
 	switch {
 	case errors.Is(err, ErrInvalidAddress):
-		h.render(c, http.StatusBadRequest, "account", accountPage{V: v, Webhooks: h.hooks != nil, Follows: h.follows != nil, ByEmail: h.acc.EmailEnabled(),
-			EmailError: "That is not an e-mail address we can send to. Check it and try again.", Email: p.Email})
+		h.render(c, http.StatusBadRequest, "account", h.accountPage(v).withEmailError(p.Email, "That is not an e-mail address we can send to. Check it and try again."))
 		return
 	case errors.Is(err, ErrTooMany):
 		c.Header("Retry-After", "3600")
-		h.render(c, http.StatusTooManyRequests, "account", accountPage{V: v, Webhooks: h.hooks != nil, Follows: h.follows != nil, ByEmail: h.acc.EmailEnabled(),
-			EmailError: "There were too many codes asked for. Please try again in an hour.", Email: p.Email})
+		h.render(c, http.StatusTooManyRequests, "account", h.accountPage(v).withEmailError(p.Email, "There were too many codes asked for. Please try again in an hour."))
 		return
 	case err != nil:
 		h.fail(c, err)
@@ -459,12 +450,7 @@ func (h *handlers) accountEmailVerify(c *gin.Context) {
 	}
 	private(c)
 	p := accountEmailPage{V: v, Email: strings.TrimSpace(formValue(c, "email"))}
-	code := strings.Map(func(r rune) rune {
-		if r == ' ' || r == '-' {
-			return -1
-		}
-		return r
-	}, formValue(c, "code"))
+	code, codeOK := accounts.NormalizeCode(formValue(c, "code"))
 	again := func(status int, msg string) {
 		p.Error = msg
 		h.render(c, status, "account_email", p)
@@ -473,7 +459,7 @@ func (h *handlers) accountEmailVerify(c *gin.Context) {
 		again(http.StatusBadRequest, msg)
 		return
 	}
-	if !digits(code, codeDigits) {
+	if !codeOK {
 		again(http.StatusBadRequest, "The code is the 8 digits in the e-mail we sent.")
 		return
 	}
