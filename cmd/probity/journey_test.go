@@ -19,8 +19,9 @@ package main
 //     do); the e-mail arrives at the SMTP server. Its MIME: List-Unsubscribe (the
 //     one-click address), List-Unsubscribe-Post, Message-ID, List-Id, Auto-Submitted,
 //     a text and an HTML part, both linking the change, no server text anywhere.
-//  5. The e-mail's unsubscribe link in the browser: buttons, and opening it changed
-//     nothing; "Turn off change e-mails" turns them off (the account still follows)
+//  5. The e-mail's unsubscribe link in the browser: buttons, and opening it (or the
+//     List-Unsubscribe address) changed nothing; "Turn off change e-mails" turns them
+//     off (the account still follows)
 //     and offers Undo; Undo turns them back on. axe-core on both pages.
 //  6. A mail app's RFC 8058 one-click POST (List-Unsubscribe=One-Click, no cookie, no
 //     browser) to the List-Unsubscribe address turns change e-mails off, and the
@@ -268,6 +269,15 @@ func TestBrowserFollowerJourney(t *testing.T) {
 	if axeJS != nil {
 		runAxe(t, tab, "the unsubscribe page")
 	}
+	// A mail filter or app may open the List-Unsubscribe address too: the same buttons.
+	load("the List-Unsubscribe address, opened", chromedp.Navigate(em.listUnsubscribe))
+	if got := text(); !strings.Contains(got, "Nothing changes until you press a button") {
+		t.Errorf("the List-Unsubscribe address, opened, shows %q", got)
+	}
+	if m, following := mode(); m != store.MailHourly || !following {
+		t.Fatalf("opening the List-Unsubscribe address changed something: mode %q, following %v", m, following)
+	}
+	load("the e-mail's unsubscribe link, again", chromedp.Navigate(em.unsubscribe))
 	load("Turn off change e-mails", chromedp.Click(chromedp.Search(`//main//button[normalize-space()="Turn off change e-mails"]`)))
 	if got := text(); !strings.Contains(got, "Change e-mails are off") || !strings.Contains(got, "Undo") {
 		t.Errorf("after Turn off change e-mails the page says %q, want that they are off and an Undo", got)
