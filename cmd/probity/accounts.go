@@ -43,8 +43,12 @@ const accountsHelp = `Accounts, following, e-mails and webhooks (off unless --ac
                              $PROBITY_GITHUB_CLIENT_SECRET or --github-client-secret-file
   --github-auth-url, --github-token-url, --github-api-url URL
                              GitHub Enterprise's endpoints instead of github.com's
-The unsubscribe links are signed with DATA-DIR/notify.key (made at first start), the
-webhooks with KEY-DIR/webhook-key.whsk, whose public key the key document lists.
+  --signin-codes-per-hour N  the most sign-in codes the site e-mails in any hour, to
+                             all addresses together (default 256, at most 4096)
+The unsubscribe links are signed with DATA-DIR/notify.key (made at first start, mode
+0600), which also keys the stored hashes of sign-in codes (keep it: codes sent before
+a restart work after it); the webhooks are signed with KEY-DIR/webhook-key.whsk, whose
+public key the key document lists.
 `
 
 // accountFlags are serve's settings of the site's write paths.
@@ -55,6 +59,8 @@ type accountFlags struct {
 	dkim             mail.DKIMConfig
 	github           accounts.GitHubConfig
 	githubSecretFile string
+	// siteCodes is accounts.Config.SiteCodesPerHour.
+	siteCodes int
 	// settle is notify.Config.Settle (0: its default); the demo, whose changes are
 	// committed when its round returns, e-mails them after a few seconds.
 	settle time.Duration
@@ -76,6 +82,7 @@ func (f *accountFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.github.AuthURL, "github-auth-url", "", "")
 	fs.StringVar(&f.github.TokenURL, "github-token-url", "", "")
 	fs.StringVar(&f.github.APIURL, "github-api-url", "", "")
+	fs.IntVar(&f.siteCodes, "signin-codes-per-hour", accounts.DefaultSiteCodesPerHour, "")
 }
 
 // secret is the value of the environment variable env, or the first line of file;
@@ -139,11 +146,17 @@ func (f *accountFlags) build(st store.Store, keyDir, dataDir, baseURL string, al
 		g.RedirectURL = strings.TrimRight(baseURL, "/") + "/signin/github/callback"
 		gh = &g
 	}
-	if w.accounts, err = accounts.New(accounts.Config{Store: st, Mailer: mailer, GitHub: gh, SiteName: u.Host, Logger: logger}); err != nil {
-		return nil, err
-	}
+	// notify.key is the server's secret: it signs the unsubscribe links, and the key
+	// of the sign-in codes' stored hashes is derived from it.
 	key, err := notify.LoadOrCreateKey(dataDir)
 	if err != nil {
+		return nil, err
+	}
+	if f.siteCodes < 1 || f.siteCodes > accounts.MaxSiteCodesPerHour {
+		return nil, fmt.Errorf("--signin-codes-per-hour must be 1 to %d, not %d", accounts.MaxSiteCodesPerHour, f.siteCodes)
+	}
+	if w.accounts, err = accounts.New(accounts.Config{Store: st, Mailer: mailer, GitHub: gh, Secret: key,
+		SiteCodesPerHour: f.siteCodes, SiteName: u.Host, Logger: logger}); err != nil {
 		return nil, err
 	}
 	ncfg := notify.Config{Store: st, BaseURL: baseURL, Key: key, Logger: logger, Settle: f.settle,
