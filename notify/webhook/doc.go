@@ -52,7 +52,9 @@
 // The body is one compact JSON object (Standard Webhooks' recommended shape: type,
 // timestamp, data), at most 16 KiB, with no server text: an entry is named by its slug,
 // the one name Probity chose, never by the name or description its server gives, and
-// the change by Probity's own one-line summary of counts.
+// the change by Probity's own one-line summary (Summary): counts and fixed words, and a
+// version only as a semantic version shown by the change e-mails' rule
+// (notify.ShownVersion), never the version text a server or registry gave.
 //
 //	{"type":"entry.changed","timestamp":"2026-12-01T12:00:00.000Z",
 //	 "data":{"entry":{"slug":"acme-tools","url":"https://probity.dev/s/acme-tools"},
