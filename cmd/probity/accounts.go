@@ -159,7 +159,10 @@ func (f *accountFlags) build(st store.Store, keyDir, dataDir, baseURL string, al
 		SiteCodesPerHour: f.siteCodes, SiteName: u.Host, Logger: logger}); err != nil {
 		return nil, err
 	}
+	// A send may take mail.DefaultSendTimeout (RFC 5321 gives the end of DATA 10
+	// minutes); the outbox's send bound adds composing it, and its lease outlasts that.
 	ncfg := notify.Config{Store: st, BaseURL: baseURL, Key: key, Logger: logger, Settle: f.settle,
+		SendTimeout: mail.DefaultSendTimeout + time.Minute, Lease: mail.DefaultSendTimeout + 2*time.Minute,
 		IsPermanent: func(err error) bool { return errors.Is(err, mail.ErrPermanent) }}
 	if w.sender != nil {
 		ncfg.Sender = notify.SenderFunc(func(ctx context.Context, m notify.Message) error {
@@ -250,10 +253,16 @@ func (w *writePaths) close() {
 
 // codeMailer sends sign-in codes right away, through the same SMTP sender as the
 // change e-mails (never through the outbox: a code is useless an hour later, and the
-// outbox must not keep one in clear).
+// outbox must not keep one in clear), within codeSendTimeout: a person waits for the
+// page meanwhile, and may ask again.
 type codeMailer struct{ s *mail.Sender }
 
+// codeSendTimeout bounds sending a sign-in code, below the site's write timeout.
+const codeSendTimeout = 45 * time.Second
+
 func (m codeMailer) SendCode(ctx context.Context, c accounts.CodeMail) error {
+	ctx, cancel := context.WithTimeout(ctx, codeSendTimeout)
+	defer cancel()
 	return m.s.Send(ctx, mail.Message{To: c.To, Subject: c.Subject, Text: c.Text})
 }
 
