@@ -59,7 +59,7 @@ type accountFlags struct {
 	dkim             mail.DKIMConfig
 	github           accounts.GitHubConfig
 	githubSecretFile string
-	// siteCodes is accounts.Config.SiteCodesPerHour.
+	// siteCodes is accounts.Config.SiteCodesPerHour (0: its default).
 	siteCodes int
 	// settle is notify.Config.Settle (0: its default); the demo, whose changes are
 	// committed when its round returns, e-mails them after a few seconds.
@@ -152,7 +152,7 @@ func (f *accountFlags) build(st store.Store, keyDir, dataDir, baseURL string, al
 	if err != nil {
 		return nil, err
 	}
-	if f.siteCodes < 1 || f.siteCodes > accounts.MaxSiteCodesPerHour {
+	if f.siteCodes < 0 || f.siteCodes > accounts.MaxSiteCodesPerHour { // 0: the default (the demo sets no flags)
 		return nil, fmt.Errorf("--signin-codes-per-hour must be 1 to %d, not %d", accounts.MaxSiteCodesPerHour, f.siteCodes)
 	}
 	if w.accounts, err = accounts.New(accounts.Config{Store: st, Mailer: mailer, GitHub: gh, Secret: key,
