@@ -22,6 +22,14 @@ const (
 	ClientRequestsPerHour = 20
 	// ClientChecksPerHour is how many codes one client may enter in any hour.
 	ClientChecksPerHour = 30
+	// DefaultSiteCodesPerHour is how many codes the whole site sends in any hour unless
+	// Config.SiteCodesPerHour says otherwise.
+	DefaultSiteCodesPerHour = 256
+	// MaxSiteCodesPerHour bounds Config.SiteCodesPerHour (the site-wide count is kept in
+	// siteShards(n) throttles of at most store.MaxThrottleLimit each).
+	MaxSiteCodesPerHour = 4096
+	// MinSecretSize is the least size of Config.Secret.
+	MinSecretSize = 32
 	// SessionLifetime is how long a session lasts after its last renewal.
 	SessionLifetime = 30 * 24 * time.Hour
 	// SessionRenewEvery is how old a session's last renewal must be for a use to renew
@@ -40,6 +48,9 @@ var (
 	ErrInvalidEmail = errors.New("that is not an e-mail address this site can send a code to: enter an address like name@example.org")
 	// ErrTooMany: a sign-in limit is reached.
 	ErrTooMany = errors.New("too many sign-in attempts: try again later")
+	// ErrSiteBusy: the site has sent as many sign-in codes as it sends in an hour
+	// (Config.SiteCodesPerHour), to whomever.
+	ErrSiteBusy = errors.New("this site has sent as many sign-in codes as it sends in an hour: try again later")
 	// ErrBadCode: the code is wrong, expired, used or has no tries left.
 	ErrBadCode = errors.New("that code is wrong or no longer valid: check it, or ask for a new code")
 	// ErrNoSession: the session token is unknown, malformed or expired.
@@ -107,6 +118,15 @@ type Config struct {
 	Mailer CodeMailer
 	// GitHub configures sign-in with GitHub; nil turns it off (ErrGitHubOff).
 	GitHub *GitHubConfig
+	// Secret is the server's secret, at least MinSecretSize random bytes kept beside the
+	// store, not in it (the data directory's notify.key); required with a Mailer. The
+	// key of the stored code hashes is derived from it, so a copy of the store alone
+	// cannot test guesses of a code. It must stay the same across restarts, or the codes
+	// sent before one stop working.
+	Secret []byte
+	// SiteCodesPerHour is how many sign-in codes the site sends in any hour, to all
+	// addresses together (1 to MaxSiteCodesPerHour); 0 means DefaultSiteCodesPerHour.
+	SiteCodesPerHour int
 	// SiteName names the site in the code e-mail: at most 64 printable ASCII
 	// characters; "Probity" when empty.
 	SiteName string
@@ -120,6 +140,8 @@ type Config struct {
 type Service struct {
 	st       Store
 	mailer   CodeMailer
+	codeKey  []byte // the key of the code hashes (codeKeyOf(Config.Secret))
+	siteCap  int    // Config.SiteCodesPerHour
 	siteName string
 	now      func() time.Time
 	log      *slog.Logger
@@ -138,6 +160,18 @@ func New(cfg Config) (*Service, error) {
 	}
 	if len(s.siteName) > 64 || !printableASCII(s.siteName, true) {
 		return nil, fmt.Errorf("accounts: Config.SiteName must be at most 64 printable ASCII characters, not %q", s.siteName)
+	}
+	if s.mailer != nil {
+		if len(cfg.Secret) < MinSecretSize {
+			return nil, fmt.Errorf("accounts: Config.Secret must be at least %d bytes with a Mailer, not %d", MinSecretSize, len(cfg.Secret))
+		}
+		s.codeKey = codeKeyOf(cfg.Secret)
+	}
+	switch s.siteCap = cfg.SiteCodesPerHour; {
+	case s.siteCap == 0:
+		s.siteCap = DefaultSiteCodesPerHour
+	case s.siteCap < 1 || s.siteCap > MaxSiteCodesPerHour:
+		return nil, fmt.Errorf("accounts: Config.SiteCodesPerHour must be 1 to %d, not %d", MaxSiteCodesPerHour, s.siteCap)
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -8,8 +8,10 @@
 //
 // RequestCode validates the address (ASCII, one @, a dotted domain, at most 254
 // bytes), counts the request against two limits (ClientRequestsPerHour per client key,
-// CodesPerAddressPerHour per address: ErrTooMany beyond either) and sends an 8-digit
-// code from crypto/rand through the CodeMailer right away. It never looks at whether
+// CodesPerAddressPerHour per address: ErrTooMany beyond either), then against the
+// site's cap (Config.SiteCodesPerHour codes an hour to all addresses together:
+// ErrSiteBusy beyond it, which bounds what a crowd of clients can make the site send)
+// and sends an 8-digit code from crypto/rand through the CodeMailer right away. It never looks at whether
 // the address has an account: the answer, the e-mail and the time taken are the same
 // either way, and an account is made only when a code is entered (VerifyCode), so
 // asking for a code tells nobody whether an address is known.
@@ -17,10 +19,14 @@
 // A code is valid for CodeLifetime and works once. The store keeps
 //
 //	address_hash = SHA-256("probity address v1" 0x00 email_key)
-//	code_hash    = HMAC-SHA256(key = email_key, message = code)
+//	code_key     = HMAC-SHA256(key = Config.Secret, message = "probity sign-in code key v1")
+//	code_hash    = HMAC-SHA256(key = code_key, message = email_key 0x00 code)
 //
 // where email_key is the lower-cased address: never the code, and the address itself
-// only once it has an account. VerifyCode counts the check against
+// only once it has an account. Config.Secret is the server's secret, kept outside the
+// store (the data directory's notify.key): a copy of the store alone cannot test a
+// guess of a code offline, and the same secret after a restart checks the codes sent
+// before it. VerifyCode counts the check against
 // ClientChecksPerHour per client, then spends one try of every live code of the address
 // (in one statement, before comparing: a code is compared at most MaxCodeTries times
 // however many checks run at once), compares each code's hash with hmac.Equal, and
@@ -32,8 +38,13 @@
 // AddEmail runs the same check to give a signed-in account an address (a GitHub
 // account, which has none, to receive e-mails), unless another account has it.
 //
-// Client keys (the rate limiter's key of the request) are stored as
-// SHA-256("probity client v1" 0x00 key).
+// The per-client limits count ClientKey of the request's client address: an IPv4
+// address, or an IPv6 address's /64, so that a client cannot escape them by taking a
+// new address of its /64 for every request. Client keys are stored as
+// SHA-256("probity client v1" 0x00 key). The site's cap is kept in
+// ⌈SiteCodesPerHour/64⌉ throttles (the store keeps at most 64 events a throttle)
+// filed under SHA-256("probity site codes v1" 0x00 shard number), which no address
+// hashes to.
 //
 // # Sessions
 //

@@ -8,6 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	mathrand "math/rand/v2"
+	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,9 +26,9 @@ const maxCodeInput = 32
 
 // RequestCode sends a sign-in code to email. It answers the same, nil, whether or not
 // the address has an account; ErrInvalidEmail for an address this site does not send
-// to; ErrTooMany over a limit (per client, per address); ErrEmailOff without a mailer;
-// another error when the code could not be stored or sent. client is the rate
-// limiter's key of the request (stored hashed).
+// to; ErrTooMany over a limit (per client, per address); ErrSiteBusy over the site's
+// hourly cap; ErrEmailOff without a mailer; another error when the code could not be
+// stored or sent. client is the request's client address (ClientKey; stored hashed).
 func (s *Service) RequestCode(ctx context.Context, email, client string) error {
 	addr, key, err := parseAddress(email)
 	if err != nil {
@@ -37,7 +40,7 @@ func (s *Service) RequestCode(ctx context.Context, email, client string) error {
 	now := s.now()
 	ah := addressHash(key)
 	for _, t := range []store.ThrottleTake{
-		{Scope: store.ThrottleClient, KeyHash: clientHash(client), Limit: ClientRequestsPerHour},
+		{Scope: store.ThrottleClient, KeyHash: clientHash(ClientKey(client)), Limit: ClientRequestsPerHour},
 		{Scope: store.ThrottleAddress, KeyHash: ah, Limit: CodesPerAddressPerHour},
 	} {
 		t.At, t.Window = now, throttleWindow
@@ -50,11 +53,20 @@ func (s *Service) RequestCode(ctx context.Context, email, client string) error {
 			return ErrTooMany
 		}
 	}
+	// The site's cap comes last, so that a request another limit refuses does not use
+	// it up; it is the same for every address, known or not.
+	switch ok, err := s.takeSiteCode(ctx, now); {
+	case err != nil:
+		return err
+	case !ok:
+		s.log.Warn("sign-in code refused: the site's hourly cap is reached", "cap", s.siteCap)
+		return ErrSiteBusy
+	}
 	code, err := newCode()
 	if err != nil {
 		return err
 	}
-	if _, err := s.st.AddSignInCode(ctx, store.SignInCode{AddressHash: ah, CodeHash: codeHash(key, code),
+	if _, err := s.st.AddSignInCode(ctx, store.SignInCode{AddressHash: ah, CodeHash: codeHash(s.codeKey, key, code),
 		CreatedAt: now, ExpiresAt: now.Add(CodeLifetime)}); err != nil {
 		return err
 	}
@@ -118,7 +130,7 @@ func (s *Service) useCode(ctx context.Context, email, code, client string) (addr
 		return "", "", now, err
 	}
 	now = s.now()
-	ok, err := s.st.TakeThrottle(ctx, store.ThrottleTake{Scope: store.ThrottleVerify, KeyHash: clientHash(client),
+	ok, err := s.st.TakeThrottle(ctx, store.ThrottleTake{Scope: store.ThrottleVerify, KeyHash: clientHash(ClientKey(client)),
 		At: now, Window: throttleWindow, Limit: ClientChecksPerHour})
 	if err != nil {
 		return "", "", now, err
@@ -136,7 +148,10 @@ func (s *Service) useCode(ctx context.Context, email, code, client string) (addr
 	if err != nil {
 		return "", "", now, err
 	}
-	want := codeHash(key, code)
+	if s.codeKey == nil {
+		return "", "", now, ErrEmailOff // no code was ever sent
+	}
+	want := codeHash(s.codeKey, key, code)
 	var match int64
 	for _, c := range live {
 		// Every live code is compared, in constant time, whichever matches.
@@ -209,17 +224,87 @@ func addressHash(emailKey string) []byte {
 	return h[:]
 }
 
-// clientHash is what a client's limits are filed under.
-func clientHash(client string) []byte {
-	h := sha256.Sum256([]byte("probity client v1\x00" + client))
+// clientHash is what a client's limits are filed under (of its ClientKey).
+func clientHash(clientKey string) []byte {
+	h := sha256.Sum256([]byte("probity client v1\x00" + clientKey))
 	return h[:]
 }
 
-// codeHash is a code as stored: HMAC-SHA256 keyed by the address's email key.
-func codeHash(emailKey, code string) []byte {
-	m := hmac.New(sha256.New, []byte(emailKey))
+// ClientKey is what the per-client limits count of a request's client address: an
+// IPv4 address itself, an IPv6 address's /64 (the usual allocation of one subscriber,
+// who can pick any address in it at will), an IPv4-mapped IPv6 address as IPv4, and
+// anything that is no IP address as it is.
+func ClientKey(client string) string {
+	a, err := netip.ParseAddr(client)
+	if err != nil {
+		return client
+	}
+	a = a.Unmap().WithZone("")
+	if a.Is4() {
+		return a.String()
+	}
+	p, err := a.Prefix(64)
+	if err != nil {
+		return client // cannot happen: a is IPv6
+	}
+	return p.String()
+}
+
+// codeKeyOf derives the key of the code hashes from the server's secret.
+func codeKeyOf(secret []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("probity sign-in code key v1"))
+	return m.Sum(nil)
+}
+
+// codeHash is a code as stored: HMAC-SHA256 keyed by the code key (from the server's
+// secret) of the address's email key, a NUL and the code.
+func codeHash(codeKey []byte, emailKey, code string) []byte {
+	m := hmac.New(sha256.New, codeKey)
+	m.Write([]byte(emailKey))
+	m.Write([]byte{0})
 	m.Write([]byte(code))
 	return m.Sum(nil)
+}
+
+// takeSiteCode counts one code against the site's hourly cap and reports whether it
+// may be sent. A throttle of the store keeps at most store.MaxThrottleLimit events, so
+// the cap is spread over siteShards throttles (filed under siteHash, which no address
+// hashes to), tried from a random one on: a code is refused when all are full.
+func (s *Service) takeSiteCode(ctx context.Context, now time.Time) (bool, error) {
+	n := siteShards(s.siteCap)
+	first := mathrand.IntN(n)
+	for i := range n {
+		shard := (first + i) % n
+		ok, err := s.st.TakeThrottle(ctx, store.ThrottleTake{Scope: store.ThrottleAddress, KeyHash: siteHash(shard),
+			At: now, Window: throttleWindow, Limit: siteShardLimit(s.siteCap, shard)})
+		if err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
+// siteShards is how many throttles count a site cap of n codes an hour.
+func siteShards(n int) int {
+	return (n + store.MaxThrottleLimit - 1) / store.MaxThrottleLimit
+}
+
+// siteShardLimit is how many of a site cap of n codes an hour shard i counts: n
+// spread evenly over siteShards(n) throttles.
+func siteShardLimit(n, i int) int {
+	shards := siteShards(n)
+	l := n / shards
+	if i < n%shards {
+		l++
+	}
+	return l
+}
+
+// siteHash is what shard i of the site's cap is filed under.
+func siteHash(i int) []byte {
+	h := sha256.Sum256([]byte("probity site codes v1\x00" + strconv.Itoa(i)))
+	return h[:]
 }
 
 // parseAddress validates an e-mail address as entered and returns it trimmed, and its

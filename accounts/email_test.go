@@ -341,10 +341,19 @@ func TestHashedAtRest(t *testing.T) {
 		if !strings.Contains(dump, hex.EncodeToString(idHash[:])) {
 			t.Errorf("no session is stored as SHA-256 of the token's bytes:\n%s", dump)
 		}
-		m := hmac.New(sha256.New, []byte("stranger@example.org"))
-		m.Write([]byte(pending))
+		k := hmac.New(sha256.New, testSecret)
+		k.Write([]byte("probity sign-in code key v1"))
+		m := hmac.New(sha256.New, k.Sum(nil))
+		m.Write([]byte("stranger@example.org\x00" + pending))
 		if !strings.Contains(dump, hex.EncodeToString(m.Sum(nil))) {
-			t.Errorf("the pending code is not stored as HMAC-SHA256 keyed by its email key:\n%s", dump)
+			t.Errorf("the pending code is not stored as HMAC-SHA256 keyed by the code key of its email key and code:\n%s", dump)
+		}
+		// Nothing in the store alone tests a guess: no row holds a hash of the code
+		// keyed by what the store knows (the address), as the first version did.
+		leaked := hmac.New(sha256.New, []byte("stranger@example.org"))
+		leaked.Write([]byte(pending))
+		if strings.Contains(dump, hex.EncodeToString(leaked.Sum(nil))) {
+			t.Errorf("the pending code is stored as an HMAC keyed by its address alone: a copy of the store tests guesses offline:\n%s", dump)
 		}
 		if !strings.Contains(dump, hex.EncodeToString(addressHash("stranger@example.org"))) ||
 			!strings.Contains(dump, hex.EncodeToString(clientHash(client))) {

@@ -106,7 +106,7 @@ func TestSessionExpiryAndRenewal(t *testing.T) {
 	forEachStore(t, func(t *testing.T, st testStore) {
 		f := newFixture(t, st, nil)
 		counter := &renewCounter{Store: st.Store}
-		svc, err := New(Config{Store: counter, Mailer: f.mail, Now: f.clock.Now})
+		svc, err := New(Config{Store: counter, Mailer: f.mail, Secret: testSecret, Now: f.clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -270,6 +270,9 @@ func (m *mailbox) lastCode(t *testing.T, addr string) string {
 	return match[1]
 }
 
+// testSecret is the fixture's server secret (Config.Secret).
+var testSecret = []byte("0123456789abcdef0123456789abcdef")
+
 // fixture is a Service on a store, with its clock and mailbox.
 type fixture struct {
 	st    testStore
@@ -281,7 +284,7 @@ type fixture struct {
 func newFixture(t *testing.T, st testStore, gh *GitHubConfig) fixture {
 	t.Helper()
 	f := fixture{st: st, clock: newClock(), mail: &mailbox{}}
-	svc, err := New(Config{Store: st.Store, Mailer: f.mail, GitHub: gh, Now: f.clock.Now})
+	svc, err := New(Config{Store: st.Store, Mailer: f.mail, GitHub: gh, Secret: testSecret, Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,19 @@
 //     dialer checks the connected address once more.
 //
 // When Config.Username is set the sender authenticates (AUTH PLAIN, else LOGIN),
-// only after TLS except on loopback. Connections are kept open and reused for the
+// only after TLS except on loopback.
+//
+// # Timeouts
+//
+// The sender waits for each reply as long as RFC 5321 (section 4.5.3.2) tells a client
+// to: 5 minutes for the greeting (and here for EHLO, STARTTLS and AUTH), for
+// MAIL and for RCPT, 2 minutes for DATA's 354, 3 minutes for each 64 KiB block of the
+// message to be taken, and 10 minutes for the reply to the final "." (the server may
+// be delivering or filtering the message meanwhile); a TCP connect waits a minute.
+// Config.Timeout shortens every one of these waits (tests), and Config.SendTimeout
+// (DefaultSendTimeout, 15 minutes: the end of DATA's 10 and 5 for the rest) bounds one
+// Send as a whole, waiting for a free connection included. A caller that records the
+// outcome under a lease (notify's outbox) must hold it longer than SendTimeout. Connections are kept open and reused for the
 // next message (at most Config.MaxConns at once, idle ones closed after 30 s), which
 // is what makes hundreds of messages a second possible.
 //
@@ -102,13 +114,36 @@ type Config struct {
 	// RootCAs verifies the server's certificate; nil means the system's roots.
 	// Tests and the demo pass the sink's certificate (sink.CertPool).
 	RootCAs *x509.CertPool
-	// Timeout bounds connecting and each SMTP exchange; 0 means 30 s.
+	// Timeout, when set, shortens each of RFC 5321's waits (see Timeouts in the
+	// package documentation) to at most Timeout; 0 keeps them.
 	Timeout time.Duration
+	// SendTimeout bounds one Send as a whole, waiting for a free connection included;
+	// 0 means DefaultSendTimeout. The caller's context may end it sooner.
+	SendTimeout time.Duration
 	// MaxConns is how many connections (and so concurrent Sends) at most; 0 means 4.
 	MaxConns int
 	// Now is the clock for the Date field; nil means time.Now.
 	Now func() time.Time
 }
+
+// DefaultSendTimeout is Config.SendTimeout's default: RFC 5321's 10 minutes for the
+// reply to the end of the message, and 5 for everything before it.
+const DefaultSendTimeout = 15 * time.Minute
+
+// RFC 5321's timeouts (section 4.5.3.2): how long the sender waits for each reply.
+const (
+	greetingWait = 5 * time.Minute  // 4.5.3.2.1 the 220 greeting; here also EHLO, STARTTLS and AUTH
+	mailWait     = 5 * time.Minute  // 4.5.3.2.2 MAIL (and RSET)
+	rcptWait     = 5 * time.Minute  // 4.5.3.2.3 RCPT
+	dataWait     = 2 * time.Minute  // 4.5.3.2.4 DATA's 354
+	blockWait    = 3 * time.Minute  // 4.5.3.2.5 each block of the message written
+	dataEndWait  = 10 * time.Minute // 4.5.3.2.6 the reply to the final "."
+	connectWait  = time.Minute      // a TCP connect (RFC 5321 names none)
+	blockSize    = 64 << 10         // the block of blockWait
+)
+
+// errSendTimeout is the cause of a Send that took SendTimeout.
+var errSendTimeout = errors.New("the send took as long as one send may (SendTimeout)")
 
 // Connection reuse bounds.
 const (
@@ -129,9 +164,12 @@ type Sender struct {
 	dkim       *dkim.SignOptions
 	tls        *tls.Config
 	client     *gomail.Client // dials, greets and does STARTTLS
-	timeout    time.Duration
+	cap        time.Duration  // Config.Timeout: 0, or the longest wait
+	sendLimit  time.Duration  // Config.SendTimeout
 	now        func() time.Time
-	slots      chan struct{}
+	// wrapConn, when set, wraps each new TCP connection (tests watch the deadlines).
+	wrapConn func(net.Conn) net.Conn
+	slots    chan struct{}
 
 	mu     sync.Mutex
 	idle   []*conn
@@ -149,9 +187,12 @@ type conn struct {
 // NewSender checks cfg and returns a Sender. It does not connect yet: the first
 // Send does.
 func NewSender(cfg Config) (*Sender, error) {
-	s := &Sender{username: cfg.Username, password: cfg.Password, timeout: cfg.Timeout, now: cfg.Now}
-	if s.timeout <= 0 {
-		s.timeout = 30 * time.Second
+	s := &Sender{username: cfg.Username, password: cfg.Password, cap: cfg.Timeout, sendLimit: cfg.SendTimeout, now: cfg.Now}
+	if cfg.Timeout < 0 || cfg.SendTimeout < 0 {
+		return nil, errors.New("mail: Timeout and SendTimeout must not be negative (0 for the defaults)")
+	}
+	if s.sendLimit == 0 {
+		s.sendLimit = DefaultSendTimeout
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -236,7 +277,7 @@ func NewSender(cfg Config) (*Sender, error) {
 	s.tls = &tls.Config{ServerName: host, RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12}
 	opts = append(opts,
 		gomail.WithPort(port),
-		gomail.WithTimeout(s.timeout),
+		gomail.WithTimeout(s.wait(greetingWait)), // go-mail's: connecting, the greeting, EHLO and STARTTLS
 		gomail.WithTLSConfig(s.tls),
 		gomail.WithDialContextFunc(s.dial),
 	)
@@ -255,6 +296,8 @@ func (s *Sender) Send(ctx context.Context, m Message) error {
 	if err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeoutCause(ctx, s.sendLimit, fmt.Errorf("%w: %v", errSendTimeout, s.sendLimit))
+	defer cancel()
 	select {
 	case s.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -281,20 +324,27 @@ func (s *Sender) Send(ctx context.Context, m Message) error {
 // or closes it. stale reports a failure at MAIL FROM that a fresh connection may
 // not have (a closed connection, a 421).
 func (s *Sender) transact(ctx context.Context, cn *conn, rcpt string, raw []byte) (stale bool, err error) {
-	// The connection's own deadline is the exchange timeout; ctx (its deadline
-	// included) interrupts through the AfterFunc, so that a cancellation is
-	// always reported as ctx's error.
-	if err := cn.raw.SetDeadline(time.Now().Add(s.timeout)); err != nil {
-		s.discard(cn)
-		return true, fmt.Errorf("mail: connection to %s unusable: %w", s.addr, err)
-	}
+	// The connection's deadline is RFC 5321's wait for the reply due next (expect);
+	// ctx (its deadline included) interrupts through the AfterFunc, so that a
+	// cancellation is always reported as ctx's error.
 	stop := context.AfterFunc(ctx, func() { _ = cn.raw.SetDeadline(time.Unix(1, 0)) })
 
+	if err := s.expect(ctx, cn, mailWait); err != nil {
+		return s.fail(ctx, cn, stop, "MAIL FROM", rcpt, err)
+	}
 	if err := cn.c.Mail("<" + s.from.Address + ">"); err != nil {
 		return s.fail(ctx, cn, stop, "MAIL FROM", rcpt, err)
 	}
+	if err := s.expect(ctx, cn, rcptWait); err != nil {
+		_, err := s.fail(ctx, cn, stop, "RCPT TO", rcpt, err)
+		return false, err
+	}
 	if err := cn.c.Rcpt("<" + rcpt + ">"); err != nil {
 		_, err := s.fail(ctx, cn, stop, "RCPT TO", rcpt, err)
+		return false, err
+	}
+	if err := s.expect(ctx, cn, dataWait); err != nil {
+		_, err := s.fail(ctx, cn, stop, "DATA", rcpt, err)
 		return false, err
 	}
 	w, err := cn.c.Data()
@@ -302,8 +352,20 @@ func (s *Sender) transact(ctx context.Context, cn *conn, rcpt string, raw []byte
 		_, err := s.fail(ctx, cn, stop, "DATA", rcpt, err)
 		return false, err
 	}
-	if _, err := w.Write(raw); err != nil {
-		_, err := s.fail(ctx, cn, stop, "the message text", rcpt, err)
+	for rest := raw; len(rest) > 0; {
+		block := rest[:min(len(rest), blockSize)]
+		rest = rest[len(block):]
+		err := s.expect(ctx, cn, blockWait)
+		if err == nil {
+			_, err = w.Write(block)
+		}
+		if err != nil {
+			_, err := s.fail(ctx, cn, stop, "the message text", rcpt, err)
+			return false, err
+		}
+	}
+	if err := s.expect(ctx, cn, dataEndWait); err != nil {
+		_, err := s.fail(ctx, cn, stop, "the end of the message", rcpt, err)
 		return false, err
 	}
 	if err := w.Close(); err != nil {
@@ -334,7 +396,7 @@ func (s *Sender) fail(ctx context.Context, cn *conn, stop func() bool, stage, rc
 		case stage == "the end of the message":
 			s.put(cn) // the transaction is over either way
 		default:
-			if cn.c.Reset() != nil { // RSET ends the half-done transaction
+			if s.expect(ctx, cn, mailWait) != nil || cn.c.Reset() != nil { // RSET ends the half-done transaction
 				s.discard(cn)
 			} else {
 				s.put(cn)
@@ -350,6 +412,27 @@ func (s *Sender) fail(ctx context.Context, cn *conn, stop func() bool, stage, rc
 		return false, fmt.Errorf("mail: sending stopped during %s: %w", stage, context.Cause(ctx))
 	}
 	return stage == "MAIL FROM", fmt.Errorf("mail: sending through %s failed during %s: %w", s.addr, stage, err)
+}
+
+// wait is RFC 5321's wait d, or Config.Timeout when that is shorter.
+func (s *Sender) wait(d time.Duration) time.Duration {
+	if s.cap > 0 && s.cap < d {
+		return s.cap
+	}
+	return d
+}
+
+// expect sets cn's deadline for the reply (or the write) due next: wait (RFC 5321's)
+// from now. When ctx has ended meanwhile, the deadline stays in the past, where
+// transact's AfterFunc put it.
+func (s *Sender) expect(ctx context.Context, cn *conn, wait time.Duration) error {
+	if err := cn.raw.SetDeadline(time.Now().Add(s.wait(wait))); err != nil {
+		return fmt.Errorf("connection unusable: %w", err)
+	}
+	if ctx.Err() != nil {
+		_ = cn.raw.SetDeadline(time.Unix(1, 0))
+	}
+	return nil
 }
 
 // redact replaces the recipient's address in a server's answer: errors are logged, and
@@ -469,13 +552,16 @@ func (h *rawHolder) get() net.Conn {
 // formatted), checks the remote address for "none", and does the TLS handshake for
 // "tls".
 func (s *Sender) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	d := net.Dialer{Timeout: s.timeout}
+	d := net.Dialer{Timeout: s.wait(connectWait)}
 	if s.security == "none" {
 		d.Control = loopbackOnly
 	}
 	raw, err := d.DialContext(ctx, "tcp", s.addr)
 	if err != nil {
 		return nil, err
+	}
+	if s.wrapConn != nil {
+		raw = s.wrapConn(raw)
 	}
 	if h, ok := ctx.Value(rawConnKey{}).(*rawHolder); ok {
 		h.set(raw)
@@ -526,7 +612,11 @@ func (s *Sender) connect(ctx context.Context) (*conn, error) {
 		return nil, errors.New("mail: internal error: no connection recorded")
 	}
 	cn := &conn{c: c, raw: raw}
-	if err := s.auth(cn); err != nil {
+	err = s.expect(ctx, cn, greetingWait)
+	if err == nil {
+		err = s.auth(cn)
+	}
+	if err != nil {
 		s.discard(cn)
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("mail: authenticating to %s stopped: %w", s.addr, context.Cause(ctx))

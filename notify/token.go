@@ -28,7 +28,10 @@ import (
 // 22 + 32 = 54 bytes, 72 characters. A token is valid from its issued day for
 // TokenValidity (60 days), and only with the key that made it: a token is verified by
 // recomputing the HMAC and comparing in constant time, before anything is read from
-// the payload. The key is 32 random bytes (LoadOrCreateKey keeps it in the data
+// the payload. The tokens the page makes from a token (its undo button, the "turn
+// e-mails off" button beside an unfollow) carry that token's issued day, never the day
+// they are made: an e-mail's link, undone and redone any number of times, ends on the
+// day its e-mail's token ends. The key is 32 random bytes (LoadOrCreateKey keeps it in the data
 // directory as notify.key, mode 0600). Tokens are not stored: rotating the key ends
 // every token issued.
 
@@ -203,7 +206,7 @@ func (s *Service) UnsubscribePage(ctx context.Context, tok string) ([]Action, er
 		acts = append(acts, first)
 	}
 	if t.Action == ActionUnfollow {
-		off, err := s.action(ctx, token{Account: t.Account, Action: ActionMailOff, Issued: day(s.now())}, "")
+		off, err := s.action(ctx, token{Account: t.Account, Action: ActionMailOff, Issued: t.Issued}, "")
 		if err != nil {
 			return nil, err
 		}
@@ -244,15 +247,17 @@ func (s *Service) action(ctx context.Context, t token, tok string) (Action, erro
 }
 
 // Unsubscribe does what token allows (the page's POST) and returns what was done and
-// the button that undoes it. ErrBadToken for a token that is not valid; ErrNotFound
-// when its entry is gone.
+// the button that undoes it, whose token ends when token ends. ErrBadToken for a token
+// that is not valid; ErrNotFound when its entry is gone.
 func (s *Service) Unsubscribe(ctx context.Context, tok string) (done, undo Action, err error) {
 	now := s.now()
 	t, err := s.tokens.verify(tok, now)
 	if err != nil {
 		return Action{}, Action{}, err
 	}
-	inverse := token{Account: t.Account, Entry: t.Entry, Issued: day(now)}
+	// The undo token carries the issued day of the token it undoes: undoing and redoing
+	// never makes a token that outlives the e-mail's.
+	inverse := token{Account: t.Account, Entry: t.Entry, Issued: t.Issued}
 	switch t.Action {
 	case ActionUnfollow:
 		if _, err := s.st.Unfollow(ctx, t.Account, t.Entry); err != nil {

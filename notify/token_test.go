@@ -2,6 +2,7 @@ package notify
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"errors"
 	"os"
@@ -92,4 +93,71 @@ func TestLoadOrCreateKey(t *testing.T) {
 	if _, err := LoadOrCreateKey(dir); err == nil {
 		t.Fatal("a short key file was accepted")
 	}
+}
+
+// TestUndoTokensEndWithTheirEmail: the tokens the unsubscribe page makes (the undo
+// button after a press, the undo of that undo, the "turn e-mails off" button beside an
+// unfollow) carry the issued day of the e-mail's token, so pressing and undoing on the
+// e-mail's last valid day does not give its link another 60 days.
+func TestUndoTokensEndWithTheirEmail(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		e := newEnv(t, b)
+		acct := e.account("undo@example.com")
+		en := e.entry("undo-me", "Undo Me")
+		e.follow(acct, en)
+		issued := day(e.clock.Now())
+		unfollow := e.svc.tokens.issue(token{Account: acct, Action: ActionUnfollow, Entry: en.ID, Issued: issued})
+		mailOff := e.svc.tokens.issue(token{Account: acct, Action: ActionMailOff, Issued: issued})
+
+		e.clock.Add(TokenValidity - 24*time.Hour) // the e-mail's last days
+		issuedOf := func(what, tok string) time.Time {
+			t.Helper()
+			got, err := e.svc.tokens.verify(tok, e.clock.Now())
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			return got.Issued
+		}
+		acts, err := e.svc.UnsubscribePage(ctx, unfollow)
+		if err != nil || len(acts) != 2 || acts[1].Kind != ActionMailOff {
+			t.Fatalf("page: %+v, %v", acts, err)
+		}
+		pageOff := acts[1].Token
+		_, undo, err := e.svc.Unsubscribe(ctx, unfollow)
+		if err != nil || undo.Kind != ActionFollow {
+			t.Fatalf("unfollow: %+v, %v", undo, err)
+		}
+		_, redo, err := e.svc.Unsubscribe(ctx, undo.Token)
+		if err != nil || redo.Kind != ActionUnfollow {
+			t.Fatalf("undo: %+v, %v", redo, err)
+		}
+		_, mailOn, err := e.svc.Unsubscribe(ctx, mailOff)
+		if err != nil || mailOn.Kind != ActionMailOnHourly {
+			t.Fatalf("mail off: %+v, %v", mailOn, err)
+		}
+		_, mailOffAgain, err := e.svc.Unsubscribe(ctx, mailOn.Token)
+		if err != nil || mailOffAgain.Kind != ActionMailOff {
+			t.Fatalf("mail on: %+v, %v", mailOffAgain, err)
+		}
+		made := map[string]string{"the page's mail-off button": pageOff, "the undo of unfollow": undo.Token,
+			"the undo of the undo": redo.Token, "the undo of mail off": mailOn.Token, "the undo of mail on": mailOffAgain.Token}
+		for what, tok := range made {
+			if got := issuedOf(what, tok); !got.Equal(issued) {
+				t.Errorf("%s is issued %s, want the e-mail's day %s", what, got.Format(time.DateOnly), issued.Format(time.DateOnly))
+			}
+		}
+
+		// A day after the e-mail's tokens end, none of them works.
+		e.clock.Add(2 * 24 * time.Hour)
+		made["the e-mail's unfollow"], made["the e-mail's mail off"] = unfollow, mailOff
+		for what, tok := range made {
+			if _, err := e.svc.UnsubscribePage(ctx, tok); !errors.Is(err, ErrBadToken) {
+				t.Errorf("%s after the e-mail's tokens ended: page %v, want ErrBadToken", what, err)
+			}
+			if _, _, err := e.svc.Unsubscribe(ctx, tok); !errors.Is(err, ErrBadToken) {
+				t.Errorf("%s after the e-mail's tokens ended: %v, want ErrBadToken", what, err)
+			}
+		}
+	})
 }

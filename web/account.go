@@ -24,7 +24,8 @@ import (
 type Accounts interface {
 	// RequestCode e-mails a sign-in code to email. It returns nil whether or not the
 	// address has an account; ErrInvalidAddress when email is not an address;
-	// ErrTooMany over the limits per address or per client. client is the rate
+	// ErrTooMany over the limits per address or per client; ErrSiteBusy over the
+	// site's hourly cap. client is the rate
 	// limiter's key of the request's client (the service stores it hashed).
 	RequestCode(ctx context.Context, email, client string) error
 	// VerifyCode signs in with a code sent to email, creating the account at its first
@@ -192,6 +193,8 @@ var (
 	ErrNoSession = accounts.ErrNoSession
 	// ErrTooMany is a limit reached: sign-in codes per address or per client.
 	ErrTooMany = accounts.ErrTooMany
+	// ErrSiteBusy is the site's hourly cap of sign-in codes reached, for everyone.
+	ErrSiteBusy = accounts.ErrSiteBusy
 	// ErrInvalidAddress is an e-mail address that is not one.
 	ErrInvalidAddress = accounts.ErrInvalidEmail
 	// ErrBadCode is a sign-in that cannot complete: a wrong, used or expired code.

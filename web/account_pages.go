@@ -114,6 +114,11 @@ func (h *handlers) signInCode(c *gin.Context) {
 	case errors.Is(err, ErrTooMany):
 		h.tooMany(c, "signin", p)
 		return
+	case errors.Is(err, ErrSiteBusy):
+		p.Error = siteBusyText
+		c.Header("Retry-After", siteBusyRetry)
+		h.render(c, http.StatusServiceUnavailable, "signin", p)
+		return
 	case err != nil:
 		h.fail(c, err)
 		return
@@ -136,6 +141,14 @@ func emailProblem(s string) string {
 
 // tooMany answers 429 with page p saying to try again later (and nothing about the
 // address).
+// siteBusyText and siteBusyRetry answer a code asked for past the site's hourly cap
+// (ErrSiteBusy): the same for every address, known or not; the cap's window slides, so
+// a code may go again before the hour is over.
+const (
+	siteBusyText  = "This site has sent as many sign-in codes as it sends in an hour. Please try again later."
+	siteBusyRetry = "600"
+)
+
 func (h *handlers) tooMany(c *gin.Context, page string, p signInPage) {
 	p.Error = "There were too many sign-in attempts. Please try again in an hour."
 	c.Header("Retry-After", "3600")
@@ -428,6 +441,10 @@ func (h *handlers) accountEmail(c *gin.Context) {
 	case errors.Is(err, ErrTooMany):
 		c.Header("Retry-After", "3600")
 		h.render(c, http.StatusTooManyRequests, "account", h.accountPage(v).withEmailError(p.Email, "There were too many codes asked for. Please try again in an hour."))
+		return
+	case errors.Is(err, ErrSiteBusy):
+		c.Header("Retry-After", siteBusyRetry)
+		h.render(c, http.StatusServiceUnavailable, "account", h.accountPage(v).withEmailError(p.Email, siteBusyText))
 		return
 	case err != nil:
 		h.fail(c, err)

@@ -65,6 +65,7 @@ type fakeAccounts struct {
 	// requested are the addresses codes were asked for, with their client keys.
 	requested []string
 	tooMany   bool
+	siteBusy  bool // RequestCode answers web.ErrSiteBusy
 	deleted   []int64
 	signedOut []string
 	github    bool
@@ -83,6 +84,9 @@ func (f *fakeAccounts) RequestCode(ctx context.Context, email, client string) er
 	defer f.mu.Unlock()
 	if f.tooMany {
 		return fmt.Errorf("accounts: %w", web.ErrTooMany)
+	}
+	if f.siteBusy {
+		return fmt.Errorf("accounts: %w", web.ErrSiteBusy)
 	}
 	if !strings.Contains(email, "@") || strings.Contains(email, " ") {
 		return fmt.Errorf("accounts: %w", web.ErrInvalidAddress)

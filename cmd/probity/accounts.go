@@ -43,8 +43,12 @@ const accountsHelp = `Accounts, following, e-mails and webhooks (off unless --ac
                              $PROBITY_GITHUB_CLIENT_SECRET or --github-client-secret-file
   --github-auth-url, --github-token-url, --github-api-url URL
                              GitHub Enterprise's endpoints instead of github.com's
-The unsubscribe links are signed with DATA-DIR/notify.key (made at first start), the
-webhooks with KEY-DIR/webhook-key.whsk, whose public key the key document lists.
+  --signin-codes-per-hour N  the most sign-in codes the site e-mails in any hour, to
+                             all addresses together (default 256, at most 4096)
+The unsubscribe links are signed with DATA-DIR/notify.key (made at first start, mode
+0600), which also keys the stored hashes of sign-in codes (keep it: codes sent before
+a restart work after it); the webhooks are signed with KEY-DIR/webhook-key.whsk, whose
+public key the key document lists.
 `
 
 // accountFlags are serve's settings of the site's write paths.
@@ -55,6 +59,8 @@ type accountFlags struct {
 	dkim             mail.DKIMConfig
 	github           accounts.GitHubConfig
 	githubSecretFile string
+	// siteCodes is accounts.Config.SiteCodesPerHour (0: its default).
+	siteCodes int
 	// settle is notify.Config.Settle (0: its default); the demo, whose changes are
 	// committed when its round returns, e-mails them after a few seconds.
 	settle time.Duration
@@ -76,6 +82,7 @@ func (f *accountFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.github.AuthURL, "github-auth-url", "", "")
 	fs.StringVar(&f.github.TokenURL, "github-token-url", "", "")
 	fs.StringVar(&f.github.APIURL, "github-api-url", "", "")
+	fs.IntVar(&f.siteCodes, "signin-codes-per-hour", accounts.DefaultSiteCodesPerHour, "")
 }
 
 // secret is the value of the environment variable env, or the first line of file;
@@ -139,14 +146,23 @@ func (f *accountFlags) build(st store.Store, keyDir, dataDir, baseURL string, al
 		g.RedirectURL = strings.TrimRight(baseURL, "/") + "/signin/github/callback"
 		gh = &g
 	}
-	if w.accounts, err = accounts.New(accounts.Config{Store: st, Mailer: mailer, GitHub: gh, SiteName: u.Host, Logger: logger}); err != nil {
-		return nil, err
-	}
+	// notify.key is the server's secret: it signs the unsubscribe links, and the key
+	// of the sign-in codes' stored hashes is derived from it.
 	key, err := notify.LoadOrCreateKey(dataDir)
 	if err != nil {
 		return nil, err
 	}
+	if f.siteCodes < 0 || f.siteCodes > accounts.MaxSiteCodesPerHour { // 0: the default (the demo sets no flags)
+		return nil, fmt.Errorf("--signin-codes-per-hour must be 1 to %d, not %d", accounts.MaxSiteCodesPerHour, f.siteCodes)
+	}
+	if w.accounts, err = accounts.New(accounts.Config{Store: st, Mailer: mailer, GitHub: gh, Secret: key,
+		SiteCodesPerHour: f.siteCodes, SiteName: u.Host, Logger: logger}); err != nil {
+		return nil, err
+	}
+	// A send may take mail.DefaultSendTimeout (RFC 5321 gives the end of DATA 10
+	// minutes); the outbox's send bound adds composing it, and its lease outlasts that.
 	ncfg := notify.Config{Store: st, BaseURL: baseURL, Key: key, Logger: logger, Settle: f.settle,
+		SendTimeout: mail.DefaultSendTimeout + time.Minute, Lease: mail.DefaultSendTimeout + 2*time.Minute,
 		IsPermanent: func(err error) bool { return errors.Is(err, mail.ErrPermanent) }}
 	if w.sender != nil {
 		ncfg.Sender = notify.SenderFunc(func(ctx context.Context, m notify.Message) error {
@@ -237,10 +253,16 @@ func (w *writePaths) close() {
 
 // codeMailer sends sign-in codes right away, through the same SMTP sender as the
 // change e-mails (never through the outbox: a code is useless an hour later, and the
-// outbox must not keep one in clear).
+// outbox must not keep one in clear), within codeSendTimeout: a person waits for the
+// page meanwhile, and may ask again.
 type codeMailer struct{ s *mail.Sender }
 
+// codeSendTimeout bounds sending a sign-in code, below the site's write timeout.
+const codeSendTimeout = 45 * time.Second
+
 func (m codeMailer) SendCode(ctx context.Context, c accounts.CodeMail) error {
+	ctx, cancel := context.WithTimeout(ctx, codeSendTimeout)
+	defer cancel()
 	return m.s.Send(ctx, mail.Message{To: c.To, Subject: c.Subject, Text: c.Text})
 }
 

@@ -52,7 +52,9 @@
 // The body is one compact JSON object (Standard Webhooks' recommended shape: type,
 // timestamp, data), at most 16 KiB, with no server text: an entry is named by its slug,
 // the one name Probity chose, never by the name or description its server gives, and
-// the change by Probity's own one-line summary of counts.
+// the change by Probity's own one-line summary (Summary): counts and fixed words, and a
+// version only as a semantic version shown by the change e-mails' rule
+// (notify.ShownVersion), never the version text a server or registry gave.
 //
 //	{"type":"entry.changed","timestamp":"2026-12-01T12:00:00.000Z",
 //	 "data":{"entry":{"slug":"acme-tools","url":"https://probity.dev/s/acme-tools"},
@@ -93,8 +95,13 @@
 // Each delivery's outcome (attempts, last status, last error in words, never the
 // receiver's text) is in its webhook's delivery log, the newest 100 deliveries.
 //
-// A worker holds a claimed delivery for the attempt's timeout and 30 seconds. A worker
-// killed during an attempt leaves the delivery to be attempted again when the hold ends,
-// with the same webhook-id: the receiver may get a delivery twice, never loses one, and
+// Four attempts run at once, at most one per webhook: a webhook's deliveries go one
+// after another, so a slow receiver holds one attempt at a time and never delays
+// another webhook's deliveries (the attempt's timeout bounds how long it holds it).
+// A worker holds a claimed delivery for the attempt's timeout and 30 seconds, and
+// starts its attempt only while the hold will outlast it: a delivery that waited too
+// long behind its webhook's slow attempts is left to the next run. A worker killed
+// during an attempt leaves the delivery to be attempted again when the hold ends, with
+// the same webhook-id: the receiver may get a delivery twice, never loses one, and
 // deduplicates on webhook-id.
 package webhook

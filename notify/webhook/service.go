@@ -314,55 +314,39 @@ func (s *Service) plan(ctx context.Context, changes []store.ChangeRecord, byAcco
 	return added, nil
 }
 
-// Deliver sends the deliveries due now, a batch at a time, until none is due, ctx ends or
-// budget has passed; it returns how many attempts it made. Each claimed delivery is held
-// (leased) for the attempt's timeout and a margin, so a worker killed mid-attempt leaves
-// it to be sent again after the lease, with the same webhook-id (receivers deduplicate
-// on it, as Standard Webhooks asks).
+// Deliver sends the deliveries due now until none is due, ctx ends or budget has passed,
+// and returns how many attempts it made. A webhook has one attempt under way at a time
+// and parallel attempts run at once, so a slow receiver delays its own deliveries
+// only, never another webhook's (see dispatch.go). Each claimed delivery is held
+// (leased) for the attempt's timeout and a margin, and its attempt starts only while
+// the lease will outlast it; a worker killed mid-attempt leaves it to be sent again
+// after the lease, with the same webhook-id (receivers deduplicate on it, as Standard
+// Webhooks asks). Deliver returns at most Timeout after the budget.
 func (s *Service) Deliver(ctx context.Context, budget time.Duration) (int, error) {
 	if len(s.cfg.Key) != ed25519.PrivateKeySize {
 		return 0, errors.New("webhook: Config needs the webhook signing Key to deliver")
 	}
-	start := s.now()
 	lease := s.cfg.Timeout + 30*time.Second
-	attempts := 0
-	for ctx.Err() == nil && s.now().Sub(start) <= budget {
-		claims, err := s.cfg.Store.ClaimWebhookDeliveries(ctx, s.now(), lease, claimBatch)
+	d := newDispatch(ctx, s, s.now().Add(budget))
+	var wg sync.WaitGroup
+	for range parallel {
+		wg.Go(d.work)
+	}
+	for d.wantClaims() {
+		now := s.now()
+		claims, err := s.cfg.Store.ClaimWebhookDeliveries(ctx, now, lease, claimBatch)
 		if err != nil {
-			return attempts, err
+			d.fail(err)
+			break
 		}
 		if len(claims) == 0 {
-			return attempts, nil
+			break // none due but those queued
 		}
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		var firstErr error
-		sem := make(chan struct{}, parallel)
-		for _, c := range claims {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				if err := s.attempt(ctx, c); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-		attempts += len(claims)
-		if firstErr != nil {
-			return attempts, firstErr
-		}
-		if len(claims) < claimBatch {
-			return attempts, nil
-		}
+		d.add(claims, now.Add(lease))
 	}
-	return attempts, nil
+	d.close()
+	wg.Wait()
+	return d.attempts, d.err
 }
 
 // attempt makes one attempt of a claimed delivery and records it.
@@ -402,6 +386,10 @@ func (s *Service) attempt(ctx context.Context, c store.WebhookClaim) error {
 // post makes one signed POST and returns the response status (0: none) and, for a
 // failure, what went wrong in words for the owner's delivery log ("" for a 2xx).
 func (s *Service) post(ctx context.Context, target, msgID string, body []byte, at time.Time) (int, string) {
+	// The whole attempt (the guard's lookups, connecting, the request and the response)
+	// ends within Timeout, whatever the receiver does.
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
 	h, err := Sign(s.cfg.Key, msgID, at, body)
 	if err != nil {
 		return 0, "not sent: " + err.Error()
