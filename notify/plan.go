@@ -32,7 +32,7 @@ func (s *Service) Plan(ctx context.Context) (PlanReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	ws, err := s.windows(ctx, t.Oldest, through)
+	ws, firstAfterDaily, err := s.windows(ctx, t.Oldest, through, t.Daily)
 	if err != nil {
 		return rep, err
 	}
@@ -44,7 +44,18 @@ func (s *Service) Plan(ctx context.Context) (PlanReport, error) {
 	daily := s.lastDaily.Before(t.Daily) && !t.Now.Before(t.DailyReady)
 	s.mu.Unlock()
 	if daily {
-		if rep.Daily, err = s.planMode(ctx, store.MailDaily, t.Daily, through, ws, t); err != nil {
+		// A summary covers the changes recorded up to its time, and is planned Settle
+		// after it, so that those committed a little later are in it. Its cursor stops
+		// before the first change (in commit order) recorded after its time: that one,
+		// and every one committed after it, wait for the next summary.
+		dailyThrough, dws := through, ws
+		if firstAfterDaily > 0 {
+			dailyThrough = firstAfterDaily - 1
+			if dws, _, err = s.windows(ctx, t.Oldest, dailyThrough, t.Daily); err != nil {
+				return rep, err
+			}
+		}
+		if rep.Daily, err = s.planMode(ctx, store.MailDaily, t.Daily, dailyThrough, dws, t); err != nil {
 			return rep, err
 		}
 		s.mu.Lock()
@@ -82,9 +93,13 @@ func (s *Service) planMode(ctx context.Context, mode string, dueBefore time.Time
 }
 
 // windows works out the windows of every entry with changes recorded after oldest and
-// numbered at or below through.
-func (s *Service) windows(ctx context.Context, oldest time.Time, through int64) ([]store.NotifyWindow, error) {
-	var ws []store.NotifyWindow
+// numbered at or below through, and returns with them the lowest number of those
+// changes recorded after cut (0: none).
+func (s *Service) windows(ctx context.Context, oldest time.Time, through int64, cut time.Time) ([]store.NotifyWindow, int64, error) {
+	var (
+		ws         []store.NotifyWindow
+		firstAfter int64
+	)
 	cs := make([]Change, 0, 16)
 	err := s.st.NotifyChanges(ctx, store.NotifyRange{Since: oldest, ThroughSeq: through}, func(entry []store.NotifyChange) error {
 		hasVersion := false
@@ -93,6 +108,9 @@ func (s *Service) windows(ctx context.Context, oldest time.Time, through int64) 
 			c := ChangeOf(&entry[i])
 			hasVersion = hasVersion || c.Kind == attest.ChangeVersion
 			cs = append(cs, c)
+			if c.RecordedAt.After(cut) && (firstAfter == 0 || c.Seq < firstAfter) {
+				firstAfter = c.Seq
+			}
 		}
 		current := ""
 		if hasVersion {
@@ -104,5 +122,5 @@ func (s *Service) windows(ctx context.Context, oldest time.Time, through int64) 
 		ws = append(ws, Windows(entry[0].EntryID, cs, current)...)
 		return nil
 	})
-	return ws, err
+	return ws, firstAfter, err
 }
