@@ -100,10 +100,10 @@ type NotifyChange struct {
 	Number            int64
 	RecordedAt        time.Time
 	// Seq is the number of the change's ledger record: its place in commit order.
-	Seq    int64
-	Origin string
-	Kind              string
-	Summary           string
+	Seq     int64
+	Origin  string
+	Kind    string
+	Summary string
 	// Details is the change's JSON (history.ChangeDetails): it may hold server text.
 	Details       []byte
 	Before, After ChangeRound
@@ -131,8 +131,8 @@ func (w *NotifyWindow) open(oldest time.Time) bool {
 // after Since; with AccountID, only those of the entries the account follows, recorded
 // after its follow began.
 type NotifyRange struct {
-	AccountID           int64
-	Since               time.Time
+	AccountID            int64
+	Since                time.Time
 	AfterSeq, ThroughSeq int64
 }
 
@@ -172,12 +172,12 @@ type OutboxEmail struct {
 	// SeqFrom and SeqThrough bound the changes the e-mail covers: those numbered in
 	// (SeqFrom, SeqThrough].
 	SeqFrom, SeqThrough int64
-	MessageID                 string
-	State                     string
-	Attempts                  int
-	NextAttemptAt             time.Time
-	SentAt                    time.Time
-	LastError                 string
+	MessageID           string
+	State               string
+	Attempts            int
+	NextAttemptAt       time.Time
+	SentAt              time.Time
+	LastError           string
 }
 
 // EmailOutcome is what became of one claimed e-mail (FinishEmail).
