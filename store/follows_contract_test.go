@@ -419,3 +419,116 @@ func TestNotifyChangesPages(t *testing.T) {
 		}
 	})
 }
+
+// TestMigrateNotifyCursor: a database at 0014 migrates to 0015 with its time cursors
+// carried over as ledger numbers: each the highest number of a change recorded at or
+// before its time (the changes the time windows covered).
+func TestMigrateNotifyCursor(t *testing.T) {
+	for _, b := range testBackends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := b.openEmpty(t)
+			if err := s.(testMigrator).migrateForTest(ctx, 14); err != nil {
+				t.Fatal(err)
+			}
+			exec := func(q string) {
+				t.Helper()
+				if err := s.(testExecer).execForTest(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			a := insertTestAccount(t, s, "old@example.com", t0)
+			fresh := insertTestAccount(t, s, "fresh@example.com", t0)
+			e := mustAddEntry(t, s, "kept")
+			var cs []ChangeRecord
+			for n, at := range []time.Time{t0, t0.Add(2 * time.Hour)} {
+				cs = append(cs, ChangeRecord{EntryID: e.ID, Number: int64(n + 1), RecordedAt: at, Origin: "automatic", Kind: "version",
+					Summary: "version changed", Details: []byte(`{}`), Badges: []string{},
+					Envelope: testEnvelope(fmt.Sprintf(`{"m":%d}`, n)), KeyID: "a050837d85070582"})
+			}
+			if err := s.SaveHistory(ctx, HistoryUpdate{EntryID: e.ID, State: []byte(`{}`), Changes: cs}); err != nil {
+				t.Fatal(err)
+			}
+			first, err := QueryForTest(ctx, s, `SELECT l.seq FROM changes c JOIN ledger l ON l.id = c.ledger_id WHERE c.number = 1`, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hour := sqlTimeLiteral(s, t0.Add(time.Hour))
+			exec(fmt.Sprintf(`UPDATE notify_settings SET covered_through = %s WHERE account_id = %d`, hour, a))
+			exec(fmt.Sprintf(`INSERT INTO outbox (account_id, created_at, window_from, window_through, message_id, state, attempts, next_attempt_at)
+				VALUES (%d, %s, %s, %s, '<pending@x>', 'pending', 0, %s)`, a, hour, sqlTimeLiteral(s, t0.Add(-time.Hour)), hour, hour))
+			exec(fmt.Sprintf(`INSERT INTO outbox (account_id, created_at, window_through, message_id, state, attempts, next_attempt_at, sent_at)
+				VALUES (%d, %s, %s, '<sent@x>', 'sent', 1, %s, %s)`, a, hour, hour, hour, hour))
+			exec(fmt.Sprintf(`INSERT INTO webhook_planner (id, planned_through) VALUES (%s, %s)`, map[bool]string{true: "true", false: "1"}[s.Backend() == "postgres"], hour))
+
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var want int64
+			fmt.Sscan(first[0][0], &want)
+			if st, err := s.NotifySettings(ctx, a); err != nil || st.CoveredSeq != want {
+				t.Errorf("covered: %+v, %v; want %d", st, err, want)
+			}
+			if st, err := s.NotifySettings(ctx, fresh); err != nil || st.CoveredSeq != 0 {
+				t.Errorf("never e-mailed: %+v, %v", st, err)
+			}
+			rows, err := s.OutboxEmails(ctx, a, false, 0)
+			if err != nil || len(rows) != 2 {
+				t.Fatalf("outbox: %+v, %v", rows, err)
+			}
+			for _, o := range rows {
+				switch o.State {
+				case OutboxPending:
+					if o.SeqFrom != 0 || o.SeqThrough != want {
+						t.Errorf("pending e-mail: %+v; want (0, %d]", o, want)
+					}
+				case OutboxSent:
+					if o.SeqFrom != 0 || o.SeqThrough != 0 {
+						t.Errorf("a finished e-mail got numbers: %+v", o)
+					}
+				}
+			}
+			if seq, started, err := s.WebhookCursor(ctx); err != nil || !started || seq != want {
+				t.Errorf("webhook cursor = %d, %v, %v; want %d", seq, started, err, want)
+			}
+		})
+	}
+}
+
+// TestWebhookChanges: the webhook planner reads changes by ledger number, a change
+// stored late after one stored earlier with a later recorded time.
+func TestWebhookChanges(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		e1, e2 := mustAddEntry(t, s, "w-one"), mustAddEntry(t, s, "w-two")
+		save := func(e Entry, n int64, at time.Time, kind string) {
+			t.Helper()
+			if err := s.SaveHistory(ctx, HistoryUpdate{EntryID: e.ID, ExpectProcessed: 0, State: []byte(`{}`), Changes: []ChangeRecord{{
+				EntryID: e.ID, Number: n, RecordedAt: at, Origin: "automatic", Kind: kind, Summary: "changed", Details: []byte(`{}`),
+				Badges: []string{}, Envelope: testEnvelope(fmt.Sprintf(`{"%s":%d}`, e.Slug, n)), KeyID: "a050837d85070582"}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before, err := s.LedgerNumbered(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		save(e1, 1, t0.Add(time.Hour), "baseline")
+		save(e2, 1, t0, "version") // recorded first, stored (committed) second
+		through, err := s.LedgerNumbered(ctx)
+		if err != nil || through != before+2 {
+			t.Fatalf("LedgerNumbered = %d, %v", through, err)
+		}
+		cs, err := s.WebhookChanges(ctx, before, through, 10)
+		if err != nil || len(cs) != 2 || cs[0].EntrySlug != "w-one" || cs[1].EntrySlug != "w-two" ||
+			cs[0].Seq != before+1 || cs[1].Seq != before+2 || cs[0].Kind != "baseline" || cs[1].Envelope != nil {
+			t.Fatalf("WebhookChanges = %+v, %v", cs, err)
+		}
+		if cs, err := s.WebhookChanges(ctx, before, through, 1); err != nil || len(cs) != 1 || cs[0].Seq != before+1 {
+			t.Fatalf("a page of one = %+v, %v", cs, err)
+		}
+		if cs, err := s.WebhookChanges(ctx, before+1, through, 10); err != nil || len(cs) != 1 || cs[0].Seq != before+2 {
+			t.Fatalf("after the first = %+v, %v", cs, err)
+		}
+	})
+}
