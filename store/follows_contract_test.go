@@ -532,3 +532,44 @@ func TestWebhookChanges(t *testing.T) {
 		}
 	})
 }
+
+// TestNotifyModeWindow: e-mails back on from off start the window at the highest
+// ledger number (changes while off are not sent); the undo of turning them off
+// (RestoreNotifyMode) keeps the window where it was.
+func TestNotifyModeWindow(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		a := insertTestAccount(t, s, "mode@example.com", t0)
+		e := mustAddEntry(t, s, "mode-entry")
+		if err := s.SaveHistory(ctx, HistoryUpdate{EntryID: e.ID, State: []byte(`{}`), Changes: []ChangeRecord{{EntryID: e.ID, Number: 1,
+			RecordedAt: t0, Origin: "automatic", Kind: "version", Summary: "changed", Details: []byte(`{}`), Badges: []string{},
+			Envelope: testEnvelope(`{"mode":1}`), KeyID: "a050837d85070582"}}}); err != nil {
+			t.Fatal(err)
+		}
+		numbered, err := s.LedgerNumbered(ctx)
+		if err != nil || numbered == 0 {
+			t.Fatalf("LedgerNumbered = %d, %v", numbered, err)
+		}
+		if err := s.(testExecer).execForTest(ctx, fmt.Sprintf(`UPDATE notify_settings SET covered_seq = 0, covered_through = NULL WHERE account_id = %d`, a)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SetNotifyMode(ctx, a, MailOff, t0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if prev, err := s.RestoreNotifyMode(ctx, a, MailDaily, t0.Add(2*time.Hour)); err != nil || prev != MailOff {
+			t.Fatalf("RestoreNotifyMode = %q, %v", prev, err)
+		}
+		if st, _ := s.NotifySettings(ctx, a); st.Mode != MailDaily || st.CoveredSeq != 0 || !st.CoveredThrough.IsZero() {
+			t.Fatalf("after the undo: %+v; want the window where it was", st)
+		}
+		if _, err := s.SetNotifyMode(ctx, a, MailOff, t0.Add(3*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SetNotifyMode(ctx, a, MailHourly, t0.Add(4*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := s.NotifySettings(ctx, a); st.Mode != MailHourly || st.CoveredSeq != numbered || !st.CoveredThrough.Equal(ms(t0.Add(4*time.Hour))) {
+			t.Fatalf("on again from off: %+v; want the window from %d", st, numbered)
+		}
+	})
+}

@@ -367,10 +367,10 @@ func (s *sqlStore) SetNotifyMode(ctx context.Context, accountID int64, mode stri
 	return s.setNotifyMode(ctx, accountID, mode, at, false)
 }
 
-// RestoreNotifyMode sets the mode back from off to mode (the undo of turning e-mails
-// off) and keeps the window where it was: the next e-mail covers the changes since the
-// last one, those committed while e-mails were off included, as if they had never been
-// off. It returns the mode the account had (a mode other than off is left as it is).
+// RestoreNotifyMode sets the mode back to mode (the undo of turning e-mails off) and
+// keeps the window where it was: the next e-mail covers the changes since the last
+// one, those committed while e-mails were off included, as if they had never been off.
+// It returns the mode the account had.
 func (s *sqlStore) RestoreNotifyMode(ctx context.Context, accountID int64, mode string, at time.Time) (string, error) {
 	return s.setNotifyMode(ctx, accountID, mode, at, true)
 }
@@ -383,7 +383,7 @@ func (s *sqlStore) setNotifyMode(ctx context.Context, accountID int64, mode stri
 	if err != nil {
 		return "", err
 	}
-	if cur.Mode == mode || (restore && cur.Mode != MailOff) {
+	if cur.Mode == mode {
 		return cur.Mode, nil
 	}
 	// The update names the mode it read: a concurrent change makes it match nothing,
