@@ -350,6 +350,7 @@ func TestPlanEmailsWindows(t *testing.T) {
 					t.Fatal(err)
 				}
 				exec(fmt.Sprintf(`INSERT INTO followed_gone (account_id, slug, name, deleted_at) VALUES (%d, 'was-here', 'Was Here', %s)`, gone, sqlTimeLiteral(s, old)))
+				cover(gone, 20)                        // covered beyond the plan: its cursor never goes back
 				follow(early, timed, old)              // its follow began before the timed window
 				follow(mid, timed, t0.Add(-time.Hour)) // inside it
 				follow(busy, open, old)                // in the open window, but its e-mail is pending
@@ -371,6 +372,11 @@ func TestPlanEmailsWindows(t *testing.T) {
 				want := fmt.Sprint([][]string{{fmt.Sprint(never)}, {fmt.Sprint(inside)}, {fmt.Sprint(gone)}, {fmt.Sprint(mid)}})
 				if n != 4 || fmt.Sprint(rows) != want {
 					t.Fatalf("planned %d: %v, want %s", n, rows, want)
+				}
+				for a, seq := range map[int64]int64{never: 9, mid: 9, gone: 20} {
+					if st, err := s.NotifySettings(ctx, a); err != nil || st.CoveredSeq != seq || !st.LastEmailAt.Equal(ms(now)) {
+						t.Errorf("account %d after planning: %+v, %v; want covered through %d", a, st, err, seq)
+					}
 				}
 			})
 		})

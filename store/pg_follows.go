@@ -66,7 +66,7 @@ func pgPlanSQL(mode string) string {
 		WHERE ` + planDue(mode, "$16") + `
 		RETURNING account_id
 	)
-	UPDATE notify_settings s SET last_email_at = $12, covered_through = $12, covered_seq = $13
+	UPDATE notify_settings s SET last_email_at = $12, covered_through = $12, covered_seq = greatest(coalesce(s.covered_seq, 0), $13)
 	FROM ins WHERE s.account_id = ins.account_id`
 }
 

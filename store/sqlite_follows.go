@@ -170,7 +170,8 @@ func planByAccount(ctx context.Context, tx *sqliteTx, p *EmailPlan) (bool, error
 // PlanEmails writes an outbox row for every account with an address due for an e-mail that has
 // something to be told (a follow in one of p's windows, or a deleted followed entry
 // not told yet), and moves those accounts' last e-mail and CoveredThrough to p.Now and
-// CoveredSeq to p.ThroughSeq, in one transaction (the single writer serializes plans).
+// CoveredSeq up to p.ThroughSeq (never back: an account told only of a deletion may be
+// covered further already), in one transaction (the single writer serializes plans).
 // It returns how many rows it wrote.
 func (s *sqliteStore) PlanEmails(ctx context.Context, p EmailPlan) (int, error) {
 	if err := checkPlan(&p); err != nil {
@@ -226,7 +227,7 @@ func (s *sqliteStore) PlanEmails(ctx context.Context, p EmailPlan) (int, error) 
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE notify_settings SET last_email_at = ?, covered_through = ?, covered_seq = ?
+		_, err = tx.ExecContext(ctx, `UPDATE notify_settings SET last_email_at = ?, covered_through = ?, covered_seq = max(coalesce(covered_seq, 0), ?)
 			WHERE account_id IN (SELECT value FROM json_each(?))`, now, now, p.ThroughSeq, string(list))
 		return err
 	})
