@@ -70,9 +70,11 @@ type errNothing string
 func (e errNothing) Error() string { return string(e) }
 
 // Compose makes the e-mail of an outbox row from the store as it is now: the followed
-// entries whose changes in the row's window are worth telling (the rules of
-// Summarize), and the deleted followed entries not told yet. It returns an errNothing
-// error when nothing is left to tell (the account unfollowed, a change was hidden).
+// entries whose changes in the row's window (numbered in (SeqFrom, SeqThrough]) are
+// worth telling (the rules of Summarize), and the deleted followed entries not told
+// yet. The 7-day rule holds at sending too: a change recorded more than MaxAge before
+// now (a retried e-mail, say) is not told. It returns an errNothing error when nothing
+// is left to tell (the account unfollowed, a change was hidden or grew too old).
 func (s *Service) Compose(ctx context.Context, o store.OutboxEmail) (Email, error) {
 	to, err := s.st.NotifyRecipient(ctx, o.AccountID)
 	if err != nil {
@@ -81,31 +83,22 @@ func (s *Service) Compose(ctx context.Context, o store.OutboxEmail) (Email, erro
 	if to == "" {
 		return Email{}, errNothing("the account has no e-mail address")
 	}
-	since := windowStart(o.WindowFrom, time.Time{}, o.CreatedAt.Add(-MaxAge))
-	changes, err := s.st.AccountChanges(ctx, o.AccountID, since, o.WindowThrough)
-	if err != nil {
-		return Email{}, err
-	}
 	var em Email
-	for i := 0; i < len(changes); {
-		j := i
-		for j < len(changes) && changes[j].EntryID == changes[i].EntryID {
-			j++
-		}
-		group := changes[i:j]
-		i = j
+	r := store.NotifyRange{AccountID: o.AccountID, Since: s.now().Add(-MaxAge), AfterSeq: o.SeqFrom, ThroughSeq: o.SeqThrough}
+	err = s.st.NotifyChanges(ctx, r, func(group []store.NotifyChange) error {
 		sum, err := s.summarize(ctx, group)
-		if err != nil {
-			return Email{}, err
-		}
-		if !sum.Notable {
-			continue
+		if err != nil || !sum.Notable {
+			return err
 		}
 		c := &group[0]
 		// An e-mail names an entry by its slug, Probity's own name for it: a listed
 		// title or name is the publisher's text, which an e-mail never carries (a
 		// title such as "Reset your password at …" would arrive DKIM-signed).
 		em.Entries = append(em.Entries, EmailEntry{EntryID: c.EntryID, Slug: c.Slug, Name: c.Slug, Summary: sum.Text(), Link: s.changeLink(c.Slug, sum.Last)})
+		return nil
+	})
+	if err != nil {
+		return Email{}, err
 	}
 	gone, err := s.st.UntoldGone(ctx, o.AccountID)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"net/url"
@@ -284,6 +285,13 @@ func (e *env) round(en store.Entry, tools ...string) int64 {
 // state's version after it. It returns the change's number.
 func (e *env) record(en store.Entry, kind string, d *history.ChangeDetails, before, after int64, version string) int64 {
 	e.t.Helper()
+	return e.recordAt(e.clock.Now(), en, kind, d, before, after, version)
+}
+
+// recordAt is record with the change's recorded time at: a change recorded at at and
+// committed now (a history step retried later).
+func (e *env) recordAt(at time.Time, en store.Entry, kind string, d *history.ChangeDetails, before, after int64, version string) int64 {
+	e.t.Helper()
 	ctx := context.Background()
 	raw, processed, err := e.b.st.HistoryState(ctx, en.ID)
 	if err != nil {
@@ -310,8 +318,11 @@ func (e *env) record(en store.Entry, kind string, d *history.ChangeDetails, befo
 	if d.Diff != nil {
 		summary = d.Diff.Summary()
 	}
-	rec := store.ChangeRecord{EntryID: en.ID, Number: n, RecordedAt: e.clock.Now(), Origin: attest.OriginAutomatic, Kind: kind,
-		Summary: summary, Details: details, Badges: []string{}, BeforeRound: before, AfterRound: after}
+	// Signed, as history signs every change: its ledger record's number is its place
+	// in commit order, which planning walks.
+	rec := store.ChangeRecord{EntryID: en.ID, Number: n, RecordedAt: at, Origin: attest.OriginAutomatic, Kind: kind,
+		Summary: summary, Details: details, Badges: []string{}, BeforeRound: before, AfterRound: after,
+		Envelope: testEnvelope(fmt.Sprintf(`{"entry":%d,"change":%d}`, en.ID, n)), KeyID: "a050837d85070582"}
 	if err := e.b.st.SaveHistory(ctx, store.HistoryUpdate{EntryID: en.ID, ExpectProcessed: processed, Processed: processed,
 		State: state, Changes: []store.ChangeRecord{rec}}); err != nil {
 		e.t.Fatal(err)
@@ -335,6 +346,14 @@ func (e *env) tools(en store.Entry, before, after []string) int64 {
 		}
 	}
 	return e.record(en, attest.ChangeTools, &history.ChangeDetails{Diff: &c}, b, a, "")
+}
+
+// testEnvelope is a DSSE envelope around payload, with a signature that is not one: the
+// store parses envelopes for their payload digest, it does not verify them.
+func testEnvelope(payload string) []byte {
+	return []byte(`{"payloadType":"application/vnd.in-toto+json","payload":"` +
+		base64.StdEncoding.EncodeToString([]byte(payload)) +
+		`","signatures":[{"keyid":"a050837d85070582","sig":"c2ln"}]}`)
 }
 
 func containsString(list []string, s string) bool {

@@ -37,7 +37,9 @@ const maxRuleChanges = 64
 type Change struct {
 	Number     int64
 	RecordedAt time.Time
-	Kind       string // attest.ChangeTools, ChangeVersion or ChangeOperatorEdit (baselines are never e-mailed)
+	// Seq is the number of the change's ledger record: its place in commit order.
+	Seq  int64
+	Kind string // attest.ChangeTools, ChangeVersion or ChangeOperatorEdit (baselines are never e-mailed)
 	// Details are the change's decoded details (nil when they did not decode: the
 	// change then counts as "changed", without counts).
 	Details *history.ChangeDetails
@@ -47,7 +49,7 @@ type Change struct {
 
 // ChangeOf decodes a stored change for the rules.
 func ChangeOf(c *store.NotifyChange) Change {
-	ch := Change{Number: c.Number, RecordedAt: c.RecordedAt, Kind: c.Kind, Before: c.Before, After: c.After}
+	ch := Change{Number: c.Number, RecordedAt: c.RecordedAt, Seq: c.Seq, Kind: c.Kind, Before: c.Before, After: c.After}
 	if d, err := history.DecodeChangeDetails(c.Details); err == nil {
 		ch.Details = d
 	}
@@ -380,34 +382,84 @@ func shownVersion(v string) string {
 
 var preShown = regexp.MustCompile(`^(?:(?:alpha|beta|rc|pre|preview|dev|next|canary)(?:\.?[0-9]{1,9})?|[0-9]{1,9})(?:\.[0-9]{1,9}){0,3}$`)
 
-// Windows works out, for one entry's changes (oldest first, all recorded after the
-// plan's oldest start), for which window starts s an account has something to be
-// told: the changes after s (those recorded after s) are Notable. A start before the
-// first change sees them all; one between changes i-1 and i sees i and later; one at
-// or after the last sees none. Adjacent windows are merged; the first one's From is
-// zero (any start before it).
+// Windows works out, for one entry's changes (by number, all recorded after the plan's
+// oldest time and numbered at or below its ThroughSeq), for which starts an account has
+// something to be told. An account's pending changes of the entry are those numbered
+// after its covered number c and recorded after f, the later of its follow's start
+// and the plan's oldest time; a window says that they are Notable for every c in
+// [SeqFrom, SeqTo) and f in [From, To). The starts that matter fall between the
+// changes' numbers and between their recorded times, so the windows are found by
+// summarizing each such pair's changes; windows that touch are merged, the first ones
+// with SeqFrom 0 and a zero From (any start before them). When numbers follow the
+// recorded order (changes committed in order) they are one row: a window per run of
+// starts, as by time alone.
 func Windows(entryID int64, changes []Change, current string) []store.NotifyWindow {
 	if len(changes) > maxRuleChanges {
 		changes = changes[len(changes)-maxRuleChanges:]
 	}
-	var ws []store.NotifyWindow
+	seqs := make([]int64, 0, len(changes))
+	times := make([]time.Time, 0, len(changes))
 	for i := range changes {
-		var from time.Time
-		if i > 0 {
-			from = changes[i-1].RecordedAt
+		seqs = append(seqs, changes[i].Seq)
+		times = append(times, changes[i].RecordedAt)
+	}
+	slices.Sort(seqs)
+	seqs = slices.Compact(seqs)
+	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	times = slices.CompactFunc(times, time.Time.Equal)
+
+	var (
+		ws      []store.NotifyWindow
+		prevRow []int // indexes in ws of the windows of the previous seq interval
+		subset  = make([]Change, 0, len(changes))
+	)
+	for k, seqTo := range seqs {
+		var seqFrom int64
+		if k > 0 {
+			seqFrom = seqs[k-1]
 		}
-		to := changes[i].RecordedAt
-		if i > 0 && !to.After(from) {
-			continue // recorded at the same time as the one before: no start falls between
+		var row []store.NotifyWindow
+		for m, to := range times {
+			var from time.Time
+			if m > 0 {
+				from = times[m-1]
+			}
+			// The changes told to a start in [seqFrom, seqTo) × [from, to): numbered at
+			// or after seqTo, recorded at or after to.
+			subset = subset[:0]
+			for i := range changes {
+				if changes[i].Seq >= seqTo && !changes[i].RecordedAt.Before(to) {
+					subset = append(subset, changes[i])
+				}
+			}
+			if len(subset) == 0 || !Summarize(subset, current).Notable {
+				continue
+			}
+			if n := len(row); n > 0 && row[n-1].To.Equal(from) {
+				row[n-1].To = to
+				continue
+			}
+			row = append(row, store.NotifyWindow{EntryID: entryID, SeqFrom: seqFrom, SeqTo: seqTo, From: from, To: to})
 		}
-		if !Summarize(changes[i:], current).Notable {
-			continue
+		// A window of this interval that has the same times as one of the previous
+		// interval extends it.
+		var thisRow []int
+		for _, w := range row {
+			merged := false
+			for _, p := range prevRow {
+				if ws[p].SeqTo == seqFrom && ws[p].From.Equal(w.From) && ws[p].To.Equal(w.To) {
+					ws[p].SeqTo = seqTo
+					thisRow = append(thisRow, p)
+					merged = true
+					break
+				}
+			}
+			if !merged {
+				ws = append(ws, w)
+				thisRow = append(thisRow, len(ws)-1)
+			}
 		}
-		if n := len(ws); n > 0 && ws[n-1].To.Equal(from) {
-			ws[n-1].To = to
-			continue
-		}
-		ws = append(ws, store.NotifyWindow{EntryID: entryID, From: from, To: to})
+		prevRow = thisRow
 	}
 	return ws
 }
@@ -415,17 +467,18 @@ func Windows(entryID int64, changes []Change, current string) []store.NotifyWind
 // PlanTimes are the times one planning step works with.
 type PlanTimes struct {
 	Now time.Time
-	// Through ends the hourly windows: Now less the settling time, so that a change
-	// whose round was recorded just before is committed by then.
-	Through time.Time
-	// Oldest is Now - MaxAge: no change before it is e-mailed.
+	// Oldest is Now - MaxAge: no change recorded before it is e-mailed.
 	Oldest time.Time
 	// HourlyBefore is Now - HourlyGap: an hourly account whose last e-mail was at or
 	// before it is due.
 	HourlyBefore time.Time
-	// Daily is the newest daily summary time at or before Now: the end of the daily
-	// accounts' windows.
+	// Daily is the newest daily summary time at or before Now: a daily account whose
+	// last window closed before it is due.
 	Daily time.Time
+	// DailyReady is Daily plus the settling time: the daily summaries are planned
+	// from then on, so that a change recorded just before the summary time, and
+	// committed a little after it, is in them.
+	DailyReady time.Time
 }
 
 // Times returns the planning times at now, with the settling time and the hour of the
@@ -437,15 +490,16 @@ func Times(now time.Time, settle time.Duration, dailyHour int) PlanTimes {
 		daily = daily.AddDate(0, 0, -1)
 	}
 	return PlanTimes{
-		Now: now, Through: now.Add(-settle), Oldest: now.Add(-MaxAge),
-		HourlyBefore: now.Add(-HourlyGap), Daily: daily,
+		Now: now, Oldest: now.Add(-MaxAge),
+		HourlyBefore: now.Add(-HourlyGap), Daily: daily, DailyReady: daily.Add(settle),
 	}
 }
 
 // Due reports whether an account with settings st is due for an e-mail at the plan's
-// times: hourly when its last e-mail was an hour ago or more, daily when its covered
-// window ends before the day's summary time, never when off. It is the condition
-// store.PlanEmails applies in SQL, stated for tests and the Followed page.
+// times: hourly when its last e-mail was an hour ago or more, daily when its last
+// window closed before the day's summary time, never when off. It is the condition
+// store.PlanEmails applies in SQL (which also waits for an e-mail of the account still
+// pending or sending), stated for tests and the Followed page.
 func Due(st store.NotifySettings, t PlanTimes) bool {
 	switch st.Mode {
 	case store.MailHourly:
@@ -454,17 +508,4 @@ func Due(st store.NotifySettings, t PlanTimes) bool {
 		return st.CoveredThrough.IsZero() || st.CoveredThrough.Before(t.Daily)
 	}
 	return false
-}
-
-// windowStart is where an e-mail's window starts for a follow: after the last covered
-// time, after the follow began, and not before oldest.
-func windowStart(covered, followed, oldest time.Time) time.Time {
-	s := oldest
-	if covered.After(s) {
-		s = covered
-	}
-	if followed.After(s) {
-		s = followed
-	}
-	return s
 }

@@ -14,16 +14,16 @@ import (
 var r0 = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 
 func toolsChange(n int64, at time.Time, before, after string, d diff.Change) Change {
-	return Change{Number: n, RecordedAt: at, Kind: attest.ChangeTools, Details: &history.ChangeDetails{Diff: &d},
+	return Change{Number: n, Seq: n, RecordedAt: at, Kind: attest.ChangeTools, Details: &history.ChangeDetails{Diff: &d},
 		Before: store.ChangeRound{Surface: before, Instructions: "i"}, After: store.ChangeRound{Surface: after, Instructions: "i"}}
 }
 
 func versionChange(n int64, at time.Time, from, to string) Change {
-	return Change{Number: n, RecordedAt: at, Kind: attest.ChangeVersion, Details: &history.ChangeDetails{VersionBefore: from, VersionAfter: to}}
+	return Change{Number: n, Seq: n, RecordedAt: at, Kind: attest.ChangeVersion, Details: &history.ChangeDetails{VersionBefore: from, VersionAfter: to}}
 }
 
 func editChange(n int64, at time.Time, field string, before, after *string) Change {
-	return Change{Number: n, RecordedAt: at, Kind: attest.ChangeOperatorEdit, Details: &history.ChangeDetails{Field: field, Before: before, After: after}}
+	return Change{Number: n, Seq: n, RecordedAt: at, Kind: attest.ChangeOperatorEdit, Details: &history.ChangeDetails{Field: field, Before: before, After: after}}
 }
 
 func refs(names ...string) []diff.ToolRef {
@@ -163,15 +163,29 @@ func TestWindows(t *testing.T) {
 		want    []store.NotifyWindow
 	}{
 		{"one change: any start before it", []Change{versionChange(1, t1, "1.0.0", "1.1.0")}, "1.1.0",
-			[]store.NotifyWindow{{EntryID: 7, To: t1}}},
+			[]store.NotifyWindow{{EntryID: 7, SeqTo: 1, To: t1}}},
 		{"two notable changes merge", []Change{
 			toolsChange(1, t1, "A", "B", diff.Change{Added: refs("x")}),
 			toolsChange(2, t2, "B", "C", diff.Change{Added: refs("y")}),
-		}, "", []store.NotifyWindow{{EntryID: 7, To: t2}}},
+		}, "", []store.NotifyWindow{{EntryID: 7, SeqTo: 2, To: t2}}},
 		{"added then removed: only a start between them sees the removal", []Change{
 			toolsChange(1, t1, "A", "B", diff.Change{Added: refs("x")}),
 			toolsChange(2, t2, "B", "A", diff.Change{Removed: refs("x")}),
-		}, "", []store.NotifyWindow{{EntryID: 7, From: t1, To: t2}}},
+		}, "", []store.NotifyWindow{
+			{EntryID: 7, SeqTo: 1, From: t1, To: t2},   // told neither, following since between them
+			{EntryID: 7, SeqFrom: 1, SeqTo: 2, To: t2}, // told the first
+		}},
+		{"committed out of recorded order: the numbers and the times both count", []Change{
+			func() Change { c := toolsChange(1, t1, "A", "B", diff.Change{Added: refs("x")}); c.Seq = 20; return c }(),
+			func() Change {
+				c := toolsChange(2, t2, "B", "A", diff.Change{Removed: refs("x")})
+				c.Seq = 10
+				return c
+			}(),
+		}, "", []store.NotifyWindow{
+			{EntryID: 7, SeqTo: 10, From: t1, To: t2},    // told neither, following since between them: the removal
+			{EntryID: 7, SeqFrom: 10, SeqTo: 20, To: t1}, // told the removal only, following before both: the addition
+		}},
 		{"version up and back: nothing", []Change{
 			versionChange(1, t1, "1.0.0", "1.1.0"), versionChange(2, t2, "1.1.0", "1.0.0"),
 		}, "1.0.0", nil},
@@ -179,7 +193,7 @@ func TestWindows(t *testing.T) {
 			versionChange(1, t1, "1.1.0", "1.0.0"),
 			toolsChange(2, t2, "A", "B", diff.Change{Added: refs("x")}),
 			versionChange(3, t3, "1.0.0", "1.0.0+b2"),
-		}, "1.0.0+b2", []store.NotifyWindow{{EntryID: 7, To: t2}}},
+		}, "1.0.0+b2", []store.NotifyWindow{{EntryID: 7, SeqTo: 2, To: t2}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -218,7 +232,7 @@ func TestCompareVersions(t *testing.T) {
 func TestTimesAndDue(t *testing.T) {
 	now := time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
 	tm := Times(now, 5*time.Minute, 7)
-	if !tm.Daily.Equal(time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)) || !tm.Through.Equal(now.Add(-5*time.Minute)) ||
+	if !tm.Daily.Equal(time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)) || !tm.DailyReady.Equal(tm.Daily.Add(5*time.Minute)) ||
 		!tm.Oldest.Equal(now.Add(-7*24*time.Hour)) || !tm.HourlyBefore.Equal(now.Add(-time.Hour)) {
 		t.Fatalf("Times = %+v", tm)
 	}

@@ -30,9 +30,10 @@ type Store interface {
 	UntoldGone(ctx context.Context, accountID int64) ([]store.GoneFollow, error)
 	NotifySettings(ctx context.Context, accountID int64) (store.NotifySettings, error)
 	SetNotifyMode(ctx context.Context, accountID int64, mode string, at time.Time) (string, error)
+	RestoreNotifyMode(ctx context.Context, accountID int64, mode string, at time.Time) (string, error)
 	NotifyRecipient(ctx context.Context, accountID int64) (string, error)
-	NotifyChanges(ctx context.Context, since, through time.Time) ([]store.NotifyChange, error)
-	AccountChanges(ctx context.Context, accountID int64, since, through time.Time) ([]store.NotifyChange, error)
+	LedgerNumbered(ctx context.Context) (int64, error)
+	NotifyChanges(ctx context.Context, r store.NotifyRange, fn func(entry []store.NotifyChange) error) error
 	PlanEmails(ctx context.Context, p store.EmailPlan) (int, error)
 	ClaimEmail(ctx context.Context, now time.Time, lease time.Duration) (store.OutboxEmail, bool, error)
 	FinishEmail(ctx context.Context, o store.EmailOutcome) error
@@ -91,9 +92,11 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives events; default discards. Never given addresses or tokens.
 	Logger *slog.Logger
-	// Settle is how long after a change's recorded time planning waits for it
+	// Settle is how long after the daily summary time the summaries are planned
 	// (DefaultSettle): a change is committed shortly after the round it was recorded
-	// at, and a window must not end before a change recorded inside it is visible.
+	// at, and one recorded just before the summary time belongs in that summary.
+	// (Planning walks changes in commit order, so no change is lost to a late commit
+	// either way; Settle only decides which e-mail tells it.)
 	Settle time.Duration
 	// DailyHour is the hour (UTC) of the daily summaries; default DefaultDailyHour;
 	// -1 is taken as 0.

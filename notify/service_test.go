@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/probity-dev/probity/attest"
+	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/store"
 )
 
@@ -200,14 +204,30 @@ func TestEmailRules(t *testing.T) {
 					t.Fatalf("a daily e-mail at %v", e.clock.Now())
 				}
 			}
-			e.clock.Add(time.Hour) // 07:00: the summary time
+			e.clock.Add(time.Hour) // 07:00: the summary time, planned Settle (1 min) after it
+			if msgs := e.cycle(); len(msgs) != 0 {
+				t.Fatalf("a summary at its cut-off, before the settling time: %d e-mails", len(msgs))
+			}
+			// Recorded just before the cut-off, committed just after it: in today's
+			// summary. Recorded after the cut-off: in tomorrow's.
+			e.clock.Add(30 * time.Second)
+			e.recordAt(e.clock.Now().Add(-time.Minute), en, attest.ChangeVersion,
+				&history.ChangeDetails{VersionBefore: "1.0.0", VersionAfter: "1.1.0"}, 0, 0, "1.1.0")
+			e.clock.Add(10 * time.Second)
+			e.tools(en, nil, []string{"secret_tool_beta"})
+			e.clock.Add(20 * time.Second) // 07:01
 			msgs := e.cycle()
-			if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "1 tool removed") || !strings.Contains(msgs[0].Text, "daily summary") {
-				t.Fatalf("at the summary time: %d e-mails", len(msgs))
+			if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "1 tool removed") || !strings.Contains(msgs[0].Text, "version 1.0.0 → 1.1.0") ||
+				strings.Contains(msgs[0].Text, "added") || !strings.Contains(msgs[0].Text, "daily summary") {
+				t.Fatalf("after the summary time: %d e-mails %v", len(msgs), msgs)
 			}
 			e.clock.Add(time.Hour)
 			if msgs := e.cycle(); len(msgs) != 0 {
 				t.Errorf("a second summary the same day")
+			}
+			e.clock.Add(23 * time.Hour) // 07:01 the next day
+			if msgs := e.cycle(); len(msgs) != 1 || !strings.Contains(msgs[0].Text, "1 tool added") || strings.Contains(msgs[0].Text, "version") {
+				t.Fatalf("the next day's summary: %d e-mails %v", len(msgs), msgs)
 			}
 		})
 
@@ -249,6 +269,112 @@ func TestEmailRules(t *testing.T) {
 			e.clock.Add(2 * time.Hour)
 			if msgs := e.cycle(); len(msgs) != 0 {
 				t.Fatalf("%d e-mails about a change made while off", len(msgs))
+			}
+		})
+
+		t.Run("a change committed late is told by the next e-mail", func(t *testing.T) {
+			e, acct, en := fresh(t)
+			other := e.entry(en.Slug+"-late", "Late Server")
+			e.follow(acct, en)
+			e.follow(acct, other)
+			e.clock.Add(time.Minute)
+			lateAt := e.clock.Now() // the late change's recorded time
+			e.clock.Add(time.Minute)
+			e.tools(en, []string{"secret_tool_alpha"}, nil)
+			e.clock.Add(10 * time.Minute)
+			if msgs := e.cycle(); len(msgs) != 1 || !strings.Contains(msgs[0].Text, en.Slug+": 1 tool removed") {
+				t.Fatalf("first e-mail: %d %v", len(msgs), msgs)
+			}
+			// A history step that failed at lateAt is retried now: its change is
+			// recorded at lateAt, long covered by time, and committed after the e-mail.
+			e.clock.Add(20 * time.Minute)
+			e.recordAt(lateAt, other, attest.ChangeVersion, &history.ChangeDetails{VersionBefore: "1.0.0", VersionAfter: "2.0.0"}, 0, 0, "2.0.0")
+			e.clock.Add(time.Hour)
+			msgs := e.cycle()
+			if len(msgs) != 1 || !strings.Contains(msgs[0].Text, other.Slug+": version 1.0.0 → 2.0.0") || strings.Contains(msgs[0].Text, en.Slug+":") {
+				t.Fatalf("the late change: %d e-mails %v", len(msgs), msgs)
+			}
+			e.clock.Add(2 * time.Hour)
+			if msgs := e.cycle(); len(msgs) != 0 {
+				t.Errorf("told again: %d e-mails", len(msgs))
+			}
+		})
+
+		t.Run("no new e-mail while one of the account is unfinished; its changes wait", func(t *testing.T) {
+			e, acct, en := fresh(t)
+			e.follow(acct, en)
+			e.clock.Add(time.Minute)
+			e.tools(en, []string{"secret_tool_alpha"}, nil)
+			e.clock.Add(2 * time.Minute)
+			if r, err := e.svc.Plan(ctx); err != nil || r.Hourly != 1 {
+				t.Fatalf("Plan = %+v, %v", r, err)
+			}
+			// Not sent yet (the delivery job is behind); an hour later there is more.
+			e.clock.Add(time.Hour)
+			e.tools(en, nil, []string{"secret_tool_beta"})
+			e.clock.Add(2 * time.Minute)
+			if r, err := e.svc.Plan(ctx); err != nil || r.Hourly != 0 {
+				t.Fatalf("Plan beside a pending e-mail = %+v, %v; want none", r, err)
+			}
+			if _, err := e.svc.Deliver(ctx); err != nil {
+				t.Fatal(err)
+			}
+			msgs := e.sender.take()
+			if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "1 tool removed") || strings.Contains(msgs[0].Text, "added") {
+				t.Fatalf("the pending e-mail: %d %v", len(msgs), msgs)
+			}
+			e.clock.Add(time.Minute)
+			msgs = e.cycle()
+			if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "1 tool added") || strings.Contains(msgs[0].Text, "removed") {
+				t.Fatalf("the waiting change: %d %v", len(msgs), msgs)
+			}
+		})
+
+		t.Run("7 days at sending: a change grown too old is not told", func(t *testing.T) {
+			e, acct, en := fresh(t)
+			e.follow(acct, en)
+			e.clock.Add(time.Minute)
+			e.tools(en, []string{"secret_tool_alpha"}, nil)
+			e.clock.Add(2 * time.Minute)
+			if r, err := e.svc.Plan(ctx); err != nil || r.Hourly != 1 {
+				t.Fatalf("Plan = %+v, %v", r, err)
+			}
+			e.clock.Add(MaxAge) // the delivery job was stopped for a week
+			if _, err := e.svc.Deliver(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if msgs := e.sender.take(); len(msgs) != 0 {
+				t.Fatalf("%d e-mails about a change older than 7 days", len(msgs))
+			}
+			rows, err := b.st.OutboxEmails(ctx, acct, false, 0)
+			if err != nil || len(rows) != 1 || rows[0].State != store.OutboxSkipped {
+				t.Fatalf("outbox = %+v, %v; want the e-mail skipped, not failed", rows, err)
+			}
+		})
+
+		t.Run("undoing turn off tells the changes of the gap", func(t *testing.T) {
+			e, acct, en := fresh(t)
+			e.follow(acct, en)
+			e.clock.Add(time.Minute)
+			e.tools(en, []string{"secret_tool_alpha"}, nil)
+			off := e.svc.tokens.issue(token{Account: acct, Action: ActionMailOff, Issued: day(e.clock.Now())})
+			_, undo, err := e.svc.Unsubscribe(ctx, off)
+			if err != nil || undo.Kind != ActionMailOnHourly {
+				t.Fatalf("turn off: %+v %v", undo, err)
+			}
+			e.clock.Add(time.Minute)
+			e.version(en, "1.0.0", "1.1.0", "1.1.0")
+			e.clock.Add(time.Minute)
+			if msgs := e.cycle(); len(msgs) != 0 {
+				t.Fatalf("%d e-mails while off", len(msgs))
+			}
+			if _, _, err := e.svc.Unsubscribe(ctx, undo.Token); err != nil {
+				t.Fatal(err)
+			}
+			e.clock.Add(2 * time.Minute)
+			msgs := e.cycle()
+			if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "1 tool removed") || !strings.Contains(msgs[0].Text, "version 1.0.0 → 1.1.0") {
+				t.Fatalf("after the undo: %d e-mails %v; want both changes, as if never off", len(msgs), msgs)
 			}
 		})
 
@@ -557,6 +683,58 @@ func TestFollowing(t *testing.T) {
 		}
 		if err := e.svc.OneClick(ctx, off[:60]+"AAAAAAAAAAAA"); !errors.Is(err, ErrBadToken) {
 			t.Fatalf("a forged token: %v", err)
+		}
+	})
+}
+
+// TestConcurrentPlanners: two planning jobs at once (two processes, or a job retried
+// beside a slow one) plan each account's e-mail once.
+func TestConcurrentPlanners(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		e := newEnv(t, b)
+		second, err := New(e.svc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		en := e.entry("busy-server", "Busy Server")
+		var accounts []int64
+		for i := range 30 {
+			a := e.account(fmt.Sprintf("planner%d@example.com", i))
+			e.follow(a, en)
+			accounts = append(accounts, a)
+		}
+		tools := []string{"secret_tool_alpha"}
+		for round := range 4 {
+			e.clock.Add(time.Hour)
+			next := append(slices.Clone(tools), fmt.Sprintf("tool_%d", round))
+			e.tools(en, tools, next)
+			tools = next
+			e.clock.Add(2 * time.Minute)
+			var wg sync.WaitGroup
+			errs := make([]error, 2)
+			for i, svc := range []*Service{e.svc, second} {
+				wg.Go(func() { _, errs[i] = svc.Plan(ctx) })
+			}
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range accounts {
+				rows, err := b.st.OutboxEmails(ctx, a, false, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(rows) != round+1 {
+					t.Fatalf("round %d: account %d has %d e-mails, want %d", round, a, len(rows), round+1)
+				}
+			}
+			if _, err := e.svc.Deliver(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if msgs := e.sender.take(); len(msgs) != len(accounts) {
+				t.Fatalf("round %d: %d e-mails sent, want %d", round, len(msgs), len(accounts))
+			}
 		}
 	})
 }

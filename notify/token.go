@@ -283,7 +283,9 @@ func (s *Service) Unsubscribe(ctx context.Context, tok string) (done, undo Actio
 		if t.Action == ActionMailOnDaily {
 			mode = store.MailDaily
 		}
-		if _, err := s.st.SetNotifyMode(ctx, t.Account, mode, now); err != nil {
+		// The undo of turning e-mails off: the window stays where it was, so the
+		// changes of the gap are told as if e-mails had never been off.
+		if _, err := s.st.RestoreNotifyMode(ctx, t.Account, mode, now); err != nil {
 			return Action{}, Action{}, err
 		}
 		inverse.Action = ActionMailOff

@@ -13,6 +13,15 @@ import (
 // followed entries that were deleted, each account's e-mail settings, and the outbox of
 // planned e-mails. The rules that decide what an e-mail says live in package notify;
 // the store keeps the rows and runs the set-based steps (planning, claiming) in SQL.
+//
+// Planning walks the changes in commit order (migration 0015): a change's ledger
+// number (ledger.seq, gap-free and in commit order) is the cursor. Each account keeps
+// the number its last e-mail covered changes through (NotifySettings.CoveredSeq), each
+// outbox row the numbers it covers (OutboxEmail.SeqFrom, SeqThrough), so a change
+// committed late, whatever its recorded time, falls into the next e-mail after its
+// commit. Recorded times still decide the seed's time rules (after the follow began,
+// none older than 7 days). A change without a ledger record (unsigned: history signs
+// every change it records) has no place in that order and is never e-mailed.
 
 // MaxFollows is how many entries one account may follow (seed 000). The schema
 // enforces it (notify_settings.follows, counted by triggers).
@@ -62,10 +71,15 @@ type NotifySettings struct {
 	AccountID     int64
 	Mode          string // MailHourly, MailDaily or MailOff
 	ModeChangedAt time.Time
-	// LastEmailAt is when the last e-mail was planned; CoveredThrough the end of the
-	// window it covered (zero: none yet).
+	// LastEmailAt is when the last e-mail was planned. CoveredThrough is when its
+	// window closed (the plan's time), or when e-mails came back on: a daily account is
+	// due when it is before the day's summary time (zero: none yet).
 	LastEmailAt    time.Time
 	CoveredThrough time.Time
+	// CoveredSeq is the ledger number the account's changes were covered through (by
+	// its last e-mail, or when e-mails came back on; 0: none yet): the next e-mail
+	// covers the changes numbered after it.
+	CoveredSeq int64
 	// Follows is how many entries the account follows.
 	Follows int
 }
@@ -85,38 +99,61 @@ type NotifyChange struct {
 	Slug, Name, Title string
 	Number            int64
 	RecordedAt        time.Time
-	Origin            string
-	Kind              string
-	Summary           string
+	// Seq is the number of the change's ledger record: its place in commit order.
+	Seq     int64
+	Origin  string
+	Kind    string
+	Summary string
 	// Details is the change's JSON (history.ChangeDetails): it may hold server text.
 	Details       []byte
 	Before, After ChangeRound
 }
 
 // NotifyWindow says that an account whose pending changes of an entry are those
-// recorded after a start time s has something to be told when From ≤ s < To (the zero
-// From: any s before To). Package notify works the windows out from the changes.
+// numbered after c (its CoveredSeq) and recorded after f (the later of its follow's
+// start and the plan's Oldest) has something to be told when SeqFrom ≤ c < SeqTo and
+// From ≤ f < To (the zero From: any f before To). Package notify works the windows out
+// from the changes.
 type NotifyWindow struct {
-	EntryID  int64
-	From, To time.Time
+	EntryID        int64
+	SeqFrom, SeqTo int64
+	From, To       time.Time
+}
+
+// open reports whether w holds for every start below its ends: SeqFrom 0 and From at
+// or before oldest (every f is at or after oldest).
+func (w *NotifyWindow) open(oldest time.Time) bool {
+	return w.SeqFrom == 0 && (w.From.IsZero() || !w.From.After(oldest))
+}
+
+// NotifyRange selects the changes NotifyChanges reads: the visible changes that are not
+// baselines, whose ledger number is in (AfterSeq, ThroughSeq] and that were recorded
+// after Since; with AccountID, only those of the entries the account follows, recorded
+// after its follow began.
+type NotifyRange struct {
+	AccountID            int64
+	Since                time.Time
+	AfterSeq, ThroughSeq int64
 }
 
 // EmailPlan is one planning step (PlanEmails).
 type EmailPlan struct {
 	// Now is the planning time: the rows' created_at and the accounts' last e-mail.
 	Now time.Time
-	// Through is the end of the windows planned: changes recorded after it wait for
-	// the next e-mail.
-	Through time.Time
-	// Oldest is the earliest start of a window: changes recorded before it are never
-	// e-mailed (seed 000: none older than 7 days).
+	// ThroughSeq ends the windows planned: the highest ledger number given when the
+	// plan's changes were read (LedgerNumbered). The planned accounts are covered
+	// through it; changes numbered after it wait for the next e-mail.
+	ThroughSeq int64
+	// Oldest is the earliest recorded time a window looks at: changes recorded before
+	// it are never e-mailed (seed 000: none older than 7 days).
 	Oldest time.Time
 	// Mode is the accounts planned: MailHourly or MailDaily.
 	Mode string
-	// HourlyBefore: an hourly account is due when its last e-mail was at or before it
-	// (or it had none). A daily account is due when its covered window ends before
-	// Through (or it had none).
-	HourlyBefore time.Time
+	// DueBefore: an hourly account is due when its last e-mail was at or before it (or
+	// it had none); a daily account when its CoveredThrough is before it (the day's
+	// summary time). An account with an e-mail pending or sending is never due: its
+	// changes wait for the next plan after that e-mail.
+	DueBefore time.Time
 	// Windows are the entries with something to tell, and for which starts.
 	Windows []NotifyWindow
 	// MessageIDPrefix and MessageIDDomain make each row's Message-ID:
@@ -129,15 +166,18 @@ type OutboxEmail struct {
 	ID        int64
 	AccountID int64
 	CreatedAt time.Time
-	// WindowFrom (zero: since the follows began) and WindowThrough bound the changes the
-	// e-mail covers.
+	// WindowFrom (zero: none) is the account's CoveredThrough when the e-mail was
+	// planned, WindowThrough the plan's time.
 	WindowFrom, WindowThrough time.Time
-	MessageID                 string
-	State                     string
-	Attempts                  int
-	NextAttemptAt             time.Time
-	SentAt                    time.Time
-	LastError                 string
+	// SeqFrom and SeqThrough bound the changes the e-mail covers: those numbered in
+	// (SeqFrom, SeqThrough].
+	SeqFrom, SeqThrough int64
+	MessageID           string
+	State               string
+	Attempts            int
+	NextAttemptAt       time.Time
+	SentAt              time.Time
+	LastError           string
 }
 
 // EmailOutcome is what became of one claimed e-mail (FinishEmail).
@@ -308,9 +348,9 @@ func scanGone(row rowScanner) (GoneFollow, error) {
 func (s *sqlStore) NotifySettings(ctx context.Context, accountID int64) (NotifySettings, error) {
 	var n NotifySettings
 	err := s.read.QueryRow(ctx, `
-		SELECT account_id, mode, mode_changed_at, last_email_at, covered_through, follows
+		SELECT account_id, mode, mode_changed_at, last_email_at, covered_through, coalesce(covered_seq, 0), follows
 		FROM notify_settings WHERE account_id = ?`, accountID).Scan(&n.AccountID, &n.Mode,
-		timeCol(&n.ModeChangedAt), timeCol(&n.LastEmailAt), timeCol(&n.CoveredThrough), &n.Follows)
+		timeCol(&n.ModeChangedAt), timeCol(&n.LastEmailAt), timeCol(&n.CoveredThrough), &n.CoveredSeq, &n.Follows)
 	if errors.Is(err, sql.ErrNoRows) {
 		return NotifySettings{}, fmt.Errorf("account %d: %w", accountID, ErrNotFound)
 	}
@@ -321,9 +361,21 @@ func (s *sqlStore) NotifySettings(ctx context.Context, accountID int64) (NotifyS
 }
 
 // SetNotifyMode sets the account's e-mail mode at at and returns the mode it had.
-// Turning e-mails on from off starts the next e-mail's window at at: changes recorded
+// Turning e-mails on from off starts the next e-mail's window at at: changes committed
 // while e-mails were off are not sent. ErrNotFound when there is no such account.
 func (s *sqlStore) SetNotifyMode(ctx context.Context, accountID int64, mode string, at time.Time) (string, error) {
+	return s.setNotifyMode(ctx, accountID, mode, at, false)
+}
+
+// RestoreNotifyMode sets the mode back to mode (the undo of turning e-mails off) and
+// keeps the window where it was: the next e-mail covers the changes since the last
+// one, those committed while e-mails were off included, as if they had never been off.
+// It returns the mode the account had.
+func (s *sqlStore) RestoreNotifyMode(ctx context.Context, accountID int64, mode string, at time.Time) (string, error) {
+	return s.setNotifyMode(ctx, accountID, mode, at, true)
+}
+
+func (s *sqlStore) setNotifyMode(ctx context.Context, accountID int64, mode string, at time.Time, restore bool) (string, error) {
 	if err := checkMode(mode); err != nil {
 		return "", err
 	}
@@ -335,12 +387,16 @@ func (s *sqlStore) SetNotifyMode(ctx context.Context, accountID int64, mode stri
 		return cur.Mode, nil
 	}
 	// The update names the mode it read: a concurrent change makes it match nothing,
-	// and the caller is told to try again rather than overwrite it unseen.
+	// and the caller is told to try again rather than overwrite it unseen. Back on
+	// from off, the window starts at the highest ledger number given (and at at),
+	// unless the window is restored.
+	reset := !restore
 	n, err := s.write.Exec(ctx, `
 		UPDATE notify_settings
 		SET mode = ?, mode_changed_at = ?,
-		    covered_through = CASE WHEN mode = 'off' THEN ? ELSE covered_through END
-		WHERE account_id = ? AND mode = ?`, mode, s.d.time(at), s.d.time(at), accountID, cur.Mode)
+		    covered_through = CASE WHEN mode = 'off' AND ? THEN ? ELSE covered_through END,
+		    covered_seq = CASE WHEN mode = 'off' AND ? THEN (SELECT next - 1 FROM ledger_counter) ELSE covered_seq END
+		WHERE account_id = ? AND mode = ?`, mode, s.d.time(at), reset, s.d.time(at), reset, accountID, cur.Mode)
 	if err == nil && n == 0 {
 		err = errors.New("the settings changed meanwhile: try again")
 	}
@@ -366,9 +422,9 @@ func (s *sqlStore) NotifyRecipient(ctx context.Context, accountID int64) (string
 
 // notifyChangeColumns are the columns scanNotifyChange reads, of notifyChangeFrom.
 const (
-	notifyChangeColumns = `c.entry_id, e.slug, e.name, e.title, c.number, c.recorded_at, c.origin, c.kind, c.summary, c.details,
+	notifyChangeColumns = `c.entry_id, e.slug, e.name, e.title, c.number, c.recorded_at, l.seq, c.origin, c.kind, c.summary, c.details,
 		b.fp_surface, b.fp_instructions, b.server_version, a.fp_surface, a.fp_instructions, a.server_version`
-	notifyChangeFrom = `changes c JOIN entries e ON e.id = c.entry_id
+	notifyChangeFrom = `changes c JOIN entries e ON e.id = c.entry_id JOIN ledger l ON l.id = c.ledger_id
 		LEFT JOIN rounds b ON b.id = c.before_round LEFT JOIN rounds a ON a.id = c.after_round`
 )
 
@@ -378,7 +434,7 @@ func scanNotifyChange(row rowScanner) (NotifyChange, error) {
 		bs, bi, bv *string
 		as, ai, av *string
 	)
-	err := row.Scan(&c.EntryID, &c.Slug, &c.Name, &c.Title, &c.Number, timeCol(&c.RecordedAt), &c.Origin, &c.Kind, &c.Summary,
+	err := row.Scan(&c.EntryID, &c.Slug, &c.Name, &c.Title, &c.Number, timeCol(&c.RecordedAt), &c.Seq, &c.Origin, &c.Kind, &c.Summary,
 		&c.Details, &bs, &bi, &bv, &as, &ai, &av)
 	if err != nil {
 		return NotifyChange{}, err
@@ -394,50 +450,76 @@ func scanNotifyChange(row rowScanner) (NotifyChange, error) {
 	return c, nil
 }
 
-// MaxNotifyChanges bounds the changes NotifyChanges and AccountChanges return.
-const MaxNotifyChanges = 200_000
+// notifyPage is how many changes NotifyChanges reads at once (a variable for tests).
+var notifyPage = 5000
 
-// NotifyChanges returns the visible changes that are not baselines recorded after since
-// and at or before through, of every entry, ordered by entry and number (at most
-// MaxNotifyChanges).
-func (s *sqlStore) NotifyChanges(ctx context.Context, since, through time.Time) ([]NotifyChange, error) {
-	cs, err := queryAll(ctx, s.read, scanNotifyChange, `
-		SELECT `+notifyChangeColumns+`
-		FROM `+notifyChangeFrom+`
-		WHERE c.recorded_at > ? AND c.recorded_at <= ? AND NOT c.hidden AND c.kind <> 'baseline'
-		ORDER BY c.entry_id, c.number
-		LIMIT ?`, s.d.time(since), s.d.time(through), MaxNotifyChanges)
+// LedgerNumbered returns the highest ledger number given (0: none). Numbers follow
+// commit order: every record numbered at or below it is committed and visible, and a
+// record committed later gets a higher one.
+func (s *sqlStore) LedgerNumbered(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.read.QueryRow(ctx, `SELECT coalesce((SELECT next - 1 FROM ledger_counter), 0)`).Scan(&n)
 	if err != nil {
-		return nil, fmt.Errorf("couldn't list the changes to e-mail: %w", err)
+		return 0, fmt.Errorf("couldn't read the ledger's counter: %w", err)
 	}
-	return cs, nil
+	return n, nil
 }
 
-// AccountChanges returns the visible changes that are not baselines of the entries the
-// account follows, recorded after since, after the follow began, and at or before
-// through, ordered by entry and number (at most MaxNotifyChanges).
-func (s *sqlStore) AccountChanges(ctx context.Context, accountID int64, since, through time.Time) ([]NotifyChange, error) {
-	cs, err := queryAll(ctx, s.read, scanNotifyChange, `
-		SELECT `+notifyChangeColumns+`
-		FROM `+notifyChangeFrom+` JOIN follows f ON f.entry_id = c.entry_id
-		WHERE f.account_id = ? AND c.recorded_at > f.created_at AND c.recorded_at > ? AND c.recorded_at <= ?
-		  AND NOT c.hidden AND c.kind <> 'baseline'
-		ORDER BY c.entry_id, c.number
-		LIMIT ?`, accountID, s.d.time(since), s.d.time(through), MaxNotifyChanges)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list the changes to e-mail to account %d: %w", accountID, err)
+// NotifyChanges calls fn with the changes r selects, one entry's at a time, by entry
+// and, within one, by number. It reads them a page at a time (notifyPage), so it
+// passes on every change however many there are; an entry's changes span pages
+// whole.
+func (s *sqlStore) NotifyChanges(ctx context.Context, r NotifyRange, fn func(entry []NotifyChange) error) error {
+	query := `SELECT ` + notifyChangeColumns + ` FROM ` + notifyChangeFrom
+	args := []any{}
+	if r.AccountID != 0 {
+		query += ` JOIN follows f ON f.entry_id = c.entry_id AND f.account_id = ? AND c.recorded_at > f.created_at`
+		args = append(args, r.AccountID)
 	}
-	return cs, nil
+	query += `
+		WHERE l.seq > ? AND l.seq <= ? AND c.recorded_at > ? AND NOT c.hidden AND c.kind <> 'baseline'
+		  AND (c.entry_id > ? OR (c.entry_id = ? AND c.number > ?))
+		ORDER BY c.entry_id, c.number
+		LIMIT ?`
+	args = append(args, r.AfterSeq, r.ThroughSeq, s.d.time(r.Since))
+	var (
+		group             []NotifyChange
+		afterEntry, after int64
+	)
+	for {
+		page, err := queryAll(ctx, s.read, scanNotifyChange, query, append(args, afterEntry, afterEntry, after, notifyPage)...)
+		if err != nil {
+			return fmt.Errorf("couldn't list the changes to e-mail: %w", err)
+		}
+		for _, c := range page {
+			if len(group) > 0 && group[0].EntryID != c.EntryID {
+				if err := fn(group); err != nil {
+					return err
+				}
+				group = nil
+			}
+			group = append(group, c)
+		}
+		if len(page) < notifyPage {
+			break
+		}
+		last := page[len(page)-1]
+		afterEntry, after = last.EntryID, last.Number
+	}
+	if len(group) > 0 {
+		return fn(group)
+	}
+	return nil
 }
 
 // outboxColumns are the columns scanOutbox reads.
-const outboxColumns = `id, account_id, created_at, window_from, window_through, message_id, state, attempts,
-	next_attempt_at, sent_at, last_error`
+const outboxColumns = `id, account_id, created_at, window_from, window_through, coalesce(seq_from, 0), coalesce(seq_through, 0),
+	message_id, state, attempts, next_attempt_at, sent_at, last_error`
 
 func scanOutbox(row rowScanner) (OutboxEmail, error) {
 	var o OutboxEmail
 	err := row.Scan(&o.ID, &o.AccountID, timeCol(&o.CreatedAt), timeCol(&o.WindowFrom), timeCol(&o.WindowThrough),
-		&o.MessageID, &o.State, &o.Attempts, timeCol(&o.NextAttemptAt), timeCol(&o.SentAt), &o.LastError)
+		&o.SeqFrom, &o.SeqThrough, &o.MessageID, &o.State, &o.Attempts, timeCol(&o.NextAttemptAt), timeCol(&o.SentAt), &o.LastError)
 	return o, err
 }
 
@@ -562,39 +644,33 @@ func (s *sqlStore) PruneNotify(ctx context.Context, before, untoldBefore time.Ti
 }
 
 // planDue is the condition that notify_settings row s is due for an e-mail of the
-// plan's mode, with one parameter, planDueArg: an hourly account is due when its last
-// e-mail was an hour ago or more (at or before HourlyBefore), a daily one when its
-// covered window ends before the plan's (daily plans end at the day's summary time).
+// plan's mode, with one parameter, EmailPlan.DueBefore: an hourly account is due when
+// its last e-mail was an hour ago or more (at or before DueBefore), a daily one when
+// its window closed before the day's summary time; neither while an e-mail of the
+// account is pending or sending (outbox_unfinished), so one account never has two.
 func planDue(mode, param string) string {
+	unfinished := ` AND NOT EXISTS (SELECT 1 FROM outbox u WHERE u.account_id = s.account_id AND u.state IN ('pending', 'sending'))`
 	if mode == MailDaily {
-		return `s.mode = 'daily' AND (s.covered_through IS NULL OR s.covered_through < ` + param + `)`
+		return `s.mode = 'daily' AND (s.covered_through IS NULL OR s.covered_through < ` + param + `)` + unfinished
 	}
-	return `s.mode = 'hourly' AND (s.last_email_at IS NULL OR s.last_email_at <= ` + param + `)`
-}
-
-// planDueArg is planDue's parameter.
-func planDueArg(p *EmailPlan) time.Time {
-	if p.Mode == MailDaily {
-		return p.Through
-	}
-	return p.HourlyBefore
+	return `s.mode = 'hourly' AND (s.last_email_at IS NULL OR s.last_email_at <= ` + param + `)` + unfinished
 }
 
 func checkPlan(p *EmailPlan) error {
 	switch {
 	case p.Mode != MailHourly && p.Mode != MailDaily:
 		return fmt.Errorf("a plan is for hourly or daily accounts, not %q", p.Mode)
-	case p.Now.IsZero() || p.Through.IsZero() || p.Oldest.IsZero():
-		return errors.New("a plan needs Now, Through and Oldest")
-	case p.Through.After(p.Now) || p.Oldest.After(p.Through):
-		return errors.New("a plan needs Oldest ≤ Through ≤ Now")
+	case p.Now.IsZero() || p.Oldest.IsZero() || p.DueBefore.IsZero():
+		return errors.New("a plan needs Now, Oldest and DueBefore")
+	case p.Oldest.After(p.Now) || p.DueBefore.After(p.Now) || p.ThroughSeq < 0:
+		return errors.New("a plan needs Oldest and DueBefore at or before Now, and a ThroughSeq")
 	case p.MessageIDPrefix == "" || p.MessageIDDomain == "" ||
 		strings.ContainsAny(p.MessageIDPrefix+p.MessageIDDomain, "<>@ \t\r\n\"\\") || len(p.MessageIDPrefix)+len(p.MessageIDDomain) > 200:
 		return errors.New("a plan needs a Message-ID prefix and domain without <, >, @, quotes or spaces")
 	}
 	for _, w := range p.Windows {
-		if !w.To.After(w.From) {
-			return fmt.Errorf("window of entry %d is empty", w.EntryID)
+		if !w.To.After(w.From) || w.SeqTo <= w.SeqFrom || w.SeqFrom < 0 || w.SeqTo > p.ThroughSeq {
+			return fmt.Errorf("window of entry %d is empty or beyond the plan", w.EntryID)
 		}
 	}
 	return nil

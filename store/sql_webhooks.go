@@ -49,6 +49,9 @@ var (
 	// ErrWebhookExists is returned by AddWebhook when the account registered the URL
 	// already.
 	ErrWebhookExists = errors.New("the account has a webhook with this URL already")
+	// ErrWebhookCursorMoved is returned by PlanWebhookDeliveries when the planner's
+	// cursor is not where the caller read it: another planner moved it.
+	ErrWebhookCursorMoved = errors.New("the webhook planner's cursor moved meanwhile")
 )
 
 // Webhook is a URL an account registered.
@@ -390,20 +393,103 @@ func (s *sqlStore) WebhookDeliveries(ctx context.Context, accountID, id int64) (
 		WHERE webhook_id = ? ORDER BY id DESC LIMIT ?`, id, MaxWebhookLog)
 }
 
-// WebhookPlannedThrough returns how far the webhook planner has read the changes; the
-// zero time before its first run.
-func (s *sqlStore) WebhookPlannedThrough(ctx context.Context) (time.Time, error) {
-	var t time.Time
-	err := s.read.QueryRow(ctx, `SELECT planned_through FROM webhook_planner`).Scan(timeCol(&t))
-	if errors.Is(err, sql.ErrNoRows) {
-		return time.Time{}, nil
-	}
-	return t, err
+// The webhook planner walks the changes in commit order: its cursor is the ledger
+// number it has planned deliveries through (webhook_planner.planned_seq, migration
+// 0015), moved in the transaction that stores the deliveries of the changes it passed,
+// so each change is planned once, however late it was committed and whatever the
+// delivery log has pruned since.
+
+// WebhookChange is a change as the webhook planner reads it: with its ledger number.
+type WebhookChange struct {
+	ChangeRecord
+	Seq int64
 }
 
-// SetWebhookPlannedThrough records how far the webhook planner has read the changes.
-func (s *sqlStore) SetWebhookPlannedThrough(ctx context.Context, t time.Time) error {
-	_, err := s.write.Exec(ctx, `INSERT INTO webhook_planner (id, planned_through) VALUES (?, ?)
-		ON CONFLICT (id) DO UPDATE SET planned_through = excluded.planned_through`, true, s.d.time(t))
-	return err
+// WebhookCursor returns the ledger number the webhook planner has planned through;
+// started false before its first run.
+func (s *sqlStore) WebhookCursor(ctx context.Context) (int64, bool, error) {
+	var seq *int64
+	err := s.read.QueryRow(ctx, `SELECT planned_seq FROM webhook_planner`).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && seq == nil) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("couldn't read the webhook planner's cursor: %w", err)
+	}
+	return *seq, true, nil
+}
+
+// WebhookChanges returns the changes whose ledger number is in (afterSeq, throughSeq],
+// by number, at most limit (≤ 0 or above 1000: 1000), hidden ones and baselines
+// included (the planner skips them, and moves past them), without envelopes.
+func (s *sqlStore) WebhookChanges(ctx context.Context, afterSeq, throughSeq int64, limit int) ([]WebhookChange, error) {
+	if limit <= 0 || limit > maxWebhookBatch {
+		limit = maxWebhookBatch
+	}
+	cs, err := queryAll(ctx, s.read, func(row rowScanner) (WebhookChange, error) {
+		var seq int64
+		c, err := scanChange(extraColumns{row, []any{&seq}})
+		return WebhookChange{ChangeRecord: c, Seq: seq}, err
+	}, `SELECT `+changeColumnsWithoutEnvelope+`, l.seq FROM `+changeFrom+`
+		WHERE l.seq > ? AND l.seq <= ? ORDER BY l.seq LIMIT ?`, afterSeq, throughSeq, limit)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list the changes to deliver: %w", err)
+	}
+	return cs, nil
+}
+
+// PlanWebhookDeliveries moves the planner's cursor from from (0 with no cursor yet) to
+// to and stores the deliveries planned for the changes numbered between, in one
+// transaction: a delivery whose message id is stored already, or whose webhook is
+// gone, is skipped. ErrWebhookCursorMoved, storing nothing, when the cursor is not at
+// from. It returns how many deliveries it added.
+func (s *sqlStore) PlanWebhookDeliveries(ctx context.Context, from, to int64, at time.Time, ds []WebhookDelivery) (int, error) {
+	if to < from {
+		return 0, fmt.Errorf("couldn't plan webhook deliveries: the cursor goes back from %d to %d", from, to)
+	}
+	for _, d := range ds {
+		if len(d.Payload) < 2 || len(d.Payload) > MaxWebhookPayload {
+			return 0, fmt.Errorf("couldn't add webhook delivery %s: its payload is %d bytes; 2 to %d are allowed", d.MessageID, len(d.Payload), MaxWebhookPayload)
+		}
+	}
+	added := 0
+	err := s.writeTx(ctx, func(tx querier) error {
+		added = 0
+		var cur *int64
+		err := tx.QueryRow(ctx, `SELECT planned_seq FROM webhook_planner`).Scan(&cur)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return err
+		}
+		if (cur == nil && from != 0) || (cur != nil && *cur != from) {
+			return ErrWebhookCursorMoved
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO webhook_planner (id, planned_through, planned_seq) VALUES (?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET planned_through = excluded.planned_through, planned_seq = excluded.planned_seq`,
+			true, s.d.time(at), to); err != nil {
+			return err
+		}
+		for _, d := range ds {
+			// The webhook's existence is checked in the statement, so a webhook deleted
+			// since the planner read it is skipped without failing the transaction.
+			n, err := tx.Exec(ctx, `INSERT INTO webhook_deliveries
+				(webhook_id, message_id, entry_id, change_number, payload, created_at, next_attempt_at)
+				SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)
+				ON CONFLICT (message_id) DO NOTHING`,
+				d.WebhookID, d.MessageID, d.EntryID, d.ChangeNumber, d.Payload, s.d.time(d.CreatedAt), s.d.time(d.NextAttemptAt), d.WebhookID)
+			if err != nil {
+				return fmt.Errorf("delivery %s: %w", d.MessageID, err)
+			}
+			added += int(n)
+		}
+		return nil
+	})
+	if errors.Is(err, ErrWebhookCursorMoved) {
+		return 0, err
+	}
+	if err != nil {
+		return 0, fmt.Errorf("couldn't plan webhook deliveries: %w", err)
+	}
+	return added, nil
 }

@@ -30,15 +30,19 @@ func sqliteIsForeignKey(err error) bool {
 	return errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
 }
 
-// sqliteWindows is ws as the JSON arrays json_each reads: [[entry, from, to], …] in
-// Unix milliseconds, split into the open windows (From at or before oldest: every start
-// counts; From 0) and the bounded ones, and all of them.
+// sqliteWindows is ws as the JSON arrays json_each reads: [[entry, seq from, seq to,
+// from, to], …], times in Unix milliseconds, split into the open windows (SeqFrom 0 and
+// From at or before oldest: every start below their ends counts; From 0) and the
+// bounded ones, and all of them.
 func sqliteWindows(ws []NotifyWindow, oldest time.Time) (open, bounded, all string, err error) {
-	o, b, a := [][3]int64{}, [][3]int64{}, [][3]int64{}
+	o, b, a := [][5]int64{}, [][5]int64{}, [][5]int64{}
 	for _, w := range ws {
-		row := [3]int64{w.EntryID, w.From.UnixMilli(), w.To.UnixMilli()}
-		if w.From.IsZero() || !w.From.After(oldest) {
-			row[1] = 0
+		row := [5]int64{w.EntryID, w.SeqFrom, w.SeqTo, w.From.UnixMilli(), w.To.UnixMilli()}
+		if w.From.IsZero() {
+			row[3] = 0
+		}
+		if w.open(oldest) {
+			row[3] = 0
 			o = append(o, row)
 		} else {
 			b = append(b, row)
@@ -46,7 +50,7 @@ func sqliteWindows(ws []NotifyWindow, oldest time.Time) (open, bounded, all stri
 		a = append(a, row)
 	}
 	var out [3]string
-	for i, rows := range [][][3]int64{o, b, a} {
+	for i, rows := range [][][5]int64{o, b, a} {
 		j, err := json.Marshal(rows)
 		if err != nil {
 			return "", "", "", err
@@ -58,33 +62,34 @@ func sqliteWindows(ws []NotifyWindow, oldest time.Time) (open, bounded, all stri
 
 // sqlitePlanSQL writes the outbox rows of a plan and returns their accounts. An
 // account has something to be told when one of its follows falls into a window, with
-// start s = max(covered_through, the follow's start, oldest): for an open window
-// (From ≤ oldest) that is s < To, i.e. covered_through < To and the follow began before
-// To, so the followers of the open windows' entries are read from follows_entry alone
-// and grouped by account with the latest To they reach; a bounded window (rare: only
-// after changes that cancel out) is checked row by row. The parameters are listed in
-// PlanEmails.
+// starts c = covered_seq and f = max(the follow's start, oldest): for an open window
+// (SeqFrom 0, From ≤ oldest) that is c < SeqTo and f < To, i.e. the follow began before
+// To, so the followers of the open windows' entries are read from follows_entry alone,
+// those whose follow began before To kept, and grouped by account with the highest
+// SeqTo they reach; a bounded window (rare: only after changes that cancel out, or a
+// change committed out of its recorded order) is checked row by row. The parameters
+// are listed in PlanEmails.
 func sqlitePlanSQL(mode string) string {
 	return `
 	WITH reach AS MATERIALIZED (
-		SELECT f.account_id, max(w.value ->> 2) AS t_to
+		SELECT f.account_id, max(w.value ->> 2) AS s_to
 		FROM json_each(?) w CROSS JOIN follows f ON f.entry_id = w.value ->> 0
-		WHERE f.created_at < w.value ->> 2
+		WHERE f.created_at < w.value ->> 4
 		GROUP BY f.account_id
 	), hit AS (
 		SELECT o.account_id FROM reach o JOIN notify_settings s ON s.account_id = o.account_id
-		WHERE coalesce(s.covered_through, ?) < o.t_to
+		WHERE coalesce(s.covered_seq, 0) < o.s_to
 		UNION
 		SELECT f.account_id
 		FROM json_each(?) w CROSS JOIN follows f ON f.entry_id = w.value ->> 0
 		JOIN notify_settings s ON s.account_id = f.account_id
-		WHERE max(coalesce(s.covered_through, ?), f.created_at, ?) >= w.value ->> 1
-		  AND max(coalesce(s.covered_through, ?), f.created_at, ?) < w.value ->> 2
+		WHERE coalesce(s.covered_seq, 0) >= w.value ->> 1 AND coalesce(s.covered_seq, 0) < w.value ->> 2
+		  AND max(f.created_at, ?) >= w.value ->> 3 AND max(f.created_at, ?) < w.value ->> 4
 		UNION
 		SELECT account_id FROM followed_gone WHERE told_at IS NULL
 	)
-	INSERT INTO outbox (account_id, created_at, window_from, window_through, message_id, state, attempts, next_attempt_at)
-	SELECT s.account_id, ?, s.covered_through, ?, '<' || ? || '.' || s.account_id || '@' || ? || '>', 'pending', 0, ?
+	INSERT INTO outbox (account_id, created_at, window_from, window_through, seq_from, seq_through, message_id, state, attempts, next_attempt_at)
+	SELECT s.account_id, ?, s.covered_through, ?, coalesce(s.covered_seq, 0), ?, '<' || ? || '.' || s.account_id || '@' || ? || '>', 'pending', 0, ?
 	FROM hit h JOIN notify_settings s ON s.account_id = h.account_id
 	JOIN accounts ac ON ac.id = s.account_id AND ac.email IS NOT NULL
 	WHERE ` + planDue(mode, "?") + `
@@ -98,19 +103,19 @@ func sqlitePlanSQL(mode string) string {
 // entry: after a round that changed many entries this reads far fewer rows, and it
 // needs no grouping. The windows are in the connection's temporary table
 // notify_windows (sqliteWindowsTable), indexed by entry; the parameters are those of
-// sqlitePlanSQL's insert, then oldest four times.
+// sqlitePlanSQL's insert, then oldest twice.
 func sqlitePlanByAccountSQL(mode string) string {
 	return `
-	INSERT INTO outbox (account_id, created_at, window_from, window_through, message_id, state, attempts, next_attempt_at)
-	SELECT s.account_id, ?, s.covered_through, ?, '<' || ? || '.' || s.account_id || '@' || ? || '>', 'pending', 0, ?
+	INSERT INTO outbox (account_id, created_at, window_from, window_through, seq_from, seq_through, message_id, state, attempts, next_attempt_at)
+	SELECT s.account_id, ?, s.covered_through, ?, coalesce(s.covered_seq, 0), ?, '<' || ? || '.' || s.account_id || '@' || ? || '>', 'pending', 0, ?
 	FROM notify_settings s
 	JOIN accounts ac ON ac.id = s.account_id AND ac.email IS NOT NULL
 	WHERE ` + planDue(mode, "?") + ` AND (
 		EXISTS (
-			SELECT 1 FROM follows f JOIN temp.notify_windows w ON w.entry_id = f.entry_id
+			SELECT 1 FROM follows f JOIN temp.notify_cursor_windows w ON w.entry_id = f.entry_id
 			WHERE f.account_id = s.account_id
-			  AND max(coalesce(s.covered_through, ?), f.created_at, ?) >= w.t_from
-			  AND max(coalesce(s.covered_through, ?), f.created_at, ?) < w.t_to)
+			  AND coalesce(s.covered_seq, 0) >= w.s_from AND coalesce(s.covered_seq, 0) < w.s_to
+			  AND max(f.created_at, ?) >= w.t_from AND max(f.created_at, ?) < w.t_to)
 		OR EXISTS (SELECT 1 FROM followed_gone g WHERE g.account_id = s.account_id AND g.told_at IS NULL))
 	RETURNING account_id`
 }
@@ -119,14 +124,17 @@ func sqlitePlanByAccountSQL(mode string) string {
 // last statement takes the windows' JSON). A temporary table is
 // the connection's own, and the writer is one connection inside one transaction.
 var sqliteWindowsTable = []string{
-	`CREATE TEMP TABLE IF NOT EXISTS notify_windows (
+	`CREATE TEMP TABLE IF NOT EXISTS notify_cursor_windows (
 		entry_id INTEGER NOT NULL,
+		s_from   INTEGER NOT NULL,
+		s_to     INTEGER NOT NULL,
 		t_from   INTEGER NOT NULL,
 		t_to     INTEGER NOT NULL,
-		PRIMARY KEY (entry_id, t_from)
+		PRIMARY KEY (entry_id, s_from, t_from)
 	) WITHOUT ROWID`,
-	`DELETE FROM temp.notify_windows`,
-	`INSERT INTO temp.notify_windows (entry_id, t_from, t_to) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)`,
+	`DELETE FROM temp.notify_cursor_windows`,
+	`INSERT INTO temp.notify_cursor_windows (entry_id, s_from, s_to, t_from, t_to)
+	 SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?)`,
 }
 
 // sqlitePlanPath, when set (tests only), makes PlanEmails take one way: "entry"
@@ -145,7 +153,7 @@ func planByAccount(ctx context.Context, tx *sqliteTx, p *EmailPlan) (bool, error
 	}
 	var entries, follows, due float64
 	err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM entries), (SELECT coalesce(sum(follows), 0) FROM notify_settings),
-		(SELECT count(*) FROM notify_settings s WHERE `+planDue(p.Mode, "?")+`)`, millis(planDueArg(p))).Scan(&entries, &follows, &due)
+		(SELECT count(*) FROM notify_settings s WHERE `+planDue(p.Mode, "?")+`)`, millis(p.DueBefore)).Scan(&entries, &follows, &due)
 	if err != nil {
 		return false, err
 	}
@@ -161,8 +169,10 @@ func planByAccount(ctx context.Context, tx *sqliteTx, p *EmailPlan) (bool, error
 
 // PlanEmails writes an outbox row for every account with an address due for an e-mail that has
 // something to be told (a follow in one of p's windows, or a deleted followed entry
-// not told yet), and moves those accounts' last e-mail to p.Now and covered window to
-// p.Through, in one transaction. It returns how many rows it wrote.
+// not told yet), and moves those accounts' last e-mail and CoveredThrough to p.Now and
+// CoveredSeq up to p.ThroughSeq (never back: an account told only of a deletion may be
+// covered further already), in one transaction (the single writer serializes plans).
+// It returns how many rows it wrote.
 func (s *sqliteStore) PlanEmails(ctx context.Context, p EmailPlan) (int, error) {
 	if err := checkPlan(&p); err != nil {
 		return 0, fmt.Errorf("couldn't plan e-mails: %w", err)
@@ -171,7 +181,7 @@ func (s *sqliteStore) PlanEmails(ctx context.Context, p EmailPlan) (int, error) 
 	if err != nil {
 		return 0, fmt.Errorf("couldn't plan e-mails: %w", err)
 	}
-	oldest, now, through := millis(p.Oldest), millis(p.Now), millis(p.Through)
+	oldest, now := millis(p.Oldest), millis(p.Now)
 	var planned int
 	err = s.inTx(ctx, func(tx *sqliteTx) error {
 		byAccount, err := planByAccount(ctx, tx, &p)
@@ -190,14 +200,14 @@ func (s *sqliteStore) PlanEmails(ctx context.Context, p EmailPlan) (int, error) 
 				}
 			}
 			rows, err = tx.QueryContext(ctx, sqlitePlanByAccountSQL(p.Mode),
-				now, through, p.MessageIDPrefix, p.MessageIDDomain, now, millis(planDueArg(&p)),
-				oldest, oldest, oldest, oldest)
+				now, now, p.ThroughSeq, p.MessageIDPrefix, p.MessageIDDomain, now, millis(p.DueBefore),
+				oldest, oldest)
 		} else {
 			rows, err = tx.QueryContext(ctx, sqlitePlanSQL(p.Mode),
-				open, oldest,
-				bounded, oldest, oldest, oldest, oldest,
-				now, through, p.MessageIDPrefix, p.MessageIDDomain, now,
-				millis(planDueArg(&p)))
+				open,
+				bounded, oldest, oldest,
+				now, now, p.ThroughSeq, p.MessageIDPrefix, p.MessageIDDomain, now,
+				millis(p.DueBefore))
 		}
 		if err != nil {
 			return err
@@ -217,8 +227,8 @@ func (s *sqliteStore) PlanEmails(ctx context.Context, p EmailPlan) (int, error) 
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE notify_settings SET last_email_at = ?, covered_through = ?
-			WHERE account_id IN (SELECT value FROM json_each(?))`, now, through, string(list))
+		_, err = tx.ExecContext(ctx, `UPDATE notify_settings SET last_email_at = ?, covered_through = ?, covered_seq = max(coalesce(covered_seq, 0), ?)
+			WHERE account_id IN (SELECT value FROM json_each(?))`, now, now, p.ThroughSeq, string(list))
 		return err
 	})
 	if err != nil {

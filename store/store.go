@@ -779,10 +779,18 @@ type Store interface {
 	FinishWebhookAttempt(ctx context.Context, a WebhookAttempt) (Webhook, error)
 	// WebhookDeliveries returns the delivery log of the account's webhook, newest first.
 	WebhookDeliveries(ctx context.Context, accountID, id int64) ([]WebhookDelivery, error)
-	// WebhookPlannedThrough and SetWebhookPlannedThrough keep how far the planner has
-	// read the changes (zero before its first run).
-	WebhookPlannedThrough(ctx context.Context) (time.Time, error)
-	SetWebhookPlannedThrough(ctx context.Context, t time.Time) error
+	// WebhookCursor returns the ledger number the webhook planner has planned through
+	// (started false before its first run).
+	WebhookCursor(ctx context.Context) (seq int64, started bool, err error)
+	// WebhookChanges returns the changes numbered in (afterSeq, throughSeq], by number,
+	// at most limit (1–1000), hidden ones and baselines included, without envelopes.
+	WebhookChanges(ctx context.Context, afterSeq, throughSeq int64, limit int) ([]WebhookChange, error)
+	// PlanWebhookDeliveries moves the planner's cursor from from to to and stores the
+	// deliveries planned for the changes between, in one transaction (skipping stored
+	// message ids and deleted webhooks); ErrWebhookCursorMoved when the cursor is not at
+	// from (another planner moved it: nothing is stored). It returns the deliveries
+	// added.
+	PlanWebhookDeliveries(ctx context.Context, from, to int64, at time.Time, ds []WebhookDelivery) (int, error)
 
 	// Accounts, sessions, sign-in codes and sign-in throttles (issue 17;
 	// sql_accounts.go). Secrets arrive hashed: the store never sees a sign-in code, a
@@ -859,17 +867,24 @@ type Store interface {
 	// NotifySettings returns the account's e-mail settings (ErrNotFound: no account).
 	NotifySettings(ctx context.Context, accountID int64) (NotifySettings, error)
 	// SetNotifyMode sets the e-mail mode and returns the previous one; turning e-mails
-	// on from off starts the next window at at.
+	// on from off starts the next window at at (and at the highest ledger number).
 	SetNotifyMode(ctx context.Context, accountID int64, mode string, at time.Time) (previous string, err error)
+	// RestoreNotifyMode is the undo of turning e-mails off: from off back to mode,
+	// with the window where it was (as if e-mails had never been off).
+	RestoreNotifyMode(ctx context.Context, accountID int64, mode string, at time.Time) (previous string, err error)
 	// NotifyRecipient returns the account's e-mail address ("" when it has none).
 	NotifyRecipient(ctx context.Context, accountID int64) (string, error)
-	// NotifyChanges returns the visible non-baseline changes recorded in (since,
-	// through], of every entry; AccountChanges those of the entries the account
-	// follows, recorded after the follow began too. Both by entry, then number.
-	NotifyChanges(ctx context.Context, since, through time.Time) ([]NotifyChange, error)
-	AccountChanges(ctx context.Context, accountID int64, since, through time.Time) ([]NotifyChange, error)
+	// LedgerNumbered returns the highest ledger number given: the planners' cursor
+	// (numbers follow commit order; every record at or below it is visible).
+	LedgerNumbered(ctx context.Context) (int64, error)
+	// NotifyChanges calls fn with the visible non-baseline changes r selects (by ledger
+	// number and recorded time; of an account's followed entries, recorded after the
+	// follow began), one entry's at a time, by entry and then number, paging through
+	// them all.
+	NotifyChanges(ctx context.Context, r NotifyRange, fn func(entry []NotifyChange) error) error
 	// PlanEmails writes the outbox rows of a plan and moves the planned accounts'
-	// last e-mail and covered window, in one transaction; it returns the rows written.
+	// last e-mail and covered window, in one transaction, one plan at a time; it
+	// returns the rows written.
 	PlanEmails(ctx context.Context, p EmailPlan) (int, error)
 	// ClaimEmail claims the outbox row due first (a pending one, or a sending one
 	// whose lease ran out) until now + lease; ok false when none is due.

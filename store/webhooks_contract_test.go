@@ -204,17 +204,32 @@ func TestWebhookDeliveries(t *testing.T) {
 			t.Errorf("enabled again: %+v, %v", got, err)
 		}
 
-		// The planner's place.
-		if p, err := s.WebhookPlannedThrough(ctx); err != nil || !p.IsZero() {
-			t.Errorf("planned through = %v, %v; want zero", p, err)
+		// The planner's cursor: none before the first run; moved only from where it is,
+		// with the deliveries of the changes it passed, in one transaction.
+		if seq, started, err := s.WebhookCursor(ctx); err != nil || started || seq != 0 {
+			t.Errorf("cursor = %d, %v, %v; want none", seq, started, err)
 		}
-		for _, at := range []time.Time{t0, t0.Add(time.Hour)} {
-			if err := s.SetWebhookPlannedThrough(ctx, at); err != nil {
-				t.Fatal(err)
-			}
-			if p, err := s.WebhookPlannedThrough(ctx); err != nil || !p.Equal(at.Truncate(time.Millisecond)) {
-				t.Errorf("planned through = %v, %v; want %v", p, err, at)
-			}
+		if _, err := s.PlanWebhookDeliveries(ctx, 3, 7, t0, nil); !errors.Is(err, ErrWebhookCursorMoved) {
+			t.Errorf("moving a cursor that is not there: %v", err)
+		}
+		if n, err := s.PlanWebhookDeliveries(ctx, 0, 7, t0, nil); err != nil || n != 0 {
+			t.Fatalf("first cursor: %d, %v", n, err)
+		}
+		planned := []WebhookDelivery{d(w.ID, 5), d(w.ID, 6), d(424242, 6)}
+		if _, err := s.PlanWebhookDeliveries(ctx, 0, 9, t0, planned); !errors.Is(err, ErrWebhookCursorMoved) {
+			t.Errorf("a planner behind the cursor: %v", err)
+		}
+		if rows, _ := QueryForTest(ctx, s, `SELECT count(*) FROM webhook_deliveries WHERE change_number IN (5, 6)`, 1); rows[0][0] != "0" {
+			t.Errorf("a refused plan stored deliveries: %v", rows)
+		}
+		if n, err := s.PlanWebhookDeliveries(ctx, 7, 9, t0.Add(time.Hour), planned); err != nil || n != 2 {
+			t.Errorf("PlanWebhookDeliveries = %d, %v; want 2 (a missing webhook skipped)", n, err)
+		}
+		if seq, started, err := s.WebhookCursor(ctx); err != nil || !started || seq != 9 {
+			t.Errorf("cursor = %d, %v, %v; want 9", seq, started, err)
+		}
+		if n, err := s.PlanWebhookDeliveries(ctx, 9, 9, t0.Add(time.Hour), planned[:1]); err != nil || n != 0 {
+			t.Errorf("a stored message id again: %d, %v", n, err)
 		}
 	})
 }

@@ -79,9 +79,13 @@
 //
 // # Delivery
 //
-// Deliveries are planned from the changes recorded since the last run: one per change
-// (not hidden, not a baseline) per enabled webhook of every account following the
-// entry, registered by the time the change was recorded. Each attempt dials through
+// Deliveries are planned from the changes committed since the last run, walked in
+// commit order with a cursor (the ledger number the planner has planned through, moved
+// in the transaction that stores the deliveries of the changes it passed), a page of
+// changes at a time: one per change (not hidden, not a baseline) per enabled webhook
+// of every account following the entry, registered by the time the change was
+// recorded. A change committed late, long after its recorded time, is planned by the
+// next run; none is planned twice, whatever the delivery log has pruned since. Each attempt dials through
 // the egress guard, which checks every address at dial time (a name that resolves to
 // private space later is refused then, and DNS rebinding cannot slip through), follows
 // no redirect (a 3xx is a failure: the owner is told to register the URL it points to),

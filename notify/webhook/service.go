@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,15 +28,15 @@ type Store interface {
 	DeleteWebhook(ctx context.Context, accountID, id int64) error
 	EnableWebhook(ctx context.Context, accountID, id int64) error
 	EnabledWebhooks(ctx context.Context, afterID int64, limit int) ([]store.Webhook, error)
-	AddWebhookDeliveries(ctx context.Context, ds []store.WebhookDelivery) (int, error)
 	ClaimWebhookDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.WebhookClaim, error)
 	FinishWebhookAttempt(ctx context.Context, a store.WebhookAttempt) (store.Webhook, error)
 	WebhookDeliveries(ctx context.Context, accountID, id int64) ([]store.WebhookDelivery, error)
-	WebhookPlannedThrough(ctx context.Context) (time.Time, error)
-	SetWebhookPlannedThrough(ctx context.Context, t time.Time) error
-	// Changes returns the changes recorded since a time (newest first); Entry gives a
-	// change's slug (ChangeRecord.EntrySlug is filled on reads).
-	Changes(ctx context.Context, f store.ChangeFilter) ([]store.ChangeRecord, error)
+	// LedgerNumbered, WebhookCursor, WebhookChanges and PlanWebhookDeliveries walk the
+	// changes in commit order (ledger numbers) with the planner's cursor.
+	LedgerNumbered(ctx context.Context) (int64, error)
+	WebhookCursor(ctx context.Context) (seq int64, started bool, err error)
+	WebhookChanges(ctx context.Context, afterSeq, throughSeq int64, limit int) ([]store.WebhookChange, error)
+	PlanWebhookDeliveries(ctx context.Context, from, to int64, at time.Time, ds []store.WebhookDelivery) (int, error)
 }
 
 // Followers finds the accounts that follow an entry (package notify's follows; the
@@ -55,17 +54,12 @@ const (
 	DefaultDisableAfter = 10
 	// DefaultInterval is how often the River job plans and delivers.
 	DefaultInterval = time.Minute
-	// DefaultLookback is how far before the planner's last run it reads changes again,
-	// for a change committed after a later one was read (planning is idempotent).
-	DefaultLookback = 5 * time.Minute
 	// maxResponse is how much of a receiver's response body is read (and dropped).
 	maxResponse = 4 << 10
 	// claimBatch is how many deliveries one claim takes; parallel how many are sent
 	// at once.
 	claimBatch = 50
 	parallel   = 4
-	// maxChangesPerPlan bounds the changes one planning run reads.
-	maxChangesPerPlan = 10_000
 	// maxErrorText is the longest error kept in the delivery log.
 	maxErrorText = 200
 )
@@ -99,8 +93,6 @@ type Config struct {
 	DisableAfter int
 	// Interval is how often the River job runs; 0 means DefaultInterval.
 	Interval time.Duration
-	// Lookback: see DefaultLookback; 0 means it.
-	Lookback time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger receives one event per attempt; nil discards.
@@ -137,9 +129,6 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultInterval
-	}
-	if cfg.Lookback <= 0 {
-		cfg.Lookback = DefaultLookback
 	}
 	s := &Service{cfg: cfg, guard: egress.New(cfg.Egress), resolver: cfg.Egress.Resolver, now: cfg.Now, log: cfg.Logger}
 	if s.resolver == nil {
@@ -202,47 +191,84 @@ func (s *Service) Log(ctx context.Context, accountID, id int64) ([]store.Webhook
 	return s.cfg.Store.WebhookDeliveries(ctx, accountID, id)
 }
 
-// Plan reads the changes recorded since its last run (and Lookback before it; the first
-// run starts Lookback before now, so no old history is sent) and adds a pending delivery
-// for every visible change that is not a baseline, to every enabled webhook of every
-// account following its entry that was registered by the time the change was recorded.
-// It is idempotent: a delivery's message id names webhook, entry and change, and the
-// store adds each once. It returns how many deliveries it added.
+// planPage is how many changes one planning transaction covers (a variable for
+// tests).
+var planPage = 200
+
+// Plan walks the changes committed since its last run in commit order (by ledger
+// number, from the planner's cursor to the highest number given now; the first run
+// starts at that number, so no old history is sent) and adds a pending delivery for
+// every visible change that is not a baseline, to every enabled webhook of every
+// account following its entry that was registered by the time the change was
+// recorded. It goes a page of changes at a time; each page's deliveries are stored in
+// the transaction that moves the cursor past the page, so a change committed late is
+// planned by the next run, and none is planned twice, whatever the delivery log has
+// pruned. A planner that finds the cursor moved by another stops. It returns how many
+// deliveries it added.
 func (s *Service) Plan(ctx context.Context) (int, error) {
 	if s.cfg.Followers == nil {
 		return 0, errors.New("webhook: Config needs Followers to plan deliveries")
 	}
-	through := s.now().UTC()
-	from, err := s.cfg.Store.WebhookPlannedThrough(ctx)
+	now := s.now().UTC()
+	through, err := s.cfg.Store.LedgerNumbered(ctx)
 	if err != nil {
 		return 0, err
 	}
-	if from.IsZero() {
-		from = through
-	}
-	changes, err := s.cfg.Store.Changes(ctx, store.ChangeFilter{Since: from.Add(-s.cfg.Lookback), WithoutEnvelopes: true, Limit: maxChangesPerPlan})
+	cursor, started, err := s.cfg.Store.WebhookCursor(ctx)
 	if err != nil {
 		return 0, err
 	}
-	if len(changes) == maxChangesPerPlan {
-		s.log.WarnContext(ctx, "webhook planning read the most changes it reads at once; older ones are skipped", "limit", maxChangesPerPlan)
+	if !started {
+		_, err := s.cfg.Store.PlanWebhookDeliveries(ctx, 0, through, now, nil)
+		return 0, s.moved(ctx, err)
 	}
-	changes = slices.DeleteFunc(changes, func(c store.ChangeRecord) bool {
-		return c.Hidden || c.Kind == "baseline" || c.RecordedAt.After(through)
-	})
+	var byAccount map[int64][]store.Webhook
+	followers := make(map[int64][]int64) // per entry, read once per run
 	added := 0
-	if len(changes) > 0 {
-		byAccount, err := s.enabledByAccount(ctx)
+	for cursor < through {
+		page, err := s.cfg.Store.WebhookChanges(ctx, cursor, through, planPage)
 		if err != nil {
-			return 0, err
+			return added, err
 		}
-		if len(byAccount) > 0 {
-			if added, err = s.plan(ctx, changes, byAccount, through); err != nil {
+		next := through
+		if len(page) == planPage {
+			next = page[len(page)-1].Seq
+		}
+		changes := make([]store.ChangeRecord, 0, len(page))
+		for _, c := range page {
+			if !c.Hidden && c.Kind != "baseline" {
+				changes = append(changes, c.ChangeRecord)
+			}
+		}
+		var ds []store.WebhookDelivery
+		if len(changes) > 0 {
+			if byAccount == nil {
+				if byAccount, err = s.enabledByAccount(ctx); err != nil {
+					return added, err
+				}
+			}
+			if ds, err = s.plan(ctx, changes, byAccount, followers, now); err != nil {
 				return added, err
 			}
 		}
+		n, err := s.cfg.Store.PlanWebhookDeliveries(ctx, cursor, next, now, ds)
+		if err != nil {
+			return added, s.moved(ctx, err)
+		}
+		added += n
+		cursor = next
 	}
-	return added, s.cfg.Store.SetWebhookPlannedThrough(ctx, through)
+	return added, nil
+}
+
+// moved makes ErrWebhookCursorMoved, another planner's run at the same time, no error:
+// that planner plans the changes.
+func (s *Service) moved(ctx context.Context, err error) error {
+	if errors.Is(err, store.ErrWebhookCursorMoved) {
+		s.log.InfoContext(ctx, "webhook planning left to another planner")
+		return nil
+	}
+	return err
 }
 
 // enabledByAccount reads every enabled webhook, by account.
@@ -264,23 +290,17 @@ func (s *Service) enabledByAccount(ctx context.Context) (map[int64][]store.Webho
 	}
 }
 
-func (s *Service) plan(ctx context.Context, changes []store.ChangeRecord, byAccount map[int64][]store.Webhook, now time.Time) (int, error) {
-	slices.Reverse(changes) // oldest first
-	var batch []store.WebhookDelivery
-	added := 0
-	flush := func() error {
-		n, err := s.cfg.Store.AddWebhookDeliveries(ctx, batch)
-		added += n
-		batch = batch[:0]
-		return err
-	}
-	followers := make(map[int64][]int64) // per entry, read once per run
+// plan returns the deliveries of changes (by ledger number) to the webhooks in
+// byAccount; followers caches each entry's followers.
+func (s *Service) plan(ctx context.Context, changes []store.ChangeRecord, byAccount map[int64][]store.Webhook,
+	followers map[int64][]int64, now time.Time) ([]store.WebhookDelivery, error) {
+	var ds []store.WebhookDelivery
 	for _, c := range changes {
 		accounts, ok := followers[c.EntryID]
 		if !ok {
 			var err error
 			if accounts, err = s.cfg.Followers.Followers(ctx, c.EntryID); err != nil {
-				return added, err
+				return nil, err
 			}
 			followers[c.EntryID] = accounts
 		}
@@ -293,25 +313,15 @@ func (s *Service) plan(ctx context.Context, changes []store.ChangeRecord, byAcco
 				if body == nil {
 					var err error
 					if body, err = NewPayload(s.cfg.BaseURL, c.EntrySlug, c).Marshal(); err != nil {
-						return added, err
+						return nil, err
 					}
 				}
-				batch = append(batch, store.WebhookDelivery{WebhookID: w.ID, MessageID: messageID(w.ID, c.EntryID, c.Number),
+				ds = append(ds, store.WebhookDelivery{WebhookID: w.ID, MessageID: messageID(w.ID, c.EntryID, c.Number),
 					EntryID: c.EntryID, ChangeNumber: c.Number, Payload: body, CreatedAt: now, NextAttemptAt: now})
-				if len(batch) == 1000 {
-					if err := flush(); err != nil {
-						return added, err
-					}
-				}
 			}
 		}
 	}
-	if len(batch) > 0 {
-		if err := flush(); err != nil {
-			return added, err
-		}
-	}
-	return added, nil
+	return ds, nil
 }
 
 // Deliver sends the deliveries due now until none is due, ctx ends or budget has passed,

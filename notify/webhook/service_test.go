@@ -55,24 +55,32 @@ func (r *fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.A
 
 // changesStore is the real store with the changes scripted: the history's own tests
 // show how changes are recorded; here only what the planner reads of them matters.
+// Changes are numbered in the order they are added (their commit order), as the
+// ledger numbers them.
 type changesStore struct {
 	store.Store
 	mu      sync.Mutex
-	changes []store.ChangeRecord
+	changes []store.WebhookChange
 }
 
 func (s *changesStore) add(c store.ChangeRecord) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.changes = append(s.changes, c)
+	s.changes = append(s.changes, store.WebhookChange{ChangeRecord: c, Seq: int64(len(s.changes) + 1)})
 }
 
-func (s *changesStore) Changes(_ context.Context, f store.ChangeFilter) ([]store.ChangeRecord, error) {
+func (s *changesStore) LedgerNumbered(context.Context) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []store.ChangeRecord
-	for i := len(s.changes) - 1; i >= 0; i-- { // newest first
-		if c := s.changes[i]; !c.RecordedAt.Before(f.Since) && (f.IncludeHidden || !c.Hidden) {
+	return int64(len(s.changes)), nil
+}
+
+func (s *changesStore) WebhookChanges(_ context.Context, after, through int64, limit int) ([]store.WebhookChange, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []store.WebhookChange
+	for _, c := range s.changes {
+		if c.Seq > after && c.Seq <= through && len(out) < limit {
 			out = append(out, c)
 		}
 	}
@@ -530,5 +538,67 @@ func TestTickJob(t *testing.T) {
 	}
 	if rcv.count() != 1 {
 		t.Errorf("%d deliveries received, want 1", rcv.count())
+	}
+}
+
+// TestPlanCommitOrder: the planner walks the changes in commit order with its cursor:
+// a change committed late (recorded long before) is planned by the next run; hidden
+// changes and baselines are passed over; a run pages through any number of changes;
+// and no change is planned twice, even once the delivery log has pruned its delivery.
+func TestPlanCommitOrder(t *testing.T) {
+	f := newFixture(t, true)
+	ctx := context.Background()
+	rcv := f.receiver(func() int { return http.StatusNoContent })
+	if _, err := f.svc.Register(ctx, f.accounts[0], rcv.URL+"/hook"); err != nil {
+		t.Fatal(err)
+	}
+	f.plan()
+	f.now = f.now.Add(time.Minute)
+	recorded := f.now
+	f.change(1)
+	f.now = f.now.Add(time.Hour)
+	if n := f.plan(); n != 1 {
+		t.Fatalf("planned %d, want 1", n)
+	}
+	// Change 2 was recorded with change 1 and committed an hour later (a history step
+	// retried); change 3 is hidden, change 4 a baseline.
+	late := f.change(2)
+	f.st.mu.Lock()
+	f.st.changes[len(f.st.changes)-1].RecordedAt = recorded
+	f.st.mu.Unlock()
+	f.change(3)
+	f.st.mu.Lock()
+	f.st.changes[len(f.st.changes)-1].Hidden = true
+	f.st.mu.Unlock()
+	f.change(4)
+	f.st.mu.Lock()
+	f.st.changes[len(f.st.changes)-1].Kind = "baseline"
+	f.st.mu.Unlock()
+	f.now = f.now.Add(time.Minute)
+	if n := f.plan(); n != 1 {
+		t.Fatalf("planned %d after the late commit, want 1 (change %d)", n, late.Number)
+	}
+
+	// Many changes in small pages, delivered; the log keeps the newest MaxWebhookLog,
+	// and planning again adds nothing for the pruned ones.
+	defer func(n int) { planPage = n }(planPage)
+	planPage = 7
+	const many = store.MaxWebhookLog + 30
+	for n := int64(10); n < 10+many; n++ {
+		f.change(n)
+	}
+	if n := f.plan(); n != many {
+		t.Fatalf("planned %d in pages of %d, want %d", n, planPage, many)
+	}
+	f.deliver()
+	if got := rcv.count(); got != many+2 {
+		t.Fatalf("%d received, want %d", got, many+2)
+	}
+	f.now = f.now.Add(time.Minute)
+	if n := f.plan(); n != 0 {
+		t.Errorf("planning after the log was pruned added %d", n)
+	}
+	if n := f.deliver(); n != 0 || rcv.count() != many+2 {
+		t.Errorf("delivered again: %d attempts, %d received", n, rcv.count())
 	}
 }
