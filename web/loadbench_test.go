@@ -293,7 +293,7 @@ func loadComplete(ctx context.Context, dsn, keyDir string) (*keys.Document, bool
 	var entries, due, late, otherKeys int64
 	err = conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM entries), (SELECT count(*) FROM due),
 			(SELECT count(*) FROM rounds WHERE started_at > $2) + (SELECT count(*) FROM supply_runs WHERE ran_at > $2),
-			(SELECT count(*) FROM envelopes WHERE key_id <> $1)`,
+			(SELECT count(*) FROM ledger WHERE key_id <> $1)`,
 		keyID, loadEnd.Add(time.Hour)).Scan(&entries, &due, &late, &otherKeys)
 	switch {
 	case err != nil:
