@@ -1,0 +1,23 @@
+package store
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ProveClaim: see sqliteStore.ProveClaim. The entry's row is locked first (FOR NO KEY
+// UPDATE, as SaveRound and DeleteEntry take it), so the claims trigger that recomputes
+// entries.claimed never waits on it in the other order.
+func (s *pgStore) ProveClaim(ctx context.Context, p ClaimProof) (Claim, error) {
+	if err := checkHash("a claim token's hash", p.TokenHash); err != nil {
+		return Claim{}, err
+	}
+	var c Claim
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		c, err = s.proveClaim(ctx, newPgQuerier(tx), "FOR NO KEY UPDATE", p)
+		return err
+	})
+	return c, err
+}
