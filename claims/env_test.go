@@ -205,7 +205,7 @@ func newEnv(t *testing.T, st store.Store) *env {
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"name": name, "dist-tags": map[string]string{"latest": "2.0.0"},
 			"versions": map[string]any{"1.0.0": map[string]any{"version": "1.0.0"}, "2.0.0": map[string]any{"version": "2.0.0"}},
-			"readme": readme})
+			"readme":   readme})
 	}))
 	t.Cleanup(registry.Close)
 
