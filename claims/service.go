@@ -196,6 +196,45 @@ func instructions(method, target, token string) (where, what string, steps []str
 	return "", "", nil
 }
 
+// Pending returns the instructions of the account's unused, unexpired token for the
+// entry with the slug again (the page that shows why a check failed).
+// ErrBadToken, ErrTokenUsed, ErrTokenExpired, as Check.
+func (s *Service) Pending(ctx context.Context, accountID int64, slug, token string) (Started, error) {
+	_, t, err := s.token(ctx, accountID, slug, token)
+	if err != nil {
+		return Started{}, err
+	}
+	opt := Option{Method: t.Method, Target: t.Target}
+	st := Started{Option: opt, Token: token, ExpiresAt: t.ExpiresAt}
+	st.Where, st.What, st.Steps = instructions(t.Method, t.Target, token)
+	return st, nil
+}
+
+// token returns the entry with the slug and the account's live token for it.
+func (s *Service) token(ctx context.Context, accountID int64, slug, token string) (store.Entry, store.ClaimToken, error) {
+	if !TokenOK(token) {
+		return store.Entry{}, store.ClaimToken{}, ErrBadToken
+	}
+	e, err := s.st.Entry(ctx, slug)
+	if err != nil {
+		return store.Entry{}, store.ClaimToken{}, err
+	}
+	t, err := s.st.ClaimToken(ctx, hashToken(token))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return e, t, ErrBadToken
+	case err != nil:
+		return e, t, err
+	case t.AccountID != accountID || t.EntryID != e.ID:
+		return e, t, ErrBadToken
+	case !t.UsedAt.IsZero():
+		return e, t, ErrTokenUsed
+	case !s.cfg.Now().Before(t.ExpiresAt):
+		return e, t, ErrTokenExpired
+	}
+	return e, t, nil
+}
+
 // Result is a successful check.
 type Result struct {
 	Entry store.Entry // as it is now: Claimed true
@@ -207,27 +246,11 @@ type Result struct {
 // (the token stays valid: fix it and check again); ErrBadToken, ErrTokenUsed,
 // ErrTokenExpired; store.ErrNotFound without such entry.
 func (s *Service) Check(ctx context.Context, accountID int64, slug, token string) (Result, error) {
-	if !TokenOK(token) {
-		return Result{}, ErrBadToken
-	}
-	e, err := s.st.Entry(ctx, slug)
+	e, t, err := s.token(ctx, accountID, slug, token)
 	if err != nil {
 		return Result{}, err
 	}
-	hash := hashToken(token)
-	t, err := s.st.ClaimToken(ctx, hash)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return Result{}, ErrBadToken
-	case err != nil:
-		return Result{}, err
-	case t.AccountID != accountID || t.EntryID != e.ID:
-		return Result{}, ErrBadToken
-	case !t.UsedAt.IsZero():
-		return Result{}, ErrTokenUsed
-	case !s.cfg.Now().Before(t.ExpiresAt):
-		return Result{}, ErrTokenExpired
-	}
+	hash := t.TokenHash
 	// No transaction is held across the fetch: the proof is looked for first, then
 	// stored (ProveClaim checks the token again, in its transaction).
 	proof, err := s.prove(ctx, accountID, t.Method, t.Target, hash)
