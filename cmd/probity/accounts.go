@@ -104,7 +104,7 @@ type writePaths struct {
 	notify   *notify.Service
 	webhooks *webhook.Service
 	claims   *claims.Service // claims.go (addClaims)
-	sender   *mail.Sender // nil without --smtp-host
+	sender   *mail.Sender    // nil without --smtp-host
 	// doc is the key document that lists the webhook key, which the site must publish
 	// (EnsureWebhookKey adds the key, as a new version, at the first start).
 	doc *keys.Document
