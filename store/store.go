@@ -7,7 +7,8 @@
 // (contract_test.go). Driver types (pgx.Tx, *sql.Tx) never leave this package; the River
 // job queue, which needs the driver, is built here too (NewQueue) and handed out behind
 // the Queue interface. Consumers declare the part of Store they use (rounds.Store,
-// web.Store, mcpserver.Store, history.Store, history.StatsStore, export.Ledger).
+// web.Store, mcpserver.Store, history.Store, history.StatsStore, export.Ledger,
+// claims.Store).
 //
 // # Layout
 //
