@@ -235,3 +235,44 @@ func TestProveClaimConcurrent(t *testing.T) {
 		}
 	})
 }
+
+// TestLapseConcurrent: an entry's last two claims lapsed at once leave it unclaimed
+// (the trigger counts after the other transaction committed).
+func TestLapseConcurrent(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		e := mustAddEntry(t, s, "one")
+		var ids []int64
+		for i, email := range []string{"a@example.com", "b@example.com"} {
+			a := insertTestAccount(t, s, email, t0)
+			tok := "tok" + string(rune('a'+i))
+			mustClaimToken(t, s, a, e.ID, "dns", e.Locator, tok, t0)
+			c, err := s.ProveClaim(ctx, ClaimProof{TokenHash: claimHash(tok), AccountID: a, Proof: "p", At: t0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, c.ID)
+		}
+		for range 5 {
+			var wg sync.WaitGroup
+			for _, id := range ids {
+				wg.Go(func() {
+					if _, err := s.RecheckClaim(ctx, id, t0.Add(time.Hour), "gone"); err != nil {
+						t.Errorf("RecheckClaim = %v", err)
+					}
+				})
+			}
+			wg.Wait()
+			if claimedOf(t, s, e.ID) {
+				t.Fatal("claimed after both claims lapsed at once")
+			}
+			// Live again, for the next try.
+			if err := s.(testExecer).execForTest(ctx, `UPDATE claims SET lapsed_at = NULL, lapse_reason = NULL`); err != nil {
+				t.Fatal(err)
+			}
+			if !claimedOf(t, s, e.ID) {
+				t.Fatal("not claimed with live claims")
+			}
+		}
+	})
+}

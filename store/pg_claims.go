@@ -6,9 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// ProveClaim: see sqliteStore.ProveClaim. The entry's row is locked first (FOR NO KEY
-// UPDATE, as SaveRound and DeleteEntry take it), so the claims trigger that recomputes
-// entries.claimed never waits on it in the other order.
+// ProveClaim: see sqliteStore.ProveClaim.
 func (s *pgStore) ProveClaim(ctx context.Context, p ClaimProof) (Claim, error) {
 	if err := checkHash("a claim token's hash", p.TokenHash); err != nil {
 		return Claim{}, err
@@ -16,7 +14,7 @@ func (s *pgStore) ProveClaim(ctx context.Context, p ClaimProof) (Claim, error) {
 	var c Claim
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		c, err = s.proveClaim(ctx, newPgQuerier(tx), "FOR NO KEY UPDATE", p)
+		c, err = s.proveClaim(ctx, newPgQuerier(tx), p)
 		return err
 	})
 	return c, err

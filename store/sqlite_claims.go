@@ -13,7 +13,7 @@ func (s *sqliteStore) ProveClaim(ctx context.Context, p ClaimProof) (Claim, erro
 	var c Claim
 	err := s.inTx(ctx, func(tx *sqliteTx) error {
 		var err error
-		c, err = s.proveClaim(ctx, sqliteQuerier{tx}, "", p)
+		c, err = s.proveClaim(ctx, sqliteQuerier{tx}, p)
 		return err
 	})
 	return c, err

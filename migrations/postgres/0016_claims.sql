@@ -47,10 +47,13 @@ CREATE INDEX claims_entry ON claims (entry_id) WHERE lapsed_at IS NULL;
 CREATE INDEX claims_checked ON claims (last_checked_at, id) WHERE lapsed_at IS NULL;
 
 -- entries.claimed is owned by this trigger from here on: an entry is claimed while it
--- has at least one live claim (lapsed_at NULL). It locks the entry's row first (FOR NO
--- KEY UPDATE, the lock every writer of an entry takes), so that two transactions that
--- lapse an entry's last two claims at once see each other's change: the second
--- recomputes after the first committed.
+-- has at least one live claim (lapsed_at NULL). It locks the entry's row (FOR NO KEY
+-- UPDATE, the lock every writer of an entry takes) before it counts, so that two
+-- transactions that lapse an entry's last two claims at once see each other's change:
+-- the second counts after the first committed. Every write of a claim takes the
+-- claim's row first and the entry's here, in that order (DeleteEntry, which takes the
+-- entry first, is the exception; PostgreSQL ends such a rare deadlock by failing one of
+-- the two transactions, to be run again).
 CREATE FUNCTION claims_set_claimed() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
