@@ -33,11 +33,10 @@ type fakeClaims struct {
 }
 
 type fakeClaimToken struct {
-	account        int64
-	slug, target   string
-	used           bool
-	expires        time.Time
-	method, server string
+	account      int64
+	slug, target string
+	used         bool
+	expires      time.Time
 }
 
 func newFakeClaims(st store.Store, m *atomic.Int64, now func() time.Time) *fakeClaims {
