@@ -336,3 +336,29 @@ func TestHolds(t *testing.T) {
 		}
 	}
 }
+
+// TestEgressGuard: without AllowLoopback, a proof on a loopback origin is never
+// fetched: the check says Probity may not connect, and the origin sees no request.
+func TestEgressGuard(t *testing.T) {
+	forEachStore(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st)
+		guarded, err := New(Config{Store: st, Now: e.clock.Now, Timeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := e.account(t, "a@example.com")
+		en := e.entry(t, "origin", store.KindRemote, e.origin.URL+"/mcp")
+		s, err := guarded.Start(t.Context(), a, en.Slug, MethodWellKnown, en.Locator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.wellKnown.set("body", s.Token)
+		var np *NotProven
+		if _, err := guarded.Check(t.Context(), a, en.Slug, s.Token); !errors.As(err, &np) || np.Unanswered || !strings.Contains(np.Reason, "may not connect") {
+			t.Fatalf("Check of a loopback origin = %v", err)
+		}
+		if got, _ := st.EntryByID(t.Context(), en.ID); got.Claimed {
+			t.Fatal("claimed through a loopback origin")
+		}
+	})
+}

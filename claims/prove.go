@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/probity-dev/probity/checks/probe/egress"
 	"github.com/probity-dev/probity/checks/supply"
 )
 
@@ -60,6 +61,11 @@ func (s *Service) get(ctx context.Context, u string, header http.Header) (int, [
 	}
 	req.Header.Set("User-Agent", supply.DefaultUserAgent)
 	resp, err := s.http.Do(req)
+	if errors.Is(err, egress.ErrBlocked) {
+		// The name resolved to, or a redirect led to, an address Probity may not reach:
+		// an answer, not a failure to answer.
+		return 0, nil, notProven("Probity may not connect to %s: %s", clip(u), fetchError(err))
+	}
 	if err != nil {
 		return 0, nil, unanswered("%s did not answer: %s", clip(u), fetchError(err))
 	}
