@@ -44,8 +44,9 @@
 // Each entry has at most one due time per store.DueReason:
 //
 //   - cadence: every Schedule.Cadence (3 h, seed 000) for unclaimed entries,
-//     Schedule.ClaimedCadence (15 min, seed 001's claimed servers) for claimed ones, or
-//     the entry's own cadence; the same for every kind. A remote entry gets a round; a
+//     Schedule.ClaimedCadence (15 min, seed 001's claimed servers) for claimed ones
+//     (package claims makes an entry claimed and moves its round with
+//     Schedule.ClaimedDue), or the entry's own cadence; the same for every kind. A remote entry gets a round; a
 //     package entry a cheap read of its newest version (Runner.Watch, through the
 //     Watcher), taken into the history at once under the version rules, its first
 //     version being its baseline; a repository entry a cheap read of its MCP bundle

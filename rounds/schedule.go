@@ -111,6 +111,25 @@ func (s Schedule) CadenceOf(e store.Entry) time.Duration {
 	return s.Cadence
 }
 
+// ClaimedDue returns the due-time change an entry's claimed state flipping makes
+// (package claims calls it with the entry as it is now): when its cadence round is
+// due later than one cadence of the entry from now (CadenceOf, jittered as every
+// cadence is), it moves there. So a newly claimed entry is read on the claimed cadence
+// from now on; a newly unclaimed one keeps its next round, at most a claimed cadence
+// away, after which its own cadence applies. An entry with no cadence due time
+// (unlisted) gets none.
+func (s Schedule) ClaimedDue(e store.Entry, due []store.Due, now time.Time) []store.DueUpdate {
+	for _, d := range due {
+		if d.Reason != store.ReasonCadence {
+			continue
+		}
+		if next := s.nextCadence(e, now, now); next.Before(d.At) {
+			return []store.DueUpdate{{Reason: store.ReasonCadence, At: next}}
+		}
+	}
+	return nil
+}
+
 // spread returns a value in [0, span) derived from the entry (its kind and locator, known
 // before the entry has an id), the time and a salt, so
 // that the same job computes the same jitter when retried and entries spread evenly.

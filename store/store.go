@@ -7,7 +7,8 @@
 // (contract_test.go). Driver types (pgx.Tx, *sql.Tx) never leave this package; the River
 // job queue, which needs the driver, is built here too (NewQueue) and handed out behind
 // the Queue interface. Consumers declare the part of Store they use (rounds.Store,
-// web.Store, mcpserver.Store, history.Store, history.StatsStore, export.Ledger).
+// web.Store, mcpserver.Store, history.Store, history.StatsStore, export.Ledger,
+// claims.Store).
 //
 // # Layout
 //
@@ -900,6 +901,35 @@ type Store interface {
 	// told, before before, and deleted followed entries never told that were deleted
 	// before untoldBefore; it returns how many rows went.
 	PruneNotify(ctx context.Context, before, untoldBefore time.Time) (int64, error)
+
+	// Claims (issue 18; sql_claims.go): the tokens an account publishes to prove
+	// control of a part of an entry, and its claims. entries.claimed is true exactly
+	// while the entry has a live claim (migration 0016's trigger owns it); deleting an
+	// account or an entry deletes their tokens and claims.
+
+	// AddClaimToken stores a new token (hashed) and returns its id; ErrClaimTokenLimit
+	// at MaxLiveClaimTokens live tokens of the account; ErrNotFound without such
+	// account or entry.
+	AddClaimToken(ctx context.Context, t ClaimToken) (int64, error)
+	// ClaimToken returns the token with the hash, or ErrNotFound.
+	ClaimToken(ctx context.Context, tokenHash []byte) (ClaimToken, error)
+	// ProveClaim uses the token of a successful proof and makes (or makes live again)
+	// the claim of its account, entry, method and part, in one transaction.
+	// ErrNotFound for an unknown token or another account's; ErrClaimTokenUsed;
+	// ErrClaimTokenExpired.
+	ProveClaim(ctx context.Context, p ClaimProof) (Claim, error)
+	// Claims returns the entry's claims, live and lapsed, by id; AccountClaims the
+	// account's.
+	Claims(ctx context.Context, entryID int64) ([]Claim, error)
+	AccountClaims(ctx context.Context, accountID int64) ([]Claim, error)
+	// ClaimsToCheck pages through the live claims last checked before before, by id
+	// (limit ≤ 1000).
+	ClaimsToCheck(ctx context.Context, before time.Time, afterID int64, limit int) ([]Claim, error)
+	// RecheckClaim records a re-check of a live claim: proven again (lapseReason ""),
+	// or lapsed with the reason. ErrNotFound when there is no such live claim.
+	RecheckClaim(ctx context.Context, id int64, at time.Time, lapseReason string) (Claim, error)
+	// PruneClaimTokens deletes the tokens expired or used before before.
+	PruneClaimTokens(ctx context.Context, before time.Time) (int64, error)
 
 	// NewQueue builds a River client on the store's database (riverpgxv5 on
 	// PostgreSQL, riversqlite on SQLite). cfg is River's configuration; its Workers

@@ -19,7 +19,7 @@ func (h *handlers) writePaths(cfg Config, base string) error {
 	if err != nil {
 		return err
 	}
-	h.acc, h.follows, h.hooks = cfg.Accounts, cfg.Follows, cfg.Webhooks
+	h.acc, h.follows, h.hooks, h.claims = cfg.Accounts, cfg.Follows, cfg.Webhooks, cfg.Claims
 	h.jar, h.cop, h.writeLim, h.postBody = jar, cop, lim, maxPostBody
 	return nil
 }
@@ -58,5 +58,10 @@ func (h *handlers) writeRoutes(r *gin.Engine, get func(string, gin.HandlerFunc))
 		get("/account/webhooks/:id", h.webhookLog)
 		r.POST("/account/webhooks/:id/delete", h.changeWebhook(true))
 		r.POST("/account/webhooks/:id/enable", h.changeWebhook(false))
+	}
+	if h.claims != nil {
+		get("/s/:slug/claim", h.claim)
+		r.POST("/s/:slug/claim", h.claimStart)
+		r.POST("/s/:slug/claim/check", h.claimCheck)
 	}
 }

@@ -64,6 +64,8 @@ type entryHead struct {
 	signed *store.RoundSummary
 	// entryID is the entry's id (the Follow button's).
 	entryID int64
+	// Claimed is whether the entry has a maintainer (never who: seed 000).
+	Claimed bool
 	// Follow is the Follow button for the request's viewer (follow.go), set by the
 	// handler; nil when the site has no follows.
 	Follow *followButton `json:"-"`
@@ -224,7 +226,7 @@ func supplySize(sv *supplyView) int {
 // head builds the top of tab of the entry of d.
 func (s *site) head(ctx context.Context, d *store.EntryDigest, tab string) (*entryHead, error) {
 	e := d.Entry
-	h := &entryHead{Slug: e.Slug, Name: displayName(e), Kind: e.Kind, Locator: visibleLine(e.Locator), Tab: tab, Links: s.links(e.Slug), entryID: e.ID}
+	h := &entryHead{Slug: e.Slug, Name: displayName(e), Kind: e.Kind, Locator: visibleLine(e.Locator), Tab: tab, Links: s.links(e.Slug), entryID: e.ID, Claimed: e.Claimed}
 	if n := visibleLine(d.Listing.ServerName); n != "" {
 		h.ServerName = cut(n, maxListingLine)
 	} else {

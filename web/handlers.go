@@ -64,13 +64,14 @@ type handlers struct {
 	acc      Accounts
 	follows  Follows  // nil: no Follow buttons, Followed or unsubscribe pages
 	hooks    Webhooks // nil: no webhook pages
+	claims   Claims   // nil: no claim pages (claim.go)
 	jar      cookieJar
 	cop      *http.CrossOriginProtection
 	writeLim *ratelimit.Limiter // the write routes' own bucket per client
 }
 
 // features are the write paths a site serves, which the layout links to.
-type features struct{ Accounts, Follows, Webhooks bool }
+type features struct{ Accounts, Follows, Webhooks, Claims bool }
 
 var funcs = template.FuncMap{
 	"utc":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },

@@ -46,6 +46,12 @@
 //	GET  /account/webhooks/{id}         a webhook's delivery log
 //	POST /account/webhooks/{id}/delete  remove it; …/enable: enable a disabled one again
 //
+// and, with Config.Claims (claim.go):
+//
+//	GET  /s/{slug}/claim                the ways to claim an entry (signed in)
+//	POST /s/{slug}/claim                a token for one way, and the steps
+//	POST /s/{slug}/claim/check          look for the token: claimed, or why not
+//
 // Every piece of server-supplied text (tool names, titles, descriptions, instructions,
 // server names, evidence samples) is shown as plain text: html/template escapes it in
 // pages, encoding/json escapes <, > and & in JSON, and Markdown output escapes every
@@ -156,6 +162,9 @@ type Config struct {
 	// Webhooks, when set (with Accounts), serves an account's webhooks and their
 	// delivery logs.
 	Webhooks Webhooks
+	// Claims, when set (with Accounts), serves the claim pages (claim.go) and the
+	// "Claim this entry" link on every entry page.
+	Claims Claims
 	// WriteRateLimit is the per-client token bucket of the write routes (every POST
 	// but the one-click unsubscribe, and the GitHub sign-in), apart from the site's
 	// and stricter. The zero value means DefaultWriteRateLimit.
@@ -261,7 +270,8 @@ func New(cfg Config) (http.Handler, error) {
 	if _, err := feed.DirectoryFeed(feedCfg, nil, cfg.Now()); err != nil {
 		return nil, fmt.Errorf("web: BaseURL must be the site's absolute http or https address: %w", err)
 	}
-	feats := features{Accounts: cfg.Accounts != nil, Follows: cfg.Follows != nil, Webhooks: cfg.Webhooks != nil}
+	feats := features{Accounts: cfg.Accounts != nil, Follows: cfg.Follows != nil, Webhooks: cfg.Webhooks != nil,
+		Claims: cfg.Accounts != nil && cfg.Claims != nil}
 	pages, err := parseTemplates(feats)
 	if err != nil {
 		return nil, err

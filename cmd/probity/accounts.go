@@ -16,6 +16,7 @@ import (
 
 	"github.com/probity-dev/probity/accounts"
 	"github.com/probity-dev/probity/checks/probe/egress"
+	"github.com/probity-dev/probity/claims"
 	"github.com/probity-dev/probity/keys"
 	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/mail"
@@ -61,6 +62,7 @@ type accountFlags struct {
 	githubSecretFile string
 	// siteCodes is accounts.Config.SiteCodesPerHour (0: its default).
 	siteCodes int
+	claims    claimFlags // claims.go
 	// settle is notify.Config.Settle (0: its default); the demo, whose changes are
 	// committed when its round returns, e-mails them after a few seconds.
 	settle time.Duration
@@ -83,6 +85,7 @@ func (f *accountFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.github.TokenURL, "github-token-url", "", "")
 	fs.StringVar(&f.github.APIURL, "github-api-url", "", "")
 	fs.IntVar(&f.siteCodes, "signin-codes-per-hour", accounts.DefaultSiteCodesPerHour, "")
+	f.claims.register(fs)
 }
 
 // secret is the value of the environment variable env, or the first line of file;
@@ -107,7 +110,8 @@ type writePaths struct {
 	accounts *accounts.Service
 	notify   *notify.Service
 	webhooks *webhook.Service
-	sender   *mail.Sender // nil without --smtp-host
+	claims   *claims.Service // claims.go (addClaims)
+	sender   *mail.Sender    // nil without --smtp-host
 	// doc is the key document that lists the webhook key, which the site must publish
 	// (EnsureWebhookKey adds the key, as a new version, at the first start).
 	doc *keys.Document
@@ -195,6 +199,9 @@ func (w *writePaths) site(cfg *web.Config) {
 	cfg.Accounts = w.accounts
 	cfg.Follows = w.notify
 	cfg.Webhooks = webhookPages{w.webhooks}
+	if w.claims != nil {
+		cfg.Claims = w.claims
+	}
 }
 
 // addJobs adds the jobs of the write paths: planning and sending change e-mails,
@@ -206,6 +213,11 @@ func (w *writePaths) addJobs(ws *river.Workers) error {
 	if err := w.webhooks.AddWorkers(ws); err != nil {
 		return err
 	}
+	if w.claims != nil {
+		if err := w.claims.Workers(ws); err != nil {
+			return err
+		}
+	}
 	return river.AddWorkerSafely(ws, &signInPruneWorker{acc: w.accounts})
 }
 
@@ -216,7 +228,11 @@ func (w *writePaths) periodicJobs() []*river.PeriodicJob {
 		func() (river.JobArgs, *river.InsertOpts) {
 			return signInPruneArgs{}, &river.InsertOpts{MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByPeriod: every}}
 		}, &river.PeriodicJobOpts{RunOnStart: true})
-	return append(append(w.notify.PeriodicJobs(), w.webhooks.PeriodicJobs()...), prune)
+	jobs := append(append(w.notify.PeriodicJobs(), w.webhooks.PeriodicJobs()...), prune)
+	if w.claims != nil {
+		jobs = append(jobs, w.claims.PeriodicJobs()...)
+	}
+	return jobs
 }
 
 // signInPruneArgs is the hourly job that deletes expired sessions, sign-in codes and

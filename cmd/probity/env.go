@@ -152,18 +152,29 @@ func (f *envFlags) openSigner(stderr io.Writer) (*keys.Document, *signing.Signer
 // prober builds the probe from the flags.
 func (f *envFlags) prober(logger *slog.Logger) (*probe.Prober, error) {
 	cfg := probe.Config{Version: version, AllowLoopback: f.allowLoopback, Logger: logger}
-	if f.caFile != "" {
-		pem, err := readInput(f.caFile, 1<<20)
-		if err != nil {
-			return nil, err
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%s holds no PEM certificate", f.caFile)
-		}
-		cfg.RootCAs = pool
+	pool, err := f.rootCAs()
+	if err != nil {
+		return nil, err
 	}
+	cfg.RootCAs = pool
 	return probe.New(cfg), nil
+}
+
+// rootCAs are the certificates of --ca-file (nil without it: the system roots), which
+// the probe and the claims' checks trust.
+func (f *envFlags) rootCAs() (*x509.CertPool, error) {
+	if f.caFile == "" {
+		return nil, nil
+	}
+	pem, err := readInput(f.caFile, 1<<20)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", f.caFile)
+	}
+	return pool, nil
 }
 
 // runner builds a Runner on an open store.

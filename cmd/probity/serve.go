@@ -95,7 +95,7 @@ Scheduling flags:
 	                     within about 45 s more (River's leader looks every 30 s, and
 	                     a killed leader's term lapses after 15 s)
 
-` + probeHelp + "\n" + logHelp + "\n" + accountsHelp + "\n" + envHelp
+` + probeHelp + "\n" + logHelp + "\n" + accountsHelp + "\n" + claimsHelp + "\n" + envHelp
 
 func runServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("probity serve", flag.ContinueOnError)
@@ -218,6 +218,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		defer w.close()
+		if err := w.addClaims(af.claims, st, &ef, schedule, logger); err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 2
+		}
 		doc, site.write = w.doc, w
 	}
 	// The transparency log: this process appends when no other does.

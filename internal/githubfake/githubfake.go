@@ -13,6 +13,16 @@
 //     header asks for it), an error=… body for a refused code.
 //   - GET /api/user: the user of a bearer token, as JSON with GitHub's id and login
 //     (401 {"message":"Bad credentials"} for an unknown token).
+//   - GET /api/repos/{owner}/{repo}/collaborators/{login}/permission: a collaborator's
+//     permission and role as SetRole set them, as GitHub answers ("permission":
+//     admin, write, read or none; "role_name": admin, maintain, write, triage, read;
+//     "user" with id and login); 404 for a login that is no collaborator.
+//   - GET /api/repos/{owner}/{repo}/contents/{path}: a file of the default branch as
+//     SetFile set it, raw (as with Accept: application/vnd.github.raw+json); 404 when
+//     there is none, or for another branch (?ref=).
+//
+// The two repository reads require "Authorization: Bearer APIToken" when APIToken is
+// set (401 otherwise), and count in APIRequests.
 //
 // The user who approves is set with SignIn; a rename is SignIn with the same ID and a
 // new Login. Every token request is recorded (TokenRequests) so a test can see what a
@@ -47,6 +57,9 @@ type Server struct {
 	ClientID, ClientSecret string
 	// RedirectURL, when set, is the only redirect_uri the authorize endpoint accepts.
 	RedirectURL string
+	// APIToken, when set, is the token the repository reads require. Set it before
+	// the first request.
+	APIToken string
 
 	srv *httptest.Server
 
@@ -58,6 +71,14 @@ type Server struct {
 	tokens        map[string]User
 	tokenRequests []url.Values
 	authRequests  []url.Values
+	roles         map[string]map[string]collaborator // repo "owner/name" → lower-case login
+	files         map[string]map[string]string       // repo → path → content
+	apiRequests   int
+}
+
+type collaborator struct {
+	user User
+	role string
 }
 
 type grant struct {
@@ -70,11 +91,14 @@ type grant struct {
 // New starts a fake for the OAuth app with the id and secret; Close stops it.
 func New(clientID, clientSecret string) *Server {
 	s := &Server{ClientID: clientID, ClientSecret: clientSecret, now: time.Now,
-		grants: map[string]*grant{}, tokens: map[string]User{}}
+		grants: map[string]*grant{}, tokens: map[string]User{},
+		roles: map[string]map[string]collaborator{}, files: map[string]map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /login/oauth/authorize", s.authorize)
 	mux.HandleFunc("POST /login/oauth/access_token", s.token)
 	mux.HandleFunc("GET /api/user", s.apiUser)
+	mux.HandleFunc("GET /api/repos/{owner}/{repo}/collaborators/{login}/permission", s.permission)
+	mux.HandleFunc("GET /api/repos/{owner}/{repo}/contents/{path...}", s.contents)
 	s.srv = httptest.NewServer(mux)
 	return s
 }
@@ -271,4 +295,98 @@ func (s *Server) apiUser(w http.ResponseWriter, r *http.Request) {
 		"login": u.Login, "id": u.ID, "node_id": "U_fake" + randomHex(4), "type": "User",
 		"site_admin": false, "name": nil, "email": nil,
 	})
+}
+
+// SetRole makes u a collaborator of the repository "owner/name" with the role (admin,
+// maintain, write, triage or read); an empty role removes the collaborator.
+func (s *Server) SetRole(repo string, u User, role string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := strings.ToLower(repo)
+	if s.roles[key] == nil {
+		s.roles[key] = map[string]collaborator{}
+	}
+	if role == "" {
+		delete(s.roles[key], strings.ToLower(u.Login))
+		return
+	}
+	s.roles[key][strings.ToLower(u.Login)] = collaborator{user: u, role: role}
+}
+
+// SetFile sets a file of the repository's default branch; delete true removes it.
+func (s *Server) SetFile(repo, path, content string, remove bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := strings.ToLower(repo)
+	if s.files[key] == nil {
+		s.files[key] = map[string]string{}
+	}
+	if remove {
+		delete(s.files[key], path)
+		return
+	}
+	s.files[key][path] = content
+}
+
+// APIRequests counts the repository reads received.
+func (s *Server) APIRequests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.apiRequests
+}
+
+// apiAuthorized counts a repository read and answers 401 unless it carries APIToken.
+func (s *Server) apiAuthorized(w http.ResponseWriter, r *http.Request) bool {
+	s.mu.Lock()
+	s.apiRequests++
+	s.mu.Unlock()
+	if s.APIToken == "" || r.Header.Get("Authorization") == "Bearer "+s.APIToken {
+		return true
+	}
+	writeAPIError(w, http.StatusUnauthorized, "Bad credentials")
+	return false
+}
+
+func writeAPIError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"message": msg, "documentation_url": "https://docs.github.com/rest"})
+}
+
+// permissionOf is GitHub's legacy permission of a role.
+var permissionOf = map[string]string{"admin": "admin", "maintain": "write", "write": "write", "triage": "read", "read": "read"}
+
+func (s *Server) permission(w http.ResponseWriter, r *http.Request) {
+	if !s.apiAuthorized(w, r) {
+		return
+	}
+	repo := strings.ToLower(r.PathValue("owner") + "/" + r.PathValue("repo"))
+	s.mu.Lock()
+	c, ok := s.roles[repo][strings.ToLower(r.PathValue("login"))]
+	s.mu.Unlock()
+	if !ok {
+		writeAPIError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"permission": permissionOf[c.role], "role_name": c.role,
+		"user": map[string]any{"login": c.user.Login, "id": c.user.ID, "type": "User"},
+	})
+}
+
+func (s *Server) contents(w http.ResponseWriter, r *http.Request) {
+	if !s.apiAuthorized(w, r) {
+		return
+	}
+	repo := strings.ToLower(r.PathValue("owner") + "/" + r.PathValue("repo"))
+	s.mu.Lock()
+	content, ok := s.files[repo][r.PathValue("path")]
+	s.mu.Unlock()
+	if !ok || r.URL.Query().Get("ref") != "" {
+		writeAPIError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	w.Header().Set("Content-Type", "application/vnd.github.raw+json; charset=utf-8")
+	_, _ = w.Write([]byte(content))
 }

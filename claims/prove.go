@@ -1,0 +1,334 @@
+package claims
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/probity-dev/probity/checks/probe/egress"
+	"github.com/probity-dev/probity/checks/supply"
+)
+
+// maxTXT bounds the TXT records of a name that are read.
+const maxTXT = 50
+
+// prove looks for the proof of a token (its hash) by method on the part target, and
+// returns what was found where, in one line. A proof not found is a *NotProven.
+func (s *Service) prove(ctx context.Context, accountID int64, method, target string, hash []byte) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	switch method {
+	case MethodWellKnown:
+		return s.proveWellKnown(ctx, target, hash)
+	case MethodDNS:
+		return s.proveDNS(ctx, target, hash)
+	case MethodNPM:
+		return s.provePackage(ctx, method, target, hash)
+	case MethodPyPI:
+		return s.provePackage(ctx, method, target, hash)
+	case MethodRepoFile:
+		return s.proveRepoFile(ctx, target, hash)
+	case MethodGitHubPermission:
+		return s.provePermission(ctx, accountID, target)
+	}
+	return "", fmt.Errorf("claims: unknown method %q", method)
+}
+
+// get fetches u through the guard, at most MaxBody bytes, and returns the status and
+// body. A failure to connect or read is unanswered.
+func (s *Service) get(ctx context.Context, u string, header http.Header) (int, []byte, error) {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return 0, nil, notProven("%s is not a URL", clip(u))
+	}
+	if err := s.guard.CheckURL(pu); err != nil {
+		return 0, nil, notProven("Probity may not connect to %s: %v", clip(u), err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, nil, notProven("%s is not a URL", clip(u))
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("User-Agent", supply.DefaultUserAgent)
+	resp, err := s.http.Do(req)
+	if errors.Is(err, egress.ErrBlocked) {
+		// The name resolved to, or a redirect led to, an address Probity may not reach:
+		// an answer, not a failure to answer.
+		return 0, nil, notProven("Probity may not connect to %s: %s", clip(u), fetchError(err))
+	}
+	if err != nil {
+		return 0, nil, unanswered("%s did not answer: %s", clip(u), fetchError(err))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, s.cfg.MaxBody+1))
+	if err != nil {
+		return 0, nil, unanswered("%s: the answer could not be read: %s", clip(u), fetchError(err))
+	}
+	if int64(len(body)) > s.cfg.MaxBody {
+		return 0, nil, notProven("%s answered more than %d KiB; the proof must be smaller", clip(u), s.cfg.MaxBody>>10)
+	}
+	return resp.StatusCode, body, nil
+}
+
+// statusError says what an answer other than 200 means for a proof.
+func statusError(u string, status int) error {
+	if status >= 500 || status == http.StatusTooManyRequests {
+		return unanswered("%s answered HTTP %d", clip(u), status)
+	}
+	return notProven("%s answered HTTP %d, not 200 with the token", clip(u), status)
+}
+
+func (s *Service) proveWellKnown(ctx context.Context, target string, hash []byte) (string, error) {
+	t, err := url.Parse(target)
+	if err != nil || t.Host == "" {
+		return "", notProven("the endpoint %s has no origin", clip(target))
+	}
+	u := t.Scheme + "://" + t.Host + WellKnownPath
+	status, body, err := s.get(ctx, u, nil)
+	if err != nil {
+		return "", err
+	}
+	if status != http.StatusOK {
+		return "", statusError(u, status)
+	}
+	if !holds(string(body), hash) {
+		return "", notProven("%s answered, but without this token", u)
+	}
+	return "the token at " + u, nil
+}
+
+func (s *Service) proveDNS(ctx context.Context, target string, hash []byte) (string, error) {
+	t, err := url.Parse(target)
+	if err != nil || !hostName(t.Hostname()) {
+		return "", notProven("the endpoint %s has no DNS name", clip(target))
+	}
+	name := DNSPrefix + t.Hostname()
+	r := net.DefaultResolver
+	if s.cfg.DNSServer != "" {
+		server := s.cfg.DNSServer
+		r = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, server)
+		}}
+	}
+	txts, err := r.LookupTXT(ctx, name)
+	var dnsErr *net.DNSError
+	switch {
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		return "", notProven("there is no TXT record at %s", name)
+	case err != nil:
+		return "", unanswered("the TXT records of %s could not be read: %s", name, fetchError(err))
+	}
+	for i, txt := range txts {
+		if i == maxTXT {
+			break
+		}
+		if holds(txt, hash) {
+			return "the token in a TXT record at " + name, nil
+		}
+	}
+	return "", notProven("the TXT records at %s (%d) do not hold this token", name, len(txts))
+}
+
+func (s *Service) provePackage(ctx context.Context, method, target string, hash []byte) (string, error) {
+	var f supply.PackageFacts
+	var name, where string
+	switch method {
+	case MethodNPM:
+		n, ok := npmName(target)
+		if !ok {
+			return "", notProven("%s is not an npm package", clip(target))
+		}
+		name, where = n, "the README of "+n
+		f = s.npm.Package(ctx, n).Facts
+	default:
+		n, ok := pypiName(target)
+		if !ok {
+			return "", notProven("%s is not a PyPI project", clip(target))
+		}
+		name, where = n, "the description of "+n
+		f = s.pypi.Project(ctx, n).Facts
+	}
+	switch f.Source.Outcome {
+	case supply.SourceOK:
+	case supply.SourceNoData:
+		return "", notProven("%s: %s", name, clip(f.Source.Error))
+	default:
+		return "", unanswered("%s could not be read: %s", name, clip(f.Source.Error))
+	}
+	if !holds(f.README, hash) {
+		return "", notProven("%s %s does not hold this token", where, clip(f.Latest))
+	}
+	return fmt.Sprintf("the token in %s %s", where, clip(f.Latest)), nil
+}
+
+// githubHeader is what the GitHub API reads send.
+func (s *Service) githubHeader(accept string) http.Header {
+	h := http.Header{"Accept": {accept}, "X-Github-Api-Version": {"2022-11-28"}}
+	if s.cfg.GitHubToken != "" {
+		h.Set("Authorization", "Bearer "+s.cfg.GitHubToken)
+	}
+	return h
+}
+
+func (s *Service) proveRepoFile(ctx context.Context, target string, hash []byte) (string, error) {
+	owner, repo, ok := supply.ParseGitHubURL(target)
+	if !ok {
+		return "", notProven("%s is not a GitHub repository", clip(target))
+	}
+	// Without ?ref= the contents API reads the default branch.
+	u := s.cfg.GitHubAPIURL + "/repos/" + url.PathEscape(owner) + "/" + url.PathEscape(repo) + "/contents/" + RepoFilePath
+	status, body, err := s.get(ctx, u, s.githubHeader("application/vnd.github.raw+json"))
+	if err != nil {
+		return "", err
+	}
+	where := RepoFilePath + " on the default branch of " + owner + "/" + repo
+	if status == http.StatusNotFound {
+		return "", notProven("there is no %s", where)
+	}
+	if status != http.StatusOK {
+		return "", statusError(u, status)
+	}
+	if !holds(string(body), hash) {
+		return "", notProven("%s does not hold this token", where)
+	}
+	return "the token in " + where, nil
+}
+
+// permissionAnswer is the part of GitHub's collaborator permission answer that is read.
+type permissionAnswer struct {
+	Permission string `json:"permission"`
+	RoleName   string `json:"role_name"`
+	User       struct {
+		ID int64 `json:"id"`
+	} `json:"user"`
+}
+
+func (s *Service) provePermission(ctx context.Context, accountID int64, target string) (string, error) {
+	owner, repo, ok := supply.ParseGitHubURL(target)
+	if !ok {
+		return "", notProven("%s is not a GitHub repository", clip(target))
+	}
+	if s.cfg.GitHubToken == "" {
+		return "", ErrNoGitHub
+	}
+	a, err := s.st.AccountByID(ctx, accountID)
+	if err != nil {
+		return "", err
+	}
+	if a.GitHubID == 0 || a.GitHubLogin == "" {
+		return "", ErrNoGitHub
+	}
+	u := s.cfg.GitHubAPIURL + "/repos/" + url.PathEscape(owner) + "/" + url.PathEscape(repo) + "/collaborators/" +
+		url.PathEscape(a.GitHubLogin) + "/permission"
+	status, body, err := s.get(ctx, u, s.githubHeader("application/vnd.github+json"))
+	if err != nil {
+		return "", err
+	}
+	slug := owner + "/" + repo
+	if status == http.StatusNotFound {
+		return "", notProven("GitHub says your GitHub account is not a collaborator of %s", slug)
+	}
+	if status != http.StatusOK {
+		return "", statusError(u, status)
+	}
+	var p permissionAnswer
+	if err := json.Unmarshal(body, &p); err != nil {
+		return "", unanswered("GitHub's answer about %s could not be read", slug)
+	}
+	// The login is looked up, the id decides: a login renamed and taken by another
+	// user is not this account's.
+	if p.User.ID != a.GitHubID {
+		return "", notProven("GitHub names another user for the login of your GitHub account on %s", slug)
+	}
+	role := p.RoleName
+	if role == "" {
+		role = p.Permission
+	}
+	if role != "admin" && role != "maintain" {
+		return "", notProven("GitHub says your GitHub account has the %s role on %s, not admin or maintain", clip(role), slug)
+	}
+	return "the " + role + " role on " + slug + " (GitHub)", nil
+}
+
+// npmName returns the package name of a pkg:npm locator (pkg:npm/%40scope/name).
+func npmName(locator string) (string, bool) {
+	rest, ok := strings.CutPrefix(locator, "pkg:npm/")
+	if !ok || rest == "" {
+		return "", false
+	}
+	name, err := url.PathUnescape(rest)
+	if err != nil || name == "" || len(name) > 214 || strings.ContainsAny(name, " ?#\\") {
+		return "", false
+	}
+	return name, true
+}
+
+// pypiName returns the project name of a pkg:pypi locator.
+func pypiName(locator string) (string, bool) {
+	name, ok := strings.CutPrefix(locator, "pkg:pypi/")
+	if !ok || name == "" || len(name) > 214 || strings.ContainsAny(name, " /?#\\%") {
+		return "", false
+	}
+	return name, true
+}
+
+// hostName reports whether h is a DNS name (not an IP address): labels of letters,
+// digits and hyphens, with a dot.
+func hostName(h string) bool {
+	if _, err := netip.ParseAddr(h); err == nil || len(h) > 253 || !strings.Contains(h, ".") && h != "localhost" {
+		return false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// fetchError names a failure in a few words, without echoing more server text.
+func fetchError(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return "timed out"
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
+	}
+	return clip(err.Error())
+}
+
+// clip bounds text quoted from elsewhere to 200 bytes of valid UTF-8 on one line.
+func clip(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, "?"))
+	if len(s) <= 200 {
+		return s
+	}
+	n := 200
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/probity-dev/probity/checks/probe/egress"
+	"github.com/probity-dev/probity/claims"
+	"github.com/probity-dev/probity/rounds"
+	"github.com/probity-dev/probity/store"
+)
+
+// claimsHelp is the part of serve's help about claiming entries (issue 18).
+const claimsHelp = `Claiming entries (with --accounts):
+  A signed-in person claims an entry on its Claim page by proving control of one of
+  its parts: a token at https://ORIGIN/.well-known/probity-claim or in a TXT record at
+  _probity-claim.HOST (a remote), in the newest version's README (npm, PyPI), in
+  .well-known/probity-claim on the default branch, or the admin or maintain role
+  (GitHub, with $GITHUB_TOKEN). Claimed entries are read on --claimed-cadence.
+  --claim-dns-server HOST:PORT   the resolver the TXT records are asked of (default:
+                                 the system's)
+  --claim-recheck D              how often every claim is proven again (24h; 1h-168h);
+                                 a claim whose proof is gone lapses
+The registries and GitHub are read at --npm-url, --pypi-url and --github-url.
+`
+
+// claimFlags are serve's settings of claims.
+type claimFlags struct {
+	dnsServer string
+	recheck   time.Duration
+}
+
+func (f *claimFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.dnsServer, "claim-dns-server", "", "")
+	fs.DurationVar(&f.recheck, "claim-recheck", claims.DefaultRecheckInterval, "")
+}
+
+// check validates the flags.
+func (f *claimFlags) check() error {
+	if f.recheck < time.Hour || f.recheck > 7*24*time.Hour {
+		return fmt.Errorf("--claim-recheck %s: want 1h to 168h", f.recheck)
+	}
+	if f.dnsServer != "" {
+		if _, _, err := net.SplitHostPort(f.dnsServer); err != nil {
+			return fmt.Errorf("--claim-dns-server %q: want HOST:PORT", f.dnsServer)
+		}
+	}
+	return nil
+}
+
+// addClaims gives the write paths the claims service: its checks go through the egress
+// guard (loopback only with --allow-loopback), read the supply sources' base URLs and
+// trust --ca-file, and a claim flipping an entry's claimed state moves its cadence
+// round by schedule.
+func (w *writePaths) addClaims(f claimFlags, st store.Store, ef *envFlags, schedule rounds.Schedule, logger *slog.Logger) error {
+	if err := f.check(); err != nil {
+		return err
+	}
+	pool, err := ef.rootCAs()
+	if err != nil {
+		return err
+	}
+	w.claims, err = claims.New(claims.Config{Store: st, Schedule: schedule, Egress: egress.Config{AllowLoopback: ef.allowLoopback},
+		RootCAs: pool, DNSServer: f.dnsServer, NPMURL: ef.npmURL, PyPIURL: ef.pypiURL, GitHubAPIURL: ef.githubURL,
+		GitHubToken: os.Getenv("GITHUB_TOKEN"), RecheckInterval: f.recheck, Logger: logger})
+	return err
+}
