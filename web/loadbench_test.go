@@ -44,11 +44,11 @@ import (
 // The load database (web/testdata/load/README.md): 6,000 entries whose rounds, changes
 // and supply runs were made by Probity's own code — rounds.Runner with the real checks,
 // signatures and history processor — from observations the real probe took of
-// simulated servers. Built once by BenchmarkLoadDatabase (about eight minutes on two
+// simulated servers. Built once by BenchmarkLoadDatabase (about 75 minutes on two
 // cores; -v shows its progress) and reused, like the statistics benchmark's database:
 //
 //	PROBITY_TEST_DATABASE_URL='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' \
-//	  go test ./web -run X -bench LoadDatabase -benchtime 1x -timeout 30m -v
+//	  go test ./web -run X -bench LoadDatabase -benchtime 1x -timeout 120m -v
 //
 // Entries are load-0 … load-5999: load-0 … load-5399 remote endpoints, load-5400 …
 // load-5799 npm packages, load-5800 … load-5999 PyPI packages. The remote entries with
