@@ -40,7 +40,8 @@ const pgLockPlanEmails int32 = 3
 // $12 now, $13 ThroughSeq, $14 the Message-ID prefix, $15 its domain, $16 DueBefore.
 func pgPlanSQL(mode string) string {
 	return `
-	WITH reach AS MATERIALIZED (
+	WITH busy AS MATERIALIZED (` + unfinishedOutbox + `
+	), reach AS MATERIALIZED (
 		SELECT f.account_id, max(w.s_to) AS s_to
 		FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::timestamptz[], $5::timestamptz[]) AS w (entry_id, s_from, s_to, t_from, t_to)
 		JOIN follows f ON f.entry_id = w.entry_id
@@ -63,7 +64,7 @@ func pgPlanSQL(mode string) string {
 		SELECT s.account_id, $12, s.covered_through, $12, coalesce(s.covered_seq, 0), $13, '<' || $14::text || '.' || s.account_id || '@' || $15::text || '>', 'pending', 0, $12
 		FROM hit h JOIN notify_settings s ON s.account_id = h.account_id
 		JOIN accounts ac ON ac.id = s.account_id AND ac.email IS NOT NULL
-		WHERE ` + planDue(mode, "$16") + `
+		WHERE ` + planDue(mode, "$16", "busy") + `
 		RETURNING account_id
 	)
 	UPDATE notify_settings s SET last_email_at = $12, covered_through = $12, covered_seq = greatest(coalesce(s.covered_seq, 0), $13)

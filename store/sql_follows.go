@@ -647,14 +647,25 @@ func (s *sqlStore) PruneNotify(ctx context.Context, before, untoldBefore time.Ti
 // plan's mode, with one parameter, EmailPlan.DueBefore: an hourly account is due when
 // its last e-mail was an hour ago or more (at or before DueBefore), a daily one when
 // its window closed before the day's summary time; neither while an e-mail of the
-// account is pending or sending (outbox_unfinished), so one account never has two.
-func planDue(mode, param string) string {
-	unfinished := ` AND NOT EXISTS (SELECT 1 FROM outbox u WHERE u.account_id = s.account_id AND u.state IN ('pending', 'sending'))`
+// account is pending or sending, so one account never has two. unfinished names the
+// rows to look for those in: "outbox" (outbox_unfinished), or a CTE of
+// unfinishedOutbox read before the plan inserts into the outbox (PostgreSQL: an
+// anti-join on the table the statement fills would scan its new rows once per
+// account).
+func planDue(mode, param, unfinished string) string {
+	notBusy := ` AND NOT EXISTS (SELECT 1 FROM ` + unfinished + ` u WHERE u.account_id = s.account_id AND u.state IN ` + outboxUnfinished + `)`
 	if mode == MailDaily {
-		return `s.mode = 'daily' AND (s.covered_through IS NULL OR s.covered_through < ` + param + `)` + unfinished
+		return `s.mode = 'daily' AND (s.covered_through IS NULL OR s.covered_through < ` + param + `)` + notBusy
 	}
-	return `s.mode = 'hourly' AND (s.last_email_at IS NULL OR s.last_email_at <= ` + param + `)` + unfinished
+	return `s.mode = 'hourly' AND (s.last_email_at IS NULL OR s.last_email_at <= ` + param + `)` + notBusy
 }
+
+// outboxUnfinished are the states of an e-mail not finished yet (the partial index
+// outbox_unfinished's).
+const outboxUnfinished = `('pending', 'sending')`
+
+// unfinishedOutbox selects the outbox rows of e-mails not finished yet.
+const unfinishedOutbox = `SELECT account_id, state FROM outbox WHERE state IN ` + outboxUnfinished
 
 func checkPlan(p *EmailPlan) error {
 	switch {

@@ -92,7 +92,7 @@ func sqlitePlanSQL(mode string) string {
 	SELECT s.account_id, ?, s.covered_through, ?, coalesce(s.covered_seq, 0), ?, '<' || ? || '.' || s.account_id || '@' || ? || '>', 'pending', 0, ?
 	FROM hit h JOIN notify_settings s ON s.account_id = h.account_id
 	JOIN accounts ac ON ac.id = s.account_id AND ac.email IS NOT NULL
-	WHERE ` + planDue(mode, "?") + `
+	WHERE ` + planDue(mode, "?", "outbox") + `
 	RETURNING account_id`
 }
 
@@ -110,7 +110,7 @@ func sqlitePlanByAccountSQL(mode string) string {
 	SELECT s.account_id, ?, s.covered_through, ?, coalesce(s.covered_seq, 0), ?, '<' || ? || '.' || s.account_id || '@' || ? || '>', 'pending', 0, ?
 	FROM notify_settings s
 	JOIN accounts ac ON ac.id = s.account_id AND ac.email IS NOT NULL
-	WHERE ` + planDue(mode, "?") + ` AND (
+	WHERE ` + planDue(mode, "?", "outbox") + ` AND (
 		EXISTS (
 			SELECT 1 FROM follows f JOIN temp.notify_cursor_windows w ON w.entry_id = f.entry_id
 			WHERE f.account_id = s.account_id
@@ -153,7 +153,7 @@ func planByAccount(ctx context.Context, tx *sqliteTx, p *EmailPlan) (bool, error
 	}
 	var entries, follows, due float64
 	err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM entries), (SELECT coalesce(sum(follows), 0) FROM notify_settings),
-		(SELECT count(*) FROM notify_settings s WHERE `+planDue(p.Mode, "?")+`)`, millis(p.DueBefore)).Scan(&entries, &follows, &due)
+		(SELECT count(*) FROM notify_settings s WHERE `+planDue(p.Mode, "?", "outbox")+`)`, millis(p.DueBefore)).Scan(&entries, &follows, &due)
 	if err != nil {
 		return false, err
 	}
