@@ -96,8 +96,10 @@
 // attempts in a row, across the webhook's deliveries, disable the webhook
 // (DefaultDisableAfter), and a 410 Gone disables it at once (Standard Webhooks:
 // the receiver asks to be sent no more); the owner sees why, and may enable it again.
-// Each delivery's outcome (attempts, last status, last error in words, never the
-// receiver's text) is in its webhook's delivery log, the newest 100 deliveries.
+// Each delivery's outcome (attempts, last status, last error in fixed words, never the
+// receiver's text nor the URL, whose path or query may hold the receiver's secret) is
+// in its webhook's delivery log, the newest 100 deliveries; the server's log gets the
+// same words, and no URL either.
 //
 // Four attempts run at once, at most one per webhook: a webhook's deliveries go one
 // after another, so a slow receiver holds one attempt at a time and never delays

@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -363,7 +367,7 @@ func (s *Service) Deliver(ctx context.Context, budget time.Duration) (int, error
 func (s *Service) attempt(ctx context.Context, c store.WebhookClaim) error {
 	d := c.Delivery
 	at := s.now()
-	status, failure := s.post(ctx, c.URL, d.MessageID, d.Payload, at)
+	status, failure, cause := s.post(ctx, c.URL, d.MessageID, d.Payload, at)
 	rec := store.WebhookAttempt{DeliveryID: d.ID, At: at, Status: status, Delivered: failure == "", Error: failure,
 		DisableAfter: s.cfg.DisableAfter}
 	if failure != "" {
@@ -387,65 +391,129 @@ func (s *Service) attempt(ctx context.Context, c store.WebhookClaim) error {
 	if err != nil {
 		return fmt.Errorf("couldn't record webhook delivery %s: %w", d.MessageID, err)
 	}
-	s.log.InfoContext(ctx, "webhook delivery attempt", "webhook", d.WebhookID, "message_id", d.MessageID,
-		"attempt", d.Attempts+1, "status", status, "delivered", failure == "", "error", failure,
-		"disabled", !w.Enabled(), "ms", s.now().Sub(at).Milliseconds())
+	attrs := []any{"webhook", d.WebhookID, "message_id", d.MessageID, "attempt", d.Attempts + 1, "status", status,
+		"delivered", failure == "", "error", failure, "disabled", !w.Enabled(), "ms", s.now().Sub(at).Milliseconds()}
+	if cause != "" {
+		attrs = append(attrs, "cause", cause)
+	}
+	s.log.InfoContext(ctx, "webhook delivery attempt", attrs...)
 	return nil
 }
 
 // post makes one signed POST and returns the response status (0: none) and, for a
-// failure, what went wrong in words for the owner's delivery log ("" for a 2xx).
-func (s *Service) post(ctx context.Context, target, msgID string, body []byte, at time.Time) (int, string) {
+// failure, what went wrong in words for the owner's delivery log ("" for a 2xx), and
+// for the server's log the cause of a failure of no known kind (describeFailure).
+func (s *Service) post(ctx context.Context, target, msgID string, body []byte, at time.Time) (status int, failure, cause string) {
 	// The whole attempt (the guard's lookups, connecting, the request and the response)
 	// ends within Timeout, whatever the receiver does.
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	h, err := Sign(s.cfg.Key, msgID, at, body)
 	if err != nil {
-		return 0, "not sent: " + err.Error()
+		return 0, "not sent: " + err.Error(), ""
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
-		return 0, "not sent: the URL is not valid"
+		return 0, "not sent: the URL is not valid", ""
 	}
 	// The URL was checked at registration; the guard checks it again here, and every
 	// address dialed.
 	if err := s.guard.CheckURL(req.URL); err != nil {
-		return 0, "not sent: " + refusal(err)
+		return 0, "not sent: " + refusal(err), ""
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Probity-Webhooks/1 (+"+s.cfg.BaseURL+")")
 	h.Set(req.Header)
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return 0, describeFailure(err, s.cfg.Timeout)
+		failure, cause = describeFailure(err, req.URL, s.cfg.Timeout)
+		return 0, failure, cause
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponse))
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode <= 299:
-		return resp.StatusCode, ""
+		return resp.StatusCode, "", ""
 	case resp.StatusCode >= 300 && resp.StatusCode <= 399:
-		return resp.StatusCode, fmt.Sprintf("HTTP %d: a redirect, which is not followed; register the URL it points to", resp.StatusCode)
+		return resp.StatusCode, fmt.Sprintf("HTTP %d: a redirect, which is not followed; register the URL it points to", resp.StatusCode), ""
 	}
-	return resp.StatusCode, fmt.Sprintf("HTTP %d", resp.StatusCode)
+	return resp.StatusCode, fmt.Sprintf("HTTP %d", resp.StatusCode), ""
 }
 
-// describeFailure says why a request got no response, without the receiver's text.
-func describeFailure(err error, timeout time.Duration) string {
-	var be *egress.BlockedError
-	var ne net.Error
+// describeFailure says in fixed words why a request got no response, for the owner's
+// delivery log and the server's log. It never gives the URL (a webhook URL may carry
+// its secret in the path or query, as Slack's and Discord's do, and the *url.Error
+// that http.Client returns quotes the whole URL) nor the receiver's text. For a
+// failure of no known kind it says so, and returns as cause, for the server's log
+// only, the transport's error without the *url.Error around it, with u's path and
+// query cut out should they appear anyway, cleaned and bounded.
+func describeFailure(err error, u *url.URL, timeout time.Duration) (failure, cause string) {
+	var (
+		be      *egress.BlockedError
+		ne      net.Error
+		dnsErr  *net.DNSError
+		unknown x509.UnknownAuthorityError
+		host    x509.HostnameError
+		invalid x509.CertificateInvalidError
+		verify  *tls.CertificateVerificationError
+		record  tls.RecordHeaderError
+		alert   tls.AlertError
+	)
 	switch {
 	case errors.As(err, &be):
-		return "refused: the URL's host resolves to " + refusal(err) + "; webhooks go to public addresses only"
+		return "refused: the URL's host resolves to " + refusal(err) + "; webhooks go to public addresses only", ""
 	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
-		return fmt.Sprintf("no answer within %s", timeout)
+		return fmt.Sprintf("no answer within %s", timeout), ""
+	case errors.Is(err, context.Canceled):
+		return "not finished: the attempt was cancelled (Probity was stopping)", ""
+	case errors.As(err, &dnsErr):
+		return "the host name could not be looked up", ""
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "could not connect: the connection was refused", ""
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "could not connect: the host is unreachable", ""
+	case errors.As(err, &unknown):
+		return "TLS: the certificate is not signed by a trusted authority", ""
+	case errors.As(err, &host):
+		return "TLS: the certificate is not valid for the URL's host", ""
+	case errors.As(err, &invalid) && invalid.Reason == x509.Expired:
+		return "TLS: the certificate has expired or is not valid yet", ""
+	case errors.As(err, &invalid), errors.As(err, &verify):
+		return "TLS: the certificate could not be verified", ""
+	case errors.As(err, &record):
+		return "TLS: the receiver did not answer in TLS (is it plain http?)", ""
+	case errors.As(err, &alert):
+		return "TLS: the receiver refused the handshake", ""
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNABORTED):
+		return "the connection was reset by the receiver", ""
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the connection was closed before a response", ""
 	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
-		return "the host name could not be looked up"
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		err = ue.Err
 	}
-	return clean("could not connect: " + err.Error())
+	if err.Error() == errHTTPToHTTPS {
+		return "TLS: the receiver did not answer in TLS (is it plain http?)", ""
+	}
+	return "no response: the connection failed, or the answer was not HTTP", clean(redact(err.Error(), u))
+}
+
+// errHTTPToHTTPS is the text of the error net/http returns (unexported, a plain
+// errors.New) when an https URL is answered in plain HTTP.
+const errHTTPToHTTPS = "http: server gave HTTP response to HTTPS client"
+
+// redact cuts u's path and query out of text, in every form they may be written in.
+func redact(text string, u *url.URL) string {
+	if u == nil {
+		return text
+	}
+	for _, s := range []string{u.RawQuery, u.EscapedPath(), u.Path, u.RawPath, u.Query().Encode()} {
+		if len(s) > 1 {
+			text = strings.ReplaceAll(text, s, "…")
+		}
+	}
+	return text
 }
 
 // clean keeps an error text to printable characters and maxErrorText bytes.
