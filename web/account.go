@@ -101,7 +101,8 @@ type Follows interface {
 	// opens links). ErrBadToken when the token is forged, malformed or expired.
 	UnsubscribePage(ctx context.Context, token string) ([]UnsubscribeAction, error)
 	// Unsubscribe does what token says (unfollow an entry, turn change e-mails off,
-	// or undo one of them) and returns what it did and the button that undoes it.
+	// or undo one of them) and returns what it did and the button that undoes it:
+	// none (a zero undo) when done is Unchanged (e-mails were off already).
 	// ErrBadToken as UnsubscribePage.
 	Unsubscribe(ctx context.Context, token string) (done, undo UnsubscribeAction, err error)
 	// OneClick turns off the change e-mails of the token's account (a token of an

@@ -300,6 +300,9 @@ func unsubscribeActionOf(a UnsubscribeAction) unsubscribeAction {
 		u.Button, u.Done = "Unfollow "+name, "You no longer follow "+name+"."
 	case ActionMailOff:
 		u.Button, u.Done = "Turn off change e-mails", "Change e-mails are off. You still follow your entries: their changes are on your Followed page."
+		if a.Unchanged {
+			u.Done = "Change e-mails were already off. You still follow your entries: their changes are on your Followed page."
+		}
 	case ActionFollow:
 		u.Button, u.Done = "Follow "+name+" again", "You follow "+name+" again."
 	case ActionMailOnHourly:

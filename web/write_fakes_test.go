@@ -443,8 +443,13 @@ func (f *fakeFollows) Unsubscribe(ctx context.Context, token string) (done, undo
 		err, inverse.action = f.follow(t.account, t.entry), web.ActionUnfollow
 	case web.ActionMailOff:
 		inverse.action = web.ActionMailOnHourly
-		if f.mode(t.account) == web.MailDaily {
+		switch f.mode(t.account) {
+		case web.MailDaily:
 			inverse.action = web.ActionMailOnDaily
+		case web.MailOff: // as notify's: nothing changes, and there is no undo
+			done, err = f.action(ctx, t, token)
+			done.Unchanged = true
+			return done, web.UnsubscribeAction{}, err
 		}
 		err = f.SetMode(ctx, t.account, web.MailOff)
 	case web.ActionMailOnHourly:

@@ -845,6 +845,30 @@ func TestUnsubscribe(t *testing.T) {
 	}
 }
 
+// TestUnsubscribeMailAlreadyOff: turning e-mails off when they are off already says
+// so and offers no Undo (which would turn on e-mails the person had turned off).
+func TestUnsubscribeMailAlreadyOff(t *testing.T) {
+	w := newWriteSite(t, writeOpts{})
+	b := w.browser(t)
+	b.signIn("ada@example.com")
+	acct := w.accountOf(t, b)
+	if err := w.fol.SetMode(context.Background(), acct, web.MailOff); err != nil {
+		t.Fatal(err)
+	}
+	off := w.fol.token(unsubToken{account: acct, action: web.ActionMailOff})
+	rec := w.browser(t).post("/unsubscribe/"+off, url.Values{})
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK || !strings.Contains(body, "Change e-mails were already off.") {
+		t.Fatalf("mail off when off: %d\n%s", rec.Code, body)
+	}
+	if strings.Contains(body, "Undo") || strings.Contains(body, `action="/unsubscribe/`) {
+		t.Errorf("mail off when off offers an Undo\n%s", body)
+	}
+	if w.fol.mode(acct) != web.MailOff {
+		t.Errorf("mode %s, want off", w.fol.mode(acct))
+	}
+}
+
 // TestFollowButton: every page of an entry has the Follow button for a signed-in
 // person (private, with the csrf field), or the link to sign in to follow; Follow and
 // Unfollow work, and the limit is told.
