@@ -869,6 +869,42 @@ func TestUnsubscribeMailAlreadyOff(t *testing.T) {
 	}
 }
 
+// TestUnsubscribeEntryGoneAndLimit: a link whose entry was deleted since the e-mail
+// gets the "entry gone" page (410), not a 500; an unfollow link of such an entry
+// still offers turning e-mails off; "follow again" past the limit gets the Follow
+// button's limit page.
+func TestUnsubscribeEntryGoneAndLimit(t *testing.T) {
+	w := newWriteSite(t, writeOpts{})
+	b := w.browser(t)
+	b.signIn("ada@example.com")
+	acct := w.accountOf(t, b)
+	anon := w.browser(t)
+	const gone = 1 << 40 // no such entry: deleted since the e-mail
+	follow := w.fol.token(unsubToken{account: acct, action: web.ActionFollow, entry: gone})
+	unfollow := w.fol.token(unsubToken{account: acct, action: web.ActionUnfollow, entry: gone})
+	for _, c := range []struct{ method, what, tok string }{{"GET", "follow", follow}, {"POST", "follow", follow}, {"POST", "unfollow", unfollow}} {
+		rec := anon.do(req{method: c.method, path: "/unsubscribe/" + c.tok, form: url.Values{}})
+		if rec.Code != http.StatusGone || !strings.Contains(rec.Body.String(), "has been deleted from the directory") {
+			t.Errorf("%s %s of a deleted entry: %d\n%s", c.method, c.what, rec.Code, rec.Body.String())
+		}
+	}
+	rec := anon.get("/unsubscribe/" + unfollow)
+	if body := rec.Body.String(); rec.Code != http.StatusOK || !strings.Contains(body, "Turn off change e-mails") || strings.Contains(body, "Unfollow") {
+		t.Errorf("GET unfollow of a deleted entry: %d, want the mail-off button alone\n%s", rec.Code, body)
+	}
+
+	w.fol.limit = 0
+	again := w.fol.token(unsubToken{account: acct, action: web.ActionFollow, entry: w.evil.ID})
+	rec = anon.post("/unsubscribe/"+again, url.Values{})
+	if body := rec.Body.String(); rec.Code != http.StatusConflict || !strings.Contains(body, "You follow as many entries as an account may") ||
+		!strings.Contains(body, "Unfollow one on your Followed page") {
+		t.Errorf("follow again at the limit: %d\n%s", rec.Code, body)
+	}
+	if w.fol.following(acct, w.evil.ID) {
+		t.Error("follow again at the limit followed")
+	}
+}
+
 // TestFollowButton: every page of an entry has the Follow button for a signed-in
 // person (private, with the csrf field), or the link to sign in to follow; Follow and
 // Unfollow work, and the limit is told.
