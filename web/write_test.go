@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probity-dev/probity/accounts"
+	"github.com/probity-dev/probity/notify"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web"
 )
@@ -1143,6 +1145,36 @@ func TestWriteRateLimit(t *testing.T) {
 	tok := w.fol.token(unsubToken{account: w.accountOf(t, b), action: web.ActionMailOff})
 	if rec := b.post("/unsubscribe/"+tok+"/one-click", url.Values{"List-Unsubscribe": {"One-Click"}}); rec.Code != http.StatusOK {
 		t.Errorf("one-click after the write bucket ran dry: %d", rec.Code)
+	}
+}
+
+// TestPrivacyDurations: the privacy page states how long each thing is kept as the
+// code keeps it: change-e-mail records and a told deleted entry notify.DefaultKeep,
+// an untold one notify.KeepUntold, sessions, codes and sign-in limits accounts', the
+// webhook log store.MaxWebhookLog deliveries.
+func TestPrivacyDurations(t *testing.T) {
+	w := newWriteSite(t, writeOpts{})
+	rec := w.browser(t).get("/privacy")
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK {
+		t.Fatalf("/privacy: %d", rec.Code)
+	}
+	days := func(d time.Duration) string { return fmt.Sprintf("%d days", d/(24*time.Hour)) }
+	for _, want := range []string{
+		"its name kept " + days(notify.DefaultKeep) + " after an e-mail told you, or " + days(notify.KeepUntold) + " after the deletion when none did",
+		days(notify.DefaultKeep) + " after the e-mail was made",
+		days(accounts.SessionLifetime) + " after the session was last used",
+		fmt.Sprintf("%d minutes, or until used", accounts.CodeLifetime/time.Minute),
+		"one hour after the last one", // accounts.ThrottleWindow
+		fmt.Sprintf("the newest %d deliveries", store.MaxWebhookLog),
+		"the session cookie (for " + days(accounts.SessionLifetime) + ",",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/privacy does not say %q", want)
+		}
+	}
+	if strings.Contains(body, "until you were told") {
+		t.Error("/privacy still says a deleted entry's name is kept until you were told")
 	}
 }
 
