@@ -38,8 +38,9 @@ const (
 	// GitHubStateLifetime is how long a GitHub sign-in may take from GitHubStart to
 	// GitHubFinish.
 	GitHubStateLifetime = 10 * time.Minute
-	// throttleWindow is the window of every sign-in limit.
-	throttleWindow = time.Hour
+	// ThrottleWindow is the window of every sign-in limit; a limit's count is kept
+	// for ThrottleWindow after the last request it counts.
+	ThrottleWindow = time.Hour
 )
 
 // Errors callers branch on; each says what the person can do.

@@ -43,7 +43,7 @@ func (s *Service) RequestCode(ctx context.Context, email, client string) error {
 		{Scope: store.ThrottleClient, KeyHash: clientHash(ClientKey(client)), Limit: ClientRequestsPerHour},
 		{Scope: store.ThrottleAddress, KeyHash: ah, Limit: CodesPerAddressPerHour},
 	} {
-		t.At, t.Window = now, throttleWindow
+		t.At, t.Window = now, ThrottleWindow
 		ok, err := s.st.TakeThrottle(ctx, t)
 		if err != nil {
 			return err
@@ -131,7 +131,7 @@ func (s *Service) useCode(ctx context.Context, email, code, client string) (addr
 	}
 	now = s.now()
 	ok, err := s.st.TakeThrottle(ctx, store.ThrottleTake{Scope: store.ThrottleVerify, KeyHash: clientHash(ClientKey(client)),
-		At: now, Window: throttleWindow, Limit: ClientChecksPerHour})
+		At: now, Window: ThrottleWindow, Limit: ClientChecksPerHour})
 	if err != nil {
 		return "", "", now, err
 	}
@@ -277,7 +277,7 @@ func (s *Service) takeSiteCode(ctx context.Context, now time.Time) (bool, error)
 	for i := range n {
 		shard := (first + i) % n
 		ok, err := s.st.TakeThrottle(ctx, store.ThrottleTake{Scope: store.ThrottleAddress, KeyHash: siteHash(shard),
-			At: now, Window: throttleWindow, Limit: siteShardLimit(s.siteCap, shard)})
+			At: now, Window: ThrottleWindow, Limit: siteShardLimit(s.siteCap, shard)})
 		if err != nil || ok {
 			return ok, err
 		}

@@ -113,7 +113,8 @@ type Config struct {
 	// (DefaultConcurrency).
 	Concurrency int
 	// Keep is how long finished outbox rows and deleted followed entries are kept
-	// (DefaultKeep).
+	// (DefaultKeep, the duration the privacy page states: a different Keep makes the
+	// page wrong).
 	Keep time.Duration
 }
 

@@ -183,6 +183,9 @@ type Action struct {
 	// Label says what the button does, in words.
 	Label string
 	Token string
+	// Unchanged says that doing the action changed nothing (Unsubscribe's done of
+	// ActionMailOff when e-mails were off already); it has no undo.
+	Unchanged bool
 }
 
 // UnsubscribePage returns the buttons the page of token shows: for a token of an
@@ -247,8 +250,10 @@ func (s *Service) action(ctx context.Context, t token, tok string) (Action, erro
 }
 
 // Unsubscribe does what token allows (the page's POST) and returns what was done and
-// the button that undoes it, whose token ends when token ends. ErrBadToken for a token
-// that is not valid; ErrNotFound when its entry is gone.
+// the button that undoes it, whose token ends when token ends. Turning e-mails off
+// when they were off already changes nothing: done is Unchanged and there is no undo
+// (a zero Action), since an undo would turn on e-mails that were never on. ErrBadToken
+// for a token that is not valid; ErrNotFound when its entry is gone.
 func (s *Service) Unsubscribe(ctx context.Context, tok string) (done, undo Action, err error) {
 	now := s.now()
 	t, err := s.tokens.verify(tok, now)
@@ -273,6 +278,13 @@ func (s *Service) Unsubscribe(ctx context.Context, tok string) (done, undo Actio
 		prev, err := s.st.SetNotifyMode(ctx, t.Account, store.MailOff, now)
 		if err != nil {
 			return Action{}, Action{}, err
+		}
+		if prev == store.MailOff {
+			if done, err = s.action(ctx, t, tok); err != nil {
+				return Action{}, Action{}, err
+			}
+			done.Unchanged = true
+			return done, Action{}, nil
 		}
 		inverse.Action = ActionMailOnHourly
 		if prev == store.MailDaily {

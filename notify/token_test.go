@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/probity-dev/probity/store"
 )
 
 var testKey = tokenKey(bytes.Repeat([]byte{7}, KeySize))
@@ -158,6 +160,41 @@ func TestUndoTokensEndWithTheirEmail(t *testing.T) {
 			if _, _, err := e.svc.Unsubscribe(ctx, tok); !errors.Is(err, ErrBadToken) {
 				t.Errorf("%s after the e-mail's tokens ended: %v, want ErrBadToken", what, err)
 			}
+		}
+	})
+}
+
+// TestMailOffWhenOffHasNoUndo: turning change e-mails off when they are off already
+// changes nothing and offers no undo; an undo would turn on e-mails the account had
+// turned off itself (and tell it the changes of the whole time they were off).
+func TestMailOffWhenOffHasNoUndo(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		e := newEnv(t, b)
+		acct := e.account("already-off@example.com")
+		e.follow(acct, e.entry("already-off", "Already Off"))
+		if err := e.svc.SetMode(ctx, acct, store.MailOff); err != nil {
+			t.Fatal(err)
+		}
+		off := e.svc.tokens.issue(token{Account: acct, Action: ActionMailOff, Issued: day(e.clock.Now())})
+		done, undo, err := e.svc.Unsubscribe(ctx, off)
+		if err != nil || done.Kind != ActionMailOff || !done.Unchanged {
+			t.Fatalf("mail off when off: done %+v, %v; want ActionMailOff, Unchanged", done, err)
+		}
+		if undo != (Action{}) {
+			t.Fatalf("mail off when off: undo %+v, want none", undo)
+		}
+		if f, err := e.svc.Followed(ctx, acct); err != nil || f.Mode != store.MailOff {
+			t.Fatalf("mode after: %q, %v; want off", f.Mode, err)
+		}
+
+		// From on, the same token turns e-mails off and offers the undo.
+		if err := e.svc.SetMode(ctx, acct, store.MailDaily); err != nil {
+			t.Fatal(err)
+		}
+		done, undo, err = e.svc.Unsubscribe(ctx, off)
+		if err != nil || done.Unchanged || undo.Kind != ActionMailOnDaily || undo.Token == "" {
+			t.Fatalf("mail off when daily: done %+v undo %+v, %v; want a daily undo", done, undo, err)
 		}
 	})
 }

@@ -98,11 +98,14 @@ type Follows interface {
 	// UnsubscribePage is what an e-mail's unsubscribe link offers, as buttons: the
 	// token's own action and, for a token about one entry, turning change e-mails off
 	// as well, each with the token that does it. It changes nothing (a mail filter
-	// opens links). ErrBadToken when the token is forged, malformed or expired.
+	// opens links). ErrBadToken when the token is forged, malformed or expired;
+	// ErrEntryGone when the entry of an undo's "follow again" was deleted.
 	UnsubscribePage(ctx context.Context, token string) ([]UnsubscribeAction, error)
 	// Unsubscribe does what token says (unfollow an entry, turn change e-mails off,
-	// or undo one of them) and returns what it did and the button that undoes it.
-	// ErrBadToken as UnsubscribePage.
+	// or undo one of them) and returns what it did and the button that undoes it:
+	// none (a zero undo) when done is Unchanged (e-mails were off already).
+	// ErrBadToken as UnsubscribePage; ErrEntryGone when the token's entry was
+	// deleted; ErrFollowLimit for a "follow again" past the limit.
 	Unsubscribe(ctx context.Context, token string) (done, undo UnsubscribeAction, err error)
 	// OneClick turns off the change e-mails of the token's account (a token of an
 	// e-mail: unfollow or mail off); the account keeps following (RFC 8058).
@@ -207,6 +210,8 @@ var (
 	ErrFollowLimit = notify.ErrLimit
 	// ErrBadToken is an unsubscribe token that is forged, malformed or expired.
 	ErrBadToken = notify.ErrBadToken
+	// ErrEntryGone is an unsubscribe token's entry deleted since its e-mail.
+	ErrEntryGone = notify.ErrNotFound
 )
 
 // Refusal is a refusal of what a person entered, with the reason in the service's

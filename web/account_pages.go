@@ -3,12 +3,16 @@ package web
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/probity-dev/probity/accounts"
+	"github.com/probity-dev/probity/notify"
+	"github.com/probity-dev/probity/store"
 )
 
 // The sign-in, sign-out, account and privacy pages (the write paths of Accounts).
@@ -387,12 +391,50 @@ func (h *handlers) deleteAccount(c *gin.Context) {
 	h.message(c, http.StatusOK, "Account deleted", "Your account is deleted, with the entries you followed, your sessions, your webhooks and every e-mail not sent yet. Nothing of it is kept.", link{Href: "/", Text: "Back to the directory"})
 }
 
+// privacyPage is the privacy page's data: the features on, and the durations it
+// states, spelled from the constants of the packages that keep and prune the data
+// (one owner each: the page never repeats a number).
+type privacyPage struct {
+	Webhooks, Follows, GitHub bool
+	// Session is how long a session lasts after its last use (accounts), and
+	// Code a sign-in code, Throttle a sign-in limit's count after the last request
+	// it counts; SessionCookie and GitHubCookie are the cookies' lives.
+	Session, Code, Throttle, SessionCookie, GitHubCookie string
+	// NotifyKeep is how long a finished change e-mail's record, and a deleted
+	// followed entry once told, are kept; NotifyKeepUntold a deleted followed entry
+	// no e-mail told (notify, whose PruneNotify deletes them).
+	NotifyKeep, NotifyKeepUntold string
+	// WebhookLog is how many deliveries a webhook's log keeps (store).
+	WebhookLog int
+}
+
 // privacy serves GET /privacy.
 func (h *handlers) privacy(c *gin.Context) {
 	c.Header("Cache-Control", "public, max-age=3600")
-	h.render(c, http.StatusOK, "privacy", struct {
-		Webhooks, Follows, GitHub bool
-	}{h.hooks != nil, h.follows != nil, h.acc.GitHubEnabled()})
+	h.render(c, http.StatusOK, "privacy", privacyPage{
+		Webhooks: h.hooks != nil, Follows: h.follows != nil, GitHub: h.acc.GitHubEnabled(),
+		Session: spellDuration(accounts.SessionLifetime), Code: spellDuration(accounts.CodeLifetime),
+		Throttle:      spellDuration(accounts.ThrottleWindow),
+		SessionCookie: spellDuration(sessionLifetime), GitHubCookie: spellDuration(gitHubLifetime),
+		NotifyKeep: spellDuration(notify.DefaultKeep), NotifyKeepUntold: spellDuration(notify.KeepUntold),
+		WebhookLog: store.MaxWebhookLog,
+	})
+}
+
+// spellDuration spells a duration of whole days, hours or minutes in words ("30
+// days", "one hour", "10 minutes"), the coarsest unit that is exact.
+func spellDuration(d time.Duration) string {
+	n, unit := int64(d/time.Minute), "minute"
+	switch {
+	case d%(24*time.Hour) == 0:
+		n, unit = int64(d/(24*time.Hour)), "day"
+	case d%time.Hour == 0:
+		n, unit = int64(d/time.Hour), "hour"
+	}
+	if n == 1 {
+		return "one " + unit
+	}
+	return strconv.FormatInt(n, 10) + " " + unit + "s"
 }
 
 // link is a link a message page offers.

@@ -46,6 +46,15 @@ func (h *handlers) setFollow(c *gin.Context, head *entryHead) error {
 	return nil
 }
 
+// followLimit answers a follow refused with ErrFollowLimit (the Follow button's, and
+// an unsubscribe page's "follow again"): name, as the page shows it, was not added.
+func (h *handlers) followLimit(c *gin.Context, name string, links ...link) {
+	private(c)
+	h.message(c, http.StatusConflict, "Follow limit reached",
+		"You follow as many entries as an account may, so "+name+" was not added. Unfollow one on your Followed page first.",
+		append([]link{{Href: "/followed", Text: "Your Followed page"}}, links...)...)
+}
+
 // follow serves POST /s/{slug}/follow and POST /s/{slug}/unfollow.
 func (h *handlers) follow(on bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
@@ -72,10 +81,7 @@ func (h *handlers) follow(on bool) gin.HandlerFunc {
 			err = h.follows.Unfollow(ctx, v.ID, slug)
 		}
 		if errors.Is(err, ErrFollowLimit) {
-			private(c)
-			h.message(c, http.StatusConflict, "Follow limit reached",
-				"You follow as many entries as an account may, so "+displayName(e)+" was not added. Unfollow one on your Followed page first.",
-				link{Href: "/followed", Text: "Your Followed page"}, link{Href: "/s/" + slug, Text: "Back to " + displayName(e)})
+			h.followLimit(c, displayName(e), link{Href: "/s/" + slug, Text: "Back to " + displayName(e)})
 			return
 		}
 		if err != nil {
@@ -300,6 +306,9 @@ func unsubscribeActionOf(a UnsubscribeAction) unsubscribeAction {
 		u.Button, u.Done = "Unfollow "+name, "You no longer follow "+name+"."
 	case ActionMailOff:
 		u.Button, u.Done = "Turn off change e-mails", "Change e-mails are off. You still follow your entries: their changes are on your Followed page."
+		if a.Unchanged {
+			u.Done = "Change e-mails were already off. You still follow your entries: their changes are on your Followed page."
+		}
 	case ActionFollow:
 		u.Button, u.Done = "Follow "+name+" again", "You follow "+name+" again."
 	case ActionMailOnHourly:
@@ -331,6 +340,24 @@ func (h *handlers) unsubscribeToken(c *gin.Context) (string, bool) {
 	return t, true
 }
 
+// unsubscribeFailed answers the error of an unsubscribe page's GET or POST:
+// ErrBadToken's page, ErrEntryGone's (the link's entry was deleted since the e-mail,
+// 410), ErrFollowLimit's (an undo of unfollow at the limit); any other is h.fail's.
+func (h *handlers) unsubscribeFailed(c *gin.Context, err error) {
+	switch {
+	case errors.Is(err, ErrBadToken):
+		h.badUnsubscribe(c)
+	case errors.Is(err, ErrEntryGone):
+		h.message(c, http.StatusGone, "Entry gone",
+			"The entry of this link has been deleted from the directory since the e-mail, so there is nothing to follow or unfollow. Sign in to change your e-mails or the entries you follow on your Followed page.",
+			link{Href: "/signin?return=%2Ffollowed", Text: "Sign in"})
+	case errors.Is(err, ErrFollowLimit):
+		h.followLimit(c, "the entry")
+	default:
+		h.fail(c, err)
+	}
+}
+
 func (h *handlers) badUnsubscribe(c *gin.Context) {
 	h.message(c, http.StatusBadRequest, "Link not valid",
 		"This unsubscribe link is not valid, or it is older than 60 days. Sign in to change your e-mails or the entries you follow on your Followed page.",
@@ -346,12 +373,8 @@ func (h *handlers) unsubscribeOffer(c *gin.Context) {
 		return
 	}
 	acts, err := h.follows.UnsubscribePage(c.Request.Context(), t)
-	if errors.Is(err, ErrBadToken) {
-		h.badUnsubscribe(c)
-		return
-	}
 	if err != nil {
-		h.fail(c, err)
+		h.unsubscribeFailed(c, err)
 		return
 	}
 	p := unsubscribePage{}
@@ -376,12 +399,8 @@ func (h *handlers) unsubscribe(c *gin.Context) {
 		return
 	}
 	done, undo, err := h.follows.Unsubscribe(c.Request.Context(), t)
-	if errors.Is(err, ErrBadToken) {
-		h.badUnsubscribe(c)
-		return
-	}
 	if err != nil {
-		h.fail(c, err)
+		h.unsubscribeFailed(c, err)
 		return
 	}
 	d := unsubscribeActionOf(done)

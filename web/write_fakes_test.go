@@ -14,6 +14,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -405,6 +406,9 @@ func (f *fakeFollows) action(ctx context.Context, t unsubToken, token string) (w
 	a := web.UnsubscribeAction{Kind: t.action, Token: token}
 	if t.entry != 0 {
 		e, err := f.st.EntryByID(ctx, t.entry)
+		if errors.Is(err, store.ErrNotFound) { // as notify's: the entry was deleted
+			return a, fmt.Errorf("notify: %w", web.ErrEntryGone)
+		}
 		if err != nil {
 			return a, err
 		}
@@ -418,11 +422,16 @@ func (f *fakeFollows) UnsubscribePage(ctx context.Context, token string) ([]web.
 	if err != nil {
 		return nil, err
 	}
+	var acts []web.UnsubscribeAction
 	a, err := f.action(ctx, t, token)
-	if err != nil {
+	switch {
+	case errors.Is(err, web.ErrEntryGone) && t.action == web.ActionUnfollow:
+		// As notify's: e-mails can still be turned off.
+	case err != nil:
 		return nil, err
+	default:
+		acts = append(acts, a)
 	}
-	acts := []web.UnsubscribeAction{a}
 	if t.action == web.ActionUnfollow {
 		off := unsubToken{account: t.account, action: web.ActionMailOff}
 		acts = append(acts, web.UnsubscribeAction{Kind: web.ActionMailOff, Token: f.token(off)})
@@ -443,8 +452,13 @@ func (f *fakeFollows) Unsubscribe(ctx context.Context, token string) (done, undo
 		err, inverse.action = f.follow(t.account, t.entry), web.ActionUnfollow
 	case web.ActionMailOff:
 		inverse.action = web.ActionMailOnHourly
-		if f.mode(t.account) == web.MailDaily {
+		switch f.mode(t.account) {
+		case web.MailDaily:
 			inverse.action = web.ActionMailOnDaily
+		case web.MailOff: // as notify's: nothing changes, and there is no undo
+			done, err = f.action(ctx, t, token)
+			done.Unchanged = true
+			return done, web.UnsubscribeAction{}, err
 		}
 		err = f.SetMode(ctx, t.account, web.MailOff)
 	case web.ActionMailOnHourly:

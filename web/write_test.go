@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probity-dev/probity/accounts"
+	"github.com/probity-dev/probity/notify"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web"
 )
@@ -845,6 +847,66 @@ func TestUnsubscribe(t *testing.T) {
 	}
 }
 
+// TestUnsubscribeMailAlreadyOff: turning e-mails off when they are off already says
+// so and offers no Undo (which would turn on e-mails the person had turned off).
+func TestUnsubscribeMailAlreadyOff(t *testing.T) {
+	w := newWriteSite(t, writeOpts{})
+	b := w.browser(t)
+	b.signIn("ada@example.com")
+	acct := w.accountOf(t, b)
+	if err := w.fol.SetMode(context.Background(), acct, web.MailOff); err != nil {
+		t.Fatal(err)
+	}
+	off := w.fol.token(unsubToken{account: acct, action: web.ActionMailOff})
+	rec := w.browser(t).post("/unsubscribe/"+off, url.Values{})
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK || !strings.Contains(body, "Change e-mails were already off.") {
+		t.Fatalf("mail off when off: %d\n%s", rec.Code, body)
+	}
+	if strings.Contains(body, "Undo") || strings.Contains(body, `action="/unsubscribe/`) {
+		t.Errorf("mail off when off offers an Undo\n%s", body)
+	}
+	if w.fol.mode(acct) != web.MailOff {
+		t.Errorf("mode %s, want off", w.fol.mode(acct))
+	}
+}
+
+// TestUnsubscribeEntryGoneAndLimit: a link whose entry was deleted since the e-mail
+// gets the "entry gone" page (410), not a 500; an unfollow link of such an entry
+// still offers turning e-mails off; "follow again" past the limit gets the Follow
+// button's limit page.
+func TestUnsubscribeEntryGoneAndLimit(t *testing.T) {
+	w := newWriteSite(t, writeOpts{})
+	b := w.browser(t)
+	b.signIn("ada@example.com")
+	acct := w.accountOf(t, b)
+	anon := w.browser(t)
+	const gone = 1 << 40 // no such entry: deleted since the e-mail
+	follow := w.fol.token(unsubToken{account: acct, action: web.ActionFollow, entry: gone})
+	unfollow := w.fol.token(unsubToken{account: acct, action: web.ActionUnfollow, entry: gone})
+	for _, c := range []struct{ method, what, tok string }{{"GET", "follow", follow}, {"POST", "follow", follow}, {"POST", "unfollow", unfollow}} {
+		rec := anon.do(req{method: c.method, path: "/unsubscribe/" + c.tok, form: url.Values{}})
+		if rec.Code != http.StatusGone || !strings.Contains(rec.Body.String(), "has been deleted from the directory") {
+			t.Errorf("%s %s of a deleted entry: %d\n%s", c.method, c.what, rec.Code, rec.Body.String())
+		}
+	}
+	rec := anon.get("/unsubscribe/" + unfollow)
+	if body := rec.Body.String(); rec.Code != http.StatusOK || !strings.Contains(body, "Turn off change e-mails") || strings.Contains(body, "Unfollow") {
+		t.Errorf("GET unfollow of a deleted entry: %d, want the mail-off button alone\n%s", rec.Code, body)
+	}
+
+	w.fol.limit = 0
+	again := w.fol.token(unsubToken{account: acct, action: web.ActionFollow, entry: w.evil.ID})
+	rec = anon.post("/unsubscribe/"+again, url.Values{})
+	if body := rec.Body.String(); rec.Code != http.StatusConflict || !strings.Contains(body, "You follow as many entries as an account may") ||
+		!strings.Contains(body, "Unfollow one on your Followed page") {
+		t.Errorf("follow again at the limit: %d\n%s", rec.Code, body)
+	}
+	if w.fol.following(acct, w.evil.ID) {
+		t.Error("follow again at the limit followed")
+	}
+}
+
 // TestFollowButton: every page of an entry has the Follow button for a signed-in
 // person (private, with the csrf field), or the link to sign in to follow; Follow and
 // Unfollow work, and the limit is told.
@@ -1083,6 +1145,36 @@ func TestWriteRateLimit(t *testing.T) {
 	tok := w.fol.token(unsubToken{account: w.accountOf(t, b), action: web.ActionMailOff})
 	if rec := b.post("/unsubscribe/"+tok+"/one-click", url.Values{"List-Unsubscribe": {"One-Click"}}); rec.Code != http.StatusOK {
 		t.Errorf("one-click after the write bucket ran dry: %d", rec.Code)
+	}
+}
+
+// TestPrivacyDurations: the privacy page states how long each thing is kept as the
+// code keeps it: change-e-mail records and a told deleted entry notify.DefaultKeep,
+// an untold one notify.KeepUntold, sessions, codes and sign-in limits accounts', the
+// webhook log store.MaxWebhookLog deliveries.
+func TestPrivacyDurations(t *testing.T) {
+	w := newWriteSite(t, writeOpts{})
+	rec := w.browser(t).get("/privacy")
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK {
+		t.Fatalf("/privacy: %d", rec.Code)
+	}
+	days := func(d time.Duration) string { return fmt.Sprintf("%d days", d/(24*time.Hour)) }
+	for _, want := range []string{
+		"its name kept " + days(notify.DefaultKeep) + " after an e-mail told you, or " + days(notify.KeepUntold) + " after the deletion when none did",
+		days(notify.DefaultKeep) + " after the e-mail was made",
+		days(accounts.SessionLifetime) + " after the session was last used",
+		fmt.Sprintf("%d minutes, or until used", accounts.CodeLifetime/time.Minute),
+		"one hour after the last one", // accounts.ThrottleWindow
+		fmt.Sprintf("the newest %d deliveries", store.MaxWebhookLog),
+		"the session cookie (for " + days(accounts.SessionLifetime) + ",",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/privacy does not say %q", want)
+		}
+	}
+	if strings.Contains(body, "until you were told") {
+		t.Error("/privacy still says a deleted entry's name is kept until you were told")
 	}
 }
 
