@@ -74,11 +74,12 @@ func TestFollowsContract(t *testing.T) {
 		if err != nil || len(fs) != 2 || fs[0].Entry.Slug != "one" || fs[1].Entry.Slug != "two" {
 			t.Fatalf("Follows = %+v, %v", fs, err)
 		}
-		if ids, err := s.Followers(ctx, e1.ID); err != nil || !slices.Equal(ids, []int64{min(a, b), max(a, b)}) {
-			t.Fatalf("Followers(one) = %v, %v; want %d and %d", ids, err, a, b)
+		if fs, err := s.Followers(ctx, e1.ID); err != nil || len(fs) != 2 || fs[0].AccountID != min(a, b) ||
+			fs[1].AccountID != max(a, b) || !fs[0].Since.Equal(ms(t0)) || !fs[1].Since.Equal(ms(t0)) {
+			t.Fatalf("Followers(one) = %v, %v; want %d and %d since %v", fs, err, a, b, t0)
 		}
-		if ids, err := s.Followers(ctx, e2.ID); err != nil || !slices.Equal(ids, []int64{a}) {
-			t.Fatalf("Followers(two) = %v, %v; want %d", ids, err, a)
+		if fs, err := s.Followers(ctx, e2.ID); err != nil || len(fs) != 1 || fs[0].AccountID != a {
+			t.Fatalf("Followers(two) = %v, %v; want %d", fs, err, a)
 		}
 		if st, _ := s.NotifySettings(ctx, a); st.Follows != 2 {
 			t.Fatalf("follows counted %d", st.Follows)

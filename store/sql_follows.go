@@ -56,6 +56,12 @@ type FollowedEntry struct {
 	Since time.Time
 }
 
+// Follower is an account that follows an entry, and since when.
+type Follower struct {
+	AccountID int64
+	Since     time.Time
+}
+
 // GoneFollow is a followed entry that was deleted: its slug and name as they were.
 type GoneFollow struct {
 	ID        int64
@@ -251,13 +257,13 @@ func (s *sqlStore) FollowSince(ctx context.Context, accountID, entryID int64) (t
 	return since, nil
 }
 
-// Followers returns the accounts that follow the entry, by account id (the webhook
-// planner's question; the follows_entry index answers it).
-func (s *sqlStore) Followers(ctx context.Context, entryID int64) ([]int64, error) {
-	ids, err := queryAll(ctx, s.read, func(row rowScanner) (int64, error) {
-		var id int64
-		return id, row.Scan(&id)
-	}, `SELECT account_id FROM follows WHERE entry_id = ? ORDER BY account_id`, entryID)
+// Followers returns the accounts that follow the entry and since when, by account id
+// (the webhook planner's question; the follows_entry index answers it).
+func (s *sqlStore) Followers(ctx context.Context, entryID int64) ([]Follower, error) {
+	ids, err := queryAll(ctx, s.read, func(row rowScanner) (Follower, error) {
+		var f Follower
+		return f, row.Scan(&f.AccountID, timeCol(&f.Since))
+	}, `SELECT account_id, created_at FROM follows WHERE entry_id = ? ORDER BY account_id`, entryID)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't list the followers of entry %d: %w", entryID, err)
 	}

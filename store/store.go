@@ -846,8 +846,9 @@ type Store interface {
 
 	// Follows and change e-mails (sql_follows.go, issue 17; the rules are package
 	// notify's).
-	// Followers returns the accounts that follow the entry, by account id.
-	Followers(ctx context.Context, entryID int64) ([]int64, error)
+	// Followers returns the accounts that follow the entry and since when, by
+	// account id.
+	Followers(ctx context.Context, entryID int64) ([]Follower, error)
 
 	// Follow makes the account follow the entry from at (created false: it did
 	// already). ErrFollowLimit at MaxFollows; ErrNotFound without such entry or account.

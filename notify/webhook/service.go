@@ -47,7 +47,7 @@ type Store interface {
 // service wires it). The list is bounded by the follow limit per account times the
 // accounts, and Followers may return it in any order.
 type Followers interface {
-	Followers(ctx context.Context, entryID int64) ([]int64, error)
+	Followers(ctx context.Context, entryID int64) ([]store.Follower, error)
 }
 
 // Defaults of Config.
@@ -227,7 +227,7 @@ func (s *Service) Plan(ctx context.Context) (int, error) {
 		return 0, s.moved(ctx, err)
 	}
 	var byAccount map[int64][]store.Webhook
-	followers := make(map[int64][]int64) // per entry, read once per run
+	followers := make(map[int64][]store.Follower) // per entry, read once per run
 	added := 0
 	for cursor < through {
 		page, err := s.cfg.Store.WebhookChanges(ctx, cursor, through, planPage)
@@ -297,7 +297,7 @@ func (s *Service) enabledByAccount(ctx context.Context) (map[int64][]store.Webho
 // plan returns the deliveries of changes (by ledger number) to the webhooks in
 // byAccount; followers caches each entry's followers.
 func (s *Service) plan(ctx context.Context, changes []store.ChangeRecord, byAccount map[int64][]store.Webhook,
-	followers map[int64][]int64, now time.Time) ([]store.WebhookDelivery, error) {
+	followers map[int64][]store.Follower, now time.Time) ([]store.WebhookDelivery, error) {
 	var ds []store.WebhookDelivery
 	for _, c := range changes {
 		accounts, ok := followers[c.EntryID]
@@ -310,7 +310,12 @@ func (s *Service) plan(ctx context.Context, changes []store.ChangeRecord, byAcco
 		}
 		var body []byte
 		for _, a := range accounts {
-			for _, w := range byAccount[a] {
+			// As the e-mails: only changes recorded after the follow began (and after
+			// the webhook was registered).
+			if !a.Since.Before(c.RecordedAt) {
+				continue
+			}
+			for _, w := range byAccount[a.AccountID] {
 				if w.CreatedAt.After(c.RecordedAt) {
 					continue
 				}

@@ -87,9 +87,9 @@ func (s *changesStore) WebhookChanges(_ context.Context, after, through int64, l
 	return out, nil
 }
 
-type followersFunc func(entryID int64) []int64
+type followersFunc func(entryID int64) []store.Follower
 
-func (f followersFunc) Followers(_ context.Context, entryID int64) ([]int64, error) {
+func (f followersFunc) Followers(_ context.Context, entryID int64) ([]store.Follower, error) {
 	return f(entryID), nil
 }
 
@@ -104,6 +104,8 @@ type fixture struct {
 	doc      *keys.Document
 	dials    *[]string
 	accounts []int64
+	// since is when each account began to follow every entry (zero: long ago).
+	since map[int64]time.Time
 }
 
 func newFixture(t *testing.T, allowLoopback bool) *fixture {
@@ -125,7 +127,7 @@ func newFixture(t *testing.T, allowLoopback bool) *fixture {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	f := &fixture{t: t, st: &changesStore{Store: st}, now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), resolver: &fakeResolver{}, dials: new([]string)}
+	f := &fixture{t: t, st: &changesStore{Store: st}, since: map[int64]time.Time{}, now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), resolver: &fakeResolver{}, dials: new([]string)}
 	for i := range 2 {
 		res, err := db.ExecContext(ctx, `INSERT INTO accounts (email, email_key, created_at) VALUES (?, ?, 0)`,
 			fmt.Sprintf("a%d@example.org", i), fmt.Sprintf("a%d@example.org", i))
@@ -150,7 +152,13 @@ func newFixture(t *testing.T, allowLoopback bool) *fixture {
 	d := &net.Dialer{Timeout: 2 * time.Second}
 	f.svc, err = New(Config{
 		Store: f.st, Key: priv, BaseURL: "https://probity.test",
-		Followers: followersFunc(func(int64) []int64 { return f.accounts }),
+		Followers: followersFunc(func(int64) []store.Follower {
+			var fs []store.Follower
+			for _, a := range f.accounts {
+				fs = append(fs, store.Follower{AccountID: a, Since: f.since[a]})
+			}
+			return fs
+		}),
 		Egress: egress.Config{AllowLoopback: allowLoopback, Resolver: f.resolver,
 			Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
 				mu.Lock()
@@ -600,5 +608,28 @@ func TestPlanCommitOrder(t *testing.T) {
 	}
 	if n := f.deliver(); n != 0 || rcv.count() != many+2 {
 		t.Errorf("delivered again: %d attempts, %d received", n, rcv.count())
+	}
+}
+
+// TestFollowStart: as the e-mails, a webhook is sent only the changes recorded after
+// its account began to follow the entry.
+func TestFollowStart(t *testing.T) {
+	f := newFixture(t, true)
+	ctx := context.Background()
+	rcv := f.receiver(func() int { return http.StatusNoContent })
+	for i, a := range f.accounts {
+		if _, err := f.svc.Register(ctx, a, fmt.Sprintf("%s/hook%d", rcv.URL, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.plan()
+	f.now = f.now.Add(time.Minute)
+	f.since[f.accounts[1]] = f.now.Add(time.Second) // follows from just after the change
+	f.change(3)
+	if n := f.plan(); n != 1 {
+		t.Fatalf("planned %d deliveries, want 1 (the account that followed before the change)", n)
+	}
+	if n := f.deliver(); n != 1 || rcv.count() != 1 {
+		t.Fatalf("%d attempts, %d received, want 1", n, rcv.count())
 	}
 }
