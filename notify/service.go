@@ -193,18 +193,20 @@ func (s *Service) Follow(ctx context.Context, accountID int64, slug string) erro
 	if err != nil {
 		return err
 	}
-	return s.follow(ctx, accountID, e.ID)
+	_, err = s.follow(ctx, accountID, e.ID)
+	return err
 }
 
-func (s *Service) follow(ctx context.Context, accountID, entryID int64) error {
-	_, err := s.st.Follow(ctx, accountID, entryID, s.now())
+// follow makes the account follow the entry; created false: it did already.
+func (s *Service) follow(ctx context.Context, accountID, entryID int64) (bool, error) {
+	created, err := s.st.Follow(ctx, accountID, entryID, s.now())
 	switch {
 	case errors.Is(err, store.ErrFollowLimit):
-		return ErrLimit
+		return false, ErrLimit
 	case errors.Is(err, store.ErrNotFound):
-		return ErrNotFound
+		return false, ErrNotFound
 	}
-	return err
+	return created, err
 }
 
 // Unfollow ends the account's follow of the entry with the slug (none: nothing

@@ -184,7 +184,8 @@ type Action struct {
 	Label string
 	Token string
 	// Unchanged says that doing the action changed nothing (Unsubscribe's done of
-	// ActionMailOff when e-mails were off already); it has no undo.
+	// ActionMailOff when e-mails were off already, of ActionUnfollow when the
+	// account did not follow the entry, of ActionFollow when it did); it has no undo.
 	Unchanged bool
 }
 
@@ -251,8 +252,10 @@ func (s *Service) action(ctx context.Context, t token, tok string) (Action, erro
 
 // Unsubscribe does what token allows (the page's POST) and returns what was done and
 // the button that undoes it, whose token ends when token ends. Turning e-mails off
-// when they were off already changes nothing: done is Unchanged and there is no undo
-// (a zero Action), since an undo would turn on e-mails that were never on. ErrBadToken
+// when they were off already, unfollowing an entry not followed and following one
+// followed already change nothing: done is Unchanged and there is no undo (a zero
+// Action), since an undo would turn on e-mails that were never on, or follow or
+// unfollow what the account had not. ErrBadToken
 // for a token that is not valid; ErrNotFound when its entry is gone.
 func (s *Service) Unsubscribe(ctx context.Context, tok string) (done, undo Action, err error) {
 	now := s.now()
@@ -265,13 +268,21 @@ func (s *Service) Unsubscribe(ctx context.Context, tok string) (done, undo Actio
 	inverse := token{Account: t.Account, Entry: t.Entry, Issued: t.Issued}
 	switch t.Action {
 	case ActionUnfollow:
-		if _, err := s.st.Unfollow(ctx, t.Account, t.Entry); err != nil {
+		removed, err := s.st.Unfollow(ctx, t.Account, t.Entry)
+		if err != nil {
 			return Action{}, Action{}, err
+		}
+		if !removed {
+			return s.unchanged(ctx, t, tok)
 		}
 		inverse.Action = ActionFollow
 	case ActionFollow:
-		if err := s.follow(ctx, t.Account, t.Entry); err != nil {
+		created, err := s.follow(ctx, t.Account, t.Entry)
+		if err != nil {
 			return Action{}, Action{}, err
+		}
+		if !created {
+			return s.unchanged(ctx, t, tok)
 		}
 		inverse.Action = ActionUnfollow
 	case ActionMailOff:
@@ -280,11 +291,7 @@ func (s *Service) Unsubscribe(ctx context.Context, tok string) (done, undo Actio
 			return Action{}, Action{}, err
 		}
 		if prev == store.MailOff {
-			if done, err = s.action(ctx, t, tok); err != nil {
-				return Action{}, Action{}, err
-			}
-			done.Unchanged = true
-			return done, Action{}, nil
+			return s.unchanged(ctx, t, tok)
 		}
 		inverse.Action = ActionMailOnHourly
 		if prev == store.MailDaily {
@@ -326,4 +333,14 @@ func (s *Service) OneClick(ctx context.Context, tok string) error {
 	}
 	_, err = s.st.SetNotifyMode(ctx, t.Account, store.MailOff, now)
 	return err
+}
+
+// unchanged is Unsubscribe's answer when doing t changed nothing: done is Unchanged,
+// and there is no undo.
+func (s *Service) unchanged(ctx context.Context, t token, tok string) (done, undo Action, err error) {
+	if done, err = s.action(ctx, t, tok); err != nil {
+		return Action{}, Action{}, err
+	}
+	done.Unchanged = true
+	return done, Action{}, nil
 }

@@ -198,3 +198,34 @@ func TestMailOffWhenOffHasNoUndo(t *testing.T) {
 		}
 	})
 }
+
+// TestUnfollowWhenNotFollowingHasNoUndo: an unfollow link of an entry the account no
+// longer follows, and a "follow again" of one it follows, change nothing and offer no
+// undo (which would follow, or unfollow, what the account had not).
+func TestUnfollowWhenNotFollowingHasNoUndo(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		e := newEnv(t, b)
+		acct := e.account("not-following@example.com")
+		en := e.entry("not-followed", "Not Followed")
+		unfollow := e.svc.tokens.issue(token{Account: acct, Entry: en.ID, Action: ActionUnfollow, Issued: day(e.clock.Now())})
+		done, undo, err := e.svc.Unsubscribe(ctx, unfollow)
+		if err != nil || done.Kind != ActionUnfollow || !done.Unchanged || undo != (Action{}) {
+			t.Fatalf("unfollow when not following: done %+v undo %+v, %v; want Unchanged and no undo", done, undo, err)
+		}
+		if following, err := e.svc.Following(ctx, acct, en.ID); err != nil || following {
+			t.Fatalf("following after: %v, %v", following, err)
+		}
+		e.follow(acct, en)
+		again := e.svc.tokens.issue(token{Account: acct, Entry: en.ID, Action: ActionFollow, Issued: day(e.clock.Now())})
+		done, undo, err = e.svc.Unsubscribe(ctx, again)
+		if err != nil || done.Kind != ActionFollow || !done.Unchanged || undo != (Action{}) {
+			t.Fatalf("follow again when following: done %+v undo %+v, %v; want Unchanged and no undo", done, undo, err)
+		}
+		// Following, the unfollow link unfollows and offers the undo.
+		done, undo, err = e.svc.Unsubscribe(ctx, unfollow)
+		if err != nil || done.Unchanged || undo.Kind != ActionFollow || undo.Token == "" {
+			t.Fatalf("unfollow when following: done %+v undo %+v, %v; want an undo", done, undo, err)
+		}
+	})
+}

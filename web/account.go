@@ -103,7 +103,8 @@ type Follows interface {
 	UnsubscribePage(ctx context.Context, token string) ([]UnsubscribeAction, error)
 	// Unsubscribe does what token says (unfollow an entry, turn change e-mails off,
 	// or undo one of them) and returns what it did and the button that undoes it:
-	// none (a zero undo) when done is Unchanged (e-mails were off already).
+	// none (a zero undo) when done is Unchanged (e-mails were off already, the entry
+	// was not followed, or followed already).
 	// ErrBadToken as UnsubscribePage; ErrEntryGone when the token's entry was
 	// deleted; ErrFollowLimit for a "follow again" past the limit.
 	Unsubscribe(ctx context.Context, token string) (done, undo UnsubscribeAction, err error)

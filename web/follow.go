@@ -304,6 +304,9 @@ func unsubscribeActionOf(a UnsubscribeAction) unsubscribeAction {
 	switch a.Kind {
 	case ActionUnfollow:
 		u.Button, u.Done = "Unfollow "+name, "You no longer follow "+name+"."
+		if a.Unchanged {
+			u.Done = "You did not follow " + name + "; nothing changed."
+		}
 	case ActionMailOff:
 		u.Button, u.Done = "Turn off change e-mails", "Change e-mails are off. You still follow your entries: their changes are on your Followed page."
 		if a.Unchanged {
@@ -311,6 +314,9 @@ func unsubscribeActionOf(a UnsubscribeAction) unsubscribeAction {
 		}
 	case ActionFollow:
 		u.Button, u.Done = "Follow "+name+" again", "You follow "+name+" again."
+		if a.Unchanged {
+			u.Done = "You follow " + name + " already; nothing changed."
+		}
 	case ActionMailOnHourly:
 		u.Button, u.Done = "Turn change e-mails back on (at most one an hour)", "Change e-mails are on again: at most one an hour."
 	case ActionMailOnDaily:
