@@ -25,6 +25,12 @@
 //     an entry's changes is computed from the state before the first and after the
 //     last (the surface and instructions fingerprints of the rounds they compare, the
 //     version the history follows now, an operator edit's text before and after).
+//     When the tool list did not come back as a whole, each tool's parts are netted
+//     the same way: a title or description back to its first text, a parameter added
+//     and removed again, a hint flipped back are not told beside what else changed
+//     (a parameter removed and added back counts as an input schema change; parts a
+//     change records without their states, such as parameter descriptions, count once
+//     they changed).
 //   - Modes: hourly (as soon as something changes, at most one e-mail an hour; the
 //     default), daily (one summary a day, at Config.DailyHour UTC, covering the time
 //     since the last one), off. Deleted followed entries are told once, in the next

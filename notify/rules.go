@@ -110,7 +110,7 @@ func Summarize(changes []Change, current string) Summary {
 		firstTools, lastTools *Change
 		added                 = map[string]bool{}
 		removed               = map[string]bool{}
-		changed               = map[string]*diff.ToolChange{}
+		changed               = map[string]*toolNet{}
 		instrSeen             bool
 		instrBefore           *string
 		instrAfter            *string
@@ -159,10 +159,10 @@ func Summarize(changes []Change, current string) Summary {
 				}
 				m := changed[tc.Name]
 				if m == nil {
-					m = &diff.ToolChange{Name: tc.Name}
+					m = newToolNet(tc.Name)
 					changed[tc.Name] = m
 				}
-				mergeToolChange(m, tc)
+				m.fold(tc, retyped(d, tc.Name))
 			}
 			if d.InstructionsChanged {
 				if !instrSeen {
@@ -207,7 +207,9 @@ func Summarize(changes []Change, current string) Summary {
 				Removed: make([]diff.ToolRef, len(removed)),
 			}
 			for _, name := range slices.Sorted(maps.Keys(changed)) {
-				net.Changed = append(net.Changed, *changed[name])
+				if tc, ok := changed[name].net(); ok {
+					net.Changed = append(net.Changed, tc)
+				}
 			}
 			if instrSeen && !sameText(instrBefore, instrAfter) {
 				net.InstructionsChanged, net.InstructionsBefore, net.InstructionsAfter = true, instrBefore, instrAfter
@@ -254,19 +256,132 @@ func sameText(a, b *string) bool {
 	return as == bs
 }
 
-// mergeToolChange folds what changed of a tool in a later change into m: only what
-// Summary counts (which parts changed), never the texts.
-func mergeToolChange(m, tc *diff.ToolChange) {
-	m.TitleChanged = m.TitleChanged || tc.TitleChanged
-	m.DescriptionChanged = m.DescriptionChanged || tc.DescriptionChanged
-	m.ParamsAdded = append(m.ParamsAdded, tc.ParamsAdded...)
-	m.ParamsRemoved = append(m.ParamsRemoved, tc.ParamsRemoved...)
-	m.ParamsNewlyRequired = append(m.ParamsNewlyRequired, tc.ParamsNewlyRequired...)
-	m.ParamDescriptionsChanged = append(m.ParamDescriptionsChanged, tc.ParamDescriptionsChanged...)
-	m.InputSchemaChanged = m.InputSchemaChanged || tc.InputSchemaChanged
-	m.OutputSchemaChanged = m.OutputSchemaChanged || tc.OutputSchemaChanged
-	m.Hints = append(m.Hints, tc.Hints...)
-	m.InvisibleNew = m.InvisibleNew || tc.InvisibleNew
+// toolNet is the net change of one remaining tool over the tool changes since the last
+// e-mail: what Summary counts of it, from the first state before to the last after, so
+// a part that changed and changed back (a description A → B → A, a parameter added and
+// removed, a hint flipped and back) is not told. Texts are compared as the changes
+// hold them; a part recorded without its states (parameter descriptions, schemas other
+// than parameters added or removed, invisible characters) counts once it changed.
+type toolNet struct {
+	name                                 string
+	titleSeen, descSeen                  bool
+	titleBefore, titleAfter              string
+	descBefore, descAfter                string
+	params                               map[string]int // +1 added, -1 removed, 0 removed and back
+	newlyRequired, paramDescs            map[string]bool
+	schemaOther, outputSchema, invisible bool
+	hints                                map[string]*diff.HintChange // first Before, last After
+}
+
+func newToolNet(name string) *toolNet {
+	return &toolNet{name: name, params: map[string]int{}, newlyRequired: map[string]bool{},
+		paramDescs: map[string]bool{}, hints: map[string]*diff.HintChange{}}
+}
+
+// fold adds a later change of the tool. retyped says the change found a parameter of
+// the tool whose type changed.
+func (n *toolNet) fold(tc *diff.ToolChange, retyped bool) {
+	if tc.TitleChanged {
+		if !n.titleSeen {
+			n.titleSeen, n.titleBefore = true, tc.TitleBefore
+		}
+		n.titleAfter = tc.TitleAfter
+	}
+	if tc.DescriptionChanged {
+		if !n.descSeen {
+			n.descSeen, n.descBefore = true, tc.DescriptionBefore
+		}
+		n.descAfter = tc.DescriptionAfter
+	}
+	for _, p := range tc.ParamsRemoved {
+		if st, ok := n.params[p]; ok && st == 1 {
+			delete(n.params, p) // added and removed again
+		} else {
+			n.params[p] = -1
+		}
+		n.drop(p)
+	}
+	for _, p := range tc.ParamsAdded {
+		if st, ok := n.params[p]; ok && st == -1 {
+			// Back, perhaps not as it was: its schema counts as changed.
+			n.params[p] = 0
+			n.schemaOther = true
+		} else {
+			n.params[p] = 1
+		}
+	}
+	for _, p := range tc.ParamsNewlyRequired {
+		n.newlyRequired[p] = true
+	}
+	for _, p := range tc.ParamDescriptionsChanged {
+		n.paramDescs[p] = true
+	}
+	// diff sets InputSchemaChanged for parameters added or removed too: it counts on
+	// its own only without them, or with a parameter's type changed.
+	params := len(tc.ParamsAdded) > 0 || len(tc.ParamsRemoved) > 0 || len(tc.ParamsNewlyRequired) > 0
+	n.schemaOther = n.schemaOther || (tc.InputSchemaChanged && (!params || retyped))
+	n.outputSchema = n.outputSchema || tc.OutputSchemaChanged
+	n.invisible = n.invisible || tc.InvisibleNew
+	for _, h := range tc.Hints {
+		m := n.hints[h.Hint]
+		if m == nil {
+			m = &diff.HintChange{Hint: h.Hint, Before: h.Before}
+			n.hints[h.Hint] = m
+		}
+		m.After = h.After
+	}
+}
+
+// drop forgets what was told of the parameter p and those inside it, now removed.
+func (n *toolNet) drop(p string) {
+	under := func(q string) bool {
+		return q == p || strings.HasPrefix(q, p+".") || strings.HasPrefix(q, p+"[")
+	}
+	maps.DeleteFunc(n.newlyRequired, func(q string, _ bool) bool { return under(q) })
+	maps.DeleteFunc(n.paramDescs, func(q string, _ bool) bool { return under(q) })
+}
+
+// net returns the tool's net change, false when it came back to where it was in every
+// part the changes hold the states of and nothing else changed.
+func (n *toolNet) net() (diff.ToolChange, bool) {
+	tc := diff.ToolChange{Name: n.name}
+	tc.TitleChanged = n.titleSeen && n.titleBefore != n.titleAfter
+	tc.DescriptionChanged = n.descSeen && n.descBefore != n.descAfter
+	for _, p := range slices.Sorted(maps.Keys(n.params)) {
+		switch n.params[p] {
+		case 1:
+			tc.ParamsAdded = append(tc.ParamsAdded, p)
+		case -1:
+			tc.ParamsRemoved = append(tc.ParamsRemoved, p)
+		}
+	}
+	tc.ParamsNewlyRequired = slices.Sorted(maps.Keys(n.newlyRequired))
+	tc.ParamDescriptionsChanged = slices.Sorted(maps.Keys(n.paramDescs))
+	tc.InputSchemaChanged = n.schemaOther || len(tc.ParamsAdded) > 0 || len(tc.ParamsRemoved) > 0
+	tc.OutputSchemaChanged = n.outputSchema
+	for _, name := range slices.Sorted(maps.Keys(n.hints)) {
+		if h := n.hints[name]; !sameHint(h.Before, h.After) {
+			tc.Hints = append(tc.Hints, *h)
+		}
+	}
+	tc.InvisibleNew = n.invisible
+	return tc, tc.TitleChanged || tc.DescriptionChanged || len(tc.ParamsAdded) > 0 || len(tc.ParamsRemoved) > 0 ||
+		len(tc.ParamsNewlyRequired) > 0 || len(tc.ParamDescriptionsChanged) > 0 || tc.InputSchemaChanged ||
+		tc.OutputSchemaChanged || len(tc.Hints) > 0 || tc.InvisibleNew
+}
+
+// retyped reports whether d found a parameter of the tool whose type changed.
+func retyped(d *diff.Change, tool string) bool {
+	for _, b := range d.Breaking {
+		if b.Tool == tool && b.Kind == diff.BreakingParamTypeChanged {
+			return true
+		}
+	}
+	return false
+}
+
+func sameHint(a, b *bool) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 // version is a parsed semantic version: its numbers and pre-release identifiers

@@ -36,6 +36,8 @@ func refs(names ...string) []diff.ToolRef {
 
 func str(s string) *string { return &s }
 
+func bp(b bool) *bool { return &b }
+
 func TestSummarize(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -60,8 +62,47 @@ func TestSummarize(t *testing.T) {
 			toolsChange(3, r0, "A", "B", diff.Change{Changed: []diff.ToolChange{{Name: "alpha", DescriptionChanged: true}}}),
 			toolsChange(4, r0.Add(time.Hour), "B", "A", diff.Change{Changed: []diff.ToolChange{{Name: "alpha", DescriptionChanged: true}}}),
 		}, "", false, "changed", 4},
+		{"a description changed and back while a tool was added", []Change{
+			toolsChange(3, r0, "A", "B", diff.Change{Changed: []diff.ToolChange{{Name: "x", DescriptionChanged: true, DescriptionBefore: "a", DescriptionAfter: "b"}}}),
+			toolsChange(4, r0.Add(time.Hour), "B", "C", diff.Change{Added: refs("y")}),
+			toolsChange(5, r0.Add(2*time.Hour), "C", "D", diff.Change{Changed: []diff.ToolChange{{Name: "x", DescriptionChanged: true, DescriptionBefore: "b", DescriptionAfter: "a"}}}),
+		}, "", true, "1 tool added", 5},
+		{"a description changed twice is changed", []Change{
+			toolsChange(3, r0, "A", "B", diff.Change{Changed: []diff.ToolChange{{Name: "x", DescriptionChanged: true, DescriptionBefore: "a", DescriptionAfter: "b"}}}),
+			toolsChange(4, r0.Add(time.Hour), "B", "C", diff.Change{Added: refs("y")}),
+			toolsChange(5, r0.Add(2*time.Hour), "C", "D", diff.Change{Changed: []diff.ToolChange{{Name: "x", DescriptionChanged: true, DescriptionBefore: "b", DescriptionAfter: "c"}}}),
+		}, "", true, "1 tool added; 1 tool changed: description", 5},
+		{"a title changed and back, another tool's described", []Change{
+			toolsChange(3, r0, "A", "B", diff.Change{Changed: []diff.ToolChange{{Name: "x", TitleChanged: true, TitleBefore: "a", TitleAfter: "b"}}}),
+			toolsChange(4, r0.Add(time.Hour), "B", "C", diff.Change{Changed: []diff.ToolChange{
+				{Name: "x", TitleChanged: true, TitleBefore: "b", TitleAfter: "a"},
+				{Name: "z", DescriptionChanged: true, DescriptionBefore: "p", DescriptionAfter: "q"},
+			}}),
+		}, "", true, "1 tool changed: description", 4},
+		{"a parameter added and removed while a tool was removed", []Change{
+			toolsChange(3, r0, "A", "B", diff.Change{Changed: []diff.ToolChange{{Name: "x", ParamsAdded: []string{"limit"}, InputSchemaChanged: true}}}),
+			toolsChange(4, r0.Add(time.Hour), "B", "C", diff.Change{Removed: refs("y")}),
+			toolsChange(5, r0.Add(2*time.Hour), "C", "D", diff.Change{Changed: []diff.ToolChange{{Name: "x", ParamsRemoved: []string{"limit"}, InputSchemaChanged: true}}}),
+		}, "", true, "1 tool removed", 5},
+		{"a parameter added and another removed", []Change{
+			toolsChange(3, r0, "A", "B", diff.Change{Changed: []diff.ToolChange{{Name: "x", ParamsAdded: []string{"limit"}, InputSchemaChanged: true}}}),
+			toolsChange(4, r0.Add(time.Hour), "B", "C", diff.Change{Changed: []diff.ToolChange{{Name: "x", ParamsRemoved: []string{"page"}, InputSchemaChanged: true}}}),
+		}, "", true, "1 tool changed: parameters", 4},
+		{"a parameter removed and back may differ", []Change{
+			toolsChange(3, r0, "A", "B", diff.Change{Changed: []diff.ToolChange{{Name: "x", ParamsRemoved: []string{"limit"}, InputSchemaChanged: true}}}),
+			toolsChange(4, r0.Add(time.Hour), "B", "C", diff.Change{Changed: []diff.ToolChange{{Name: "x", ParamsAdded: []string{"limit"}, InputSchemaChanged: true}}}),
+		}, "", true, "1 tool changed: input schema", 4},
+		{"a hint flipped and back while a tool was added", []Change{
+			toolsChange(3, r0, "A", "B", diff.Change{Changed: []diff.ToolChange{{Name: "x", Hints: []diff.HintChange{{Hint: "readOnlyHint", Before: bp(true), After: bp(false)}}}}}),
+			toolsChange(4, r0.Add(time.Hour), "B", "C", diff.Change{Added: refs("y")}),
+			toolsChange(5, r0.Add(2*time.Hour), "C", "D", diff.Change{Changed: []diff.ToolChange{{Name: "x", Hints: []diff.HintChange{{Hint: "readOnlyHint", Before: bp(false), After: bp(true)}}}}}),
+		}, "", true, "1 tool added", 5},
+		{"a hint flipped and dropped is changed", []Change{
+			toolsChange(3, r0, "A", "B", diff.Change{Changed: []diff.ToolChange{{Name: "x", Hints: []diff.HintChange{{Hint: "readOnlyHint", Before: bp(true), After: bp(false)}}}}}),
+			toolsChange(4, r0.Add(time.Hour), "B", "C", diff.Change{Changed: []diff.ToolChange{{Name: "x", Hints: []diff.HintChange{{Hint: "readOnlyHint", Before: bp(false), After: nil}}}}}),
+		}, "", true, "1 tool changed: hints", 4},
 		{"a changed tool", []Change{
-			toolsChange(3, r0, "A", "B", diff.Change{Changed: []diff.ToolChange{{Name: "alpha", DescriptionChanged: true}}}),
+			toolsChange(3, r0, "A", "B", diff.Change{Changed: []diff.ToolChange{{Name: "alpha", DescriptionChanged: true, DescriptionBefore: "a", DescriptionAfter: "b"}}}),
 		}, "", true, "1 tool changed: description", 3},
 		{"version increases", []Change{versionChange(5, r0, "1.2.0", "1.3.0")}, "1.3.0", true, "version 1.2.0 → 1.3.0", 5},
 		{"version increases, state unknown", []Change{versionChange(5, r0, "1.2.0", "1.3.0")}, "", true, "version 1.2.0 → 1.3.0", 5},
