@@ -20,6 +20,7 @@ func (h *handlers) writePaths(cfg Config, base string) error {
 		return err
 	}
 	h.acc, h.follows, h.hooks, h.claims = cfg.Accounts, cfg.Follows, cfg.Webhooks, cfg.Claims
+	h.maint, h.ops = cfg.Maintainers, cfg.Operators
 	h.jar, h.cop, h.writeLim, h.postBody = jar, cop, lim, maxPostBody
 	return nil
 }

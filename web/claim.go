@@ -76,19 +76,9 @@ func (h *handlers) claimOptionsPage(c *gin.Context, v *viewer, slug string) (cla
 	return p, true
 }
 
-// claimSlug reads the path's slug, or answers 404.
-func (h *handlers) claimSlug(c *gin.Context) (string, bool) {
-	slug := c.Param("slug")
-	if !slugOK(slug) {
-		h.fail(c, errNotFound)
-		return "", false
-	}
-	return slug, true
-}
-
 // claim serves GET /s/{slug}/claim.
 func (h *handlers) claim(c *gin.Context) {
-	slug, ok := h.claimSlug(c)
+	slug, ok := h.entrySlug(c)
 	if !ok {
 		return
 	}
@@ -106,7 +96,7 @@ func (h *handlers) claim(c *gin.Context) {
 
 // claimStart serves POST /s/{slug}/claim: a token for the chosen way.
 func (h *handlers) claimStart(c *gin.Context) {
-	slug, ok := h.claimSlug(c)
+	slug, ok := h.entrySlug(c)
 	if !ok {
 		return
 	}
@@ -145,7 +135,7 @@ func (h *handlers) claimStart(c *gin.Context) {
 
 // claimCheck serves POST /s/{slug}/claim/check: claimed, or why not.
 func (h *handlers) claimCheck(c *gin.Context) {
-	slug, ok := h.claimSlug(c)
+	slug, ok := h.entrySlug(c)
 	if !ok {
 		return
 	}

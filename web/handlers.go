@@ -62,9 +62,11 @@ type handlers struct {
 
 	// The write paths (account_routes.go); acc nil: none.
 	acc      Accounts
-	follows  Follows  // nil: no Follow buttons, Followed or unsubscribe pages
-	hooks    Webhooks // nil: no webhook pages
-	claims   Claims   // nil: no claim pages (claim.go)
+	follows  Follows     // nil: no Follow buttons, Followed or unsubscribe pages
+	hooks    Webhooks    // nil: no webhook pages
+	claims   Claims      // nil: no claim pages (claim.go)
+	maint    Maintainers // nil: no maintainer routes (roles.go)
+	ops      Operators   // nil: no operator console (roles.go)
 	jar      cookieJar
 	cop      *http.CrossOriginProtection
 	writeLim *ratelimit.Limiter // the write routes' own bucket per client

@@ -165,6 +165,10 @@ type Config struct {
 	// Claims, when set (with Accounts), serves the claim pages (claim.go) and the
 	// "Claim this entry" link on every entry page.
 	Claims Claims
+	// Maintainers and Operators, when set (with Accounts), say who may use an entry's
+	// maintainer routes and the operator console (roles.go).
+	Maintainers Maintainers
+	Operators   Operators
 	// WriteRateLimit is the per-client token bucket of the write routes (every POST
 	// but the one-click unsubscribe, and the GitHub sign-in), apart from the site's
 	// and stricter. The zero value means DefaultWriteRateLimit.
