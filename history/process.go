@@ -282,38 +282,87 @@ func plural(n int, one, many string) string {
 // with its text before and after (for setup notes only that they changed), numbered
 // after the entry's other changes, signed, and outside the automatic limits.
 func (p *Processor) RecordOperatorEdit(ctx context.Context, entryID int64, field, before, after string, at time.Time) (store.ChangeRecord, error) {
-	if field == "" || len(field) > 64 || strings.ContainsFunc(field, func(r rune) bool { return !(r == '_' || r >= 'a' && r <= 'z') }) {
-		return store.ChangeRecord{}, fmt.Errorf("invalid field name %q", field)
+	recs, err := p.RecordOperatorEdits(ctx, entryID, []Edit{{Field: field, Before: before, After: after}}, nil, at)
+	if err != nil {
+		return store.ChangeRecord{}, err
+	}
+	return recs[0], nil
+}
+
+// Edit is one field of an edit the server's operator saved: its name (lower case and
+// underscores) and its text before and after.
+type Edit struct {
+	Field, Before, After string
+}
+
+// maxEdits bounds the fields of one RecordOperatorEdits call.
+const maxEdits = 16
+
+// RecordOperatorEdits records the fields of one edit the server's operator saved, as
+// RecordOperatorEdit does each, numbered in their order, in one SaveHistory: with
+// listing, when set, the maintainer's listing that the edit saves, stored in the same
+// transaction as its changes (store.HistoryUpdate.Listing), so that neither is stored
+// without the other. A listing whose ExpectRevision is stale fails with
+// store.ErrStaleListing and nothing stored.
+func (p *Processor) RecordOperatorEdits(ctx context.Context, entryID int64, edits []Edit, listing *store.ListingUpdate, at time.Time) ([]store.ChangeRecord, error) {
+	if len(edits) == 0 || len(edits) > maxEdits {
+		return nil, fmt.Errorf("an operator edit has %d fields, not 1 to %d", len(edits), maxEdits)
+	}
+	for _, ed := range edits {
+		if f := ed.Field; f == "" || len(f) > 64 || strings.ContainsFunc(f, func(r rune) bool { return !(r == '_' || r >= 'a' && r <= 'z') }) {
+			return nil, fmt.Errorf("invalid field name %q", f)
+		}
 	}
 	for attempt := 0; ; attempt++ {
-		rec, err := p.recordEdit(ctx, entryID, field, before, after, at)
-		if errors.Is(err, store.ErrConflict) && attempt < 5 {
+		recs, err := p.recordEdits(ctx, entryID, edits, listing, at)
+		if errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrStaleListing) && attempt < 5 {
 			continue
 		}
-		return rec, err
+		return recs, err
 	}
 }
 
-func (p *Processor) recordEdit(ctx context.Context, entryID int64, field, before, after string, at time.Time) (store.ChangeRecord, error) {
+func (p *Processor) recordEdits(ctx context.Context, entryID int64, edits []Edit, listing *store.ListingUpdate, at time.Time) ([]store.ChangeRecord, error) {
 	e, err := p.cfg.Store.EntryByID(ctx, entryID)
 	if err != nil {
-		return store.ChangeRecord{}, err
+		return nil, err
 	}
 	raw, processed, err := p.cfg.Store.HistoryState(ctx, entryID)
 	if err != nil {
-		return store.ChangeRecord{}, err
+		return nil, err
 	}
 	st, err := DecodeState(raw)
 	if err != nil {
-		return store.ChangeRecord{}, fmt.Errorf("couldn't read the history state of %s: %w", e.Slug, err)
+		return nil, fmt.Errorf("couldn't read the history state of %s: %w", e.Slug, err)
 	}
 	if st.NextNumber < 1 {
 		st.NextNumber = 1
 	}
-	number := st.number()
-	d := ChangeDetails{Field: field}
-	if RecordsEditText(field) {
-		d.Before, d.After = &before, &after
+	recs := make([]store.ChangeRecord, 0, len(edits))
+	for _, ed := range edits {
+		rec, err := p.editChange(ctx, e, st.number(), ed, at)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, rec)
+	}
+	state, err := EncodeState(st)
+	if err != nil {
+		return nil, err
+	}
+	err = p.cfg.Store.SaveHistory(ctx, store.HistoryUpdate{EntryID: e.ID, ExpectProcessed: processed, Processed: processed, State: state,
+		Changes: recs, Listing: listing})
+	if err != nil {
+		return nil, err
+	}
+	return recs, nil
+}
+
+// editChange is the signed change record of one edited field, numbered number.
+func (p *Processor) editChange(ctx context.Context, e store.Entry, number int64, ed Edit, at time.Time) (store.ChangeRecord, error) {
+	d := ChangeDetails{Field: ed.Field}
+	if RecordsEditText(ed.Field) {
+		d.Before, d.After = &ed.Before, &ed.After
 	}
 	details, err := EncodeChangeDetails(&d)
 	if err != nil {
@@ -324,7 +373,7 @@ func (p *Processor) recordEdit(ctx context.Context, entryID int64, field, before
 		return store.ChangeRecord{}, fmt.Errorf("the edit is not recordable: %w", err)
 	}
 	rec := store.ChangeRecord{EntryID: e.ID, Number: number, RecordedAt: at.UTC().Truncate(time.Millisecond),
-		Origin: attest.OriginOperator, Kind: attest.ChangeOperatorEdit, Summary: strings.ReplaceAll(field, "_", " ") + " edited by the operator",
+		Origin: attest.OriginOperator, Kind: attest.ChangeOperatorEdit, Summary: strings.ReplaceAll(ed.Field, "_", " ") + " edited by the operator",
 		Details: details, Badges: []string{}}
 	pred := &attest.ChangePredicate{Entry: attest.EntryRef(e.Kind, e.Slug, e.Locator), Number: number, RecordedAt: attest.FormatTime(rec.RecordedAt),
 		Origin: attest.OriginOperator, Kind: attest.ChangeOperatorEdit, Summary: rec.Summary, Badges: []string{},
@@ -341,11 +390,7 @@ func (p *Processor) recordEdit(ctx context.Context, entryID int64, field, before
 		return rec, err
 	}
 	rec.KeyID = p.keyID
-	state, err := EncodeState(st)
-	if err != nil {
-		return rec, err
-	}
-	return rec, p.cfg.Store.SaveHistory(ctx, store.HistoryUpdate{EntryID: e.ID, ExpectProcessed: processed, Processed: processed, State: state, Changes: []store.ChangeRecord{rec}})
+	return rec, nil
 }
 
 // RecordPackageVersion takes a package's newest published version (npm, PyPI) into the

@@ -21,15 +21,23 @@ func (s *pgStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 		return fmt.Errorf("couldn't save the history of entry %d: %w", u.EntryID, err)
 	}
 	ids := changeRounds(u.Changes)
+	links, err := historyListingLinks(&u)
+	if err != nil {
+		return fmt.Errorf("couldn't save the history of entry %d: %w", u.EntryID, err)
+	}
 	now := s.now()
 	var record int64 // the last change record's id; all are numbered by one step
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var (
-			processed, last int64
-			own             int
+			processed, last, revision int64
+			own                       int
 		)
 		b := &pgx.Batch{}
 		pgQueueLockEntry(b, u.EntryID)
+		if u.Listing != nil {
+			b.Queue(`SELECT coalesce((SELECT revision FROM maintainer_listings WHERE entry_id = $1), 0)`, u.EntryID).
+				QueryRow(func(row pgx.Row) error { return row.Scan(&revision) })
+		}
 		b.Queue(`
 			SELECT coalesce((SELECT processed FROM history_state WHERE entry_id = $1), 0),
 			       coalesce((SELECT max(number) FROM changes WHERE entry_id = $1), 0),
@@ -41,6 +49,9 @@ func (s *pgStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 		}
 		if err := checkHistoryBase(&u, processed, last, own, len(ids)); err != nil {
 			return err
+		}
+		if u.Listing != nil && revision != u.Listing.ExpectRevision {
+			return fmt.Errorf("revision %d, not %d: %w", revision, u.Listing.ExpectRevision, ErrStaleListing)
 		}
 
 		// A signed change's record is stored pending just before the change's row, in
@@ -69,6 +80,11 @@ func (s *pgStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 		).Exec(func(pgconn.CommandTag) error { return nil })
 		for _, d := range u.Due {
 			pgQueueSetDue(b, u.EntryID, d)
+		}
+		if u.Listing != nil {
+			l := &u.Listing.Listing
+			b.Queue(bindDollar(upsertMaintainerListingSQL), u.EntryID, l.Description, l.SetupNotes, links,
+				u.Listing.ExpectRevision+1, pgTime(now)).Exec(func(pgconn.CommandTag) error { return nil })
 		}
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return fmt.Errorf("couldn't store the changes, state or due times: %w", err)

@@ -21,6 +21,10 @@ func (s *sqliteStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 	if err != nil {
 		return fmt.Errorf("couldn't save the history of entry %d: %w", u.EntryID, err)
 	}
+	links, err := historyListingLinks(&u)
+	if err != nil {
+		return fmt.Errorf("couldn't save the history of entry %d: %w", u.EntryID, err)
+	}
 	now := s.now()
 	err = s.inTx(ctx, func(tx *sqliteTx) error {
 		if err := sqliteEntryExists(ctx, tx, u.EntryID); err != nil {
@@ -41,6 +45,16 @@ func (s *sqliteStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 		}
 		if err := checkHistoryBase(&u, processed, last, own, len(ids)); err != nil {
 			return err
+		}
+		if u.Listing != nil {
+			var revision int64
+			if err := tx.QueryRowContext(ctx, `SELECT coalesce((SELECT revision FROM maintainer_listings WHERE entry_id = ?), 0)`,
+				u.EntryID).Scan(&revision); err != nil {
+				return fmt.Errorf("couldn't read the maintainer's listing: %w", err)
+			}
+			if revision != u.Listing.ExpectRevision {
+				return fmt.Errorf("revision %d, not %d: %w", revision, u.Listing.ExpectRevision, ErrStaleListing)
+			}
 		}
 		// A signed change's record is stored pending just before the change's row, in
 		// the change's order (so its id, and its number, follow the change's), and
@@ -75,6 +89,13 @@ func (s *sqliteStore) SaveHistory(ctx context.Context, u HistoryUpdate) error {
 		for _, d := range u.Due {
 			if err := sqliteSetDue(ctx, tx, u.EntryID, d); err != nil {
 				return fmt.Errorf("couldn't update the %s due time: %w", d.Reason, err)
+			}
+		}
+		if u.Listing != nil {
+			l := &u.Listing.Listing
+			if _, err := tx.ExecContext(ctx, upsertMaintainerListingSQL, u.EntryID, l.Description, l.SetupNotes, links,
+				u.Listing.ExpectRevision+1, millis(now)); err != nil {
+				return fmt.Errorf("couldn't store the maintainer's listing: %w", err)
 			}
 		}
 		if lastRecord != 0 {

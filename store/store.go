@@ -165,7 +165,7 @@ const (
 	ReasonCadence DueReason = "cadence" // the entry's regular cadence
 	ReasonConfirm DueReason = "confirm" // a confirmation re-fetch after a difference
 	ReasonStatus  DueReason = "status"  // the daily status check of a remote entry
-	ReasonManual  DueReason = "manual"  // a `probity round` run
+	ReasonManual  DueReason = "manual"  // a `probity round` run, or a maintainer's "Re-check now"
 	ReasonSupply  DueReason = "supply"  // the weekly supply-chain checks
 )
 
@@ -470,6 +470,10 @@ type HistoryUpdate struct {
 	Changes []ChangeRecord
 	// Due, when set, are due-time changes of the entry (e.g. a confirmation re-fetch).
 	Due []DueUpdate
+	// Listing, when set, is a maintainer's listing edit, stored with its changes (the
+	// operator edits of the changed fields) in the same transaction; ErrConflict when
+	// the stored listing's revision is not Listing.ExpectRevision.
+	Listing *ListingUpdate
 }
 
 // ChangeFilter selects changes; the zero value selects every visible change.
@@ -931,6 +935,15 @@ type Store interface {
 	RecheckClaim(ctx context.Context, id int64, at time.Time, lapseReason string) (Claim, error)
 	// PruneClaimTokens deletes the tokens expired or used before before.
 	PruneClaimTokens(ctx context.Context, before time.Time) (int64, error)
+
+	// The maintainer's listing and "Re-check now" (issue 18; sql_listing.go). A
+	// listing is saved by SaveHistory (HistoryUpdate.Listing), with its changes.
+
+	// MaintainerListing returns the entry's maintainer listing (Revision 0: none).
+	MaintainerListing(ctx context.Context, entryID int64) (MaintainerListing, error)
+	// RequestRecheck sets the entry's ReasonManual due time to at, unless a re-check
+	// was asked for less than every before at (*RecheckRefused, nothing changed).
+	RequestRecheck(ctx context.Context, entryID int64, at time.Time, every time.Duration) error
 
 	// NewQueue builds a River client on the store's database (riverpgxv5 on
 	// PostgreSQL, riversqlite on SQLite). cfg is River's configuration; its Workers

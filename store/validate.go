@@ -350,6 +350,11 @@ func checkHistoryUpdate(u *HistoryUpdate) error {
 			return fmt.Errorf("change %d: %w", c.Number, err)
 		}
 	}
+	if u.Listing != nil {
+		if err := checkListingUpdate(u.Listing); err != nil {
+			return err
+		}
+	}
 	return checkDueUpdates(u.Due)
 }
 
