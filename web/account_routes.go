@@ -20,7 +20,7 @@ func (h *handlers) writePaths(cfg Config, base string) error {
 		return err
 	}
 	h.acc, h.follows, h.hooks, h.claims = cfg.Accounts, cfg.Follows, cfg.Webhooks, cfg.Claims
-	h.maint, h.ops = cfg.Maintainers, cfg.Operators
+	h.maint, h.ops, h.listings = cfg.Maintainers, cfg.Operators, cfg.Listings
 	h.jar, h.cop, h.writeLim, h.postBody = jar, cop, lim, maxPostBody
 	return nil
 }
@@ -64,5 +64,10 @@ func (h *handlers) writeRoutes(r *gin.Engine, get func(string, gin.HandlerFunc))
 		get("/s/:slug/claim", h.claim)
 		r.POST("/s/:slug/claim", h.claimStart)
 		r.POST("/s/:slug/claim/check", h.claimCheck)
+	}
+	if h.listings != nil && h.maint != nil {
+		get(listingEditRoute, h.listingEdit)
+		r.POST(listingEditRoute, h.listingSave)
+		r.POST("/s/:slug/recheck", h.recheck)
 	}
 }

@@ -265,7 +265,11 @@ func (h *handlers) form(c *gin.Context) bool {
 	if err := c.Request.ParseForm(); err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			h.problem(c, http.StatusRequestEntityTooLarge, fmt.Sprintf("The form is larger than %d KiB.", maxPostBody>>10))
+			limit := maxPostBody
+			if c.FullPath() == listingEditRoute {
+				limit = maxListingBody
+			}
+			h.problem(c, http.StatusRequestEntityTooLarge, fmt.Sprintf("The form is larger than %d KiB.", limit>>10))
 		} else {
 			h.problem(c, http.StatusBadRequest, "The form could not be read.")
 		}

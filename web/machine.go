@@ -24,8 +24,11 @@ type entryJSON struct {
 	Locator string     `json:"locator"`
 	Page    string     `json:"page"`
 	Server  serverJSON `json:"server"`
-	Parts   []partJSON `json:"parts"`
-	Badge   badgeJSON  `json:"badge"`
+	// Operator is what a maintainer of the entry wrote (null: nothing), apart from the
+	// registry's listing in Server.
+	Operator *operatorJSON `json:"operator"`
+	Parts    []partJSON    `json:"parts"`
+	Badge    badgeJSON     `json:"badge"`
 	// Card is the summary card every tab of the entry's page shows on top.
 	Card          *cardJSON       `json:"card,omitempty"`
 	Observes      string          `json:"observes"`
@@ -40,6 +43,18 @@ type entryJSON struct {
 	History       historyJSON     `json:"history"`
 	Verify        verifyJSON      `json:"verify"`
 	Limits        []string        `json:"whatTheChecksDoNotTellYou"`
+}
+
+// operatorJSON is a maintainer's listing: plain text, links https only.
+type operatorJSON struct {
+	Description string             `json:"description"`
+	SetupNotes  string             `json:"setupNotes"`
+	Links       []operatorLinkJSON `json:"links"`
+}
+
+type operatorLinkJSON struct {
+	Label string `json:"label"`
+	URL   string `json:"url"`
 }
 
 // serverJSON is what the server's listing says (empty strings: not listed).
@@ -212,6 +227,12 @@ func (s *site) entryJSON(ctx context.Context, slug string, toolsPage int) ([]byt
 	if j.Server.Website == "" {
 		j.Server.Website = sv.WebsiteText
 	}
+	if o := v.Operator; o != nil {
+		j.Operator = &operatorJSON{Description: o.Description, SetupNotes: o.SetupNotes, Links: []operatorLinkJSON{}}
+		for _, k := range o.Links {
+			j.Operator.Links = append(j.Operator.Links, operatorLinkJSON{Label: k.Label, URL: k.URL})
+		}
+	}
 	j.Parts = make([]partJSON, 0, len(v.Parts))
 	for _, p := range v.Parts {
 		j.Parts = append(j.Parts, partJSONOf(p))
@@ -321,6 +342,19 @@ func (s *site) entryMarkdown(ctx context.Context, slug string, toolsPage int) ([
 		p("- Website: <%s>\n", markdownURL(w))
 	} else if w := v.Server.WebsiteText; w != "" {
 		p("- Website: %s\n", markdown(w))
+	}
+	if o := v.Operator; o != nil {
+		// The maintainer's text, quoted line by line and escaped: never Markdown.
+		p("- From the server's operator (a maintainer of this entry; who, is never shown):\n")
+		if o.Description != "" {
+			p("  - Description: %s\n", markdown(visibleLine(o.Description)))
+		}
+		if o.SetupNotes != "" {
+			p("  - Setup notes: %s\n", markdown(visibleLine(o.SetupNotes)))
+		}
+		for _, k := range o.Links {
+			p("  - Link: %s <%s>\n", markdown(k.Label), markdownURL(k.URL))
+		}
 	}
 	p("- Kind: %s\n", markdown(v.Kind))
 	p("- Address: %s\n", markdown(v.Locator))

@@ -28,12 +28,16 @@ func setSecurityHeaders(h http.Header) {
 }
 
 // securityHeaders sets the headers every response carries, and bounds the request:
-// its body to maxBody, or to postBody for a POST (the write paths' forms).
+// its body to maxBody, or to postBody for a POST (the write paths' forms; the
+// maintainer's listing form, maxListingBody).
 func (h *handlers) securityHeaders(c *gin.Context) {
 	setSecurityHeaders(c.Writer.Header())
 	limit := int64(maxBody)
 	if c.Request.Method == http.MethodPost {
 		limit = h.postBody
+		if h.listings != nil && c.FullPath() == listingEditRoute {
+			limit = maxListingBody
+		}
 	}
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
 	if c.Request.ContentLength > limit {

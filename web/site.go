@@ -455,6 +455,9 @@ type entryView struct {
 	// ServerOf is, for one of a server's later remotes, its server's entry (nil
 	// otherwise).
 	ServerOf *entryRef
+	// Operator is what a maintainer of the entry wrote about it (nil: nothing), shown
+	// next to the registry's listing (listing.go).
+	Operator *operatorListingView
 	// Case is which of seed 000's cases applies and when the tools were last fetched.
 	Case caseView
 	// LastToolsRead is when the tools were last fetched (Case.ToolsReadAt).
@@ -595,6 +598,11 @@ func (s *site) entryOf(ctx context.Context, slug string, toolsPage int, html boo
 	if d.Server != nil {
 		v.ServerOf = &entryRef{Slug: d.Server.Slug, Name: displayName(*d.Server)}
 	}
+	ml, err := s.st.MaintainerListing(ctx, e.ID)
+	if err != nil {
+		return nil, err
+	}
+	v.Operator = operatorListingOf(ml)
 	if hist.Pending != nil {
 		v.PendingAt = hist.Pending.At
 	}

@@ -24,6 +24,8 @@ type Store interface {
 	SupplyRuns(ctx context.Context, entryID int64, limit int) ([]store.SupplyRecord, error)
 	Envelopes(ctx context.Context, f store.EnvelopeFilter, fn func(store.EnvelopeRecord) error) error
 	HistoryState(ctx context.Context, entryID int64) (state []byte, processed int64, err error)
+	// MaintainerListing is what a maintainer of the entry wrote (Revision 0: nothing).
+	MaintainerListing(ctx context.Context, entryID int64) (store.MaintainerListing, error)
 }
 
 var _ Store = store.Store(nil)

@@ -169,6 +169,10 @@ type Config struct {
 	// maintainer routes and the operator console (roles.go).
 	Maintainers Maintainers
 	Operators   Operators
+	// Listings, when set (with Accounts and Maintainers), serves a maintainer's listing
+	// form and "Re-check now" (listing.go); the entry pages show the maintainer's
+	// listing whether or not it is set.
+	Listings Listings
 	// WriteRateLimit is the per-client token bucket of the write routes (every POST
 	// but the one-click unsubscribe, and the GitHub sign-in), apart from the site's
 	// and stricter. The zero value means DefaultWriteRateLimit.
@@ -275,7 +279,7 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, fmt.Errorf("web: BaseURL must be the site's absolute http or https address: %w", err)
 	}
 	feats := features{Accounts: cfg.Accounts != nil, Follows: cfg.Follows != nil, Webhooks: cfg.Webhooks != nil,
-		Claims: cfg.Accounts != nil && cfg.Claims != nil}
+		Claims: cfg.Accounts != nil && cfg.Claims != nil, Listings: cfg.Accounts != nil && cfg.Maintainers != nil && cfg.Listings != nil}
 	pages, err := parseTemplates(feats)
 	if err != nil {
 		return nil, err
