@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/probity-dev/probity/listing"
 	"log/slog"
 	"net/netip"
 	"net/url"
@@ -110,8 +111,10 @@ type writePaths struct {
 	accounts *accounts.Service
 	notify   *notify.Service
 	webhooks *webhook.Service
-	claims   *claims.Service // claims.go (addClaims)
-	sender   *mail.Sender    // nil without --smtp-host
+	claims   *claims.Service  // claims.go (addClaims)
+	listings *listing.Service // listing.go (addListings)
+	maint    web.Maintainers  // who maintains an entry (listing.go: temporary)
+	sender   *mail.Sender     // nil without --smtp-host
 	// doc is the key document that lists the webhook key, which the site must publish
 	// (EnsureWebhookKey adds the key, as a new version, at the first start).
 	doc *keys.Document
@@ -201,6 +204,12 @@ func (w *writePaths) site(cfg *web.Config) {
 	cfg.Webhooks = webhookPages{w.webhooks}
 	if w.claims != nil {
 		cfg.Claims = w.claims
+	}
+	if w.maint != nil {
+		cfg.Maintainers = w.maint
+	}
+	if w.listings != nil {
+		cfg.Listings = w.listings
 	}
 }
 

@@ -95,7 +95,7 @@ Scheduling flags:
 	                     within about 45 s more (River's leader looks every 30 s, and
 	                     a killed leader's term lapses after 15 s)
 
-` + probeHelp + "\n" + logHelp + "\n" + accountsHelp + "\n" + claimsHelp + "\n" + envHelp
+` + probeHelp + "\n" + logHelp + "\n" + accountsHelp + "\n" + claimsHelp + "\n" + listingHelp + "\n" + envHelp
 
 func runServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("probity serve", flag.ContinueOnError)
@@ -115,6 +115,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&site.badgeRate.PerSecond, "badge-rate-limit", web.DefaultBadgeRateLimit.PerSecond, "")
 	fs.IntVar(&site.badgeRate.Burst, "badge-burst", web.DefaultBadgeRateLimit.Burst, "")
 	fs.DurationVar(&site.dirCache, "directory-cache", web.DefaultDirectoryCacheTTL, "")
+	var lsf listingFlags
+	lsf.register(fs)
 	fs.Func("trusted-proxy", "", func(v string) error {
 		for p := range strings.SplitSeq(v, ",") {
 			if p = strings.TrimSpace(p); p != "" {
@@ -219,6 +221,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 		defer w.close()
 		if err := w.addClaims(af.claims, st, &ef, schedule, logger); err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 2
+		}
+		if err := w.addListings(lsf, st, signer, logger); err != nil {
 			fmt.Fprintf(stderr, "error: %v\n", err)
 			return 2
 		}
