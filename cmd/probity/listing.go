@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/probity-dev/probity/history"
-	"github.com/probity-dev/probity/listing"
 	"github.com/probity-dev/probity/keys/signing"
+	"github.com/probity-dev/probity/listing"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web"
 )
