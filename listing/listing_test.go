@@ -15,6 +15,7 @@ import (
 	"github.com/probity-dev/probity/keys"
 	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/listing"
+	"github.com/probity-dev/probity/notify"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/verifier"
 	"github.com/probity-dev/probity/verifier/cli"
@@ -122,6 +123,15 @@ func TestEdit(t *testing.T) {
 	got, err := svc.MaintainerListing(ctx, v.e.ID)
 	if err != nil || got.Revision != 1 || got.Description != "Search our docs.\nSecond line." || got.Links[0].Label != "Docs" {
 		t.Fatalf("MaintainerListing = %+v, %v", got, err)
+	}
+
+	// Followers' e-mails name the fields edited, never their text nor who.
+	var ncs []notify.Change
+	for i := len(cs) - 1; i >= 0; i-- {
+		ncs = append(ncs, notify.ChangeOf(&store.NotifyChange{Number: cs[i].Number, RecordedAt: cs[i].RecordedAt, Kind: cs[i].Kind, Details: cs[i].Details}))
+	}
+	if sum := notify.Summarize(ncs, ""); !sum.Notable || sum.Text() != "listing edited by the operator: description, links, setup notes" {
+		t.Errorf("e-mail summary %+v: %q", sum, sum.Text())
 	}
 
 	// The same listing again: nothing changes, nothing is recorded.

@@ -253,6 +253,7 @@ func TestListingEditPlainText(t *testing.T) {
 
 	hist := anon.get("/s/" + w.slug + "/history").Body.String()
 	for _, want := range []string{"description edited by the operator", "setup notes edited by the operator", "links edited by the operator",
+		"server operator", "The server's operator edited <code>description</code>",
 		"&lt;script&gt;alert(1)&lt;/script&gt;", "Docs &lt;b&gt;bold&lt;/b&gt; &lt;https://docs.example/start?a=1&amp;b=2&gt;"} {
 		if !strings.Contains(hist, want) {
 			t.Errorf("the history page lacks %q", want)
