@@ -216,6 +216,11 @@ var emptySurface = attest.Digest([]byte("[]"))
 func (s Schedule) dueUpdates(e store.Entry, due store.Due, obs *checks.Observation, fp *attest.Fingerprints, h history, now time.Time) []store.DueUpdate {
 	s = s.withDefaults()
 	var ups []store.DueUpdate
+	if due.Reason == store.ReasonManual {
+		// A maintainer's "Re-check now" is one round: its due time goes with it, or
+		// every look for due rounds would find it again.
+		ups = append(ups, store.DueUpdate{Reason: store.ReasonManual})
+	}
 	if rateLimited(obs) {
 		backoff := time.Hour << min(h.rateLimited, 10)
 		backoff = min(max(backoff, obs.RetryAfter), s.MaxBackoff)
