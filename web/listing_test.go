@@ -208,6 +208,12 @@ func TestListingEditPlainText(t *testing.T) {
 	}
 	w.untouched(t, "refused edits")
 
+	anon := w.browser(t)
+	// Pages rendered before the edit (whatever a page keeps) say nothing of it.
+	if page := anon.get("/s/" + w.slug).Body.String(); strings.Contains(page, "From the server's operator") || !strings.Contains(page, "Edit the listing or re-check now") {
+		t.Errorf("the entry page before any edit:\n%s", page)
+	}
+	anon.get("/?q=search")
 	form := editForm(csrf, hostile, `Docs <b>bold</b>`, "https://docs.example/start?a=1&b=2")
 	form.Set("setup_notes", "secret-ish <i>setup</i>\n`npx search`")
 	if rec := m.post(edit, form); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "Listing saved") {
@@ -218,7 +224,6 @@ func TestListingEditPlainText(t *testing.T) {
 		t.Errorf("the edit page lacks the saved values:\n%s", body)
 	}
 
-	anon := w.browser(t)
 	page := anon.get("/s/" + w.slug).Body.String()
 	for _, want := range []string{
 		`<h2>From the server's operator</h2>`,
@@ -263,6 +268,13 @@ func TestListingEditPlainText(t *testing.T) {
 		if strings.Contains(hist, bad) {
 			t.Errorf("the history page holds %q", bad)
 		}
+	}
+	// The next edit is on the pages at once.
+	if rec := m.post(edit, editForm(csrf, "Second words.")); rec.Code != http.StatusOK {
+		t.Fatalf("second save: %d", rec.Code)
+	}
+	if page := anon.get("/s/" + w.slug).Body.String(); !strings.Contains(page, "Second words.") || strings.Contains(page, "evil.test") {
+		t.Errorf("the entry page after the second edit lacks it")
 	}
 	feed := anon.get("/s/" + w.slug + "/history.xml").Body.String()
 	if !strings.Contains(feed, "description edited by the operator") || !strings.Contains(feed, "by the server&#39;s operator") ||
