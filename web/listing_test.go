@@ -34,7 +34,13 @@ type listingSite struct {
 
 func newListingSite(t *testing.T) *listingSite {
 	t.Helper()
-	w := newWriteSite(t, writeOpts{})
+	return newListingSiteAt(t, "")
+}
+
+// newListingSiteAt is newListingSite at the base address base ("": the default).
+func newListingSiteAt(t *testing.T, base string) *listingSite {
+	t.Helper()
+	w := newWriteSite(t, writeOpts{base: base})
 	start := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
 	now := start.Add(time.Hour)
 	_, doc, signer := openStore(t, start) // the key document and a signer; the site reads w's store
