@@ -52,6 +52,12 @@
 //	POST /s/{slug}/claim                a token for one way, and the steps
 //	POST /s/{slug}/claim/check          look for the token: claimed, or why not
 //
+// and, with Config.Maintainers and Config.Listings, for a maintainer of the entry only
+// (listing.go):
+//
+//	GET, POST /s/{slug}/edit            the maintainer's listing: the form; save it
+//	POST /s/{slug}/recheck              a round at once (429 within the interval)
+//
 // Every piece of server-supplied text (tool names, titles, descriptions, instructions,
 // server names, evidence samples) is shown as plain text: html/template escapes it in
 // pages, encoding/json escapes <, > and & in JSON, and Markdown output escapes every
