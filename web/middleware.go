@@ -34,6 +34,9 @@ func (h *handlers) securityHeaders(c *gin.Context) {
 	limit := int64(maxBody)
 	if c.Request.Method == http.MethodPost {
 		limit = h.postBody
+		if h.disputes != nil && contestPath(c.Request.URL.Path) {
+			limit = maxContestBody
+		}
 	}
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
 	if c.Request.ContentLength > limit {

@@ -24,6 +24,8 @@ type Store interface {
 	SupplyRuns(ctx context.Context, entryID int64, limit int) ([]store.SupplyRecord, error)
 	Envelopes(ctx context.Context, f store.EnvelopeFilter, fn func(store.EnvelopeRecord) error) error
 	HistoryState(ctx context.Context, entryID int64) (state []byte, processed int64, err error)
+	// Disputes are the entry pages' disputes and outcomes (dispute.go).
+	Disputes(ctx context.Context, f store.DisputeFilter) ([]store.DisputeRecord, error)
 }
 
 var _ Store = store.Store(nil)

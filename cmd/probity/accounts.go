@@ -17,6 +17,7 @@ import (
 	"github.com/probity-dev/probity/accounts"
 	"github.com/probity-dev/probity/checks/probe/egress"
 	"github.com/probity-dev/probity/claims"
+	"github.com/probity-dev/probity/disputes"
 	"github.com/probity-dev/probity/keys"
 	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/mail"
@@ -111,7 +112,10 @@ type writePaths struct {
 	notify   *notify.Service
 	webhooks *webhook.Service
 	claims   *claims.Service // claims.go (addClaims)
-	sender   *mail.Sender    // nil without --smtp-host
+	// disputes opens and decides disputes (addDisputes); nil until the claims service
+	// says who maintains an entry.
+	disputes *disputes.Service
+	sender   *mail.Sender // nil without --smtp-host
 	// doc is the key document that lists the webhook key, which the site must publish
 	// (EnsureWebhookKey adds the key, as a new version, at the first start).
 	doc *keys.Document
@@ -201,6 +205,9 @@ func (w *writePaths) site(cfg *web.Config) {
 	cfg.Webhooks = webhookPages{w.webhooks}
 	if w.claims != nil {
 		cfg.Claims = w.claims
+	}
+	if w.disputes != nil {
+		cfg.Disputes = w.disputes
 	}
 }
 
