@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -119,9 +120,10 @@ func CheckDisputeText(s string) error {
 	return nil
 }
 
-// CheckEvidenceURL reports why s is not a valid evidence URL: an https URL of at most
-// MaxEvidenceURL bytes without white space or control characters ("" is no evidence,
-// and valid).
+// CheckEvidenceURL reports why s is not a valid evidence URL: an https URL with a host
+// and no user name, of at most MaxEvidenceURL bytes, without white space, control
+// characters or the characters a URL holds only escaped (" < > \ ^ ` { | }) ("" is no
+// evidence, and valid).
 func CheckEvidenceURL(s string) error {
 	if s == "" {
 		return nil
@@ -137,6 +139,13 @@ func CheckEvidenceURL(s string) error {
 			r == 0x2028 || r == 0x2029 || r == 0x202f || r == 0x205f || r == 0x3000 {
 			return fmt.Errorf("the evidence URL holds white space or a control character")
 		}
+	}
+	if strings.ContainsAny(s, "\"<>\\^`{|}") {
+		return fmt.Errorf("the evidence URL holds a character a URL cannot hold unescaped")
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.User != nil {
+		return fmt.Errorf("the evidence URL is not an https URL with a host (and no user name)")
 	}
 	return nil
 }

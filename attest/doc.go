@@ -170,7 +170,8 @@
 //     of the finding's payloadDigest (the subject pins the signed round);
 //   - statement: 1 to 2,000 characters (code points, after NFC), valid UTF-8, no
 //     control character but the newline (CheckDisputeText); evidence: "" or an https
-//     URL of at most 2,048 bytes without white space (CheckEvidenceURL). Both are the
+//     URL with a host and no user name, of at most 2,048 bytes, without white space or
+//     the characters a URL holds only escaped (CheckEvidenceURL). Both are the
 //     maintainer's words: a reader shows them as plain text, never as markup;
 //   - a remote entry has a url and no package; any other a package and no url.
 //
