@@ -210,3 +210,6 @@ func groupTombstones(rows []tombstoneRow) []Tombstone {
 	}
 	return out
 }
+
+// String returns the kind's name, as the ledger and the log leaves spell it.
+func (k RecordKind) String() string { return string(k) }
