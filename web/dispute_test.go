@@ -296,3 +296,37 @@ func TestContestRateLimit(t *testing.T) {
 		t.Errorf("contest statuses: %v", codes)
 	}
 }
+
+// addShowcaseDisputes gives the entry's newest round two disputes, one decided, whose
+// statement and reason would be markup if a page did not escape them (the browser
+// pages test shows them and runs axe on them).
+func addShowcaseDisputes(t *testing.T, st store.Store, entryID int64, at time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	rs, err := st.Rounds(ctx, entryID, 1)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("rounds: %+v, %v", rs, err)
+	}
+	env := func(payload string) []byte {
+		return []byte(`{"payloadType":"application/vnd.in-toto+json","payload":"` + base64.StdEncoding.EncodeToString([]byte(payload)) +
+			`","signatures":[{"keyid":"showcase","sig":"c2ln"}]}`)
+	}
+	var first store.DisputeRecord
+	for i, check := range []string{"destructive_annotations", "hidden_instructions"} {
+		d, err := st.SaveDispute(ctx, store.NewDispute{EntryID: entryID, Number: int64(i + 1), RoundID: rs[0].ID, CheckID: check,
+			Status: attest.StatusObservedRisk, Statement: "The tool <b>delete_note</b> asks before it deletes.\nSee our docs.",
+			Evidence: "https://docs.example/notes#confirm", OpenedAt: at.Add(time.Duration(i) * time.Minute),
+			Envelope: env(fmt.Sprintf(`{"dispute":%d}`, i+1)), KeyID: "showcase"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = d
+		}
+	}
+	if _, err := st.SaveOutcome(ctx, store.NewOutcome{DisputeID: first.ID, Decision: attest.DecisionRejected,
+		Reason: "The signed round shows no confirmation <i>hint</i>.", DecidedAt: at.Add(5 * time.Minute),
+		Envelope: env(`{"outcome":1}`), KeyID: "showcase"}); err != nil {
+		t.Fatal(err)
+	}
+}
