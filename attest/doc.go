@@ -156,6 +156,58 @@
 //
 //	3AiDkq4m+JhzIrbatMgD4GhbI0cQJwuxoa/EhKT30x+zYL6d6v0BsA3LWjEkZy6lCP6T4erDogoOhYOJGejoAA==
 //
+// # Dispute and outcome predicates
+//
+// https://probity.dev/attestation/dispute/v1 (DisputePredicate,
+// schema/dispute-v1.schema.json) is a maintainer's public dispute of one check result of
+// a signed round: the entry (as in a change), the entry's dispute number (1, 2, …),
+// openedAt (held to the key's window), the finding (the round's probe record by ledger
+// seq and payloadDigest, the checkId, and the status the round recorded), the
+// maintainer's statement and an optional evidence URL, and toolVersion. It never names
+// the maintainer or the account. Rules beyond the schema:
+//
+//   - exactly one subject: the entry's url or package reference, with sha256 = the hex
+//     of the finding's payloadDigest (the subject pins the signed round);
+//   - statement: 1 to 2,000 characters (code points, after NFC), valid UTF-8, no
+//     control character but the newline (CheckDisputeText); evidence: "" or an https
+//     URL with a host and no user name, of at most 2,048 bytes, without white space or
+//     the characters a URL holds only escaped (CheckEvidenceURL). Both are the
+//     maintainer's words: a reader shows them as plain text, never as markup;
+//   - a remote entry has a url and no package; any other a package and no url.
+//
+// https://probity.dev/attestation/outcome/v1 (OutcomePredicate,
+// schema/outcome-v1.schema.json) is an operator's decision on a dispute: the entry, the
+// dispute (its number and its record: ledger seq and payloadDigest of the dispute's
+// DSSE payload), decision (upheld, rejected, or corrected), suiteVersion (present
+// exactly for corrected: the check suite version that corrects the finding), reason
+// (as a statement), decidedAt and toolVersion; never the operator's name. Its one
+// subject is the entry's url or package reference with sha256 = the hex of the
+// dispute's payload digest.
+//
+// Offline, each verifies on its own (signature, key window, rules). Given both, a
+// verifier also checks the link (CheckOutcomeLink): the same entry, the dispute's
+// number, the dispute payload's digest, and, when the dispute's ledger seq is known
+// (a bundle or the log), that seq. Whether the contested round itself held that status
+// is checked by verifying the round's bundle (seq and digest named in the finding);
+// whether a dispute has an outcome at all is only known from the log. The ledger kinds
+// are "dispute" and "outcome".
+//
+// Worked example (TestDisputeWorkedExample): the dispute of the check
+// destructive_annotations, FAILED in the round of record 41, of
+// https://mcp.example.com/mcp, opened on 2026-12-02 at 09:30 UTC, has the canonical
+// payload
+//
+//	{"_type":"https://in-toto.io/Statement/v1","predicate":{"entry":{"kind":"remote",
+//	"slug":"mcp-example-com","url":"https://mcp.example.com/mcp"},"evidence":
+//	"https://github.com/example/mcp/blob/main/notes.go","finding":{"checkId":
+//	"destructive_annotations","record":{"payloadDigest":"sha256:0a0a…0a","seq":41},
+//	"status":"FAILED"},"number":1,"openedAt":"2026-12-02T09:30:00.000Z","statement":
+//	"The tool delete_note asks for confirmation.\nSee the linked source.",
+//	"toolVersion":"0.1.0"},"predicateType":"https://probity.dev/attestation/dispute/v1",
+//	"subject":[{"digest":{"sha256":"0a0a…0a"},"name":"https://mcp.example.com/mcp"}]}
+//
+// (one line, no white space; "0a0a…0a" is 0x0a 32 times in hex).
+//
 // # Building and signing
 //
 // Each statement is put together by the constructor beside its predicate:

@@ -62,8 +62,13 @@ type DecodedStatement struct {
 	Supply *SupplyPredicate
 	// Keys is set for KeysPredicateType.
 	Keys *KeysPredicate
+	// Dispute is set for DisputePredicateType.
+	Dispute *DisputePredicate
+	// Outcome is set for OutcomePredicateType.
+	Outcome *OutcomePredicate
 	// ObservedAt is the predicate's time, which must lie in the signing key's window: a
-	// probe's observedAt, a change's recordedAt, a supply run's evaluatedAt, a key
+	// probe's observedAt, a change's recordedAt, a supply run's evaluatedAt, a
+	// dispute's openedAt, an outcome's decidedAt, a key
 	// document version's issuedAt.
 	ObservedAt time.Time
 }
@@ -321,6 +326,28 @@ func decodeCanonical(payload []byte) (*DecodedStatement, error) {
 		t, err := ParseTime(kp.IssuedAt)
 		if err != nil {
 			return ds, &StatementError{Path: "/predicate/issuedAt", Msg: err.Error()}
+		}
+		ds.ObservedAt = t
+	case DisputePredicateType:
+		dp, err := checkDispute(ds.Predicate, ds.Subject)
+		if err != nil {
+			return ds, err
+		}
+		ds.Dispute = dp
+		t, err := ParseTime(dp.OpenedAt)
+		if err != nil {
+			return ds, &StatementError{Path: "/predicate/openedAt", Msg: err.Error()}
+		}
+		ds.ObservedAt = t
+	case OutcomePredicateType:
+		op, err := checkOutcome(ds.Predicate, ds.Subject)
+		if err != nil {
+			return ds, err
+		}
+		ds.Outcome = op
+		t, err := ParseTime(op.DecidedAt)
+		if err != nil {
+			return ds, &StatementError{Path: "/predicate/decidedAt", Msg: err.Error()}
 		}
 		ds.ObservedAt = t
 	}

@@ -51,6 +51,18 @@ func PredicateSchema(predicateType string) (*Schema, bool) {
 			panic("attest: embedded keys schema does not compile: " + err.Error())
 		}
 		return s, true
+	case DisputePredicateType:
+		s, err := disputeSchema()
+		if err != nil {
+			panic("attest: embedded dispute schema does not compile: " + err.Error())
+		}
+		return s, true
+	case OutcomePredicateType:
+		s, err := outcomeSchema()
+		if err != nil {
+			panic("attest: embedded outcome schema does not compile: " + err.Error())
+		}
+		return s, true
 	}
 	return nil, false
 }

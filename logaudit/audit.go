@@ -662,10 +662,12 @@ type job struct {
 
 // kindPredicates maps the record kinds to their statements' predicate types.
 var kindPredicates = map[string]string{
-	"probe":  attest.ProbePredicateType,
-	"change": attest.ChangePredicateType,
-	"supply": attest.SupplyPredicateType,
-	"keys":   attest.KeysPredicateType,
+	"probe":   attest.ProbePredicateType,
+	"change":  attest.ChangePredicateType,
+	"supply":  attest.SupplyPredicateType,
+	"keys":    attest.KeysPredicateType,
+	"dispute": attest.DisputePredicateType,
+	"outcome": attest.OutcomePredicateType,
 }
 
 // leaves runs the in-order checks on one bundle's leaves and returns the envelopes to

@@ -85,7 +85,7 @@ type Report struct {
 	LogKey     string `json:"logKey"`     // the note verifier key the checkpoint was checked with
 	// Witnesses lists the trusted witnesses' verified cosignatures on the checkpoint.
 	Witnesses []Cosignature `json:"witnesses"`
-	// Counts counts leaves by kind (probe, change, supply, keys, tombstone, and
+	// Counts counts leaves by kind (probe, change, supply, keys, dispute, outcome, tombstone, and
 	// "removed" for records removed before they were logged).
 	Counts map[string]int64 `json:"counts"`
 	// Verified counts envelopes that verified under the key document in force at

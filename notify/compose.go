@@ -94,7 +94,11 @@ func (s *Service) Compose(ctx context.Context, o store.OutboxEmail) (Email, erro
 		// An e-mail names an entry by its slug, Probity's own name for it: a listed
 		// title or name is the publisher's text, which an e-mail never carries (a
 		// title such as "Reset your password at …" would arrive DKIM-signed).
-		em.Entries = append(em.Entries, EmailEntry{EntryID: c.EntryID, Slug: c.Slug, Name: c.Slug, Summary: sum.Text(), Link: s.changeLink(c.Slug, sum.Last)})
+		link := s.changeLink(c.Slug, sum.Last)
+		if sum.Last == 0 {
+			link = s.disputeLink(c.Slug, sum.LastDispute)
+		}
+		em.Entries = append(em.Entries, EmailEntry{EntryID: c.EntryID, Slug: c.Slug, Name: c.Slug, Summary: sum.Text(), Link: link})
 		return nil
 	})
 	if err != nil {

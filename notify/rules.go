@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"fmt"
 	"maps"
 	"regexp"
 	"slices"
@@ -45,11 +46,15 @@ type Change struct {
 	Details *history.ChangeDetails
 	// Before and After are the states of the rounds a tools change compares.
 	Before, After store.ChangeRound
+	// CheckID, Round and Decision are a dispute's or an outcome's (Kind "dispute" or
+	// "outcome"; Number is then the dispute's number): Probity's own ids and words.
+	CheckID, Round, Decision string
 }
 
 // ChangeOf decodes a stored change for the rules.
 func ChangeOf(c *store.NotifyChange) Change {
-	ch := Change{Number: c.Number, RecordedAt: c.RecordedAt, Seq: c.Seq, Kind: c.Kind, Before: c.Before, After: c.After}
+	ch := Change{Number: c.Number, RecordedAt: c.RecordedAt, Seq: c.Seq, Kind: c.Kind, Before: c.Before, After: c.After,
+		CheckID: c.CheckID, Round: c.Round, Decision: c.Decision}
 	if d, err := history.DecodeChangeDetails(c.Details); err == nil {
 		ch.Details = d
 	}
@@ -72,8 +77,15 @@ type Summary struct {
 	// Edited are the listing fields the operator edited (in words, e.g. "setup
 	// notes"), sorted, those edited back to their text left out.
 	Edited []string
-	// Last is the number of the newest change (the #ch-N an e-mail links).
+	// Last is the number of the newest change (the #ch-N an e-mail links; 0 when only
+	// disputes are told).
 	Last int64
+	// Disputes say in Probity's words what was contested or decided, oldest first
+	// ("a maintainer contested the check X of round R"): never the maintainer's
+	// statement or the operator's reason. LastDispute is the newest one's number (the
+	// #dispute-N an e-mail links when no change is told).
+	Disputes    []string
+	LastDispute int64
 }
 
 // Text is the summary in one line: "2 tools added, 1 removed; version 1.2.0 → 1.3.0".
@@ -88,6 +100,7 @@ func (s Summary) Text() string {
 	if len(s.Edited) > 0 {
 		parts = append(parts, "listing edited by the operator: "+strings.Join(s.Edited, ", "))
 	}
+	parts = append(parts, s.Disputes...)
 	if len(parts) == 0 {
 		return "changed"
 	}
@@ -103,7 +116,18 @@ func Summarize(changes []Change, current string) Summary {
 	if len(changes) == 0 {
 		return s
 	}
-	s.Last = changes[len(changes)-1].Number
+	for i := range changes {
+		switch c := &changes[i]; c.Kind {
+		case store.RecordDispute.String():
+			s.Disputes = append(s.Disputes, fmt.Sprintf("a maintainer contested the check %s of round %s (dispute %d)", plainID(c.CheckID), plainID(c.Round), c.Number))
+			s.LastDispute = c.Number
+		case store.RecordOutcome.String():
+			s.Disputes = append(s.Disputes, fmt.Sprintf("an operator decided dispute %d on the check %s: %s", c.Number, plainID(c.CheckID), decisionWords(c.Decision)))
+			s.LastDispute = c.Number
+		default:
+			s.Last = c.Number
+		}
+	}
 
 	// Tools: the net of the tool changes, and whether the list came back.
 	var (
@@ -238,8 +262,32 @@ func Summarize(changes []Change, current string) Summary {
 		s.Edited = append(s.Edited, strings.ReplaceAll(field, "_", " "))
 	}
 	slices.Sort(s.Edited)
-	s.Notable = s.Tools != "" || s.VersionTo != "" || len(s.Edited) > 0
+	s.Notable = s.Tools != "" || s.VersionTo != "" || len(s.Edited) > 0 || len(s.Disputes) > 0
 	return s
+}
+
+// plainID is a check or round id as an e-mail may carry it: Probity's own ids are
+// [A-Za-z0-9_-]; anything else is left out.
+func plainID(s string) string {
+	if s == "" || len(s) > 64 || strings.ContainsFunc(s, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '-')
+	}) {
+		return "?"
+	}
+	return s
+}
+
+// decisionWords says an outcome's decision in words.
+func decisionWords(d string) string {
+	switch d {
+	case attest.DecisionUpheld:
+		return "upheld, the finding was wrong"
+	case attest.DecisionRejected:
+		return "rejected, the finding stands"
+	case attest.DecisionCorrected:
+		return "corrected in a new check suite version"
+	}
+	return "decided"
 }
 
 // editField is an operator edit's field name as history records it.

@@ -357,6 +357,11 @@ func (s *Service) changeLink(slug string, n int64) string {
 	return fmt.Sprintf("%s/s/%s/history#ch-%d", s.base, url.PathEscape(slug), n)
 }
 
+// disputeLink is the address of an entry's dispute on its Checks tab.
+func (s *Service) disputeLink(slug string, n int64) string {
+	return fmt.Sprintf("%s/s/%s/checks#dispute-%d", s.base, url.PathEscape(slug), n)
+}
+
 // entryName is how e-mails and the Followed page name an entry: its listed title, or
 // its name, as one line of plain text.
 func entryName(e store.Entry) string {

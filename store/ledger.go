@@ -23,6 +23,9 @@ const (
 	RecordChange RecordKind = "change" // a change's change/v1 statement (SaveHistory)
 	RecordSupply RecordKind = "supply" // a supply run's supply/v1 statement (SaveSupply)
 	RecordKeys   RecordKind = "keys"   // a key document version's keys/v1 statement (SaveKeyDocumentVersion)
+
+	RecordDispute RecordKind = "dispute" // a dispute's dispute/v1 statement (SaveDispute)
+	RecordOutcome RecordKind = "outcome" // an outcome's outcome/v1 statement (SaveOutcome)
 )
 
 // LedgerRecord is one signed record of the ledger.
@@ -207,3 +210,6 @@ func groupTombstones(rows []tombstoneRow) []Tombstone {
 	}
 	return out
 }
+
+// String returns the kind's name, as the ledger and the log leaves spell it.
+func (k RecordKind) String() string { return string(k) }

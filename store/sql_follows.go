@@ -113,6 +113,12 @@ type NotifyChange struct {
 	// Details is the change's JSON (history.ChangeDetails): it may hold server text.
 	Details       []byte
 	Before, After ChangeRound
+	// A dispute or its outcome (Kind "dispute" or "outcome", RecordDispute and
+	// RecordOutcome; issue 18) is told to followers as a change is: Number is the
+	// entry's dispute number, RecordedAt when it was opened or decided, CheckID and
+	// Round (the round's public id) what it contests, Decision an outcome's decision.
+	// Origin is "maintainer" or "operator"; Summary and Details are empty.
+	CheckID, Round, Decision string
 }
 
 // NotifyWindow says that an account whose pending changes of an entry are those
@@ -476,6 +482,29 @@ func (s *sqlStore) LedgerNumbered(ctx context.Context) (int64, error) {
 // passes on every change however many there are; an entry's changes span pages
 // whole.
 func (s *sqlStore) NotifyChanges(ctx context.Context, r NotifyRange, fn func(entry []NotifyChange) error) error {
+	disputes, err := s.notifyDisputes(ctx, r)
+	if err != nil {
+		return err
+	}
+	// Each entry's disputes and outcomes join its changes, in commit (seq) order; an
+	// entry with disputes only is called in its place by entry id.
+	call := func(group []NotifyChange) error {
+		if len(group) == 0 {
+			return nil
+		}
+		id := group[0].EntryID
+		for len(disputes) > 0 && disputes[0][0].EntryID < id {
+			if err := fn(disputes[0]); err != nil {
+				return err
+			}
+			disputes = disputes[1:]
+		}
+		if len(disputes) > 0 && disputes[0][0].EntryID == id {
+			group = mergeBySeq(group, disputes[0])
+			disputes = disputes[1:]
+		}
+		return fn(group)
+	}
 	query := `SELECT ` + notifyChangeColumns + ` FROM ` + notifyChangeFrom
 	args := []any{}
 	if r.AccountID != 0 {
@@ -499,7 +528,7 @@ func (s *sqlStore) NotifyChanges(ctx context.Context, r NotifyRange, fn func(ent
 		}
 		for _, c := range page {
 			if len(group) > 0 && group[0].EntryID != c.EntryID {
-				if err := fn(group); err != nil {
+				if err := call(group); err != nil {
 					return err
 				}
 				group = nil
@@ -512,10 +541,69 @@ func (s *sqlStore) NotifyChanges(ctx context.Context, r NotifyRange, fn func(ent
 		last := page[len(page)-1]
 		afterEntry, after = last.EntryID, last.Number
 	}
-	if len(group) > 0 {
-		return fn(group)
+	if err := call(group); err != nil {
+		return err
+	}
+	for _, d := range disputes {
+		if err := fn(d); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// maxNotifyDisputes bounds the disputes and outcomes one NotifyChanges reads: far more
+// than a week brings (an account opens at most a few a day).
+const maxNotifyDisputes = 10_000
+
+// notifyDisputes returns the disputes and outcomes r selects, grouped by entry (by id),
+// each group in seq order.
+func (s *sqlStore) notifyDisputes(ctx context.Context, r NotifyRange) ([][]NotifyChange, error) {
+	part := func(kind, origin, at, decision, ledger, from string) (string, []any) {
+		q := `SELECT d.entry_id, e.slug, e.name, e.title, d.number, ` + at + `, l.seq, '` + origin + `', '` + kind + `', d.check_id,
+			r.round_id, ` + decision + ` FROM ` + from + ` JOIN entries e ON e.id = d.entry_id JOIN ledger l ON l.id = ` + ledger + `
+			JOIN rounds r ON r.id = d.round_id`
+		var args []any
+		if r.AccountID != 0 {
+			q += ` JOIN follows f ON f.entry_id = d.entry_id AND f.account_id = ? AND ` + at + ` > f.created_at`
+			args = append(args, r.AccountID)
+		}
+		q += ` WHERE l.seq > ? AND l.seq <= ? AND ` + at + ` > ?`
+		return q, append(args, r.AfterSeq, r.ThroughSeq, s.d.time(r.Since))
+	}
+	dq, dargs := part(string(RecordDispute), "maintainer", "d.opened_at", "''", "d.ledger_id", "disputes d")
+	oq, oargs := part(string(RecordOutcome), "operator", "o.decided_at", "o.decision", "o.ledger_id", "outcomes o JOIN disputes d ON d.id = o.dispute_id")
+	rows, err := queryAll(ctx, s.read, func(row rowScanner) (NotifyChange, error) {
+		var c NotifyChange
+		err := row.Scan(&c.EntryID, &c.Slug, &c.Name, &c.Title, &c.Number, timeCol(&c.RecordedAt), &c.Seq, &c.Origin, &c.Kind,
+			&c.CheckID, &c.Round, &c.Decision)
+		return c, err
+	}, dq+` UNION ALL `+oq+` ORDER BY 1, 7 LIMIT ?`, append(append(dargs, oargs...), maxNotifyDisputes)...)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list the disputes to e-mail: %w", err)
+	}
+	var out [][]NotifyChange
+	for _, c := range rows {
+		if n := len(out); n > 0 && out[n-1][0].EntryID == c.EntryID {
+			out[n-1] = append(out[n-1], c)
+		} else {
+			out = append(out, []NotifyChange{c})
+		}
+	}
+	return out, nil
+}
+
+// mergeBySeq merges an entry's changes and disputes, each in seq order, into seq order.
+func mergeBySeq(a, b []NotifyChange) []NotifyChange {
+	out := make([]NotifyChange, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0].Seq <= b[0].Seq {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 // outboxColumns are the columns scanOutbox reads.

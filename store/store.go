@@ -944,6 +944,28 @@ type Store interface {
 	// RequestRecheck sets the entry's ReasonManual due time to at, unless a re-check
 	// was asked for less than every before at (*RecheckRefused, nothing changed).
 	RequestRecheck(ctx context.Context, entryID int64, at time.Time, every time.Duration) error
+	// Disputes and outcomes (issue 18; sql_disputes.go): a maintainer's signed dispute
+	// of one check result of a signed round, and an operator's signed outcome, each
+	// stored with its ledger record in one transaction; deleted with their entry.
+
+	// SignedRound returns a signed round with its ledger record; ErrNotFound when there
+	// is no such round or it is unsigned.
+	SignedRound(ctx context.Context, roundID int64) (SignedRoundRef, error)
+	// NextDisputeNumber returns the number the entry's next dispute takes.
+	NextDisputeNumber(ctx context.Context, entryID int64) (int64, error)
+	// SaveDispute stores a signed dispute and its record. ErrNotFound when the round is
+	// not a signed round of the entry; ErrDisputeOpen when that check of that round has
+	// an open dispute; ErrDisputeNumber when Number is not the entry's next.
+	SaveDispute(ctx context.Context, d NewDispute) (DisputeRecord, error)
+	// SaveOutcome stores a signed outcome and its record, and closes the dispute.
+	// ErrNotFound without such dispute; ErrDisputeDecided when it has an outcome.
+	SaveOutcome(ctx context.Context, o NewOutcome) (DisputeRecord, error)
+	// Disputes returns the disputes f selects, each with its outcome.
+	Disputes(ctx context.Context, f DisputeFilter) ([]DisputeRecord, error)
+	// Dispute returns one dispute with its outcome, or ErrNotFound.
+	Dispute(ctx context.Context, id int64) (DisputeRecord, error)
+	// DisputesOpenedSince counts the disputes the account opened at or after since.
+	DisputesOpenedSince(ctx context.Context, accountID int64, since time.Time) (int, error)
 
 	// NewQueue builds a River client on the store's database (riverpgxv5 on
 	// PostgreSQL, riversqlite on SQLite). cfg is River's configuration; its Workers

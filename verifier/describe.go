@@ -38,7 +38,11 @@ type Description struct {
 	Probe  *attest.ProbePredicate  `json:"probe,omitempty"`
 	Change *attest.ChangePredicate `json:"change,omitempty"`
 	Supply *attest.SupplyPredicate `json:"supply,omitempty"`
-	Keys   *KeysVersionDescription `json:"keys,omitempty"`
+	// Dispute and Outcome hold a maintainer's statement and an operator's reason: text
+	// from people, to be shown as plain text.
+	Dispute *attest.DisputePredicate `json:"dispute,omitempty"`
+	Outcome *attest.OutcomePredicate `json:"outcome,omitempty"`
+	Keys    *KeysVersionDescription  `json:"keys,omitempty"`
 
 	Log          *LogClaim               `json:"log,omitempty"`
 	KeyDocument  *KeyDocumentDescription `json:"keyDocument,omitempty"`
@@ -211,6 +215,8 @@ func describeEnvelope(data []byte) (*Description, error) {
 		Probe:         st.Probe,
 		Change:        st.Change,
 		Supply:        st.Supply,
+		Dispute:       st.Dispute,
+		Outcome:       st.Outcome,
 	}
 	for _, s := range env.Signatures {
 		d.KeyIDs = append(d.KeyIDs, s.KeyID)
@@ -223,6 +229,10 @@ func describeEnvelope(data []byte) (*Description, error) {
 		d.Times = []NamedTime{{"recordedAt", at}}
 	case st.Supply != nil:
 		d.Times = []NamedTime{{"evaluatedAt", at}}
+	case st.Dispute != nil:
+		d.Times = []NamedTime{{"openedAt", at}}
+	case st.Outcome != nil:
+		d.Times = []NamedTime{{"decidedAt", at}}
 	case st.Keys != nil:
 		d.Times = []NamedTime{{"issuedAt", at}}
 		k := st.Keys

@@ -138,6 +138,9 @@ type Result struct {
 	ObservedAt    time.Time                `json:"-"`
 	Signatures    []SignatureResult        `json:"signatures,omitempty"`
 	Statement     *attest.DecodedStatement `json:"-"`
+	// PayloadDigest is "sha256:" + the hex SHA-256 of the envelope's payload, set once
+	// the statement decoded (what a later record, e.g. an outcome, names it by).
+	PayloadDigest string `json:"-"`
 	// Log is set by VerifyBundle once the bundle's checkpoint verified.
 	Log     *LogResult `json:"log,omitempty"`
 	Failure *Failure   `json:"failure,omitempty"`
@@ -349,6 +352,7 @@ func authenticateParsed(r *Result, env *parsedEnvelope, doc *keys.Document) ([]*
 		}
 	}
 	r.Statement = st
+	r.PayloadDigest = attest.Digest(payload)
 	r.ObservedAt = st.ObservedAt
 	if st.Probe != nil {
 		r.Coverage = st.Probe.Coverage

@@ -21,6 +21,9 @@ func (h *handlers) writePaths(cfg Config, base string) error {
 	}
 	h.acc, h.follows, h.hooks, h.claims = cfg.Accounts, cfg.Follows, cfg.Webhooks, cfg.Claims
 	h.maint, h.ops, h.listings = cfg.Maintainers, cfg.Operators, cfg.Listings
+	if cfg.Maintainers != nil {
+		h.disputes = cfg.Disputes
+	}
 	h.jar, h.cop, h.writeLim, h.postBody = jar, cop, lim, maxPostBody
 	return nil
 }
@@ -69,5 +72,9 @@ func (h *handlers) writeRoutes(r *gin.Engine, get func(string, gin.HandlerFunc))
 		get(listingEditRoute, h.listingEdit)
 		r.POST(listingEditRoute, h.listingSave)
 		r.POST("/s/:slug/recheck", h.recheck)
+	}
+	if h.disputes != nil {
+		get("/s/:slug/contest", h.contestForm)
+		r.POST("/s/:slug/contest", h.contest)
 	}
 }

@@ -206,6 +206,7 @@ func newShowcase(t *testing.T) *showcase {
 		}
 	}
 
+	addShowcaseDisputes(t, st, risky.ID, now) // dispute_test.go
 	now = start.Add(4 * time.Hour)
 	h, err := web.New(web.Config{Store: st, Keys: doc, BaseURL: "https://probity.test", Now: func() time.Time { return now },
 		Logger: slog.New(slog.DiscardHandler), RateLimit: generous})

@@ -68,13 +68,14 @@ type handlers struct {
 	listings Listings    // nil: no maintainer's listing form (listing.go)
 	maint    Maintainers // nil: no maintainer routes (roles.go)
 	ops      Operators   // nil: no operator console (roles.go)
+	disputes Disputes    // nil: no contest form (dispute.go)
 	jar      cookieJar
 	cop      *http.CrossOriginProtection
 	writeLim *ratelimit.Limiter // the write routes' own bucket per client
 }
 
 // features are the write paths a site serves, which the layout links to.
-type features struct{ Accounts, Follows, Webhooks, Claims, Listings bool }
+type features struct{ Accounts, Follows, Webhooks, Claims, Listings, Disputes bool }
 
 var funcs = template.FuncMap{
 	"utc":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
@@ -86,6 +87,8 @@ var funcs = template.FuncMap{
 	"limitations": func() []string { return limitations },
 	// marked is an evidence sample with the escapes of hidden characters marked.
 	"marked": markInvisible,
+	// disputesOf is the data of the "disputes" partial (dispute.go).
+	"disputesOf": func(slug string, ds []disputeView) disputesSection { return disputesSection{Slug: slug, Disputes: ds} },
 }
 
 // partials are the templates every page is parsed with, besides the layout: the

@@ -43,6 +43,9 @@ type entryJSON struct {
 	History       historyJSON     `json:"history"`
 	Verify        verifyJSON      `json:"verify"`
 	Limits        []string        `json:"whatTheChecksDoNotTellYou"`
+	// Disputes are the entry's disputes with their outcomes, newest first: each a
+	// signed record (seq, bundle), its statement and reason people's text.
+	Disputes []disputeView `json:"disputes"`
 }
 
 // operatorJSON is a maintainer's listing: plain text, links https only.
@@ -208,10 +211,11 @@ func (s *site) entryJSON(ctx context.Context, slug string, toolsPage int) ([]byt
 		Slug: v.Slug, Name: v.Name, Kind: v.Kind, Locator: v.Locator, Page: v.Links.Page,
 		Badge: badgeJSON{State: v.State, Coverage: v.Coverage}, Observes: v.Observe,
 		Checks: []checkJSON{}, Tools: []toolJSON{},
-		Uptime:  uptimeJSON{OnlineDays: v.Uptime.Online, CountedDays: v.Uptime.Counted, Recent: v.Uptime.Days},
-		History: historyJSON{Page: v.Links.History, Feed: v.Links.Feed, Changes: []changeJSON{}},
-		Verify:  verifyJSON{Envelopes: v.Links.Envelopes, Keys: v.Links.Keys, Commands: verifyCommands(v.Links)},
-		Limits:  limitations,
+		Uptime:   uptimeJSON{OnlineDays: v.Uptime.Online, CountedDays: v.Uptime.Counted, Recent: v.Uptime.Days},
+		History:  historyJSON{Page: v.Links.History, Feed: v.Links.Feed, Changes: []changeJSON{}},
+		Verify:   verifyJSON{Envelopes: v.Links.Envelopes, Keys: v.Links.Keys, Commands: verifyCommands(v.Links)},
+		Limits:   limitations,
+		Disputes: v.Disputes,
 	}
 	if v.Score >= 0 {
 		score := v.Score

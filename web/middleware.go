@@ -37,6 +37,8 @@ func (h *handlers) securityHeaders(c *gin.Context) {
 		limit = h.postBody
 		if h.listings != nil && c.FullPath() == listingEditRoute {
 			limit = maxListingBody
+		} else if h.disputes != nil && contestPath(c.Request.URL.Path) {
+			limit = maxContestBody
 		}
 	}
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)

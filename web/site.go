@@ -476,7 +476,9 @@ type entryView struct {
 	Uptime       uptimeView
 	History      []changeView // the newest jsonChanges visible changes (entryPage: markdownChanges)
 	Recent       []changeView // the newest markdownChanges of them
-	Links        links
+	// Disputes are the entry's disputes with their outcomes, newest first (dispute.go).
+	Disputes []disputeView
+	Links    links
 	// Head is the top of every tab: the tabs and the summary card (entrycard.go).
 	Head *entryHead
 
@@ -628,6 +630,9 @@ func (s *site) entryOf(ctx context.Context, slug string, toolsPage int, html boo
 		if v.Supply, err = s.supplyViewOfRun(ctx, e, run.ID); err != nil {
 			return nil, err
 		}
+	}
+	if v.Disputes, err = s.disputesOf(ctx, e.ID); err != nil {
+		return nil, err
 	}
 	// The page's checks and supply checks are tabs of their own (tabs.go); the top of
 	// every tab is the card.

@@ -26,6 +26,8 @@ type Store interface {
 	HistoryState(ctx context.Context, entryID int64) (state []byte, processed int64, err error)
 	// MaintainerListing is what a maintainer of the entry wrote (Revision 0: nothing).
 	MaintainerListing(ctx context.Context, entryID int64) (store.MaintainerListing, error)
+	// Disputes are the entry pages' disputes and outcomes (dispute.go).
+	Disputes(ctx context.Context, f store.DisputeFilter) ([]store.DisputeRecord, error)
 }
 
 var _ Store = store.Store(nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"html/template"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -39,7 +40,14 @@ type tabPage struct {
 	FAQ    *faqView
 	// Limits is "what the checks do not tell you" (FAQ, Verify).
 	Limits []string
+	// Disputes are the entry's disputes (Checks); Contest the links to contest each
+	// check result of the signed round shown (the route decides who may).
+	Disputes []disputeView
+	Contest  []contestLink
 }
+
+// contestLink is the link to contest one check result.
+type contestLink struct{ CheckID, Status, Href string }
 
 // entryTab builds tab (tabSetup, tabChecks, tabSupply, tabVerify or tabFAQ) of slug;
 // json leaves the rendered sections out and fills the views instead.
@@ -82,6 +90,19 @@ func (s *site) entryTab(ctx context.Context, slug, tab string, json bool) (*tabP
 		}
 		if err != nil {
 			return nil, err
+		}
+		if p.Disputes, err = s.disputesOf(ctx, e.ID); err != nil {
+			return nil, err
+		}
+		if r.Signed && !json {
+			cv, err := s.roundChecks(ctx, e.Slug, r)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range cv {
+				p.Contest = append(p.Contest, contestLink{CheckID: c.ID, Status: c.Status,
+					Href: "/s/" + e.Slug + "/contest?round=" + strconv.FormatInt(r.ID, 10) + "&check=" + url.QueryEscape(c.ID)})
+			}
 		}
 	case tabSupply:
 		p.Parts = partViews(e, d.Parts, d.Remotes)

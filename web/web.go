@@ -179,6 +179,9 @@ type Config struct {
 	// form and "Re-check now" (listing.go); the entry pages show the maintainer's
 	// listing whether or not it is set.
 	Listings Listings
+	// Disputes, when set (with Accounts and Maintainers), serves the contest form of a
+	// finding (dispute.go) and its links on the Checks tab.
+	Disputes Disputes
 	// WriteRateLimit is the per-client token bucket of the write routes (every POST
 	// but the one-click unsubscribe, and the GitHub sign-in), apart from the site's
 	// and stricter. The zero value means DefaultWriteRateLimit.
@@ -285,7 +288,8 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, fmt.Errorf("web: BaseURL must be the site's absolute http or https address: %w", err)
 	}
 	feats := features{Accounts: cfg.Accounts != nil, Follows: cfg.Follows != nil, Webhooks: cfg.Webhooks != nil,
-		Claims: cfg.Accounts != nil && cfg.Claims != nil, Listings: cfg.Accounts != nil && cfg.Maintainers != nil && cfg.Listings != nil}
+		Claims: cfg.Accounts != nil && cfg.Claims != nil, Listings: cfg.Accounts != nil && cfg.Maintainers != nil && cfg.Listings != nil,
+		Disputes: cfg.Accounts != nil && cfg.Maintainers != nil && cfg.Disputes != nil}
 	pages, err := parseTemplates(feats)
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	"github.com/probity-dev/probity/accounts"
 	"github.com/probity-dev/probity/checks/probe/egress"
 	"github.com/probity-dev/probity/claims"
+	"github.com/probity-dev/probity/disputes"
 	"github.com/probity-dev/probity/keys"
 	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/listing"
@@ -115,6 +116,9 @@ type writePaths struct {
 	listings *listing.Service // listing.go (addListings)
 	maint    web.Maintainers  // who maintains an entry (listing.go: temporary)
 	sender   *mail.Sender     // nil without --smtp-host
+	// disputes opens and decides disputes (addDisputes); nil until the claims service
+	// says who maintains an entry.
+	disputes *disputes.Service
 	// doc is the key document that lists the webhook key, which the site must publish
 	// (EnsureWebhookKey adds the key, as a new version, at the first start).
 	doc *keys.Document
@@ -210,6 +214,9 @@ func (w *writePaths) site(cfg *web.Config) {
 	}
 	if w.listings != nil {
 		cfg.Listings = w.listings
+	}
+	if w.disputes != nil {
+		cfg.Disputes = w.disputes
 	}
 }
 

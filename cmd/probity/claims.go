@@ -10,6 +10,8 @@ import (
 
 	"github.com/probity-dev/probity/checks/probe/egress"
 	"github.com/probity-dev/probity/claims"
+	"github.com/probity-dev/probity/disputes"
+	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 )
@@ -67,5 +69,19 @@ func (w *writePaths) addClaims(f claimFlags, st store.Store, ef *envFlags, sched
 	w.claims, err = claims.New(claims.Config{Store: st, Schedule: schedule, Egress: egress.Config{AllowLoopback: ef.allowLoopback},
 		RootCAs: pool, DNSServer: f.dnsServer, NPMURL: ef.npmURL, PyPIURL: ef.pypiURL, GitHubAPIURL: ef.githubURL,
 		GitHubToken: os.Getenv("GITHUB_TOKEN"), RecheckInterval: f.recheck, Logger: logger})
+	return err
+}
+
+// addDisputes makes the disputes service (package disputes) beside the claims service,
+// which says who maintains an entry (claims.Service.IsMaintainer). Until it does, no
+// dispute can be opened and the contest form is not served.
+func (w *writePaths) addDisputes(st store.Store, signer *signing.Signer, logger *slog.Logger) error {
+	m, ok := any(w.claims).(disputes.Maintainers)
+	if w.claims == nil || !ok {
+		logger.Warn("disputes are off: the claims service does not say who maintains an entry")
+		return nil
+	}
+	var err error
+	w.disputes, err = disputes.New(disputes.Config{Store: st, Maintainers: m, Signer: signer, ToolVersion: version, Logger: logger})
 	return err
 }

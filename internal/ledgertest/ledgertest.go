@@ -130,3 +130,30 @@ func (s *Signer) record(env *attest.Envelope, payload []byte) (Record, error) {
 	sum := sha256.Sum256(payload)
 	return Record{Envelope: raw, PayloadDigest: hex.EncodeToString(sum[:])}, nil
 }
+
+// Dispute signs dispute number of the remote entry slug, contesting a check of the
+// round record roundSeq (whose payload digest is derived from the seq), opened at at.
+func (s *Signer) Dispute(ctx context.Context, slug string, number, roundSeq int64, at time.Time) (Record, error) {
+	p := attest.NewDisputePredicate(attest.ChangeEntry{Kind: "remote", Slug: slug, URL: "https://" + slug + ".example.com/mcp"}, number, at,
+		attest.Finding{Record: attest.RecordRef{Seq: roundSeq, PayloadDigest: attest.Digest(fmt.Appendf(nil, "round %d", roundSeq))},
+			CheckID: "destructive_annotations", Status: attest.StatusFailed},
+		"The tool is read-only.", "", "0.1.0")
+	env, payload, err := attest.Sign(ctx, attest.NewDisputeStatement(p), s.signer)
+	if err != nil {
+		return Record{}, err
+	}
+	return s.record(env, payload)
+}
+
+// Outcome signs the rejection of dispute number of the remote entry slug, whose record
+// is disputeSeq with payload digest disputeDigest (hex), decided at at.
+func (s *Signer) Outcome(ctx context.Context, slug string, number, disputeSeq int64, disputeDigest string, at time.Time) (Record, error) {
+	p := attest.NewOutcomePredicate(attest.ChangeEntry{Kind: "remote", Slug: slug, URL: "https://" + slug + ".example.com/mcp"},
+		attest.OutcomeDispute{Number: number, Record: attest.RecordRef{Seq: disputeSeq, PayloadDigest: "sha256:" + disputeDigest}},
+		attest.DecisionRejected, "", "The signed round shows no annotation.", at, "0.1.0")
+	env, payload, err := attest.Sign(ctx, attest.NewOutcomeStatement(p), s.signer)
+	if err != nil {
+		return Record{}, err
+	}
+	return s.record(env, payload)
+}

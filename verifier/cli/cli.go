@@ -65,6 +65,11 @@ the previous checkpoint (if any) is signed by the log and the checkpoint extends
 witnessed nor more than --max-backdate before the previous checkpoint was. A key revoked
 at R still vouches for a record a trusted witness saw in the log before R.
 
+Given a dispute and its outcome (dispute/v1, outcome/v1), it also checks that the
+outcome decides that dispute: the same entry, the dispute's number and payload digest,
+and, when the dispute is a bundle, its log index. An outcome whose dispute is not given
+is noted, not checked; whether a dispute has an outcome at all only the log says.
+
 Flags:
 
 	--keys FILE          the key document (e.g. a saved /.well-known/probity-keys.json);
@@ -221,6 +226,7 @@ func Main(name string, args []string, stdout, stderr io.Writer) int {
 
 	lastProgress := start
 	n := 0
+	links := newLinker()
 	policyErrs := 0
 	var policyErr error
 	sum, err := VerifyPaths(context.Background(), paths, StreamConfig{
@@ -233,6 +239,7 @@ func Main(name string, args []string, stdout, stderr io.Writer) int {
 				policyErr = it.Err
 			}
 			rep.item(it)
+			links.add(it)
 			n++
 			if n%1024 == 0 {
 				if now := time.Now(); now.Sub(lastProgress) >= progressGap {
@@ -242,6 +249,14 @@ func Main(name string, args []string, stdout, stderr io.Writer) int {
 			}
 		},
 	})
+	if err == nil {
+		for _, l := range links.reports() {
+			rep.link(l)
+			if l.Checked && !l.OK {
+				code = ExitFailed
+			}
+		}
+	}
 	rep.finish(sum, time.Since(start))
 	switch {
 	case err != nil:
@@ -410,6 +425,7 @@ type reporter interface {
 	start()
 	consistency(*ConsistencyReport)
 	item(Item)
+	link(LinkReport)
 	finish(Summary, time.Duration)
 }
 
@@ -444,6 +460,10 @@ func (t *tableReporter) item(it Item) {
 				what = fmt.Sprintf("change=ch-%d kind=%s", st.Change.Number, st.Change.Kind)
 			case st.Supply != nil:
 				what = fmt.Sprintf("supply score=%d verified=%t", st.Supply.Score, st.Supply.Verified)
+			case st.Dispute != nil:
+				what = fmt.Sprintf("dispute=%d check=%s record=%d", st.Dispute.Number, st.Dispute.Finding.CheckID, st.Dispute.Finding.Record.Seq)
+			case st.Outcome != nil:
+				what = fmt.Sprintf("outcome=%s dispute=%d record=%d", st.Outcome.Decision, st.Outcome.Dispute.Number, st.Outcome.Dispute.Record.Seq)
 			}
 		}
 		logged := ""
@@ -461,6 +481,17 @@ func (t *tableReporter) item(it Item) {
 		return
 	}
 	fmt.Fprintf(t.w, "FAIL  %s  %s\n", it.Source, it.Err)
+}
+
+func (t *tableReporter) link(l LinkReport) {
+	switch {
+	case l.Checked && !l.OK:
+		fmt.Fprintf(t.w, "FAIL  %s  %s (dispute %s)\n", l.Outcome, l.Failure, l.Dispute)
+	case l.Checked && !t.quiet:
+		fmt.Fprintf(t.w, "OK    %s  %s (%s)\n", l.Outcome, l.Detail, l.Dispute)
+	case !l.Checked && !t.quiet:
+		fmt.Fprintf(t.w, "NOTE  %s  %s\n", l.Outcome, l.Detail)
+	}
 }
 
 func (t *tableReporter) consistency(c *ConsistencyReport) {
@@ -487,10 +518,13 @@ func (t *tableReporter) finish(s Summary, d time.Duration) {
 }
 
 type jsonReporter struct {
-	w    *bufio.Writer
-	n    int
-	cons *ConsistencyReport
+	w     *bufio.Writer
+	n     int
+	cons  *ConsistencyReport
+	links []LinkReport
 }
+
+func (j *jsonReporter) link(l LinkReport) { j.links = append(j.links, l) }
 
 func (j *jsonReporter) consistency(c *ConsistencyReport) { j.cons = c }
 
@@ -531,6 +565,10 @@ func (j *jsonReporter) finish(s Summary, d time.Duration) {
 	if j.cons != nil {
 		c, _ := json.Marshal(j.cons)
 		cons = `,"consistency":` + string(c)
+	}
+	if len(j.links) > 0 {
+		l, _ := json.Marshal(j.links)
+		cons += `,"links":` + string(l)
 	}
 	fmt.Fprintf(j.w, `],"summary":%s%s,"seconds":%.3f}`+"\n", b, cons, d.Seconds())
 }

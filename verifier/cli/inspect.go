@@ -238,10 +238,12 @@ func (t textWriter) line(label string, format string, args ...any) {
 func (t textWriter) sub() textWriter { return textWriter{t.w, t.indent + "  "} }
 
 var predicateNames = map[string]string{
-	attest.ProbePredicateType:  "a probe round: what one round of checks observed",
-	attest.ChangePredicateType: "a change: one numbered change of an entry's history",
-	attest.SupplyPredicateType: "a supply run: the eleven supply-chain checks, score and Verified",
-	attest.KeysPredicateType:   "a key document version",
+	attest.ProbePredicateType:   "a probe round: what one round of checks observed",
+	attest.ChangePredicateType:  "a change: one numbered change of an entry's history",
+	attest.SupplyPredicateType:  "a supply run: the eleven supply-chain checks, score and Verified",
+	attest.KeysPredicateType:    "a key document version",
+	attest.DisputePredicateType: "a dispute: a maintainer contests one check result of a signed round",
+	attest.OutcomePredicateType: "an outcome: an operator's decision on a dispute",
 }
 
 func writeInspected(w *bufio.Writer, r inspected, verifying bool) {
@@ -272,6 +274,10 @@ func writeInspected(w *bufio.Writer, r inspected, verifying bool) {
 		writeChange(t, d.Change)
 	case d.Supply != nil:
 		writeSupply(t, d.Supply)
+	case d.Dispute != nil:
+		writeDispute(t, d.Dispute)
+	case d.Outcome != nil:
+		writeOutcome(t, d.Outcome)
 	case d.Keys != nil:
 		t.line("version", "%d (%s)", d.Keys.Version, d.Keys.Event)
 		t.line("issuedAt", "%s", d.Keys.IssuedAt)
@@ -525,4 +531,40 @@ func writeVerification(t textWriter, v *verifier.Verification) {
 			u.line("previous", "the checkpoint of size %d is consistent with it", *l.PreviousSize)
 		}
 	}
+}
+
+// writeDispute writes a dispute; its statement is the maintainer's text, printed line by
+// line through Printable like every other value.
+func writeDispute(t textWriter, p *attest.DisputePredicate) {
+	t.line("entry", "%s", entryText(p.Entry))
+	t.line("dispute", "%d", p.Number)
+	t.line("openedAt", "%s", p.OpenedAt)
+	t.line("finding", "%s %s in record %d (%s)", p.Finding.CheckID, p.Finding.Status, p.Finding.Record.Seq, p.Finding.Record.PayloadDigest)
+	t.line("statement", "")
+	s := t.sub()
+	for _, l := range strings.Split(p.Statement, "\n") {
+		s.line("|", "%s", l)
+	}
+	if p.Evidence != "" {
+		t.line("evidence", "%s", p.Evidence)
+	}
+	t.line("tool version", "%s", p.ToolVersion)
+}
+
+// writeOutcome writes an outcome; its reason is the operator's text.
+func writeOutcome(t textWriter, p *attest.OutcomePredicate) {
+	t.line("entry", "%s", entryText(p.Entry))
+	t.line("dispute", "%d, record %d (%s)", p.Dispute.Number, p.Dispute.Record.Seq, p.Dispute.Record.PayloadDigest)
+	decision := p.Decision
+	if p.SuiteVersion != "" {
+		decision += " in suite version " + p.SuiteVersion
+	}
+	t.line("decision", "%s", decision)
+	t.line("decidedAt", "%s", p.DecidedAt)
+	t.line("reason", "")
+	s := t.sub()
+	for _, l := range strings.Split(p.Reason, "\n") {
+		s.line("|", "%s", l)
+	}
+	t.line("tool version", "%s", p.ToolVersion)
 }
