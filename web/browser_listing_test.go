@@ -140,7 +140,7 @@ func TestBrowserListingPages(t *testing.T) {
 	if acct == 0 {
 		t.Fatal("the browser did not sign in")
 	}
-	w.roles.maintain(acct, w.entryID)
+	w.roles.grant(acct, w.entryID)
 	edit := "/s/" + w.slug + "/edit"
 	check(edit)
 

@@ -138,7 +138,7 @@ func TestListingRoutesAuthorization(t *testing.T) {
 	csrfS := signedIn.signIn("someone@example.com")
 	other := w.browser(t)
 	csrfO := other.signIn("other@example.com")
-	w.roles.maintain(w.accountOf(t, other), w.evil.ID)
+	w.roles.grant(w.accountOf(t, other), w.evil.ID)
 	op := w.browser(t)
 	csrfOp := op.signIn("op@example.com")
 	w.roles.operator(w.accountOf(t, op))
@@ -161,7 +161,7 @@ func TestListingRoutesAuthorization(t *testing.T) {
 
 	m := w.browser(t)
 	csrfM := m.signIn("maintainer@example.com")
-	w.roles.maintain(w.accountOf(t, m), w.entryID)
+	w.roles.grant(w.accountOf(t, m), w.entryID)
 	// Without the csrf field, or with another session's: refused, nothing changed.
 	for _, c := range []string{"", csrfS} {
 		for _, r := range routes[1:] {
@@ -195,7 +195,7 @@ func TestListingEditPlainText(t *testing.T) {
 	w := newListingSite(t)
 	m := w.browser(t)
 	csrf := m.signIn("maintainer@example.com")
-	w.roles.maintain(w.accountOf(t, m), w.entryID)
+	w.roles.grant(w.accountOf(t, m), w.entryID)
 	edit := "/s/" + w.slug + "/edit"
 
 	hostile := `<script>alert(1)</script> & <a href="https://evil.test">click</a>`
@@ -296,7 +296,7 @@ func TestListingEditBounds(t *testing.T) {
 	w := newListingSite(t)
 	m := w.browser(t)
 	csrf := m.signIn("maintainer@example.com")
-	w.roles.maintain(w.accountOf(t, m), w.entryID)
+	w.roles.grant(w.accountOf(t, m), w.entryID)
 	edit := "/s/" + w.slug + "/edit"
 
 	long := strings.Repeat("ü", store.MaxListingDescription) + "xyz"
@@ -327,7 +327,7 @@ func TestRecheckInterval(t *testing.T) {
 	w := newListingSite(t)
 	m := w.browser(t)
 	csrf := m.signIn("maintainer@example.com")
-	w.roles.maintain(w.accountOf(t, m), w.entryID)
+	w.roles.grant(w.accountOf(t, m), w.entryID)
 	path := "/s/" + w.slug + "/recheck"
 	if rec := m.post(path, url.Values{"csrf": {csrf}}); rec.Code != http.StatusAccepted {
 		t.Fatalf("re-check: %d\n%s", rec.Code, rec.Body)
