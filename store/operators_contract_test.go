@@ -141,6 +141,24 @@ func TestOperatorRecordedActions(t *testing.T) {
 			t.Fatalf("%d audit rows after refused hides, want 0", n)
 		}
 
+		// A change: hidden and shown again, each with its row.
+		mustSaveHistory(t, s, HistoryUpdate{EntryID: e.ID, State: []byte(`1`), Changes: []ChangeRecord{testChange(e.ID, 1, t0)}})
+		if err := s.HideChangeRecorded(ctx, e.ID, 1, true, "wrong fetch", testAction("change.hide", e.Slug, e.ID, t0)); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := s.Change(ctx, e.ID, 1); err != nil || !c.Hidden || c.HiddenReason != "wrong fetch" {
+			t.Fatalf("Change after hiding = %+v, %v", c, err)
+		}
+		if err := s.HideChangeRecorded(ctx, e.ID, 1, false, "it was right", testAction("change.unhide", e.Slug, e.ID, t0)); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := s.Change(ctx, e.ID, 1); err != nil || c.Hidden || c.HiddenReason != "" {
+			t.Fatalf("Change after showing = %+v, %v", c, err)
+		}
+		if n := count(); n != 2 {
+			t.Fatalf("%d audit rows after hide and unhide, want 2", n)
+		}
+
 		// Claims: a live claim is revoked once, with its row.
 		mustClaimToken(t, s, acc, e.ID, "well-known", e.Locator, "tok", t0)
 		c, err := s.ProveClaim(ctx, ClaimProof{TokenHash: claimHash("tok"), AccountID: acc, Proof: "found", At: t0})
@@ -164,8 +182,8 @@ func TestOperatorRecordedActions(t *testing.T) {
 		if _, err := s.RevokeClaimRecorded(ctx, c.ID, t0.Add(2*time.Hour), "again", testAction("claim.revoke", e.Slug, e.ID, t0)); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("RevokeClaimRecorded(lapsed) = %v, want ErrNotFound", err)
 		}
-		if n := count(); n != 1 {
-			t.Fatalf("%d audit rows after one revocation, want 1", n)
+		if n := count(); n != 3 {
+			t.Fatalf("%d audit rows after one revocation, want 3", n)
 		}
 		if rs, _ := s.ClaimsForReview(ctx, ClaimReviewQuery{LiveOnly: true}); len(rs) != 0 {
 			t.Fatalf("ClaimsForReview(live) after revocation = %+v", rs)
