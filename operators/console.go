@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/probity-dev/probity/store"
 )
@@ -13,12 +14,15 @@ import (
 const MaxChangesShown = 100
 
 // HideChange hides (hidden true) or shows again change number of the entry slug, with
-// a reason; the change and its audit row are written in one transaction.
+// a reason (required to hide, optional to show again); the change and its audit row are written in one transaction.
 // store.ErrNotFound when there is no such entry or change.
 func (s *Service) HideChange(ctx context.Context, by Actor, slug string, number int64, hidden bool, reason string) error {
-	r, err := CheckReason(reason)
-	if err != nil {
-		return err
+	r := ""
+	if hidden || strings.TrimSpace(reason) != "" {
+		var err error
+		if r, err = checkReason(reason, MaxHideReason); err != nil {
+			return err
+		}
 	}
 	if err := s.checkActor(ctx, by); err != nil {
 		return err

@@ -55,8 +55,13 @@ const (
 	ActionDecideDispute = "dispute.decide"
 )
 
-// MaxReason is the longest reason an operator gives, in bytes.
-const MaxReason = 200
+// MaxReason is the longest reason an operator gives for deleting an entry, revoking a
+// claim or deciding a dispute, in bytes; MaxHideReason for hiding a change (the
+// store's bounds).
+const (
+	MaxReason     = 200
+	MaxHideReason = 500
+)
 
 // Store is what the operators need of the store.
 type Store interface {
@@ -126,7 +131,7 @@ var (
 	// ErrNotOperator is an account acting as an operator without the role.
 	ErrNotOperator = errors.New("this account is not an operator")
 	// ErrReason is a missing or malformed reason.
-	ErrReason = fmt.Errorf("a reason is required: one line of at most %d bytes, no control characters", MaxReason)
+	ErrReason = errors.New("a reason is required: one line of printable text (at most 200 bytes; 500 to hide a change)")
 )
 
 // Actor is who acts: an operator's account, or the command line (AccountID 0).
@@ -188,9 +193,11 @@ func (s *Service) checkActor(ctx context.Context, by Actor) error {
 
 // CheckReason trims a reason and refuses one that is empty, longer than MaxReason or
 // not one line of printable text.
-func CheckReason(reason string) (string, error) {
+func CheckReason(reason string) (string, error) { return checkReason(reason, MaxReason) }
+
+func checkReason(reason string, max int) (string, error) {
 	r := strings.TrimSpace(reason)
-	if r == "" || len(r) > MaxReason || !utf8.ValidString(r) {
+	if r == "" || len(r) > max || !utf8.ValidString(r) {
 		return "", ErrReason
 	}
 	for _, c := range r {
