@@ -43,7 +43,7 @@ func (s *Service) HideChange(ctx context.Context, by Actor, slug string, number 
 	if err := s.st.HideChangeRecorded(ctx, e.ID, number, hidden, storedReason, rec); err != nil {
 		return err
 	}
-	s.log.Info("operator action", "action", name, "actor", rec.Actor, "actor_account", by.AccountID, "entry", e.Slug, "change", number)
+	s.log.Info("operator action", "action", name, "actor", rec.Actor, "actor_account", by.accountID, "entry", e.Slug, "change", number)
 	return nil
 }
 
@@ -126,7 +126,7 @@ func (s *Service) RevokeClaim(ctx context.Context, by Actor, id int64, reason st
 	if err != nil {
 		return store.Claim{}, err
 	}
-	s.log.Info("operator action", "action", ActionRevokeClaim, "actor", rec.Actor, "actor_account", by.AccountID, "entry", slug, "claim", id)
+	s.log.Info("operator action", "action", ActionRevokeClaim, "actor", rec.Actor, "actor_account", by.accountID, "entry", slug, "claim", id)
 	if err := s.reschedule(ctx, c.EntryID); err != nil {
 		return c, fmt.Errorf("the claim was revoked, but the entry's schedule could not be moved: %w", err)
 	}

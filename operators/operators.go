@@ -134,20 +134,25 @@ var (
 	ErrReason = errors.New("a reason is required: one line of printable text (at most 200 bytes; 500 to hide a change)")
 )
 
-// Actor is who acts: an operator's account, or the command line (AccountID 0).
+// Actor is who acts: an operator's account (By), or the command line (CLI). The zero
+// Actor is neither and may do nothing.
 type Actor struct {
-	AccountID int64
+	accountID int64
+	cli       bool
 }
 
 // CLI is the command line, which acts with the machine's rights.
-var CLI = Actor{}
+var CLI = Actor{cli: true}
 
 // By is the operator with the account id.
-func By(accountID int64) Actor { return Actor{AccountID: accountID} }
+func By(accountID int64) Actor { return Actor{accountID: accountID} }
+
+// AccountID is the acting operator's account (0 for the command line).
+func (a Actor) AccountID() int64 { return a.accountID }
 
 // name is the actor column of the audit row.
 func (a Actor) name() string {
-	if a.AccountID == 0 {
+	if a.cli {
 		return "cli"
 	}
 	return "operator"
@@ -178,10 +183,10 @@ func (s *Service) IsOperator(ctx context.Context, accountID int64) (bool, error)
 // checkActor refuses an account actor without the role (the command line acts with
 // the machine's rights).
 func (s *Service) checkActor(ctx context.Context, by Actor) error {
-	if by.AccountID == 0 {
+	if by.cli {
 		return nil
 	}
-	yes, err := s.IsOperator(ctx, by.AccountID)
+	yes, err := s.IsOperator(ctx, by.accountID)
 	if err != nil {
 		return err
 	}
@@ -224,7 +229,7 @@ func (a Action) row(at time.Time) (store.OperatorAction, error) {
 	if len(b) > store.MaxActionDetail {
 		return store.OperatorAction{}, fmt.Errorf("operators: the detail of %s is %d bytes; at most %d are kept", a.Name, len(b), store.MaxActionDetail)
 	}
-	return store.OperatorAction{At: at, ActorID: a.By.AccountID, Actor: a.By.name(), Action: a.Name,
+	return store.OperatorAction{At: at, ActorID: a.By.accountID, Actor: a.By.name(), Action: a.Name,
 		EntrySlug: a.EntrySlug, EntryID: a.EntryID, Target: a.Target, Detail: string(b)}, nil
 }
 
@@ -244,7 +249,7 @@ func (s *Service) Record(ctx context.Context, a Action) error {
 	if _, err := s.st.AppendOperatorAction(ctx, rec); err != nil {
 		return err
 	}
-	s.log.Info("operator action", "action", a.Name, "actor", rec.Actor, "actor_account", a.By.AccountID, "entry", a.EntrySlug, "target", a.Target)
+	s.log.Info("operator action", "action", a.Name, "actor", rec.Actor, "actor_account", a.By.accountID, "entry", a.EntrySlug, "target", a.Target)
 	return nil
 }
 

@@ -114,6 +114,9 @@ func TestGrantRevoke(t *testing.T) {
 	if rows, _ := s.Audit(ctx, 0, 0); len(rows) != 3 {
 		t.Fatalf("audit rows = %d, want 3 (two grants, one revocation)", len(rows))
 	}
+	if err := s.Record(ctx, Action{Name: ActionDeleteEntry}); !errors.Is(err, ErrNotOperator) {
+		t.Fatalf("Record by the zero Actor = %v, want ErrNotOperator", err)
+	}
 	if err := s.Record(ctx, Action{By: By(other.ID), Name: ActionDeleteEntry}); !errors.Is(err, ErrNotOperator) {
 		t.Fatalf("Record by a former operator = %v, want ErrNotOperator", err)
 	}
