@@ -21,6 +21,7 @@ func (h *handlers) writePaths(cfg Config, base string) error {
 	}
 	h.acc, h.follows, h.hooks, h.claims = cfg.Accounts, cfg.Follows, cfg.Webhooks, cfg.Claims
 	h.maint, h.ops = cfg.Maintainers, cfg.Operators
+	h.console, h.desk = cfg.Console, cfg.Disputes
 	h.jar, h.cop, h.writeLim, h.postBody = jar, cop, lim, maxPostBody
 	return nil
 }
@@ -64,5 +65,8 @@ func (h *handlers) writeRoutes(r *gin.Engine, get func(string, gin.HandlerFunc))
 		get("/s/:slug/claim", h.claim)
 		r.POST("/s/:slug/claim", h.claimStart)
 		r.POST("/s/:slug/claim/check", h.claimCheck)
+	}
+	if h.ops != nil && h.console != nil {
+		h.opsRoutes(r, get) // ops.go
 	}
 }

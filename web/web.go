@@ -169,6 +169,10 @@ type Config struct {
 	// maintainer routes and the operator console (roles.go).
 	Maintainers Maintainers
 	Operators   Operators
+	// Console, when set with Operators, serves the operator console at /ops (ops.go);
+	// Disputes, when set too, its dispute queue.
+	Console  Console
+	Disputes DisputeDesk
 	// WriteRateLimit is the per-client token bucket of the write routes (every POST
 	// but the one-click unsubscribe, and the GitHub sign-in), apart from the site's
 	// and stricter. The zero value means DefaultWriteRateLimit.
