@@ -22,6 +22,7 @@ import (
 	"github.com/probity-dev/probity/mail"
 	"github.com/probity-dev/probity/notify"
 	"github.com/probity-dev/probity/notify/webhook"
+	"github.com/probity-dev/probity/operators"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web"
 )
@@ -111,7 +112,9 @@ type writePaths struct {
 	notify   *notify.Service
 	webhooks *webhook.Service
 	claims   *claims.Service // claims.go (addClaims)
-	sender   *mail.Sender    // nil without --smtp-host
+	// operators is the operator role and console (operators.go, addOperators).
+	operators *operators.Service
+	sender    *mail.Sender // nil without --smtp-host
 	// doc is the key document that lists the webhook key, which the site must publish
 	// (EnsureWebhookKey adds the key, as a new version, at the first start).
 	doc *keys.Document
@@ -201,6 +204,9 @@ func (w *writePaths) site(cfg *web.Config) {
 	cfg.Webhooks = webhookPages{w.webhooks}
 	if w.claims != nil {
 		cfg.Claims = w.claims
+	}
+	if w.operators != nil {
+		cfg.Operators, cfg.Console = w.operators, w.operators
 	}
 }
 

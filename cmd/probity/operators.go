@@ -11,6 +11,7 @@ import (
 
 	"github.com/probity-dev/probity/accounts"
 	"github.com/probity-dev/probity/operators"
+	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 )
 
@@ -142,4 +143,13 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// addOperators gives the write paths the operator role and console (web.Config's
+// Operators and Console): a revoked claim that was an entry's last moves its cadence
+// round by schedule, as a lapsed one does.
+func (w *writePaths) addOperators(st store.Store, schedule rounds.Schedule, logger *slog.Logger) error {
+	var err error
+	w.operators, err = operators.New(operators.Config{Store: st, Schedule: schedule, Logger: logger})
+	return err
 }
