@@ -58,12 +58,14 @@ func TestOperatorsCommand(t *testing.T) {
 	}
 }
 
-// TestHistoryHideAudited: history hide and unhide append their rows to the audit log.
+// TestHistoryHideAudited: history hide and unhide, and targets remove, append their
+// rows to the audit log.
 func TestHistoryHideAudited(t *testing.T) {
 	dataDir, slug := cliStore(t)
 	for _, args := range [][]string{
 		{"history", "hide", slug, "1", "--reason", "a wrong fetch"},
 		{"history", "unhide", slug, "1"},
+		{"targets", "remove", slug, "--yes", "--reason", "listed by mistake"},
 	} {
 		if code, out, errs := runCmd(t, append(args, "--data-dir", dataDir)...); code != 0 {
 			t.Fatalf("%q: exit %d\n%s%s", args, code, out, errs)
@@ -75,8 +77,9 @@ func TestHistoryHideAudited(t *testing.T) {
 	}
 	defer st.Close()
 	rows, err := st.OperatorActions(t.Context(), 0, 0)
-	if err != nil || len(rows) != 2 || rows[1].Action != "change.hide" || rows[0].Action != "change.unhide" ||
-		rows[1].EntrySlug != slug || rows[1].Target != "change 1" || !strings.Contains(rows[1].Detail, "a wrong fetch") || rows[1].Actor != "cli" {
+	if err != nil || len(rows) != 3 || rows[2].Action != "change.hide" || rows[1].Action != "change.unhide" || rows[0].Action != "entry.delete" ||
+		rows[2].EntrySlug != slug || rows[2].Target != "change 1" || !strings.Contains(rows[2].Detail, "a wrong fetch") || rows[2].Actor != "cli" ||
+		rows[0].EntrySlug != slug || !strings.Contains(rows[0].Detail, "listed by mistake") {
 		t.Fatalf("audit log = %+v, %v", rows, err)
 	}
 }
