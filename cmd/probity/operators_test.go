@@ -1,12 +1,15 @@
 package main
 
 import (
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
+	"github.com/probity-dev/probity/web"
 )
 
 // TestOperatorsCommand: operators add, remove and list on the embedded store: an
@@ -81,5 +84,24 @@ func TestHistoryHideAudited(t *testing.T) {
 		rows[2].EntrySlug != slug || rows[2].Target != "change 1" || !strings.Contains(rows[2].Detail, "a wrong fetch") || rows[2].Actor != "cli" ||
 		rows[0].EntrySlug != slug || !strings.Contains(rows[0].Detail, "listed by mistake") {
 		t.Fatalf("audit log = %+v, %v", rows, err)
+	}
+}
+
+// TestServeWiresOperators: serve's write paths give the site the operator role and
+// the console, one service for both.
+func TestServeWiresOperators(t *testing.T) {
+	st, err := store.Open(t.Context(), store.Config{SQLitePath: filepath.Join(t.TempDir(), "probity.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var w writePaths
+	if err := w.addOperators(st, rounds.Schedule{}, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	var cfg web.Config
+	w.site(&cfg)
+	if cfg.Operators == nil || cfg.Console == nil || cfg.Operators != web.Operators(w.operators) {
+		t.Fatalf("site config: Operators %v, Console %v", cfg.Operators, cfg.Console)
 	}
 }
