@@ -209,3 +209,6 @@ func (f *fakeDesk) Decide(ctx context.Context, operatorID, id int64, decision, v
 	}
 	return errors.New("no such open dispute")
 }
+
+// opsActor is the operator with the account id, as the console passes it.
+func opsActor(id int64) operators.Actor { return operators.By(id) }

@@ -28,7 +28,7 @@ type opsSite struct {
 	nextID  atomic.Int64
 }
 
-func newOpsSite(t *testing.T) *opsSite {
+func newOpsSite(t *testing.T, base ...string) *opsSite {
 	t.Helper()
 	start := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
 	st, doc, _ := openStore(t, start)
@@ -44,6 +44,9 @@ func newOpsSite(t *testing.T) *opsSite {
 	m := new(atomic.Int64)
 	w := &writeSite{base: "https://probity.test", st: st, acc: newFakeAccounts(m), fol: newFakeFollows(m, st), hooks: newFakeWebhooks(m),
 		mutations: m, slug: e.Slug, entryID: e.ID, evil: evil}
+	if len(base) > 0 {
+		w.base = base[0]
+	}
 	o := &opsSite{writeSite: w, roles: newFakeRoles()}
 	o.nextID.Store(100)
 	o.console = &fakeConsole{st: st, roles: o.roles, mutations: m, claims: []store.ClaimReview{
