@@ -60,12 +60,12 @@ type DisputeDesk interface {
 
 // OpsDispute is an open dispute as the console shows it.
 type OpsDispute struct {
-	ID      int64
-	Slug    string
-	Number  int
-	RoundID int64
+	ID                                   int64
+	Slug                                 string
+	Number                               int
+	RoundID                              int64
 	CheckID, Status, Statement, Evidence string
-	OpenedAt time.Time
+	OpenedAt                             time.Time
 }
 
 // The decisions of a dispute.
