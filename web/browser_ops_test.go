@@ -53,7 +53,7 @@ func TestBrowserOpsPages(t *testing.T) {
 		(*siteHandler.Load()).ServeHTTP(w, r)
 	}))
 	defer site.Close()
-	o := newOpsSite(t, site.URL)
+	o := newOpsSite(t, writeOpts{base: site.URL})
 	siteHandler.Store(&o.h)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 240*time.Second)

@@ -28,7 +28,7 @@ type opsSite struct {
 	nextID  atomic.Int64
 }
 
-func newOpsSite(t *testing.T, base ...string) *opsSite {
+func newOpsSite(t *testing.T, opts ...writeOpts) *opsSite {
 	t.Helper()
 	start := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
 	st, doc, _ := openStore(t, start)
@@ -44,8 +44,12 @@ func newOpsSite(t *testing.T, base ...string) *opsSite {
 	m := new(atomic.Int64)
 	w := &writeSite{base: "https://probity.test", st: st, acc: newFakeAccounts(m), fol: newFakeFollows(m, st), hooks: newFakeWebhooks(m),
 		mutations: m, slug: e.Slug, entryID: e.ID, evil: evil}
-	if len(base) > 0 {
-		w.base = base[0]
+	write := generous
+	if len(opts) > 0 && opts[0].base != "" {
+		w.base = opts[0].base
+	}
+	if len(opts) > 0 && opts[0].write.Burst != 0 {
+		write = opts[0].write
 	}
 	o := &opsSite{writeSite: w, roles: newFakeRoles()}
 	o.nextID.Store(100)
@@ -58,7 +62,7 @@ func newOpsSite(t *testing.T, base ...string) *opsSite {
 	o.desk = &fakeDesk{mutations: m, open: []web.OpsDispute{{ID: 7, Slug: e.Slug, Number: 1, RoundID: 9, CheckID: "tool_poisoning", Status: "open",
 		Statement: "It is fine.\n" + hostileName, Evidence: "<img src=x onerror=alert(1)>", OpenedAt: start}}}
 	w.h, err = web.New(web.Config{Store: st, Keys: doc, BaseURL: w.base, Now: func() time.Time { return start.Add(time.Hour) },
-		Logger: slog.New(slog.DiscardHandler), RateLimit: generous, WriteRateLimit: generous,
+		Logger: slog.New(slog.DiscardHandler), RateLimit: generous, WriteRateLimit: write,
 		Accounts: w.acc, Follows: w.fol, Webhooks: w.hooks, Maintainers: o.roles, Operators: o.roles, Console: o.console, Disputes: o.desk})
 	if err != nil {
 		t.Fatal(err)
@@ -352,5 +356,27 @@ func TestOpsPagesEscape(t *testing.T) {
 		if strings.Contains(body, "/ops") || strings.Contains(body, "operator@example.com") {
 			t.Errorf("%s links the console or names an operator", path)
 		}
+	}
+}
+
+// TestOpsWriteRateLimit: the console's POSTs spend the write routes' bucket; over it,
+// 429 and nothing changes.
+func TestOpsWriteRateLimit(t *testing.T) {
+	o := newOpsSite(t, writeOpts{write: web.RateLimit{PerSecond: 0.001, Burst: 4}})
+	b, csrf := o.as(t, roleOperator) // the sign-in forms spend some of it
+	hide := func() int {
+		return b.post("/ops/changes/hide", url.Values{"csrf": {csrf}, "entry": {"search"}, "number": {"1"}, "reason": {"r"}}).Code
+	}
+	if code := hide(); code != http.StatusSeeOther {
+		t.Fatalf("first hide: %d", code)
+	}
+	for hide() != http.StatusTooManyRequests {
+		if o.mutations.Load() > 10 {
+			t.Fatal("the console's POSTs are not rate-limited")
+		}
+	}
+	before := o.mutations.Load()
+	if code := hide(); code != http.StatusTooManyRequests || o.mutations.Load() != before {
+		t.Errorf("over the limit: %d, %d changes", code, o.mutations.Load()-before)
 	}
 }
