@@ -966,6 +966,33 @@ type Store interface {
 	Dispute(ctx context.Context, id int64) (DisputeRecord, error)
 	// DisputesOpenedSince counts the disputes the account opened at or after since.
 	DisputesOpenedSince(ctx context.Context, accountID int64, since time.Time) (int, error)
+	// Operators and their audit log (issue 18; sql_operators.go, sql_claims_review.go;
+	// the rules are package operators'). The audit log is append-only: the schema
+	// refuses UPDATE and DELETE of it, and it outlives the accounts and entries it names.
+
+	// AddOperator grants an account the operator role and appends rec, in one
+	// transaction (added false: it held the role, nothing appended); ErrNotFound without
+	// such account. RemoveOperator takes the role and appends rec (removed false: none).
+	AddOperator(ctx context.Context, accountID int64, at time.Time, rec OperatorAction) (added bool, err error)
+	RemoveOperator(ctx context.Context, accountID int64, rec OperatorAction) (removed bool, err error)
+	// Operators lists the operators by account id; IsOperator asks about one account.
+	Operators(ctx context.Context) ([]Operator, error)
+	IsOperator(ctx context.Context, accountID int64) (bool, error)
+	// AccountByEmailKey returns the account with the e-mail key, or ErrNotFound (it
+	// never creates one).
+	AccountByEmailKey(ctx context.Context, emailKey string) (Account, error)
+	// AppendOperatorAction appends one audit row; OperatorActions pages through the
+	// log newest first (ids below beforeID, ≤ 0: from the newest; limit ≤
+	// MaxOperatorActionsPage).
+	AppendOperatorAction(ctx context.Context, a OperatorAction) (int64, error)
+	OperatorActions(ctx context.Context, beforeID int64, limit int) ([]OperatorAction, error)
+	// HideChangeRecorded is HideChange and its audit row, in one transaction.
+	HideChangeRecorded(ctx context.Context, entryID, number int64, hidden bool, reason string, rec OperatorAction) error
+	// ClaimsForReview returns claims with their entries, newest first;
+	// RevokeClaimRecorded lapses a live claim with a reason and appends rec, in one
+	// transaction (ErrNotFound: no such live claim).
+	ClaimsForReview(ctx context.Context, q ClaimReviewQuery) ([]ClaimReview, error)
+	RevokeClaimRecorded(ctx context.Context, id int64, at time.Time, reason string, rec OperatorAction) (Claim, error)
 
 	// NewQueue builds a River client on the store's database (riverpgxv5 on
 	// PostgreSQL, riversqlite on SQLite). cfg is River's configuration; its Workers

@@ -24,6 +24,7 @@ func (h *handlers) writePaths(cfg Config, base string) error {
 	if cfg.Maintainers != nil {
 		h.disputes = cfg.Disputes
 	}
+	h.console, h.desk = cfg.Console, cfg.DisputeDesk
 	h.jar, h.cop, h.writeLim, h.postBody = jar, cop, lim, maxPostBody
 	return nil
 }
@@ -76,5 +77,8 @@ func (h *handlers) writeRoutes(r *gin.Engine, get func(string, gin.HandlerFunc))
 	if h.disputes != nil {
 		get("/s/:slug/contest", h.contestForm)
 		r.POST("/s/:slug/contest", h.contest)
+	}
+	if h.ops != nil && h.console != nil {
+		h.opsRoutes(r, get) // ops.go
 	}
 }

@@ -38,10 +38,13 @@ func (f *fakeRoles) grant(account, entry int64) {
 	f.maint[account][entry] = true
 }
 
-func (f *fakeRoles) operator(account int64) {
+func (f *fakeRoles) operator(account int64) { f.setOperator(account, true) }
+
+// setOperator grants (yes) or takes away the operator role.
+func (f *fakeRoles) setOperator(account int64, yes bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.ops[account] = true
+	f.ops[account] = yes
 }
 
 func (f *fakeRoles) IsMaintainer(_ context.Context, account, entry int64) (bool, error) {

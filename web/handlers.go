@@ -69,6 +69,8 @@ type handlers struct {
 	maint    Maintainers // nil: no maintainer routes (roles.go)
 	ops      Operators   // nil: no operator console (roles.go)
 	disputes Disputes    // nil: no contest form (dispute.go)
+	console  Console     // nil: no operator console (ops.go)
+	desk     DisputeDesk // nil: no dispute queue in the console (ops.go)
 	jar      cookieJar
 	cop      *http.CrossOriginProtection
 	writeLim *ratelimit.Limiter // the write routes' own bucket per client

@@ -182,6 +182,10 @@ type Config struct {
 	// Disputes, when set (with Accounts and Maintainers), serves the contest form of a
 	// finding (dispute.go) and its links on the Checks tab.
 	Disputes Disputes
+	// Console, when set with Operators, serves the operator console at /ops (ops.go);
+	// DisputeDesk, when set too, its dispute queue.
+	Console     Console
+	DisputeDesk DisputeDesk
 	// WriteRateLimit is the per-client token bucket of the write routes (every POST
 	// but the one-click unsubscribe, and the GitHub sign-in), apart from the site's
 	// and stricter. The zero value means DefaultWriteRateLimit.

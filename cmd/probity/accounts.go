@@ -24,6 +24,7 @@ import (
 	"github.com/probity-dev/probity/mail"
 	"github.com/probity-dev/probity/notify"
 	"github.com/probity-dev/probity/notify/webhook"
+	"github.com/probity-dev/probity/operators"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web"
 )
@@ -119,6 +120,8 @@ type writePaths struct {
 	// disputes opens and decides disputes (addDisputes); nil until the claims service
 	// says who maintains an entry.
 	disputes *disputes.Service
+	// operators is the operator role and console (operators.go, addOperators).
+	operators *operators.Service
 	// doc is the key document that lists the webhook key, which the site must publish
 	// (EnsureWebhookKey adds the key, as a new version, at the first start).
 	doc *keys.Document
@@ -217,6 +220,12 @@ func (w *writePaths) site(cfg *web.Config) {
 	}
 	if w.disputes != nil {
 		cfg.Disputes = w.disputes
+	}
+	if w.operators != nil {
+		cfg.Operators, cfg.Console = w.operators, w.operators
+		if w.disputes != nil {
+			cfg.DisputeDesk = disputeDesk{w.disputes}
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/history/stats"
+	"github.com/probity-dev/probity/operators"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web/feed"
 )
@@ -37,7 +38,8 @@ badges and details (server text with invisible characters shown as escapes), whe
 it is hidden and why, and the key that signed it; --json prints it as JSON instead.
 hide hides a change (a fetch that turned out wrong, or on request) with a reason;
 hidden changes appear in no page, feed or statistic, but stay signed records and are
-exported. unhide shows it again.
+exported. unhide shows it again (--reason optional). Both are recorded in the
+operators' audit log, by "cli".
 
 Flags may come before or after the subcommand, SLUG and NUMBER ("--" ends them).
 
@@ -105,7 +107,17 @@ func runHistory(args []string, stdout, stderr io.Writer) int {
 	}
 	switch sub {
 	case "hide", "unhide":
-		if err := st.HideChange(ctx, e.ID, number, sub == "hide", *reason); err != nil {
+		// Through the operators' service, which records it in their audit log ("cli").
+		ops, err := operators.New(operators.Config{Store: st})
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 2
+		}
+		if err := ops.HideChange(ctx, operators.CLI, e.Slug, number, sub == "hide", *reason); err != nil {
+			if errors.Is(err, operators.ErrReason) {
+				fmt.Fprintf(stderr, "error: %v\n", err)
+				return 2
+			}
 			printChangeError(stderr, e.Slug, number, err)
 			return 1
 		}

@@ -38,6 +38,7 @@ func commandTable() map[string]command {
 		"targets":     {"import, list and remove the entries Probity watches", runTargets},
 		"registry":    {"sync the servers of an MCP registry into the entries (one per server)", runRegistry},
 		"history":     {"print, show, hide and unhide an entry's recorded changes", runHistory},
+		"operators":   {"grant, take back and list the operator role (the console at /ops)", runOperators},
 		"stats":       {"drift and uptime statistics of the whole store (Markdown or JSON)", runStats},
 		"supply":      {"the newest supply-chain checks, score and Verified decision of an entry", runSupply},
 		"demo":        {"start demo servers, probe them twice and publish the directory on loopback", runDemo},

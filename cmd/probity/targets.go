@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/probity-dev/probity/history/stats"
+	"github.com/probity-dev/probity/operators"
 	"github.com/probity-dev/probity/registry/regsync"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
@@ -205,6 +206,16 @@ func removeTarget(ctx context.Context, st store.Store, slug, reason string, yes 
 		return 2
 	}
 	fmt.Fprintf(stdout, "deleted %s and its history; the ledger's tombstone records it\n", e.Slug)
+	// The operators' audit log records it too, by "cli", right after the deletion (its
+	// own transaction).
+	ops, err := operators.New(operators.Config{Store: st})
+	if err == nil {
+		err = ops.Record(ctx, operators.Action{By: operators.CLI, Name: operators.ActionDeleteEntry, EntrySlug: e.Slug, EntryID: e.ID,
+			Target: "entry", Reason: reason})
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: the deletion of %s is not in the operators' audit log: %v\n", e.Slug, rootCause(err))
+	}
 	return 0
 }
 
