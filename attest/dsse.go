@@ -62,9 +62,11 @@ type DecodedStatement struct {
 	Supply *SupplyPredicate
 	// Keys is set for KeysPredicateType.
 	Keys *KeysPredicate
+	// Withdrawal is set for WithdrawalPredicateType.
+	Withdrawal *WithdrawalPredicate
 	// ObservedAt is the predicate's time, which must lie in the signing key's window: a
 	// probe's observedAt, a change's recordedAt, a supply run's evaluatedAt, a key
-	// document version's issuedAt.
+	// document version's issuedAt, a withdrawal's at.
 	ObservedAt time.Time
 }
 
@@ -321,6 +323,17 @@ func decodeCanonical(payload []byte) (*DecodedStatement, error) {
 		t, err := ParseTime(kp.IssuedAt)
 		if err != nil {
 			return ds, &StatementError{Path: "/predicate/issuedAt", Msg: err.Error()}
+		}
+		ds.ObservedAt = t
+	case WithdrawalPredicateType:
+		wp, err := checkWithdrawal(ds.Predicate, ds.Subject)
+		if err != nil {
+			return ds, err
+		}
+		ds.Withdrawal = wp
+		t, err := ParseTime(wp.At)
+		if err != nil {
+			return ds, &StatementError{Path: "/predicate/at", Msg: err.Error()}
 		}
 		ds.ObservedAt = t
 	}
