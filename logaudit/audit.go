@@ -666,6 +666,8 @@ var kindPredicates = map[string]string{
 	"change": attest.ChangePredicateType,
 	"supply": attest.SupplyPredicateType,
 	"keys":   attest.KeysPredicateType,
+	// withdrawal: an operator's withdrawal or restoration of an entry's Verified.
+	"withdrawal": attest.WithdrawalPredicateType,
 }
 
 // leaves runs the in-order checks on one bundle's leaves and returns the envelopes to

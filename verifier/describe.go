@@ -39,6 +39,9 @@ type Description struct {
 	Change *attest.ChangePredicate `json:"change,omitempty"`
 	Supply *attest.SupplyPredicate `json:"supply,omitempty"`
 	Keys   *KeysVersionDescription `json:"keys,omitempty"`
+	// Withdrawal is a withdrawal/v1 record: Verified withdrawn from an entry, or
+	// restored. Its reason is text an operator wrote: show it as plain text.
+	Withdrawal *attest.WithdrawalPredicate `json:"withdrawal,omitempty"`
 
 	Log          *LogClaim               `json:"log,omitempty"`
 	KeyDocument  *KeyDocumentDescription `json:"keyDocument,omitempty"`
@@ -211,6 +214,7 @@ func describeEnvelope(data []byte) (*Description, error) {
 		Probe:         st.Probe,
 		Change:        st.Change,
 		Supply:        st.Supply,
+		Withdrawal:    st.Withdrawal,
 	}
 	for _, s := range env.Signatures {
 		d.KeyIDs = append(d.KeyIDs, s.KeyID)
@@ -223,6 +227,8 @@ func describeEnvelope(data []byte) (*Description, error) {
 		d.Times = []NamedTime{{"recordedAt", at}}
 	case st.Supply != nil:
 		d.Times = []NamedTime{{"evaluatedAt", at}}
+	case st.Withdrawal != nil:
+		d.Times = []NamedTime{{"at", at}}
 	case st.Keys != nil:
 		d.Times = []NamedTime{{"issuedAt", at}}
 		k := st.Keys

@@ -238,10 +238,11 @@ func (t textWriter) line(label string, format string, args ...any) {
 func (t textWriter) sub() textWriter { return textWriter{t.w, t.indent + "  "} }
 
 var predicateNames = map[string]string{
-	attest.ProbePredicateType:  "a probe round: what one round of checks observed",
-	attest.ChangePredicateType: "a change: one numbered change of an entry's history",
-	attest.SupplyPredicateType: "a supply run: the eleven supply-chain checks, score and Verified",
-	attest.KeysPredicateType:   "a key document version",
+	attest.ProbePredicateType:      "a probe round: what one round of checks observed",
+	attest.ChangePredicateType:     "a change: one numbered change of an entry's history",
+	attest.SupplyPredicateType:     "a supply run: the eleven supply-chain checks, score and Verified",
+	attest.KeysPredicateType:       "a key document version",
+	attest.WithdrawalPredicateType: "a withdrawal: an operator withdrew an entry's Verified, or restored it",
 }
 
 func writeInspected(w *bufio.Writer, r inspected, verifying bool) {
@@ -272,6 +273,12 @@ func writeInspected(w *bufio.Writer, r inspected, verifying bool) {
 		writeChange(t, d.Change)
 	case d.Supply != nil:
 		writeSupply(t, d.Supply)
+	case d.Withdrawal != nil:
+		w := d.Withdrawal
+		t.line("withdrawal", "%d, %s, %s", w.Number, w.Action, w.At)
+		t.line("entry", "%s", Printable(w.Entry.Slug))
+		t.line("supply run", "seq %d, payload %s", w.Supply.Seq, w.Supply.PayloadDigest)
+		t.line("reason", "%s", Printable(w.Reason))
 	case d.Keys != nil:
 		t.line("version", "%d (%s)", d.Keys.Version, d.Keys.Event)
 		t.line("issuedAt", "%s", d.Keys.IssuedAt)
