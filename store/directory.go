@@ -167,6 +167,8 @@ type SupplyState struct {
 	Score   int  // 0–100; 0 when not Present
 	Passed  bool // the run's own decision (SupplyRecord.Verified), signed or not
 	Signed  bool // the run has an envelope
+	// Withdrawn says an operator withdrew the entry's Verified (Entry.VerifiedWithdrawn).
+	Withdrawn bool
 }
 
 // DirectoryPage is the answer of Store.Directory.
@@ -187,16 +189,21 @@ type DirectoryPage struct {
 // IsVerified is the Verified rule, its one definition in Go: an entry is Verified when
 // its newest supply run decided Verified (passed) and is signed. A run that was not
 // signed (no key, or signing failed) never makes an entry Verified, whatever it found.
+// An operator's withdrawal (withdrawn: Entry.VerifiedWithdrawn, a withdrawal/v1 record)
+// takes Verified away whatever the run found, until a restored record; a later supply
+// run does not give it back.
 // The directory query applies the same rule in SQL (verifiedSQL); the contract test
 // TestDirectoryVerifiedRule checks that they agree.
-func IsVerified(passed, signed bool) bool { return passed && signed }
+func IsVerified(passed, signed, withdrawn bool) bool { return passed && signed && !withdrawn }
 
 // supplySignedSQL says, in SQL, whether the supply run r is signed. It is the one place
 // the directory query knows where a supply run's signature is kept.
 const supplySignedSQL = `(r.ledger_id IS NOT NULL)`
 
-// verifiedSQL is IsVerified over the supply run r, in SQL.
-const verifiedSQL = `(r.verified AND ` + supplySignedSQL + `)`
+// verifiedSQL is IsVerified over the supply run r of the entry (alias) entry, in SQL.
+func verifiedSQL(entry string) string {
+	return `(r.verified AND ` + supplySignedSQL + ` AND NOT ` + entry + `.verified_withdrawn)`
+}
 
 // newestSupplyIDSQL is the id of entry p's newest supply run (NULL: none), on the index
 // supply_runs_entry_ran. Its order is SupplyRuns'.
@@ -301,7 +308,7 @@ func directoryWhere(d dialect, q DirectoryQuery) (string, []any) {
 		}
 	}
 	if q.Verified != AnyVerified {
-		verified := `COALESCE((SELECT ` + verifiedSQL + ` FROM supply_runs r WHERE r.id = ` +
+		verified := `COALESCE((SELECT ` + verifiedSQL("e") + ` FROM supply_runs r WHERE r.id = ` +
 			fmt.Sprintf(newestSupplyIDSQL, "e") + `), FALSE)`
 		if q.Verified == NotVerified {
 			verified = `NOT ` + verified
@@ -392,7 +399,7 @@ func directorySQL(d dialect, q DirectoryQuery, now time.Time) (string, []any) {
 			p.signed_failed IS NOT NULL, COALESCE(p.signed_failed, 0), COALESCE(p.signed_observed_risk, 0),
 			COALESCE(p.signed_tool_count, 0), COALESCE(p.signed_protocol, ''), ` + entryFactsSQL(d) + `,
 			r.id IS NOT NULL, COALESCE(r.score, 0), COALESCE(r.verified, FALSE),
-			COALESCE(` + supplySignedSQL + `, FALSE), COALESCE(` + verifiedSQL + `, FALSE)
+			COALESCE(` + supplySignedSQL + `, FALSE), COALESCE(` + verifiedSQL("p") + `, FALSE)
 		FROM (
 			SELECT ` + prefixColumns("e", entryColumns) + `, ` + prefixColumns("e", directoryFacts) + ` FROM entries e
 			WHERE ` + cond + `
@@ -452,6 +459,7 @@ func scanDirectoryRow(row rowScanner) (DirectoryRow, error) {
 	}
 	e.Uptime30OnlineDays, e.Uptime30CountedDays, e.LastChangeAt = online, counted, lastChange
 	d.Entry = e
+	d.Supply.Withdrawn = e.VerifiedWithdrawn
 	d.Round.Uptime = UptimeClass(uptime)
 	return d, nil
 }

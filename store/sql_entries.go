@@ -11,7 +11,7 @@ import (
 // entryColumns are the columns scanEntry reads.
 const entryColumns = `id, slug, kind, locator, name, source, claimed, cadence_ms, created_at,
 	last_round_at, last_surface, uptime_online_days, uptime_counted_days, server_name, title,
-	listing_status, parent_id`
+	listing_status, parent_id, verified_withdrawn`
 
 // scanEntry scans the entryColumns of one row.
 func scanEntry(row rowScanner) (Entry, error) {
@@ -23,7 +23,7 @@ func scanEntry(row rowScanner) (Entry, error) {
 	)
 	err := row.Scan(&e.ID, &e.Slug, &e.Kind, &e.Locator, &e.Name, &e.Source, &e.Claimed, &cadenceMS,
 		timeCol(&e.CreatedAt), timeCol(&e.LastRoundAt), nullStringCol{&e.LastSurface},
-		&e.UptimeOnlineDays, &e.UptimeCountedDays, nullStringCol{&e.ServerName}, &e.Title, &status, &parent)
+		&e.UptimeOnlineDays, &e.UptimeCountedDays, nullStringCol{&e.ServerName}, &e.Title, &status, &parent, &e.VerifiedWithdrawn)
 	if err != nil {
 		return Entry{}, err
 	}

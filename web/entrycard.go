@@ -196,7 +196,7 @@ func (s *site) roundChecks(ctx context.Context, slug string, r *store.RoundSumma
 
 // supplyViewOfRun returns the view of the entry's supply run id, remembered by its id.
 func (s *site) supplyViewOfRun(ctx context.Context, e store.Entry, id int64) (*supplyView, error) {
-	return s.supplyViews.get(id, func() (*supplyView, error) {
+	sv, err := s.supplyViews.get(id, func() (*supplyView, error) {
 		full, err := s.supplyRun(ctx, e.ID, id)
 		if err != nil {
 			return nil, fmt.Errorf("couldn't read supply run %d of %s: %w", id, e.Slug, err)
@@ -207,6 +207,18 @@ func (s *site) supplyViewOfRun(ctx context.Context, e store.Entry, id int64) (*s
 		}
 		return sv, nil
 	})
+	return withdrawnView(sv, e), err
+}
+
+// withdrawnView is sv as entry e shows it: not Verified while an operator's withdrawal
+// stands (store.IsVerified), whatever the run found. sv is shared: it is copied.
+func withdrawnView(sv *supplyView, e store.Entry) *supplyView {
+	if sv == nil || !e.VerifiedWithdrawn || !sv.Verified {
+		return sv
+	}
+	c := *sv
+	c.Verified = false
+	return &c
 }
 
 func supplySize(sv *supplyView) int {
