@@ -178,6 +178,17 @@ func (s *Service) verifiedRun(ctx context.Context, e store.Entry) (store.SupplyR
 	return runs[0], nil
 }
 
+// Reportable returns the entry with the slug when it can be reported (it is Verified
+// now). store.ErrNotFound, ErrNotVerified.
+func (s *Service) Reportable(ctx context.Context, slug string) (store.Entry, error) {
+	e, err := s.cfg.Store.Entry(ctx, slug)
+	if err != nil {
+		return store.Entry{}, err
+	}
+	_, err = s.verifiedRun(ctx, e)
+	return e, err
+}
+
 // Submit stores a report about the entry with the slug, which must be Verified now.
 // contact is optional. store.ErrNotFound, ErrNotVerified, ErrTooMany, *InputError.
 func (s *Service) Submit(ctx context.Context, slug, text, contact string) (store.Report, error) {
@@ -188,11 +199,8 @@ func (s *Service) Submit(ctx context.Context, slug, text, contact string) (store
 	if contact, err = contactAddress(contact); err != nil {
 		return store.Report{}, err
 	}
-	e, err := s.cfg.Store.Entry(ctx, slug)
+	e, err := s.Reportable(ctx, slug)
 	if err != nil {
-		return store.Report{}, err
-	}
-	if _, err := s.verifiedRun(ctx, e); err != nil {
 		return store.Report{}, err
 	}
 	now := s.cfg.Now()

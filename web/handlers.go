@@ -65,6 +65,7 @@ type handlers struct {
 	follows  Follows     // nil: no Follow buttons, Followed or unsubscribe pages
 	hooks    Webhooks    // nil: no webhook pages
 	claims   Claims      // nil: no claim pages (claim.go)
+	reports  Reports     // nil: no report form or report console (reports.go)
 	maint    Maintainers // nil: no maintainer routes (roles.go)
 	ops      Operators   // nil: no operator console (roles.go)
 	jar      cookieJar
@@ -73,7 +74,7 @@ type handlers struct {
 }
 
 // features are the write paths a site serves, which the layout links to.
-type features struct{ Accounts, Follows, Webhooks, Claims bool }
+type features struct{ Accounts, Follows, Webhooks, Claims, Reports bool }
 
 var funcs = template.FuncMap{
 	"utc":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },

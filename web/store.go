@@ -24,6 +24,8 @@ type Store interface {
 	SupplyRuns(ctx context.Context, entryID int64, limit int) ([]store.SupplyRecord, error)
 	Envelopes(ctx context.Context, f store.EnvelopeFilter, fn func(store.EnvelopeRecord) error) error
 	HistoryState(ctx context.Context, entryID int64) (state []byte, processed int64, err error)
+	// Withdrawals are the entry's withdrawal records (Verified withdrawn or restored).
+	Withdrawals(ctx context.Context, entryID int64) ([]store.Withdrawal, error)
 }
 
 var _ Store = store.Store(nil)

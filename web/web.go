@@ -169,6 +169,9 @@ type Config struct {
 	// maintainer routes and the operator console (roles.go).
 	Maintainers Maintainers
 	Operators   Operators
+	// Reports, when set (with Accounts), serves the report form of Verified entries and,
+	// with Operators, the report console (reports.go).
+	Reports Reports
 	// WriteRateLimit is the per-client token bucket of the write routes (every POST
 	// but the one-click unsubscribe, and the GitHub sign-in), apart from the site's
 	// and stricter. The zero value means DefaultWriteRateLimit.
@@ -275,7 +278,7 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, fmt.Errorf("web: BaseURL must be the site's absolute http or https address: %w", err)
 	}
 	feats := features{Accounts: cfg.Accounts != nil, Follows: cfg.Follows != nil, Webhooks: cfg.Webhooks != nil,
-		Claims: cfg.Accounts != nil && cfg.Claims != nil}
+		Claims: cfg.Accounts != nil && cfg.Claims != nil, Reports: cfg.Accounts != nil && cfg.Reports != nil}
 	pages, err := parseTemplates(feats)
 	if err != nil {
 		return nil, err
