@@ -368,13 +368,13 @@ func uptimeWindow(to string, now time.Time) (string, string) {
 }
 
 // entryFactsSQL selects, for entry p, the facts Entry.LastChangeAt,
-// Uptime30OnlineDays and Uptime30CountedDays (in that order), the uptime over the
+// Uptime30OnlineDays, Uptime30CountedDays and VerifiedWithdrawn (in that order), the uptime over the
 // window of uptime30Args, on uptime_days' key. The directory's rows and EntryDigest
 // read them with it.
 func entryFactsSQL(d dialect) string {
 	uptime := `(SELECT count(*) FROM uptime_days u WHERE u.entry_id = p.id
 				AND u.day BETWEEN ` + d.day("?") + ` AND ` + d.day("?") + ` AND u.status `
-	return `p.last_change_at, ` + uptime + `= 'online'), ` + uptime + `<> 'not_counted')`
+	return `p.last_change_at, ` + uptime + `= 'online'), ` + uptime + `<> 'not_counted'), p.` + entryWithdrawnColumn
 }
 
 // uptime30Args are entryFactsSQL's arguments for the 30 days up to to (YYYY-MM-DD;
@@ -401,7 +401,7 @@ func directorySQL(d dialect, q DirectoryQuery, now time.Time) (string, []any) {
 			r.id IS NOT NULL, COALESCE(r.score, 0), COALESCE(r.verified, FALSE),
 			COALESCE(` + supplySignedSQL + `, FALSE), COALESCE(` + verifiedSQL("p") + `, FALSE)
 		FROM (
-			SELECT ` + prefixColumns("e", entryColumns) + `, ` + prefixColumns("e", directoryFacts) + ` FROM entries e
+			SELECT ` + prefixColumns("e", entryColumns) + `, ` + prefixColumns("e", directoryFacts) + `, e.` + entryWithdrawnColumn + ` FROM entries e
 			WHERE ` + cond + `
 			ORDER BY ` + directoryOrder(d, q.Order, "e") + `
 			LIMIT ? OFFSET ?
@@ -445,12 +445,13 @@ func scanDirectoryRow(row rowScanner) (DirectoryRow, error) {
 		d               DirectoryRow
 		online, counted int
 		lastChange      time.Time
+		withdrawn       bool
 	)
 	var uptime string
 	rest := []any{
 		&d.Round.Present, &d.Round.Signed, &d.Round.Coverage, &uptime,
 		&d.Round.SignedRound, &d.Round.Failed, &d.Round.ObservedRisk, &d.Round.ToolCount, &d.Round.ProtocolVersion,
-		timeCol(&lastChange), &online, &counted,
+		timeCol(&lastChange), &online, &counted, &withdrawn,
 		&d.Supply.Present, &d.Supply.Score, &d.Supply.Passed, &d.Supply.Signed, &d.Verified,
 	}
 	e, err := scanEntry(scanWith{row, rest})
@@ -458,8 +459,9 @@ func scanDirectoryRow(row rowScanner) (DirectoryRow, error) {
 		return DirectoryRow{}, err
 	}
 	e.Uptime30OnlineDays, e.Uptime30CountedDays, e.LastChangeAt = online, counted, lastChange
+	e.VerifiedWithdrawn = withdrawn
 	d.Entry = e
-	d.Supply.Withdrawn = e.VerifiedWithdrawn
+	d.Supply.Withdrawn = withdrawn
 	d.Round.Uptime = UptimeClass(uptime)
 	return d, nil
 }

@@ -34,7 +34,7 @@ func scanEntryListing(row rowScanner) (ServerListing, error) {
 	)
 	err := row.Scan(&e.ID, &e.Slug, &e.Kind, &e.Locator, &e.Name, &e.Source, &e.Claimed, &cadenceMS,
 		timeCol(&e.CreatedAt), timeCol(&e.LastRoundAt), nullStringCol{&e.LastSurface},
-		&e.UptimeOnlineDays, &e.UptimeCountedDays, nullStringCol{&e.ServerName}, &e.Title, &status, &parent, &e.VerifiedWithdrawn,
+		&e.UptimeOnlineDays, &e.UptimeCountedDays, nullStringCol{&e.ServerName}, &e.Title, &status, &parent,
 		&l.Description, &l.Website, &l.Version, &l.Document, &l.RegistryMeta, timeCol(&l.UpdatedAt))
 	if err != nil {
 		return ServerListing{}, err
