@@ -22,6 +22,7 @@ import (
 	"github.com/probity-dev/probity/mail"
 	"github.com/probity-dev/probity/notify"
 	"github.com/probity-dev/probity/notify/webhook"
+	"github.com/probity-dev/probity/reports"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web"
 )
@@ -110,8 +111,9 @@ type writePaths struct {
 	accounts *accounts.Service
 	notify   *notify.Service
 	webhooks *webhook.Service
-	claims   *claims.Service // claims.go (addClaims)
-	sender   *mail.Sender    // nil without --smtp-host
+	claims   *claims.Service  // claims.go (addClaims)
+	reports  *reports.Service // reports.go (addReports)
+	sender   *mail.Sender     // nil without --smtp-host
 	// doc is the key document that lists the webhook key, which the site must publish
 	// (EnsureWebhookKey adds the key, as a new version, at the first start).
 	doc *keys.Document
@@ -202,6 +204,9 @@ func (w *writePaths) site(cfg *web.Config) {
 	if w.claims != nil {
 		cfg.Claims = w.claims
 	}
+	if w.reports != nil {
+		cfg.Reports = w.reports
+	}
 }
 
 // addJobs adds the jobs of the write paths: planning and sending change e-mails,
@@ -218,6 +223,11 @@ func (w *writePaths) addJobs(ws *river.Workers) error {
 			return err
 		}
 	}
+	if w.reports != nil {
+		if err := river.AddWorkerSafely(ws, &reportsPruneWorker{svc: w.reports}); err != nil {
+			return err
+		}
+	}
 	return river.AddWorkerSafely(ws, &signInPruneWorker{acc: w.accounts})
 }
 
@@ -231,6 +241,9 @@ func (w *writePaths) periodicJobs() []*river.PeriodicJob {
 	jobs := append(append(w.notify.PeriodicJobs(), w.webhooks.PeriodicJobs()...), prune)
 	if w.claims != nil {
 		jobs = append(jobs, w.claims.PeriodicJobs()...)
+	}
+	if w.reports != nil {
+		jobs = append(jobs, reportsPeriodic())
 	}
 	return jobs
 }
