@@ -40,6 +40,16 @@ type entryJSON struct {
 	History       historyJSON     `json:"history"`
 	Verify        verifyJSON      `json:"verify"`
 	Limits        []string        `json:"whatTheChecksDoNotTellYou"`
+	// Withdrawn is set while an operator's withdrawal of Verified stands.
+	Withdrawn *withdrawnJSON `json:"verifiedWithdrawn,omitempty"`
+}
+
+// withdrawnJSON is an entry's withdrawn Verified (withdrawnNote).
+type withdrawnJSON struct {
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason"`
+	Number int64     `json:"number"`
+	Bundle string    `json:"bundle,omitempty"`
 }
 
 // serverJSON is what the server's listing says (empty strings: not listed).
@@ -232,6 +242,12 @@ func (s *site) entryJSON(ctx context.Context, slug string, toolsPage int) ([]byt
 	if v.Head != nil {
 		card := cardJSONOf(v.Head.Card)
 		j.Card = &card
+		if w := v.Head.Withdrawn; w != nil {
+			j.Withdrawn = &withdrawnJSON{At: w.At.UTC(), Reason: w.Reason, Number: w.Number}
+			if w.Bundle != "" {
+				j.Withdrawn.Bundle = s.base + w.Bundle
+			}
+		}
 	}
 	for _, t := range v.Tools {
 		j.Tools = append(j.Tools, toolJSON(t))

@@ -216,6 +216,9 @@ func TestWithdrawnEverywhere(t *testing.T) {
 	if err := json.Unmarshal(b.get("/api/v1/servers/"+rs.slug).Body.Bytes(), &api); err != nil {
 		t.Fatal(err)
 	}
+	if w, ok := api["verifiedWithdrawn"].(map[string]any); !ok || w["reason"] != "It uploads <b>files</b> it reads." || !strings.HasPrefix(fmt.Sprint(w["bundle"]), "https://probity.test/bundle/") {
+		t.Errorf("API verifiedWithdrawn = %v", api["verifiedWithdrawn"])
+	}
 	if v := apiVerified(api); v != "false false signed" {
 		t.Errorf("API after the withdrawal: card, supply, badge state = %s", v)
 	}
@@ -240,6 +243,10 @@ func TestWithdrawnEverywhere(t *testing.T) {
 	}
 	if err := json.Unmarshal(b.get("/badge/"+rs.slug+".json").Body.Bytes(), &badge); err != nil || badge.Message != "verified" {
 		t.Errorf("badge after restoring = %+v, %v", badge, err)
+	}
+	api = nil
+	if err := json.Unmarshal(b.get("/api/v1/servers/"+rs.slug).Body.Bytes(), &api); err != nil || apiVerified(api) != "true true Verified" || api["verifiedWithdrawn"] != nil {
+		t.Errorf("API after restoring: %s, %v, %v", apiVerified(api), api["verifiedWithdrawn"], err)
 	}
 	if p := b.get("/privacy").Body.String(); !strings.Contains(p, `id="reports"`) || !strings.Contains(p, "30 days after the report is answered") {
 		t.Error("the privacy page does not say what a report keeps")
