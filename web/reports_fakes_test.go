@@ -75,6 +75,12 @@ type reportSite struct {
 
 func newReportSite(t *testing.T) *reportSite {
 	t.Helper()
+	return newReportSiteLimited(t, generous)
+}
+
+// newReportSiteLimited is newReportSite with the write routes' rate limit write.
+func newReportSiteLimited(t *testing.T, write web.RateLimit) *reportSite {
+	t.Helper()
 	start := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
 	st, doc, signer := openStore(t, start)
 	ctx := context.Background()
@@ -107,7 +113,7 @@ func newReportSite(t *testing.T) *reportSite {
 		t.Fatal(err)
 	}
 	w.h, err = web.New(web.Config{Store: st, Keys: doc, BaseURL: w.base, Now: func() time.Time { return rs.now },
-		Logger: slog.New(slog.DiscardHandler), RateLimit: generous, WriteRateLimit: generous,
+		Logger: slog.New(slog.DiscardHandler), RateLimit: generous, WriteRateLimit: write,
 		Accounts: w.acc, Follows: w.fol, Maintainers: rs.roles, Operators: rs.roles, Reports: rs.svc})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/probity-dev/probity/web"
 )
 
 // reportIDOf is the first report link of the queue page.
@@ -263,4 +265,24 @@ func apiVerified(api map[string]any) string {
 		return nil
 	}
 	return fmt.Sprint(field(api["card"], "verified"), " ", field(api["supply"], "verified"), " ", field(api["badge"], "state"))
+}
+
+// TestReportRateLimited: the report form's POST draws on the write routes' bucket per
+// client, so one client cannot flood the queue (the per-entry cap is the service's).
+func TestReportRateLimited(t *testing.T) {
+	rs := newReportSiteLimited(t, web.RateLimit{PerSecond: 0.001, Burst: 2})
+	b := rs.browser(t)
+	path := "/s/" + rs.slug + "/report"
+	tok := csrfOf(t, b.get(path).Body.String())
+	codes := []int{}
+	for range 3 {
+		codes = append(codes, b.post(path, url.Values{"csrf": {tok}, "text": {"It uploads files."}}).Code)
+	}
+	if codes[0] != http.StatusOK || codes[1] != http.StatusOK || codes[2] != http.StatusTooManyRequests {
+		t.Errorf("three reports: %v, want 200 200 429", codes)
+	}
+	// Reading the form is not a write: it stays open.
+	if rec := b.get(path); rec.Code != http.StatusOK {
+		t.Errorf("GET after the limit: %d", rec.Code)
+	}
 }
