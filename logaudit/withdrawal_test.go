@@ -13,22 +13,29 @@ import (
 
 // TestWithdrawalRecords: a withdrawal and a restoration logged after the supply run they
 // name audit clean and are counted by kind; a withdrawal whose reason was altered and
-// the log re-signed fails its signature; one logged under another kind fails its kind.
+// the log re-signed fails its signature; one naming a record that is not a supply run,
+// or the supply run with another payload digest, fails; one logged under another kind
+// fails its kind.
 func TestWithdrawalRecords(t *testing.T) {
 	ctx := context.Background()
 	s := mustSigner(t)
-	// Leaf 3 (sequence number 3) of the shared records is a supply run.
-	supplyAt := time.Date(2026, 6, 1, 0, 3, 0, 0, time.UTC)
-	supply, err := s.Supply(ctx, "pkg-3", supplyAt)
+	// Sequence number 2 (leaf 1) of the shared records is the supply run of pkg-2,
+	// evaluated at 00:02 (logaudittest.Records): signed again, its payload is the same.
+	supplyAt := time.Date(2026, 6, 1, 0, 2, 0, 0, time.UTC)
+	supply, err := s.Supply(ctx, "pkg-2", supplyAt)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var buildWith func(f *fixture, reason string, seq int64, digest string) [][]byte
 	build := func(f *fixture, reason string) [][]byte {
-		w, err := s.Withdrawal(ctx, "pkg-3", 1, attest.WithdrawalWithdrawn, reason, 3, supply.PayloadDigest, time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC))
+		return buildWith(f, reason, 2, supply.PayloadDigest)
+	}
+	buildWith = func(f *fixture, reason string, seq int64, digest string) [][]byte {
+		w, err := s.Withdrawal(ctx, "pkg-2", 1, attest.WithdrawalWithdrawn, reason, seq, digest, time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC))
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := s.Withdrawal(ctx, "pkg-3", 2, attest.WithdrawalRestored, "The maintainer removed the upload.", 3, supply.PayloadDigest, time.Date(2026, 6, 1, 10, 0, 10, 0, time.UTC))
+		r, err := s.Withdrawal(ctx, "pkg-2", 2, attest.WithdrawalRestored, "The maintainer removed the upload.", seq, digest, time.Date(2026, 6, 1, 10, 0, 10, 0, time.UTC))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,6 +79,16 @@ func TestWithdrawalRecords(t *testing.T) {
 		}
 		f.write(l)
 		wantReason(t, f.audit(f.config()), logaudit.Reason("bad_signature"), 600)
+	})
+	t.Run("names a record that is not a supply run", func(t *testing.T) {
+		f := newFixture(t)
+		f.write(buildWith(f, "x", 3, supply.PayloadDigest)) // seq 3 is a probe round
+		wantReason(t, f.audit(f.config()), logaudit.ReasonWithdrawalSupply, 600)
+	})
+	t.Run("names the supply run with another digest", func(t *testing.T) {
+		f := newFixture(t)
+		f.write(buildWith(f, "x", 2, strings.Repeat("ab", 32)))
+		wantReason(t, f.audit(f.config()), logaudit.ReasonWithdrawalSupply, 600)
 	})
 	t.Run("under another kind, re-signed", func(t *testing.T) {
 		f := newFixture(t)
