@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web"
 )
 
@@ -284,5 +285,54 @@ func TestReportRateLimited(t *testing.T) {
 	// Reading the form is not a write: it stays open.
 	if rec := b.get(path); rec.Code != http.StatusOK {
 		t.Errorf("GET after the limit: %d", rec.Code)
+	}
+}
+
+// TestWithdrawnSubregistry: the subregistry's results (_meta) of a listed server say
+// Verified until an operator withdraws it, and not after.
+func TestWithdrawnSubregistry(t *testing.T) {
+	rs := newReportSite(t)
+	ctx := t.Context()
+	main, err := rs.st.Entry(ctx, rs.slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := example(t, "with-remote.json", "io.github.probity-test/search")
+	doc["remotes"].([]any)[0].(map[string]any)["url"] = main.Locator
+	if _, err := rs.st.UpsertServer(ctx, store.ServerUpsert{SlugBase: "search", Name: doc["name"].(string), Source: "registry",
+		Listing: store.Listing{ServerName: doc["name"].(string), Description: doc["description"].(string), Version: doc["version"].(string),
+			Document: mustJSON(t, doc), RegistryMeta: mustJSON(t, official("active", rs.now))},
+		Parts: []store.Part{{Kind: store.KindRemote, Locator: main.Locator, Transport: "streamable-http"}}}); err != nil {
+		t.Fatal(err)
+	}
+	b := rs.browser(t)
+	results := func() regResults {
+		t.Helper()
+		rec := b.get("/v0.1/servers/io.github.probity-test%2Fsearch/versions/latest")
+		var it regItemJSON
+		var res regResults
+		if err := json.Unmarshal(rec.Body.Bytes(), &it); err != nil {
+			t.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+		if err := json.Unmarshal(it.Meta[resultsKey], &res); err != nil || res.Supply == nil {
+			t.Fatalf("results %s: %v", it.Meta[resultsKey], err)
+		}
+		return res
+	}
+	if r := results(); !r.Verified || !r.Supply.Verified {
+		t.Fatalf("before: verified %v, supply %+v", r.Verified, r.Supply)
+	}
+	if _, err := rs.svc.Submit(ctx, rs.slug, "It uploads files.", ""); err != nil {
+		t.Fatal(err)
+	}
+	q, err := rs.svc.Queue(ctx)
+	if err != nil || len(q) != 1 {
+		t.Fatal(q, err)
+	}
+	if _, err := rs.svc.Withdraw(ctx, 1, q[0].ID, "It uploads files."); err != nil {
+		t.Fatal(err)
+	}
+	if r := results(); r.Verified || r.Supply.Verified {
+		t.Errorf("after the withdrawal: verified %v, supply %+v", r.Verified, r.Supply)
 	}
 }
