@@ -75,11 +75,17 @@ type reportSite struct {
 
 func newReportSite(t *testing.T) *reportSite {
 	t.Helper()
-	return newReportSiteLimited(t, generous)
+	return newReportSiteAt(t, "https://probity.test", generous)
 }
 
 // newReportSiteLimited is newReportSite with the write routes' rate limit write.
 func newReportSiteLimited(t *testing.T, write web.RateLimit) *reportSite {
+	t.Helper()
+	return newReportSiteAt(t, "https://probity.test", write)
+}
+
+// newReportSiteAt is newReportSite at the base address base.
+func newReportSiteAt(t *testing.T, base string, write web.RateLimit) *reportSite {
 	t.Helper()
 	start := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
 	st, doc, signer := openStore(t, start)
@@ -100,7 +106,7 @@ func newReportSiteLimited(t *testing.T, write web.RateLimit) *reportSite {
 		}
 	}
 	m := new(atomic.Int64)
-	w := &writeSite{base: "https://probity.test", st: st, acc: newFakeAccounts(m), fol: newFakeFollows(m, st), hooks: newFakeWebhooks(m),
+	w := &writeSite{base: base, st: st, acc: newFakeAccounts(m), fol: newFakeFollows(m, st), hooks: newFakeWebhooks(m),
 		mutations: m, slug: e.Slug, entryID: e.ID, evil: evil}
 	rs := &reportSite{writeSite: w, roles: &fakeRoles{acc: w.acc, maint: map[string]int64{}, ops: map[string]bool{}}, audit: &fakeAudit{},
 		signer: signer, other: evil, now: start.Add(time.Hour)}
