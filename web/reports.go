@@ -292,8 +292,8 @@ func (h *handlers) decided(c *gin.Context, v *viewer, id int64, err error, notic
 		h.renderReport(c, v, id, http.StatusBadRequest, in.Msg, reason)
 	case errors.Is(err, reports.ErrNotVerified):
 		h.renderReport(c, v, id, http.StatusConflict, "The entry is not Verified now, so there is nothing to withdraw: decline the report, with the reason.", reason)
-	case errors.Is(err, reports.ErrClosed):
-		h.renderReport(c, v, id, http.StatusConflict, "This report was answered already.", "")
+	case errors.Is(err, reports.ErrClosed), errors.Is(err, store.ErrWithdrawalConflict):
+		h.renderReport(c, v, id, http.StatusConflict, "This report, or its entry's Verified, was answered a moment ago by another operator: reload the queue.", "")
 	default:
 		h.fail(c, err)
 	}
@@ -321,7 +321,7 @@ func (h *handlers) opsRestore(c *gin.Context) {
 		h.renderQueue(c, v, http.StatusOK, opsReportsPage{Notice: fmt.Sprintf("Verified restored on %s: withdrawal record %d.", slug, w.Number)})
 	case errors.As(err, &in):
 		h.renderQueue(c, v, http.StatusBadRequest, opsReportsPage{Error: in.Msg})
-	case errors.Is(err, reports.ErrNotWithdrawn):
+	case errors.Is(err, reports.ErrNotWithdrawn), errors.Is(err, store.ErrWithdrawalConflict):
 		h.renderQueue(c, v, http.StatusConflict, opsReportsPage{Error: "The Verified of " + slug + " is not withdrawn."})
 	case errors.Is(err, store.ErrNotFound):
 		h.renderQueue(c, v, http.StatusNotFound, opsReportsPage{Error: "There is no entry " + slug + "."})
