@@ -208,6 +208,46 @@
 //
 // (one line, no white space; "0a0a…0a" is 0x0a 32 times in hex).
 //
+// # Withdrawal predicate
+//
+// https://probity.dev/attestation/withdrawal/v1 (WithdrawalPredicate,
+// schema/withdrawal-v1.schema.json) records an operator's answer to a report that a
+// Verified server is harmful (seed 004: answered within 72 hours): the entry's Verified
+// withdrawn, or a withdrawal undone. It is logged like any record (kind withdrawal). Its
+// members:
+//
+//	entry        the entry, as in a change (EntryRef)
+//	number       1, 2, … over the entry's withdrawal records (at most MaxWithdrawalNumber)
+//	action       withdrawn or restored
+//	reason       the operator's reason: plain text, 1 to 2000 characters, no control
+//	             characters but tab and line feed, not blank; shown as plain text
+//	at           when the operator decided: the time held to the key's window
+//	supply       the signed supply run whose Verified is withdrawn (the entry's newest
+//	             Verified run when withdrawn; the one that was withdrawn when restored):
+//	             seq, its ledger sequence number (its log index + 1), and payloadDigest,
+//	             "sha256:" + hex SHA-256 of its DSSE payload
+//	toolVersion  the version of Probity that signed it
+//
+// The one subject is the entry's url (remote) or package reference with the digest
+// sha256 = the hex of supply.payloadDigest, so the record pins the run it is about.
+// A remote entry has a url and no package, any other a package and no url. A verifier
+// of an entry's Verified reads the entry's newest withdrawal record: while it is
+// withdrawn, no supply run makes the entry Verified, a later one neither; only a
+// restored record does.
+//
+// Worked example (TestWithdrawalWorkedExample rebuilds it): the canonical payload of
+// withdrawal 1 of the remote entry acme-files, withdrawn at 2026-03-02T10:00:00.000Z
+// from the supply run of sequence number 42 (wrapped here):
+//
+//	{"_type":"https://in-toto.io/Statement/v1","predicate":{"action":"withdrawn","at":"2
+//	026-03-02T10:00:00.000Z","entry":{"kind":"remote","slug":"acme-files","url":"https:/
+//	/mcp.acme.example/mcp"},"number":1,"reason":"The server uploads the files it reads t
+//	o a third party.","supply":{"payloadDigest":"sha256:abababababababababababababababab
+//	abababababababababababababababab","seq":42},"toolVersion":"probity-0.9.0"},"predicat
+//	eType":"https://probity.dev/attestation/withdrawal/v1","subject":[{"digest":{"sha256
+//	":"abababababababababababababababababababababababababababababababab"},"name":"https:
+//	//mcp.acme.example/mcp"}]}
+//
 // # Building and signing
 //
 // Each statement is put together by the constructor beside its predicate:

@@ -66,10 +66,12 @@ type DecodedStatement struct {
 	Dispute *DisputePredicate
 	// Outcome is set for OutcomePredicateType.
 	Outcome *OutcomePredicate
+	// Withdrawal is set for WithdrawalPredicateType.
+	Withdrawal *WithdrawalPredicate
 	// ObservedAt is the predicate's time, which must lie in the signing key's window: a
 	// probe's observedAt, a change's recordedAt, a supply run's evaluatedAt, a
-	// dispute's openedAt, an outcome's decidedAt, a key
-	// document version's issuedAt.
+	// dispute's openedAt, an outcome's decidedAt, a withdrawal's at, a key document
+	// version's issuedAt.
 	ObservedAt time.Time
 }
 
@@ -348,6 +350,17 @@ func decodeCanonical(payload []byte) (*DecodedStatement, error) {
 		t, err := ParseTime(op.DecidedAt)
 		if err != nil {
 			return ds, &StatementError{Path: "/predicate/decidedAt", Msg: err.Error()}
+		}
+		ds.ObservedAt = t
+	case WithdrawalPredicateType:
+		wp, err := checkWithdrawal(ds.Predicate, ds.Subject)
+		if err != nil {
+			return ds, err
+		}
+		ds.Withdrawal = wp
+		t, err := ParseTime(wp.At)
+		if err != nil {
+			return ds, &StatementError{Path: "/predicate/at", Msg: err.Error()}
 		}
 		ds.ObservedAt = t
 	}

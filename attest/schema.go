@@ -63,6 +63,12 @@ func PredicateSchema(predicateType string) (*Schema, bool) {
 			panic("attest: embedded outcome schema does not compile: " + err.Error())
 		}
 		return s, true
+	case WithdrawalPredicateType:
+		s, err := withdrawalSchema()
+		if err != nil {
+			panic("attest: embedded withdrawal schema does not compile: " + err.Error())
+		}
+		return s, true
 	}
 	return nil, false
 }

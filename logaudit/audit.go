@@ -112,6 +112,7 @@ type auditor struct {
 	verified        atomic.Int64
 	revokedUnproven atomic.Int64
 	pending         pendingRevocations // records verified without a key document
+	withdrawals     withdrawalRefs     // the supply runs withdrawal records name
 
 	// Filled by the sequential stage, read after it.
 	kinds       []uint8 // kind code per index
@@ -204,6 +205,7 @@ func (a *auditor) run(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	a.checkPendingRevocations()
+	a.checkWithdrawals()
 	if a.served != nil {
 		if err := a.history.checkServed(a.served, a.cp.Size == 0); err != nil {
 			reason, detail := historyFailure(err)
@@ -668,6 +670,8 @@ var kindPredicates = map[string]string{
 	"keys":    attest.KeysPredicateType,
 	"dispute": attest.DisputePredicateType,
 	"outcome": attest.OutcomePredicateType,
+	// withdrawal: an operator's withdrawal or restoration of an entry's Verified.
+	"withdrawal": attest.WithdrawalPredicateType,
 }
 
 // leaves runs the in-order checks on one bundle's leaves and returns the envelopes to
@@ -810,6 +814,7 @@ func (a *auditor) verifyEnvelope(j job) {
 		a.found.addFailure(fl)
 		return
 	}
+	a.withdrawals.note(j, r)
 	if a.served == nil {
 		// Without a key document the revocations are the latest logged version's, known
 		// only once the whole log is read (checkPendingRevocations).

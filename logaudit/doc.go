@@ -46,7 +46,11 @@
 //     (logged_after_revocation), and counts those it cannot place (RevokedUnproven).
 //  6. Tombstones: each is canonical and names earlier records of the kind and payload
 //     digest the log holds for them (a logged envelope, or a removed leaf).
-//  7. The saved checkpoint (Config.StateFile, keyed by origin): the log is not smaller
+//  7. Withdrawals: each withdrawal record (an operator's withdrawal or restoration of
+//     an entry's Verified) names an earlier supply record by its sequence number and
+//     the SHA-256 of its payload (withdrawal_supply_mismatch), unless that record was
+//     removed with its entry.
+//  8. The saved checkpoint (Config.StateFile, keyed by origin): the log is not smaller
 //     (log_shrunk), not another tree of the same size (split_view), and its first
 //     saved-size leaves have the saved root (history_rewritten); the log key is the
 //     one saved, and a source that served a log of another origin last time fails

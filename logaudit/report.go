@@ -43,6 +43,7 @@ const (
 	ReasonUnknownKind        Reason = "unknown_kind"                   // a kind this auditor does not know
 	ReasonTombstone          Reason = "tombstone_invalid"              // a tombstone document that is malformed or not canonical
 	ReasonTombstoneMismatch  Reason = "tombstone_mismatch"             // a removed record that is not the earlier leaf it names
+	ReasonWithdrawalSupply   Reason = "withdrawal_supply_mismatch"     // a withdrawal record does not name an earlier supply record by its number and payload digest
 	ReasonRecordAfterWitness        = Reason(verifier.ReasonPostdated) // a record's time is after the checkpoint's earliest trusted cosignature
 	ReasonRecordBackdated           = Reason(verifier.ReasonBackdated) // a record's time is long before the saved checkpoint that did not hold it
 

@@ -167,6 +167,8 @@ type SupplyState struct {
 	Score   int  // 0–100; 0 when not Present
 	Passed  bool // the run's own decision (SupplyRecord.Verified), signed or not
 	Signed  bool // the run has an envelope
+	// Withdrawn says an operator withdrew the entry's Verified (Entry.VerifiedWithdrawn).
+	Withdrawn bool
 }
 
 // DirectoryPage is the answer of Store.Directory.
@@ -187,16 +189,21 @@ type DirectoryPage struct {
 // IsVerified is the Verified rule, its one definition in Go: an entry is Verified when
 // its newest supply run decided Verified (passed) and is signed. A run that was not
 // signed (no key, or signing failed) never makes an entry Verified, whatever it found.
+// An operator's withdrawal (withdrawn: Entry.VerifiedWithdrawn, a withdrawal/v1 record)
+// takes Verified away whatever the run found, until a restored record; a later supply
+// run does not give it back.
 // The directory query applies the same rule in SQL (verifiedSQL); the contract test
 // TestDirectoryVerifiedRule checks that they agree.
-func IsVerified(passed, signed bool) bool { return passed && signed }
+func IsVerified(passed, signed, withdrawn bool) bool { return passed && signed && !withdrawn }
 
 // supplySignedSQL says, in SQL, whether the supply run r is signed. It is the one place
 // the directory query knows where a supply run's signature is kept.
 const supplySignedSQL = `(r.ledger_id IS NOT NULL)`
 
-// verifiedSQL is IsVerified over the supply run r, in SQL.
-const verifiedSQL = `(r.verified AND ` + supplySignedSQL + `)`
+// verifiedSQL is IsVerified over the supply run r of the entry (alias) entry, in SQL.
+func verifiedSQL(entry string) string {
+	return `(r.verified AND ` + supplySignedSQL + ` AND NOT ` + entry + `.verified_withdrawn)`
+}
 
 // newestSupplyIDSQL is the id of entry p's newest supply run (NULL: none), on the index
 // supply_runs_entry_ran. Its order is SupplyRuns'.
@@ -301,7 +308,7 @@ func directoryWhere(d dialect, q DirectoryQuery) (string, []any) {
 		}
 	}
 	if q.Verified != AnyVerified {
-		verified := `COALESCE((SELECT ` + verifiedSQL + ` FROM supply_runs r WHERE r.id = ` +
+		verified := `COALESCE((SELECT ` + verifiedSQL("e") + ` FROM supply_runs r WHERE r.id = ` +
 			fmt.Sprintf(newestSupplyIDSQL, "e") + `), FALSE)`
 		if q.Verified == NotVerified {
 			verified = `NOT ` + verified
@@ -361,13 +368,13 @@ func uptimeWindow(to string, now time.Time) (string, string) {
 }
 
 // entryFactsSQL selects, for entry p, the facts Entry.LastChangeAt,
-// Uptime30OnlineDays and Uptime30CountedDays (in that order), the uptime over the
+// Uptime30OnlineDays, Uptime30CountedDays and VerifiedWithdrawn (in that order), the uptime over the
 // window of uptime30Args, on uptime_days' key. The directory's rows and EntryDigest
 // read them with it.
 func entryFactsSQL(d dialect) string {
 	uptime := `(SELECT count(*) FROM uptime_days u WHERE u.entry_id = p.id
 				AND u.day BETWEEN ` + d.day("?") + ` AND ` + d.day("?") + ` AND u.status `
-	return `p.last_change_at, ` + uptime + `= 'online'), ` + uptime + `<> 'not_counted')`
+	return `p.last_change_at, ` + uptime + `= 'online'), ` + uptime + `<> 'not_counted'), p.` + entryWithdrawnColumn
 }
 
 // uptime30Args are entryFactsSQL's arguments for the 30 days up to to (YYYY-MM-DD;
@@ -392,9 +399,9 @@ func directorySQL(d dialect, q DirectoryQuery, now time.Time) (string, []any) {
 			p.signed_failed IS NOT NULL, COALESCE(p.signed_failed, 0), COALESCE(p.signed_observed_risk, 0),
 			COALESCE(p.signed_tool_count, 0), COALESCE(p.signed_protocol, ''), ` + entryFactsSQL(d) + `,
 			r.id IS NOT NULL, COALESCE(r.score, 0), COALESCE(r.verified, FALSE),
-			COALESCE(` + supplySignedSQL + `, FALSE), COALESCE(` + verifiedSQL + `, FALSE)
+			COALESCE(` + supplySignedSQL + `, FALSE), COALESCE(` + verifiedSQL("p") + `, FALSE)
 		FROM (
-			SELECT ` + prefixColumns("e", entryColumns) + `, ` + prefixColumns("e", directoryFacts) + ` FROM entries e
+			SELECT ` + prefixColumns("e", entryColumns) + `, ` + prefixColumns("e", directoryFacts) + `, e.` + entryWithdrawnColumn + ` FROM entries e
 			WHERE ` + cond + `
 			ORDER BY ` + directoryOrder(d, q.Order, "e") + `
 			LIMIT ? OFFSET ?
@@ -438,12 +445,13 @@ func scanDirectoryRow(row rowScanner) (DirectoryRow, error) {
 		d               DirectoryRow
 		online, counted int
 		lastChange      time.Time
+		withdrawn       bool
 	)
 	var uptime string
 	rest := []any{
 		&d.Round.Present, &d.Round.Signed, &d.Round.Coverage, &uptime,
 		&d.Round.SignedRound, &d.Round.Failed, &d.Round.ObservedRisk, &d.Round.ToolCount, &d.Round.ProtocolVersion,
-		timeCol(&lastChange), &online, &counted,
+		timeCol(&lastChange), &online, &counted, &withdrawn,
 		&d.Supply.Present, &d.Supply.Score, &d.Supply.Passed, &d.Supply.Signed, &d.Verified,
 	}
 	e, err := scanEntry(scanWith{row, rest})
@@ -451,7 +459,9 @@ func scanDirectoryRow(row rowScanner) (DirectoryRow, error) {
 		return DirectoryRow{}, err
 	}
 	e.Uptime30OnlineDays, e.Uptime30CountedDays, e.LastChangeAt = online, counted, lastChange
+	e.VerifiedWithdrawn = withdrawn
 	d.Entry = e
+	d.Supply.Withdrawn = withdrawn
 	d.Round.Uptime = UptimeClass(uptime)
 	return d, nil
 }

@@ -216,11 +216,12 @@ func TestDirectoryOrderAndPaging(t *testing.T) {
 // TestDirectoryVerifiedRule shows that each row's Verified is IsVerified of its newest
 // supply run, and that an unsigned run that passed is not Verified.
 func TestDirectoryVerifiedRule(t *testing.T) {
-	for _, c := range []struct{ passed, signed, want bool }{
-		{true, true, true}, {true, false, false}, {false, true, false}, {false, false, false},
+	for _, c := range []struct{ passed, signed, withdrawn, want bool }{
+		{true, true, false, true}, {true, false, false, false}, {false, true, false, false}, {false, false, false, false},
+		{true, true, true, false}, {true, false, true, false},
 	} {
-		if got := IsVerified(c.passed, c.signed); got != c.want {
-			t.Errorf("IsVerified(passed %v, signed %v) = %v, want %v", c.passed, c.signed, got, c.want)
+		if got := IsVerified(c.passed, c.signed, c.withdrawn); got != c.want {
+			t.Errorf("IsVerified(passed %v, signed %v, withdrawn %v) = %v, want %v", c.passed, c.signed, c.withdrawn, got, c.want)
 		}
 	}
 	forEachBackend(t, func(t *testing.T, s Store) {
@@ -232,7 +233,7 @@ func TestDirectoryVerifiedRule(t *testing.T) {
 		rows := map[string]DirectoryRow{}
 		for _, r := range page.Rows {
 			rows[r.Entry.Slug] = r
-			if r.Verified != IsVerified(r.Supply.Passed, r.Supply.Signed) {
+			if r.Verified != IsVerified(r.Supply.Passed, r.Supply.Signed, r.Supply.Withdrawn) {
 				t.Errorf("%s: Verified %v, but IsVerified(%v, %v) = %v", r.Entry.Slug, r.Verified, r.Supply.Passed, r.Supply.Signed, !r.Verified)
 			}
 		}
@@ -241,10 +242,10 @@ func TestDirectoryVerifiedRule(t *testing.T) {
 			return r
 		}
 		want := map[string]DirectoryRow{
-			"alpha":   {Entry: f.alpha, Round: signed(RoundState{Present: true, Signed: true, Coverage: "full", Uptime: UptimeAnswered}), Supply: SupplyState{true, 61, true, true}, Verified: true},
-			"beta":    {Entry: f.beta, Supply: SupplyState{true, 61, true, false}},
-			"gamma":   {Entry: f.gamma, Round: signed(RoundState{Present: true, Uptime: UptimeNoAnswer}), Supply: SupplyState{true, 61, false, true}},
-			"delta":   {Entry: f.delta, Round: signed(RoundState{Present: true, Signed: true, Coverage: "full", Uptime: UptimeAnswered}), Supply: SupplyState{true, 61, true, false}},
+			"alpha":   {Entry: f.alpha, Round: signed(RoundState{Present: true, Signed: true, Coverage: "full", Uptime: UptimeAnswered}), Supply: SupplyState{true, 61, true, true, false}, Verified: true},
+			"beta":    {Entry: f.beta, Supply: SupplyState{true, 61, true, false, false}},
+			"gamma":   {Entry: f.gamma, Round: signed(RoundState{Present: true, Uptime: UptimeNoAnswer}), Supply: SupplyState{true, 61, false, true, false}},
+			"delta":   {Entry: f.delta, Round: signed(RoundState{Present: true, Signed: true, Coverage: "full", Uptime: UptimeAnswered}), Supply: SupplyState{true, 61, true, false, false}},
 			"epsilon": {Entry: f.epsilon, Round: RoundState{Present: true, Uptime: UptimeNoAnswer}},
 			"zeta":    {Entry: f.zeta, Round: RoundState{Present: true, Uptime: UptimeInconclusive}},
 		}

@@ -190,7 +190,7 @@ func pgReadDigest(br pgx.BatchResults, slug string, q EntryQuery) (EntryDigest, 
 		return d, fmt.Errorf("couldn't read entry %q: %w", slug, err)
 	}
 	d.Entry, d.Listing = sl.Entry, sl.Listing
-	if err := br.QueryRow().Scan(timeCol(&d.Entry.LastChangeAt), &d.Entry.Uptime30OnlineDays, &d.Entry.Uptime30CountedDays); err != nil {
+	if err := br.QueryRow().Scan(timeCol(&d.Entry.LastChangeAt), &d.Entry.Uptime30OnlineDays, &d.Entry.Uptime30CountedDays, &d.Entry.VerifiedWithdrawn); err != nil {
 		return d, fmt.Errorf("couldn't read the uptime and last change of %q: %w", slug, err)
 	}
 	rounds, err := pgCollectBatch(br, scanSummary)

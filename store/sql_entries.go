@@ -13,6 +13,20 @@ const entryColumns = `id, slug, kind, locator, name, source, claimed, cadence_ms
 	last_round_at, last_surface, uptime_online_days, uptime_counted_days, server_name, title,
 	listing_status, parent_id`
 
+// entryWithdrawnColumn is Entry.VerifiedWithdrawn (migration 0021). It is read apart
+// from entryColumns, by the reads that show Verified (Entry, EntryByID, and with the
+// entry's facts, entryFactsSQL), so that the writes of a store at an older migration
+// (the migration tests') read entries as they were.
+const entryWithdrawnColumn = `verified_withdrawn`
+
+// scanEntryWithdrawn scans the entryColumns and entryWithdrawnColumn of one row.
+func scanEntryWithdrawn(row rowScanner) (Entry, error) {
+	var w bool
+	e, err := scanEntry(scanWith{row, []any{&w}})
+	e.VerifiedWithdrawn = w
+	return e, err
+}
+
 // scanEntry scans the entryColumns of one row.
 func scanEntry(row rowScanner) (Entry, error) {
 	var (
@@ -36,7 +50,7 @@ func scanEntry(row rowScanner) (Entry, error) {
 }
 
 func (s *sqlStore) Entry(ctx context.Context, slug string) (Entry, error) {
-	e, err := scanEntry(s.read.QueryRow(ctx, `SELECT `+entryColumns+` FROM entries WHERE slug = ?`, slug))
+	e, err := scanEntryWithdrawn(s.read.QueryRow(ctx, `SELECT `+entryColumns+`, `+entryWithdrawnColumn+` FROM entries WHERE slug = ?`, slug))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Entry{}, fmt.Errorf("entry %q: %w", slug, ErrNotFound)
 	}
@@ -47,7 +61,7 @@ func (s *sqlStore) Entry(ctx context.Context, slug string) (Entry, error) {
 }
 
 func (s *sqlStore) EntryByID(ctx context.Context, id int64) (Entry, error) {
-	e, err := scanEntry(s.read.QueryRow(ctx, `SELECT `+entryColumns+` FROM entries WHERE id = ?`, id))
+	e, err := scanEntryWithdrawn(s.read.QueryRow(ctx, `SELECT `+entryColumns+`, `+entryWithdrawnColumn+` FROM entries WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Entry{}, fmt.Errorf("entry %d: %w", id, ErrNotFound)
 	}
@@ -184,7 +198,7 @@ func (s *sqlStore) EntryDigest(ctx context.Context, slug string, q EntryQuery) (
 	e := sl.Entry
 	// The facts the directory shows of the entry, read as its rows read them.
 	if err := s.read.QueryRow(ctx, `SELECT `+entryFactsSQL(s.d)+` FROM entries p WHERE p.id = ?`, append(uptime30Args("", s.clock()), e.ID)...).Scan(
-		timeCol(&e.LastChangeAt), &e.Uptime30OnlineDays, &e.Uptime30CountedDays); err != nil {
+		timeCol(&e.LastChangeAt), &e.Uptime30OnlineDays, &e.Uptime30CountedDays, &e.VerifiedWithdrawn); err != nil {
 		return EntryDigest{}, fmt.Errorf("couldn't read the uptime and last change of %q: %w", slug, err)
 	}
 	d := EntryDigest{Entry: e, Listing: sl.Listing}

@@ -210,6 +210,9 @@ type Entry struct {
 	// and history, and shown on its server's page, not in the directory (servers.go).
 	Parent  int64
 	Claimed bool
+	// VerifiedWithdrawn says an operator withdrew the entry's Verified (a withdrawal/v1
+	// record, migration 0021): no supply run makes it Verified until a restored record.
+	VerifiedWithdrawn bool
 	// Cadence overrides the default cadence; 0 means the default for its claimed state.
 	Cadence   time.Duration
 	CreatedAt time.Time
@@ -993,6 +996,18 @@ type Store interface {
 	// transaction (ErrNotFound: no such live claim).
 	ClaimsForReview(ctx context.Context, q ClaimReviewQuery) ([]ClaimReview, error)
 	RevokeClaimRecorded(ctx context.Context, id int64, at time.Time, reason string, rec OperatorAction) (Claim, error)
+	// Reports and withdrawals (migration 0021; sql_reports.go): reports of harmful
+	// Verified servers and the withdrawal/v1 records that answer them.
+	AddReport(ctx context.Context, r Report) (Report, error)
+	Report(ctx context.Context, id int64) (Report, error)
+	OpenReports(ctx context.Context, limit int) ([]Report, error)
+	CountEntryReports(ctx context.Context, entryID int64, since time.Time) (int, error)
+	DeclineReport(ctx context.Context, d ReportDecision) (Report, error)
+	PruneReportContacts(ctx context.Context, before time.Time) (int64, error)
+	// SaveWithdrawal stores a signed withdrawal record with its ledger record in one
+	// transaction, closing the report when closing is given.
+	SaveWithdrawal(ctx context.Context, w Withdrawal, closing *ReportDecision) (Withdrawal, error)
+	Withdrawals(ctx context.Context, entryID int64) ([]Withdrawal, error)
 
 	// NewQueue builds a River client on the store's database (riverpgxv5 on
 	// PostgreSQL, riversqlite on SQLite). cfg is River's configuration; its Workers

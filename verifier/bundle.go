@@ -245,6 +245,7 @@ func (b *parsedBundle) openCheckpoint(tk *trustedKeys, previous bool) (*Verified
 // RecordKind is the log leaf kind of a record with the given predicate type (the kind a
 // bundle and its leaf must name): probe, change, supply, keys, dispute or outcome; ""
 // for any other type.
+// bundle and its leaf must name): probe, change, supply, keys or withdrawal; "" for any other type.
 func RecordKind(predicateType string) string {
 	switch predicateType {
 	case attest.ProbePredicateType:
@@ -259,6 +260,8 @@ func RecordKind(predicateType string) string {
 		return "dispute"
 	case attest.OutcomePredicateType:
 		return "outcome"
+	case attest.WithdrawalPredicateType:
+		return "withdrawal"
 	}
 	return ""
 }

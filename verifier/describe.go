@@ -43,6 +43,9 @@ type Description struct {
 	Dispute *attest.DisputePredicate `json:"dispute,omitempty"`
 	Outcome *attest.OutcomePredicate `json:"outcome,omitempty"`
 	Keys    *KeysVersionDescription  `json:"keys,omitempty"`
+	// Withdrawal is a withdrawal/v1 record: Verified withdrawn from an entry, or
+	// restored. Its reason is text an operator wrote: show it as plain text.
+	Withdrawal *attest.WithdrawalPredicate `json:"withdrawal,omitempty"`
 
 	Log          *LogClaim               `json:"log,omitempty"`
 	KeyDocument  *KeyDocumentDescription `json:"keyDocument,omitempty"`
@@ -217,6 +220,7 @@ func describeEnvelope(data []byte) (*Description, error) {
 		Supply:        st.Supply,
 		Dispute:       st.Dispute,
 		Outcome:       st.Outcome,
+		Withdrawal:    st.Withdrawal,
 	}
 	for _, s := range env.Signatures {
 		d.KeyIDs = append(d.KeyIDs, s.KeyID)
@@ -233,6 +237,8 @@ func describeEnvelope(data []byte) (*Description, error) {
 		d.Times = []NamedTime{{"openedAt", at}}
 	case st.Outcome != nil:
 		d.Times = []NamedTime{{"decidedAt", at}}
+	case st.Withdrawal != nil:
+		d.Times = []NamedTime{{"at", at}}
 	case st.Keys != nil:
 		d.Times = []NamedTime{{"issuedAt", at}}
 		k := st.Keys

@@ -406,6 +406,10 @@ type privacyPage struct {
 	NotifyKeep, NotifyKeepUntold string
 	// WebhookLog is how many deliveries a webhook's log keeps (store).
 	WebhookLog int
+	// Reports says the site takes reports (reports.go); ReportKept is how long a closed
+	// report keeps its contact address.
+	Reports    bool
+	ReportKept string
 }
 
 // privacy serves GET /privacy.
@@ -418,6 +422,7 @@ func (h *handlers) privacy(c *gin.Context) {
 		SessionCookie: spellDuration(sessionLifetime), GitHubCookie: spellDuration(gitHubLifetime),
 		NotifyKeep: spellDuration(notify.DefaultKeep), NotifyKeepUntold: spellDuration(notify.KeepUntold),
 		WebhookLog: store.MaxWebhookLog,
+		Reports:    h.reports != nil, ReportKept: spellDuration(store.ReportContactKept),
 	})
 }
 

@@ -24,7 +24,7 @@ func (h *handlers) writePaths(cfg Config, base string) error {
 	if cfg.Maintainers != nil {
 		h.disputes = cfg.Disputes
 	}
-	h.console, h.desk = cfg.Console, cfg.DisputeDesk
+	h.console, h.desk, h.reports = cfg.Console, cfg.DisputeDesk, cfg.Reports
 	h.jar, h.cop, h.writeLim, h.postBody = jar, cop, lim, maxPostBody
 	return nil
 }
@@ -63,6 +63,15 @@ func (h *handlers) writeRoutes(r *gin.Engine, get func(string, gin.HandlerFunc))
 		get("/account/webhooks/:id", h.webhookLog)
 		r.POST("/account/webhooks/:id/delete", h.changeWebhook(true))
 		r.POST("/account/webhooks/:id/enable", h.changeWebhook(false))
+	}
+	if h.reports != nil {
+		get("/s/:slug/report", h.reportForm)
+		r.POST("/s/:slug/report", h.reportSubmit)
+		get("/ops/reports", h.opsReports)
+		get("/ops/reports/:id", h.opsReport)
+		r.POST("/ops/reports/:id/withdraw", h.opsReportDecide(true))
+		r.POST("/ops/reports/:id/decline", h.opsReportDecide(false))
+		r.POST("/ops/reports/restore", h.opsRestore)
 	}
 	if h.claims != nil {
 		get("/s/:slug/claim", h.claim)

@@ -328,10 +328,16 @@ func (h *handlers) signInToken(c *gin.Context) string {
 // checkSignInToken answers 403 and returns false unless the form's csrf field equals
 // the sign-in cookie (compared in constant time).
 func (h *handlers) checkSignInToken(c *gin.Context) bool {
+	return h.checkDoubleSubmit(c, "This sign-in form is out of date or did not come from this site (or your browser refused its cookie). Open the sign-in page again.")
+}
+
+// checkDoubleSubmit is checkSignInToken for any form that the anonymous send too (the
+// report form, reports.go), answering 403 with msg.
+func (h *handlers) checkDoubleSubmit(c *gin.Context, msg string) bool {
 	ck := h.jar.get(c, cookieSignIn)
 	f := formValue(c, "csrf")
 	if ck == "" || subtle.ConstantTimeCompare([]byte(ck), []byte(f)) != 1 {
-		h.problem(c, http.StatusForbidden, "This sign-in form is out of date or did not come from this site (or your browser refused its cookie). Open the sign-in page again.")
+		h.problem(c, http.StatusForbidden, msg)
 		c.Abort()
 		return false
 	}

@@ -66,6 +66,10 @@ type entryHead struct {
 	entryID int64
 	// Claimed is whether the entry has a maintainer (never who: seed 000).
 	Claimed bool
+	// Verified is whether the entry is Verified now (the report link's condition);
+	// Withdrawn, when set, is its withdrawn Verified.
+	Verified  bool
+	Withdrawn *withdrawnNote
 	// Follow is the Follow button for the request's viewer (follow.go), set by the
 	// handler; nil when the site has no follows.
 	Follow *followButton `json:"-"`
@@ -196,7 +200,7 @@ func (s *site) roundChecks(ctx context.Context, slug string, r *store.RoundSumma
 
 // supplyViewOfRun returns the view of the entry's supply run id, remembered by its id.
 func (s *site) supplyViewOfRun(ctx context.Context, e store.Entry, id int64) (*supplyView, error) {
-	return s.supplyViews.get(id, func() (*supplyView, error) {
+	sv, err := s.supplyViews.get(id, func() (*supplyView, error) {
 		full, err := s.supplyRun(ctx, e.ID, id)
 		if err != nil {
 			return nil, fmt.Errorf("couldn't read supply run %d of %s: %w", id, e.Slug, err)
@@ -207,6 +211,18 @@ func (s *site) supplyViewOfRun(ctx context.Context, e store.Entry, id int64) (*s
 		}
 		return sv, nil
 	})
+	return withdrawnView(sv, e), err
+}
+
+// withdrawnView is sv as entry e shows it: not Verified while an operator's withdrawal
+// stands (store.IsVerified), whatever the run found. sv is shared: it is copied.
+func withdrawnView(sv *supplyView, e store.Entry) *supplyView {
+	if sv == nil || !e.VerifiedWithdrawn || !sv.Verified {
+		return sv
+	}
+	c := *sv
+	c.Verified = false
+	return &c
 }
 
 func supplySize(sv *supplyView) int {
@@ -263,7 +279,52 @@ func (s *site) head(ctx context.Context, d *store.EntryDigest, tab string) (*ent
 	if h.Card.LastChange == nil && !e.LastChangeAt.IsZero() {
 		h.Card.LastChangeAt = e.LastChangeAt.UTC()
 	}
+	if e.VerifiedWithdrawn {
+		if h.Withdrawn, err = s.withdrawnNote(ctx, e); err != nil {
+			return nil, err
+		}
+		h.Card.VerifiedText = "No: an operator withdrew Verified on " + h.Withdrawn.At.UTC().Format(time.DateOnly) + " (see above)."
+	}
+	h.Verified = h.State == stateVerified
 	return h, nil
+}
+
+// withdrawnNote is what the entry's page says of its withdrawn Verified: its newest
+// withdrawal record, with the reason (shown as plain text) and the record's bundle.
+func (s *site) withdrawnNote(ctx context.Context, e store.Entry) (*withdrawnNote, error) {
+	ws, err := s.st.Withdrawals(ctx, e.ID)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read the withdrawals of %s: %w", e.Slug, err)
+	}
+	if len(ws) == 0 {
+		return nil, fmt.Errorf("entry %s is withdrawn without a withdrawal record", e.Slug)
+	}
+	w := ws[len(ws)-1]
+	n := &withdrawnNote{At: w.At, Reason: plainLines(w.Reason), Number: w.Number, Seq: w.Seq}
+	if w.Seq > 0 {
+		n.Bundle = "/bundle/" + strconv.FormatInt(w.Seq, 10) + ".json"
+	}
+	return n, nil
+}
+
+// withdrawnNote says that an operator withdrew an entry's Verified (a withdrawal/v1
+// record): when, why (an operator's plain text), and the record.
+type withdrawnNote struct {
+	At     time.Time
+	Reason string
+	Number int64
+	Seq    int64  // the record's ledger number (0 while pending)
+	Bundle string // its bundle's address ("" while pending)
+}
+
+// plainLines is text with every character made visible but line feeds and tabs, for a
+// page that shows it as plain text (html/template escapes it).
+func plainLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = visibleLine(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // cardOf decides the summary card of the entry of d: sum is its state, signed its

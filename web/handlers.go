@@ -66,6 +66,7 @@ type handlers struct {
 	hooks    Webhooks    // nil: no webhook pages
 	claims   Claims      // nil: no claim pages (claim.go)
 	listings Listings    // nil: no maintainer's listing form (listing.go)
+	reports  Reports     // nil: no report form or report console (reports.go)
 	maint    Maintainers // nil: no maintainer routes (roles.go)
 	ops      Operators   // nil: no operator console (roles.go)
 	disputes Disputes    // nil: no contest form (dispute.go)
@@ -77,7 +78,7 @@ type handlers struct {
 }
 
 // features are the write paths a site serves, which the layout links to.
-type features struct{ Accounts, Follows, Webhooks, Claims, Listings, Disputes bool }
+type features struct{ Accounts, Follows, Webhooks, Claims, Listings, Disputes, Reports bool }
 
 var funcs = template.FuncMap{
 	"utc":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },

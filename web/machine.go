@@ -46,6 +46,8 @@ type entryJSON struct {
 	// Disputes are the entry's disputes with their outcomes, newest first: each a
 	// signed record (seq, bundle), its statement and reason people's text.
 	Disputes []disputeView `json:"disputes"`
+	// Withdrawn is set while an operator's withdrawal of Verified stands.
+	Withdrawn *withdrawnJSON `json:"verifiedWithdrawn,omitempty"`
 }
 
 // operatorJSON is a maintainer's listing: plain text, links https only.
@@ -58,6 +60,14 @@ type operatorJSON struct {
 type operatorLinkJSON struct {
 	Label string `json:"label"`
 	URL   string `json:"url"`
+}
+
+// withdrawnJSON is an entry's withdrawn Verified (withdrawnNote).
+type withdrawnJSON struct {
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason"`
+	Number int64     `json:"number"`
+	Bundle string    `json:"bundle,omitempty"`
 }
 
 // serverJSON is what the server's listing says (empty strings: not listed).
@@ -257,6 +267,12 @@ func (s *site) entryJSON(ctx context.Context, slug string, toolsPage int) ([]byt
 	if v.Head != nil {
 		card := cardJSONOf(v.Head.Card)
 		j.Card = &card
+		if w := v.Head.Withdrawn; w != nil {
+			j.Withdrawn = &withdrawnJSON{At: w.At.UTC(), Reason: w.Reason, Number: w.Number}
+			if w.Bundle != "" {
+				j.Withdrawn.Bundle = s.base + w.Bundle
+			}
+		}
 	}
 	for _, t := range v.Tools {
 		j.Tools = append(j.Tools, toolJSON(t))

@@ -182,7 +182,7 @@ func stateOf(e store.Entry, round store.RoundState, run store.SupplyState) summa
 			// probed".
 			sum.State = stateSigned
 		}
-		if store.IsVerified(run.Passed, run.Signed) {
+		if store.IsVerified(run.Passed, run.Signed, run.Withdrawn || e.VerifiedWithdrawn) {
 			sum.State = stateVerified
 		}
 	}
@@ -205,7 +205,7 @@ func digestState(d *store.EntryDigest) (store.RoundState, store.SupplyState) {
 		round.ToolCount, round.ProtocolVersion = r.ToolCount, r.ProtocolVersion
 	}
 	if r := d.Supply; r != nil {
-		run = store.SupplyState{Present: true, Score: r.Score, Passed: r.Verified, Signed: d.SupplySigned}
+		run = store.SupplyState{Present: true, Score: r.Score, Passed: r.Verified, Signed: d.SupplySigned, Withdrawn: d.Entry.VerifiedWithdrawn}
 	}
 	return round, run
 }
@@ -1088,7 +1088,8 @@ func checkViews(raw []byte) ([]checkView, error) {
 }
 
 // supplyViewOf reads a supply run with its stored verdict (supply.EncodeVerdict) into
-// its view.
+// its view. Verified is the run's own (it is remembered by the run's id); withdrawnView
+// applies the entry's withdrawal.
 func supplyViewOf(run *store.SupplyRecord) (*supplyView, error) {
 	v, err := supply.DecodeVerdict(run.Verdict)
 	if err != nil {
@@ -1099,7 +1100,7 @@ func supplyViewOf(run *store.SupplyRecord) (*supplyView, error) {
 		titles[c.ID] = c.Title
 	}
 	signed := run.Envelope != nil
-	sv := &supplyView{RanAt: run.RanAt, Score: run.Score, Verified: store.IsVerified(run.Verified, signed), Passed: run.Verified, Signed: signed}
+	sv := &supplyView{RanAt: run.RanAt, Score: run.Score, Verified: store.IsVerified(run.Verified, signed, false), Passed: run.Verified, Signed: signed}
 	for _, n := range v.NotVerified {
 		sv.NotVerified = append(sv.NotVerified, visibleLine(n))
 	}

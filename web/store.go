@@ -28,6 +28,8 @@ type Store interface {
 	MaintainerListing(ctx context.Context, entryID int64) (store.MaintainerListing, error)
 	// Disputes are the entry pages' disputes and outcomes (dispute.go).
 	Disputes(ctx context.Context, f store.DisputeFilter) ([]store.DisputeRecord, error)
+	// Withdrawals are the entry's withdrawal records (Verified withdrawn or restored).
+	Withdrawals(ctx context.Context, entryID int64) ([]store.Withdrawal, error)
 }
 
 var _ Store = store.Store(nil)

@@ -685,6 +685,11 @@ func (r *subregistry) results(ctx context.Context, l *store.ServerListing) (*reg
 		if err != nil {
 			return nil, err
 		}
+		if e.VerifiedWithdrawn && res.Supply.Verified {
+			c := *res.Supply // shared by the memo: copied
+			c.Verified = false
+			res.Supply = &c
+		}
 	}
 	for i := range d.Changes {
 		c := &d.Changes[i]

@@ -29,7 +29,7 @@ func entryState(round store.RoundState, run store.SupplyState) badge.State {
 		// An unsigned supply run is not a verdict anyone can check: it does not count,
 		// but the entry was checked.
 		st.HasSupply, st.Checked = run.Signed, true
-		st.Verified, st.Score = store.IsVerified(run.Passed, run.Signed), run.Score
+		st.Verified, st.Score = store.IsVerified(run.Passed, run.Signed, run.Withdrawn), run.Score
 	}
 	return st
 }

@@ -186,6 +186,9 @@ type Config struct {
 	// DisputeDesk, when set too, its dispute queue.
 	Console     Console
 	DisputeDesk DisputeDesk
+	// Reports, when set (with Accounts), serves the report form of Verified entries and,
+	// with Operators, the report console (reports.go).
+	Reports Reports
 	// WriteRateLimit is the per-client token bucket of the write routes (every POST
 	// but the one-click unsubscribe, and the GitHub sign-in), apart from the site's
 	// and stricter. The zero value means DefaultWriteRateLimit.
@@ -293,7 +296,7 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	feats := features{Accounts: cfg.Accounts != nil, Follows: cfg.Follows != nil, Webhooks: cfg.Webhooks != nil,
 		Claims: cfg.Accounts != nil && cfg.Claims != nil, Listings: cfg.Accounts != nil && cfg.Maintainers != nil && cfg.Listings != nil,
-		Disputes: cfg.Accounts != nil && cfg.Maintainers != nil && cfg.Disputes != nil}
+		Disputes: cfg.Accounts != nil && cfg.Maintainers != nil && cfg.Disputes != nil, Reports: cfg.Accounts != nil && cfg.Reports != nil}
 	pages, err := parseTemplates(feats)
 	if err != nil {
 		return nil, err

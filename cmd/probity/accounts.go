@@ -25,6 +25,7 @@ import (
 	"github.com/probity-dev/probity/notify"
 	"github.com/probity-dev/probity/notify/webhook"
 	"github.com/probity-dev/probity/operators"
+	"github.com/probity-dev/probity/reports"
 	"github.com/probity-dev/probity/store"
 	"github.com/probity-dev/probity/web"
 )
@@ -122,6 +123,7 @@ type writePaths struct {
 	disputes *disputes.Service
 	// operators is the operator role and console (operators.go, addOperators).
 	operators *operators.Service
+	reports   *reports.Service // reports.go (addReports)
 	// doc is the key document that lists the webhook key, which the site must publish
 	// (EnsureWebhookKey adds the key, as a new version, at the first start).
 	doc *keys.Document
@@ -227,6 +229,9 @@ func (w *writePaths) site(cfg *web.Config) {
 			cfg.DisputeDesk = disputeDesk{w.disputes}
 		}
 	}
+	if w.reports != nil {
+		cfg.Reports = w.reports
+	}
 }
 
 // addJobs adds the jobs of the write paths: planning and sending change e-mails,
@@ -243,6 +248,11 @@ func (w *writePaths) addJobs(ws *river.Workers) error {
 			return err
 		}
 	}
+	if w.reports != nil {
+		if err := river.AddWorkerSafely(ws, &reportsPruneWorker{svc: w.reports}); err != nil {
+			return err
+		}
+	}
 	return river.AddWorkerSafely(ws, &signInPruneWorker{acc: w.accounts})
 }
 
@@ -256,6 +266,9 @@ func (w *writePaths) periodicJobs() []*river.PeriodicJob {
 	jobs := append(append(w.notify.PeriodicJobs(), w.webhooks.PeriodicJobs()...), prune)
 	if w.claims != nil {
 		jobs = append(jobs, w.claims.PeriodicJobs()...)
+	}
+	if w.reports != nil {
+		jobs = append(jobs, reportsPeriodic())
 	}
 	return jobs
 }

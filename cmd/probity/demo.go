@@ -419,7 +419,7 @@ func printDemoServers(ctx context.Context, st store.Store, w io.Writer, base str
 			fmt.Fprintf(w, "  %-26s %s/s/%s  unreadable verdict: %v\n", ds.Name, base, e.Slug, err)
 			continue
 		}
-		if store.IsVerified(run.Verified, run.Envelope != nil) {
+		if store.IsVerified(run.Verified, run.Envelope != nil, e.VerifiedWithdrawn) {
 			fmt.Fprintf(w, "  %-26s %s/s/%s  Verified, score %d of 100 (%d points checked)\n", ds.Name, base, e.Slug, v.Score, v.WeightRan)
 			continue
 		}

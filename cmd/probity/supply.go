@@ -82,7 +82,7 @@ func runSupply(args []string, stdout, stderr io.Writer) int {
 	signed := run.Envelope != nil
 	if *asJSON {
 		return printJSON(stdout, map[string]any{"entry": e.Slug, "ranAt": run.RanAt, "score": run.Score,
-			"verified": store.IsVerified(run.Verified, signed), "signed": signed,
+			"verified": store.IsVerified(run.Verified, signed, e.VerifiedWithdrawn), "signed": signed, "verifiedWithdrawn": e.VerifiedWithdrawn,
 			"verdict": json.RawMessage(run.Verdict), "facts": json.RawMessage(run.Facts)})
 	}
 	v, err := supply.DecodeVerdict(run.Verdict)
@@ -92,8 +92,10 @@ func runSupply(args []string, stdout, stderr io.Writer) int {
 	}
 	verified := "not Verified"
 	switch {
-	case store.IsVerified(run.Verified, signed):
+	case store.IsVerified(run.Verified, signed, e.VerifiedWithdrawn):
 		verified = "Verified"
+	case run.Verified && signed && e.VerifiedWithdrawn:
+		verified = "not Verified (withdrawn by an operator: see the entry's page)"
 	case run.Verified:
 		verified = "not Verified (unsigned: its checks passed, but only a signed run counts)"
 	}

@@ -122,6 +122,19 @@ func (s *Signer) Supply(ctx context.Context, slug string, at time.Time) (Record,
 	return s.record(env, payload)
 }
 
+// Withdrawal signs withdrawal record number of the npm entry slug, withdrawing (or, for
+// action restored, restoring) the Verified of its supply run of sequence number
+// supplySeq and payload digest supplyDigest (hex), decided at at.
+func (s *Signer) Withdrawal(ctx context.Context, slug string, number int64, action, reason string, supplySeq int64, supplyDigest string, at time.Time) (Record, error) {
+	st := attest.NewWithdrawalStatement(attest.ChangeEntry{Kind: "npm", Slug: slug, Package: "pkg:npm/" + slug}, number,
+		action, reason, at, attest.WithdrawalSupply{Seq: supplySeq, PayloadDigest: "sha256:" + supplyDigest}, "0.1.0")
+	env, payload, err := attest.Sign(ctx, st, s.signer)
+	if err != nil {
+		return Record{}, err
+	}
+	return s.record(env, payload)
+}
+
 func (s *Signer) record(env *attest.Envelope, payload []byte) (Record, error) {
 	raw, err := attest.EncodeEnvelope(env)
 	if err != nil {

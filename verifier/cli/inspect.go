@@ -238,12 +238,13 @@ func (t textWriter) line(label string, format string, args ...any) {
 func (t textWriter) sub() textWriter { return textWriter{t.w, t.indent + "  "} }
 
 var predicateNames = map[string]string{
-	attest.ProbePredicateType:   "a probe round: what one round of checks observed",
-	attest.ChangePredicateType:  "a change: one numbered change of an entry's history",
-	attest.SupplyPredicateType:  "a supply run: the eleven supply-chain checks, score and Verified",
-	attest.KeysPredicateType:    "a key document version",
-	attest.DisputePredicateType: "a dispute: a maintainer contests one check result of a signed round",
-	attest.OutcomePredicateType: "an outcome: an operator's decision on a dispute",
+	attest.ProbePredicateType:      "a probe round: what one round of checks observed",
+	attest.ChangePredicateType:     "a change: one numbered change of an entry's history",
+	attest.SupplyPredicateType:     "a supply run: the eleven supply-chain checks, score and Verified",
+	attest.KeysPredicateType:       "a key document version",
+	attest.DisputePredicateType:    "a dispute: a maintainer contests one check result of a signed round",
+	attest.OutcomePredicateType:    "an outcome: an operator's decision on a dispute",
+	attest.WithdrawalPredicateType: "a withdrawal: an operator withdrew an entry's Verified, or restored it",
 }
 
 func writeInspected(w *bufio.Writer, r inspected, verifying bool) {
@@ -278,6 +279,12 @@ func writeInspected(w *bufio.Writer, r inspected, verifying bool) {
 		writeDispute(t, d.Dispute)
 	case d.Outcome != nil:
 		writeOutcome(t, d.Outcome)
+	case d.Withdrawal != nil:
+		w := d.Withdrawal
+		t.line("withdrawal", "%d, %s, %s", w.Number, w.Action, w.At)
+		t.line("entry", "%s", Printable(w.Entry.Slug))
+		t.line("supply run", "seq %d, payload %s", w.Supply.Seq, w.Supply.PayloadDigest)
+		t.line("reason", "%s", Printable(w.Reason))
 	case d.Keys != nil:
 		t.line("version", "%d (%s)", d.Keys.Version, d.Keys.Event)
 		t.line("issuedAt", "%s", d.Keys.IssuedAt)

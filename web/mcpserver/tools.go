@@ -397,7 +397,7 @@ func (t *tools) server(ctx context.Context, _ *mcp.CallToolRequest, in SlugInput
 	}
 	if len(runs) > 0 {
 		run := &runs[0]
-		out.Supply = &SupplyInfo{Score: run.Score, Verified: store.IsVerified(run.Verified, run.Envelope != nil), RanAt: timeText(run.RanAt)}
+		out.Supply = &SupplyInfo{Score: run.Score, Verified: store.IsVerified(run.Verified, run.Envelope != nil, e.VerifiedWithdrawn), RanAt: timeText(run.RanAt)}
 	}
 	changes, err := t.st.Changes(ctx, store.ChangeFilter{EntryID: e.ID, Limit: recentChanges})
 	if err != nil {
