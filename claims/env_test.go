@@ -172,7 +172,7 @@ func newEnv(t *testing.T, st store.Store) *env {
 			return
 		}
 		body, ok := e.wellKnown.get("body")
-		if r.URL.Path != WellKnownPath || !ok {
+		if r.URL.Path != WellKnownPath && r.URL.Path != "/token.txt" || !ok {
 			http.NotFound(w, r)
 			return
 		}
