@@ -201,6 +201,7 @@ func (w *writePaths) site(cfg *web.Config) {
 	cfg.Webhooks = webhookPages{w.webhooks}
 	if w.claims != nil {
 		cfg.Claims = w.claims
+		cfg.Maintainers = w.claims // claims.Service.IsMaintainer owns the rule
 	}
 }
 
