@@ -54,6 +54,9 @@ const (
 	DefaultMaxUnanswered   = 7 * 24 * time.Hour
 	DefaultTimeout         = 10 * time.Second
 	DefaultMaxBody         = 64 << 10
+	// TokenKeep is how long a token's hash is kept after it expired or was used
+	// (Recheck prunes it).
+	TokenKeep = 24 * time.Hour
 	// DefaultRecheckEvery is how often the re-check job runs; each run proves at most
 	// RecheckBatch due claims.
 	DefaultRecheckEvery = 5 * time.Minute

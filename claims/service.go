@@ -438,7 +438,7 @@ func (s *Service) Recheck(ctx context.Context) (RecheckReport, error) {
 	if err := ctx.Err(); err != nil {
 		return r, err
 	}
-	if _, err := s.st.PruneClaimTokens(ctx, now.Add(-24*time.Hour)); err != nil {
+	if _, err := s.st.PruneClaimTokens(ctx, now.Add(-TokenKeep)); err != nil {
 		return r, err
 	}
 	return r, nil

@@ -349,3 +349,25 @@ func TestClaimCheckThrottled(t *testing.T) {
 		t.Fatalf("check of a removed part: %d\n%s", rec.Code, rec.Body)
 	}
 }
+
+// TestClaimPrivacy: with claims, the privacy page says what is kept for a claim and a
+// token, and for how long, as package claims keeps them; without, it says nothing of
+// claims.
+func TestClaimPrivacy(t *testing.T) {
+	w, _ := newClaimSite(t, web.RateLimit{})
+	body := w.browser(t).get("/privacy").Body.String()
+	for _, want := range []string{
+		"Claims of an entry", "never the token", "The site never shows who claimed an entry",
+		"a token one day after it expired or was used",            // claims.TokenKeep
+		"gone on two checks one day apart, unreadable for 7 days", // claims.GoneFor, DefaultMaxUnanswered
+		"it learns that someone is claiming the entry, never who",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/privacy with claims does not say %q", want)
+		}
+	}
+	plain := newWriteSite(t, writeOpts{})
+	if body := plain.browser(t).get("/privacy").Body.String(); strings.Contains(body, "Claims of an entry") {
+		t.Error("/privacy without claims speaks of claims")
+	}
+}
