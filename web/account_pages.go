@@ -421,7 +421,7 @@ func (h *handlers) privacy(c *gin.Context) {
 		Webhooks: h.hooks != nil, Follows: h.follows != nil, GitHub: h.acc.GitHubEnabled(), Claims: h.claims != nil,
 		ClaimTokenKeep: spellDuration(claims.TokenKeep), ClaimUnanswered: spellDuration(claims.DefaultMaxUnanswered),
 		ClaimGone: spellDuration(claims.GoneFor),
-		Session: spellDuration(accounts.SessionLifetime), Code: spellDuration(accounts.CodeLifetime),
+		Session:   spellDuration(accounts.SessionLifetime), Code: spellDuration(accounts.CodeLifetime),
 		Throttle:      spellDuration(accounts.ThrottleWindow),
 		SessionCookie: spellDuration(sessionLifetime), GitHubCookie: spellDuration(gitHubLifetime),
 		NotifyKeep: spellDuration(notify.DefaultKeep), NotifyKeepUntold: spellDuration(notify.KeepUntold),
