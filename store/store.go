@@ -241,8 +241,9 @@ type NewEntry struct {
 	Locator  string
 	Name     string
 	Source   string
-	Claimed  bool
-	Cadence  time.Duration
+	// Cadence overrides the default cadence (0: the default). A new entry is never
+	// claimed: only a claim makes it so (the claims trigger owns entries.claimed).
+	Cadence time.Duration
 	// Due are the entry's first due times (e.g. a jittered first cadence round and the
 	// daily status check).
 	Due []Due
