@@ -159,6 +159,7 @@ type Service struct {
 	http   *http.Client
 	npm    *supply.NPM
 	pypi   *supply.PyPI
+	github *supply.GitHub
 	log    *slog.Logger
 	checks *checkLimiter
 }
@@ -210,6 +211,7 @@ func New(cfg Config) (*Service, error) {
 		guard:  guard,
 		npm:    supply.NewNPM(supply.NPMConfig{BaseURL: cfg.NPMURL, Client: sc}),
 		pypi:   supply.NewPyPI(supply.PyPIConfig{BaseURL: cfg.PyPIURL, Client: sc}),
+		github: supply.NewGitHub(supply.GitHubConfig{BaseURL: cfg.GitHubAPIURL, Token: cfg.GitHubToken, Client: sc, MaxBody: cfg.MaxBody}),
 		log:    log,
 		checks: newCheckLimiter(),
 	}

@@ -247,25 +247,20 @@ func (s *Service) provePackage(ctx context.Context, method, target string, hash 
 	return fmt.Sprintf("the token in %s %s", where, clip(f.Latest)), nil
 }
 
-// githubHeader is what the GitHub API reads send.
-func (s *Service) githubHeader(accept string) http.Header {
-	h := http.Header{"Accept": {accept}, "X-Github-Api-Version": {"2022-11-28"}}
-	if s.cfg.GitHubToken != "" {
-		h.Set("Authorization", "Bearer "+s.cfg.GitHubToken)
-	}
-	return h
-}
-
 func (s *Service) proveRepoFile(ctx context.Context, target string, hash []byte) (string, error) {
 	owner, repo, ok := supply.ParseGitHubURL(target)
 	if !ok {
 		return "", notProven("%s is not a GitHub repository", clip(target))
 	}
-	// Without ?ref= the contents API reads the default branch.
+	// Without ?ref= the contents API reads the default branch. The read goes through
+	// the supply client's throttle of GitHub (its quota is the site's).
 	u := s.cfg.GitHubAPIURL + "/repos/" + url.PathEscape(owner) + "/" + url.PathEscape(repo) + "/contents/" + RepoFilePath
-	status, body, err := s.get(ctx, u, s.githubHeader("application/vnd.github.raw+json"))
-	if err != nil {
-		return "", err
+	status, body, err := s.github.File(ctx, owner, repo, RepoFilePath)
+	switch {
+	case supply.Throttled(err):
+		return "", throttled("GitHub's quota is spent for now; %s was not read", RepoFilePath)
+	case err != nil:
+		return "", unanswered("GitHub did not answer for %s/%s: %s", owner, repo, fetchError(err))
 	}
 	where := RepoFilePath + " on the default branch of " + owner + "/" + repo
 	if status == http.StatusNotFound {

@@ -379,3 +379,45 @@ func TestRecheckCancelled(t *testing.T) {
 		}
 	})
 }
+
+// TestRepoFileQuota: GitHub reads go through the supply client's throttle: a 403 with
+// the quota spent is no answer (throttled, never gone), and until the quota's reset
+// no further read reaches GitHub.
+func TestRepoFileQuota(t *testing.T) {
+	forEachStore(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st)
+		var reads atomic.Int32
+		api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			reads.Add(1)
+			w.Header().Set("X-RateLimit-Limit", "5000")
+			w.Header().Set("X-RateLimit-Remaining", "0")
+			w.Header().Set("X-RateLimit-Reset", fmt.Sprint(e.clock.Now().Add(time.Hour).Unix()))
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"message":"API rate limit exceeded"}`))
+		}))
+		t.Cleanup(api.Close)
+		cfg := e.cfg
+		cfg.GitHubAPIURL = api.URL
+		svc, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.svc = svc
+		a := e.account(t, "a@example.com")
+		repo := e.entry(t, "repo", store.KindGitHub, "https://github.com/acme/tool")
+		s, err := e.svc.Start(t.Context(), a, repo.Slug, MethodRepoFile, repo.Locator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var np *NotProven
+		for i := range 3 {
+			if _, err := e.check(t, a, repo.Slug, s.Token); !errors.As(err, &np) || !np.Throttled || np.Gone {
+				t.Fatalf("check %d with GitHub's quota spent = %v", i, err)
+			}
+		}
+		if n := reads.Load(); n != 1 {
+			t.Errorf("%d reads reached GitHub with its quota spent, want 1", n)
+		}
+	})
+}
