@@ -217,7 +217,7 @@ func instructions(method, target, token string) (where, what string, steps []str
 	case MethodNPM:
 		name, _ := npmName(target)
 		return "the README of the newest version of " + name + " on npm", "probity-claim: " + token, []string{
-			"Add the line to the README of " + name + " and publish a new version (npm publish); the version npm tags latest is the one read.",
+			"Add the line to the README of " + name + " and publish a new version (npm publish). Probity reads the README npm shows for the package, the one of the version published last: publish a prerelease with the line too.",
 			"Press Check. Keep the line in later versions: Probity checks the newest version again every day.",
 		}
 	case MethodPyPI:
