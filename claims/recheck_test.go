@@ -290,6 +290,7 @@ func TestRecheckStarvation(t *testing.T) {
 			case <-hang:
 			case <-r.Context().Done():
 			}
+			panic(http.ErrAbortHandler) // never an answer: the connection is cut
 		}))
 		t.Cleanup(func() { close(hang); hanging.Close() })
 		a := e.account(t, "a@example.com")
@@ -362,6 +363,7 @@ func TestRecheckCancelled(t *testing.T) {
 			case <-hang:
 			case <-r.Context().Done():
 			}
+			panic(http.ErrAbortHandler) // never an answer: the connection is cut
 		}))
 		t.Cleanup(func() { close(hang); hanging.Close() })
 		a := e.account(t, "a@example.com")
