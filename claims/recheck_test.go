@@ -295,17 +295,14 @@ func TestRecheckStarvation(t *testing.T) {
 		t.Cleanup(func() { close(hang); hanging.Close() })
 		a := e.account(t, "a@example.com")
 		const nHanging, nGood = 12, 40
-		var ids []int64
 		good := map[int64]bool{}
 		for i := range nHanging { // made first: they sort first among equally due claims
-			c, _ := e.provenClaim(t, a, fmt.Sprintf("hang-%d", i), fmt.Sprintf("%s/mcp%d", hanging.URL, i))
-			ids = append(ids, c.ID)
+			e.provenClaim(t, a, fmt.Sprintf("hang-%d", i), fmt.Sprintf("%s/mcp%d", hanging.URL, i))
 		}
 		var body strings.Builder
 		for i := range nGood {
 			c, tok := e.provenClaim(t, a, fmt.Sprintf("good-%d", i), fmt.Sprintf("%s/mcp%d", e.origin.URL, i))
 			body.WriteString(tok + "\n")
-			ids = append(ids, c.ID)
 			good[c.ID] = true
 		}
 		e.wellKnown.set("body", body.String())
@@ -330,9 +327,17 @@ func TestRecheckStarvation(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, c := range cs {
-				if good[c.ID] && c.LastCheckedAt.After(lastProven[c.ID]) {
-					lastProven[c.ID] = c.LastCheckedAt
+				if !good[c.ID] || !c.LastCheckedAt.After(lastProven[c.ID]) {
+					continue
 				}
+				prev := lastProven[c.ID]
+				if prev.IsZero() {
+					prev = start
+				}
+				if gap := c.LastCheckedAt.Sub(prev); gap > DefaultRecheckInterval*13/12+15*time.Minute {
+					t.Errorf("claim %d proven %s after its last proof, beyond its cadence", c.ID, gap)
+				}
+				lastProven[c.ID] = c.LastCheckedAt
 			}
 		}
 		cs, err := st.ClaimsDue(ctx, e.clock.Now().Add(100*24*time.Hour), 1000)
