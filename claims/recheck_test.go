@@ -428,3 +428,31 @@ func TestRepoFileQuota(t *testing.T) {
 		}
 	})
 }
+
+// badSchedule moves due times in a way the store refuses.
+type badSchedule struct{}
+
+func (badSchedule) ClaimedDue(store.Entry, []store.Due, time.Time) []store.DueUpdate {
+	return []store.DueUpdate{{Reason: "no-such-reason"}}
+}
+
+// TestClaimDueMoveFails: a claim stored is a claim made, even when its entry's due
+// time cannot be moved after it (logged; the entry's next read moves it).
+func TestClaimDueMoveFails(t *testing.T) {
+	forEachStore(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st)
+		cfg := e.cfg
+		cfg.Schedule = badSchedule{}
+		svc, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.svc = svc
+		a := e.account(t, "a@example.com")
+		en := e.entry(t, "origin", store.KindRemote, e.origin.URL+"/mcp")
+		e.claimBy(t, a, en, MethodWellKnown, func(s Started) { e.wellKnown.set("body", s.Token) })
+		if yes, err := e.svc.IsMaintainer(t.Context(), a, en.ID); err != nil || !yes {
+			t.Fatalf("IsMaintainer = %v, %v", yes, err)
+		}
+	})
+}
