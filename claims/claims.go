@@ -21,13 +21,19 @@ import (
 
 // The methods of proof (store.ClaimToken.Method, store.Claim.Method).
 const (
-	MethodWellKnown        = "well-known"        // a remote's origin serves the token at WellKnownPath
-	MethodDNS              = "dns"               // a TXT record at DNSPrefix + the remote's host
-	MethodNPM              = "npm"               // the npm package's newest version's README
-	MethodPyPI             = "pypi"              // the PyPI project's newest version's description
-	MethodRepoFile         = "repo-file"         // RepoFilePath on the repository's default branch
-	MethodGitHubPermission = "github-permission" // admin or maintain on the repository, per GitHub
+	MethodWellKnown = "well-known" // a remote's origin serves the token at WellKnownPath
+	MethodDNS       = "dns"        // a TXT record at DNSPrefix + the remote's host
+	MethodNPM       = "npm"        // the npm package's newest version's README
+	MethodPyPI      = "pypi"       // the PyPI project's newest version's description
+	MethodRepoFile  = "repo-file"  // RepoFilePath on the repository's default branch
+	// MethodGitHubPermission (the admin or maintain role on the repository, per GitHub)
+	// is withdrawn: no claim is made by it, and a claim made by it lapses at its next
+	// re-check (claims/doc.go, "Methods"). The name stays: stored claims carry it.
+	MethodGitHubPermission = "github-permission"
 )
+
+// errWithdrawn is the lapse reason of a claim by a withdrawn method.
+var errWithdrawn = errors.New("this way of proving control (the role on the GitHub repository) is no longer offered; claim again by another way")
 
 // Where the proofs are.
 const (
@@ -48,6 +54,31 @@ const (
 	DefaultMaxUnanswered   = 7 * 24 * time.Hour
 	DefaultTimeout         = 10 * time.Second
 	DefaultMaxBody         = 64 << 10
+	// TokenKeep is how long a token's hash is kept after it expired or was used
+	// (Recheck prunes it).
+	TokenKeep = 24 * time.Hour
+	// DefaultRecheckEvery is how often the re-check job runs; each run proves at most
+	// RecheckBatch due claims.
+	DefaultRecheckEvery = 5 * time.Minute
+)
+
+// The re-check's bounds.
+const (
+	// RecheckBatch is the most claims one run of the re-check proves.
+	RecheckBatch = 32
+	// RecheckConcurrency is how many of them are proven at once.
+	RecheckConcurrency = 4
+	// GoneFor is how long a proof must be found gone, on two checks at least this far
+	// apart, before its claim lapses.
+	GoneFor = 24 * time.Hour
+)
+
+// The throttle of Check (one person's checks of their token).
+const (
+	// CheckEvery is the least time between two checks of one token.
+	CheckEvery = 10 * time.Second
+	// ChecksPerHour is the most checks of one account in an hour.
+	ChecksPerHour = 30
 )
 
 // tokenLen is the length of a token: the prefix and 32 bytes of base64url.
@@ -67,9 +98,9 @@ type Store interface {
 	AddClaimToken(ctx context.Context, t store.ClaimToken) (int64, error)
 	ClaimToken(ctx context.Context, tokenHash []byte) (store.ClaimToken, error)
 	ProveClaim(ctx context.Context, p store.ClaimProof) (store.Claim, error)
-	AccountClaims(ctx context.Context, accountID int64) ([]store.Claim, error)
-	ClaimsToCheck(ctx context.Context, before time.Time, afterID int64, limit int) ([]store.Claim, error)
-	RecheckClaim(ctx context.Context, id int64, at time.Time, lapseReason string) (store.Claim, error)
+	ClaimsDue(ctx context.Context, now time.Time, limit int) ([]store.Claim, error)
+	RecheckClaim(ctx context.Context, id int64, r store.ClaimRecheck) (store.Claim, error)
+	MaintainsEntry(ctx context.Context, accountID, entryID int64) (bool, error)
 	PruneClaimTokens(ctx context.Context, before time.Time) (int64, error)
 }
 
@@ -96,15 +127,19 @@ type Config struct {
 	// NPMURL, PyPIURL and GitHubAPIURL are the registries' and GitHub's API base URLs;
 	// defaults those of checks/supply.
 	NPMURL, PyPIURL, GitHubAPIURL string
-	// GitHubToken authenticates the GitHub API reads (MethodGitHubPermission needs
-	// one); never logged.
+	// GitHubToken authenticates the GitHub API reads (MethodRepoFile; without one
+	// they are anonymous, 60 an hour); never logged.
 	GitHubToken string
 	// TokenLifetime is how long a token can be checked; default 24 h, 10 min to 7 days.
 	TokenLifetime time.Duration
-	// RecheckInterval is how often a claim is proven again; default 24 h.
+	// RecheckInterval is how often a claim is proven again (each claim on its own
+	// time, ± 1/12 of it); default 24 h.
 	RecheckInterval time.Duration
+	// RecheckEvery is how often the re-check job runs; default 5 min.
+	RecheckEvery time.Duration
 	// MaxUnanswered is how long a claim stays live while its proof cannot be read (a
-	// timeout, a 5xx); default 7 days.
+	// timeout, a 5xx), counted from the first check without an answer; default 7
+	// days.
 	MaxUnanswered time.Duration
 	// Timeout bounds one fetch; default 10 s. MaxBody bounds what one reads; default
 	// 64 KiB.
@@ -118,13 +153,15 @@ type Config struct {
 
 // Service makes and checks claims. It is safe for concurrent use.
 type Service struct {
-	cfg   Config
-	st    Store
-	guard *egress.Guard
-	http  *http.Client
-	npm   *supply.NPM
-	pypi  *supply.PyPI
-	log   *slog.Logger
+	cfg    Config
+	st     Store
+	guard  *egress.Guard
+	http   *http.Client
+	npm    *supply.NPM
+	pypi   *supply.PyPI
+	github *supply.GitHub
+	log    *slog.Logger
+	checks *checkLimiter
 }
 
 // New returns a Service for cfg.
@@ -140,6 +177,7 @@ func New(cfg Config) (*Service, error) {
 	def(&cfg.TokenLifetime, DefaultTokenLifetime)
 	def(&cfg.RecheckInterval, DefaultRecheckInterval)
 	def(&cfg.MaxUnanswered, DefaultMaxUnanswered)
+	def(&cfg.RecheckEvery, DefaultRecheckEvery)
 	def(&cfg.Timeout, DefaultTimeout)
 	if cfg.TokenLifetime < 10*time.Minute || cfg.TokenLifetime > 7*24*time.Hour {
 		return nil, fmt.Errorf("claims: the token lifetime is %s; it must be from 10m to 168h", cfg.TokenLifetime)
@@ -167,15 +205,18 @@ func New(cfg Config) (*Service, error) {
 	// beyond memory: a README published a minute ago must count.
 	sc := supply.NewClient(supply.ClientConfig{AllowLoopback: cfg.Egress.AllowLoopback, Resolver: cfg.Egress.Resolver,
 		Transport: tr, Timeout: cfg.Timeout, MaxAge: -1, MaxRetries: -1, MaxThrottleWait: -1, Now: cfg.Now, Logger: log})
-	return &Service{
-		cfg:   cfg,
-		st:    cfg.Store,
-		guard: guard,
-		http:  &http.Client{Transport: tr, CheckRedirect: guard.CheckRedirect, Timeout: cfg.Timeout},
-		npm:   supply.NewNPM(supply.NPMConfig{BaseURL: cfg.NPMURL, Client: sc}),
-		pypi:  supply.NewPyPI(supply.PyPIConfig{BaseURL: cfg.PyPIURL, Client: sc}),
-		log:   log,
-	}, nil
+	s := &Service{
+		cfg:    cfg,
+		st:     cfg.Store,
+		guard:  guard,
+		npm:    supply.NewNPM(supply.NPMConfig{BaseURL: cfg.NPMURL, Client: sc}),
+		pypi:   supply.NewPyPI(supply.PyPIConfig{BaseURL: cfg.PyPIURL, Client: sc}),
+		github: supply.NewGitHub(supply.GitHubConfig{BaseURL: cfg.GitHubAPIURL, Token: cfg.GitHubToken, Client: sc, MaxBody: cfg.MaxBody}),
+		log:    log,
+		checks: newCheckLimiter(),
+	}
+	s.http = &http.Client{Transport: tr, CheckRedirect: s.sameOriginRedirect, Timeout: cfg.Timeout}
+	return s, nil
 }
 
 // Errors callers branch on.
@@ -191,18 +232,31 @@ var (
 	ErrMethod = errors.New("this entry has no such part, or the part cannot be proven this way")
 	// ErrTooMany is an account holding the most live tokens (store.MaxLiveClaimTokens).
 	ErrTooMany = errors.New("you have too many claim tokens waiting; check or let one expire first")
-	// ErrNoGitHub is MethodGitHubPermission for an account that did not sign in with
-	// GitHub, or a site without a GitHub token.
-	ErrNoGitHub = errors.New("this method needs an account signed in with GitHub, on a site that reads GitHub's permissions")
 )
+
+// TooSoon is a check refused by the throttle (CheckEvery per token, ChecksPerHour
+// per account): nothing was fetched; RetryAfter says when to try again.
+type TooSoon struct {
+	RetryAfter time.Duration
+}
+
+func (e *TooSoon) Error() string {
+	return fmt.Sprintf("too many checks; try again in %s", e.RetryAfter.Round(time.Second))
+}
 
 // NotProven is a check that did not find the proof: Reason says what was looked for,
 // where, and what was found instead, in plain words (no secret, clipped server text).
 type NotProven struct {
 	Reason string
 	// Unanswered is true when the source gave no answer (a timeout, a refused
-	// connection, a 5xx): the proof may well be there.
+	// connection, a 5xx, a SERVFAIL): the proof may well be there.
 	Unanswered bool
+	// Throttled (with Unanswered) is a source that asked Probity to wait (a 429, a
+	// Retry-After, a spent rate limit): no answer, and no failure of the source's.
+	Throttled bool
+	// Gone is a definite answer that the proof is not there: a 404 or 410, a TXT
+	// record set (or none) without the token, a 200 whose body lacks it.
+	Gone bool
 }
 
 func (e *NotProven) Error() string { return e.Reason }
@@ -213,6 +267,14 @@ func notProven(format string, args ...any) *NotProven {
 
 func unanswered(format string, args ...any) *NotProven {
 	return &NotProven{Reason: fmt.Sprintf(format, args...), Unanswered: true}
+}
+
+func throttled(format string, args ...any) *NotProven {
+	return &NotProven{Reason: fmt.Sprintf(format, args...), Unanswered: true, Throttled: true}
+}
+
+func gone(format string, args ...any) *NotProven {
+	return &NotProven{Reason: fmt.Sprintf(format, args...), Gone: true}
 }
 
 // newToken returns a new token and its SHA-256.

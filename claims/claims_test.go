@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/probity-dev/probity/internal/githubfake"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
 )
@@ -23,7 +22,7 @@ func (e *env) claimBy(t *testing.T, account int64, en store.Entry, method string
 		t.Fatalf("Start(%s) = %+v", method, st)
 	}
 	publish(st)
-	res, err := e.svc.Check(t.Context(), account, en.Slug, st.Token)
+	res, err := e.check(t, account, en.Slug, st.Token)
 	if err != nil {
 		t.Fatalf("Check(%s) = %v", method, err)
 	}
@@ -57,15 +56,15 @@ func TestClaimByEachMethod(t *testing.T) {
 			t.Errorf("well-known instructions: %q %q", s.Where, s.What)
 		}
 		var np *NotProven
-		if _, err := e.svc.Check(ctx, a, wk.Slug, s.Token); !errors.As(err, &np) || !strings.Contains(np.Reason, "HTTP 404") {
+		if _, err := e.check(t, a, wk.Slug, s.Token); !errors.As(err, &np) || !strings.Contains(np.Reason, "HTTP 404") {
 			t.Fatalf("Check before publishing = %v", err)
 		}
 		e.wellKnown.set("body", "someone else's: probity-claim-"+strings.Repeat("A", 43)+"\n")
-		if _, err := e.svc.Check(ctx, a, wk.Slug, s.Token); !errors.As(err, &np) || !strings.Contains(np.Reason, "without this token") {
+		if _, err := e.check(t, a, wk.Slug, s.Token); !errors.As(err, &np) || !strings.Contains(np.Reason, "without this token") {
 			t.Fatalf("Check with another token = %v", err)
 		}
 		e.wellKnown.set("body", "probity-claim-"+strings.Repeat("A", 43)+"\n"+s.Token+"\n")
-		res, err := e.svc.Check(ctx, a, wk.Slug, s.Token)
+		res, err := e.check(t, a, wk.Slug, s.Token)
 		if err != nil || !res.Entry.Claimed || res.Claim.Proof != "the token at "+e.origin.URL+WellKnownPath {
 			t.Fatalf("Check = %+v, %v", res, err)
 		}
@@ -83,7 +82,7 @@ func TestClaimByEachMethod(t *testing.T) {
 		dnsEntry := e.entry(t, "dns", store.KindRemote, "https://mcp.example.test/mcp")
 		s = e.claimStartCheckFails(t, a, dnsEntry, MethodDNS, "no TXT record at _probity-claim.mcp.example.test")
 		e.txt.set("_probity-claim.mcp.example.test.", "v=spf1 -all\n"+s.Token)
-		if res, err := e.svc.Check(ctx, a, dnsEntry.Slug, s.Token); err != nil || res.Claim.Proof != "the token in a TXT record at _probity-claim.mcp.example.test" {
+		if res, err := e.check(t, a, dnsEntry.Slug, s.Token); err != nil || res.Claim.Proof != "the token in a TXT record at _probity-claim.mcp.example.test" {
 			t.Fatalf("Check(dns) = %+v, %v", res, err)
 		}
 
@@ -94,13 +93,13 @@ func TestClaimByEachMethod(t *testing.T) {
 			t.Errorf("npm instructions: %q", s.What)
 		}
 		e.readme.set("npm:@acme/tool", "# Tool\n\n"+s.What+"\n")
-		if res, err := e.svc.Check(ctx, a, npmEntry.Slug, s.Token); err != nil || res.Claim.Proof != "the token in the README of @acme/tool 2.0.0" {
+		if res, err := e.check(t, a, npmEntry.Slug, s.Token); err != nil || res.Claim.Proof != "the token in the README of @acme/tool 2.0.0" {
 			t.Fatalf("Check(npm) = %+v, %v", res, err)
 		}
 		pypiEntry := e.entry(t, "pypi", store.KindPyPI, "pkg:pypi/acme-tool")
 		s = e.claimStartCheckFails(t, a, pypiEntry, MethodPyPI, "acme-tool")
 		e.readme.set("pypi:acme-tool", "Acme tool.\n"+s.What)
-		if res, err := e.svc.Check(ctx, a, pypiEntry.Slug, s.Token); err != nil || res.Claim.Proof != "the token in the description of acme-tool 1.2.0" {
+		if res, err := e.check(t, a, pypiEntry.Slug, s.Token); err != nil || res.Claim.Proof != "the token in the description of acme-tool 1.2.0" {
 			t.Fatalf("Check(pypi) = %+v, %v", res, err)
 		}
 
@@ -108,34 +107,18 @@ func TestClaimByEachMethod(t *testing.T) {
 		repo := e.entry(t, "repo", store.KindGitHub, "https://github.com/acme/tool")
 		s = e.claimStartCheckFails(t, a, repo, MethodRepoFile, "there is no .well-known/probity-claim on the default branch of acme/tool")
 		e.gh.SetFile("acme/tool", RepoFilePath, s.Token+"\n", false)
-		if res, err := e.svc.Check(ctx, a, repo.Slug, s.Token); err != nil || res.Claim.Proof != "the token in .well-known/probity-claim on the default branch of acme/tool" {
+		if res, err := e.check(t, a, repo.Slug, s.Token); err != nil || res.Claim.Proof != "the token in .well-known/probity-claim on the default branch of acme/tool" {
 			t.Fatalf("Check(repo-file) = %+v, %v", res, err)
 		}
 
-		// A role on the repository: only for an account signed in with GitHub.
-		if _, err := e.svc.Start(ctx, a, repo.Slug, MethodGitHubPermission, repo.Locator); !errors.Is(err, ErrNoGitHub) {
-			t.Errorf("Start(github-permission) for an e-mail account = %v, want ErrNoGitHub", err)
-		}
-		gha, _, err := st.GitHubAccount(ctx, 501, "octo", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		s = e.claimStartCheckFails(t, gha.ID, repo, MethodGitHubPermission, "not a collaborator of acme/tool")
-		e.gh.SetRole("acme/tool", githubfake.User{ID: 501, Login: "octo"}, "write")
-		if _, err := e.svc.Check(ctx, gha.ID, repo.Slug, s.Token); !errors.As(err, &np) || !strings.Contains(np.Reason, "the write role") {
-			t.Fatalf("Check(write role) = %v", err)
-		}
-		e.gh.SetRole("acme/tool", githubfake.User{ID: 777, Login: "octo"}, "admin") // the login, renamed and reused
-		if _, err := e.svc.Check(ctx, gha.ID, repo.Slug, s.Token); !errors.As(err, &np) || !strings.Contains(np.Reason, "another user") {
-			t.Fatalf("Check(another user's login) = %v", err)
-		}
-		e.gh.SetRole("acme/tool", githubfake.User{ID: 501, Login: "octo"}, "maintain")
-		if res, err := e.svc.Check(ctx, gha.ID, repo.Slug, s.Token); err != nil || res.Claim.Proof != "the maintain role on acme/tool (GitHub)" {
-			t.Fatalf("Check(github-permission) = %+v, %v", res, err)
+		// A role on the repository: withdrawn (GitHub answers the collaborator API only
+		// to callers with push access); never offered, refused.
+		if _, err := e.svc.Start(ctx, a, repo.Slug, MethodGitHubPermission, repo.Locator); !errors.Is(err, ErrMethod) {
+			t.Errorf("Start(github-permission) = %v, want ErrMethod", err)
 		}
 
 		// The claims are the accounts' own; the options say so.
-		if o, err := e.svc.Options(ctx, a, repo.Slug); err != nil || !o.Claimed || !o.Yours || len(o.Options) != 2 {
+		if o, err := e.svc.Options(ctx, a, repo.Slug); err != nil || !o.Claimed || !o.Yours || len(o.Options) != 1 || o.Options[0].Method != MethodRepoFile {
 			t.Errorf("Options = %+v, %v", o, err)
 		}
 		b := e.account(t, "b@example.com")
@@ -154,7 +137,7 @@ func (e *env) claimStartCheckFails(t *testing.T, account int64, en store.Entry, 
 		t.Fatalf("Start(%s) = %v", method, err)
 	}
 	var np *NotProven
-	if _, err := e.svc.Check(t.Context(), account, en.Slug, s.Token); !errors.As(err, &np) || !strings.Contains(np.Reason, want) {
+	if _, err := e.check(t, account, en.Slug, s.Token); !errors.As(err, &np) || !strings.Contains(np.Reason, want) {
 		t.Fatalf("Check(%s) before publishing = %v, want a reason with %q", method, err, want)
 	}
 	return s
@@ -171,7 +154,7 @@ func TestTokens(t *testing.T) {
 		other := e.entry(t, "other", store.KindRemote, "https://other.example.test/mcp")
 
 		s, _ := e.claimBy(t, a, en, MethodWellKnown, func(s Started) { e.wellKnown.set("body", s.Token) })
-		if _, err := e.svc.Check(ctx, a, en.Slug, s.Token); !errors.Is(err, ErrTokenUsed) {
+		if _, err := e.check(t, a, en.Slug, s.Token); !errors.Is(err, ErrTokenUsed) {
 			t.Errorf("second Check = %v, want ErrTokenUsed", err)
 		}
 
@@ -181,20 +164,20 @@ func TestTokens(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.wellKnown.set("body", s.Token+"\n"+sb.Token)
-		if _, err := e.svc.Check(ctx, b, en.Slug, s.Token); !errors.Is(err, ErrBadToken) {
+		if _, err := e.check(t, b, en.Slug, s.Token); !errors.Is(err, ErrBadToken) {
 			t.Errorf("Check of another account's token = %v, want ErrBadToken", err)
 		}
-		if _, err := e.svc.Check(ctx, b, other.Slug, sb.Token); !errors.Is(err, ErrBadToken) {
+		if _, err := e.check(t, b, other.Slug, sb.Token); !errors.Is(err, ErrBadToken) {
 			t.Errorf("Check of a token for another entry = %v, want ErrBadToken", err)
 		}
 		for _, bad := range []string{"", "probity-claim-short", strings.Repeat("x", 57), "probity-claim-" + strings.Repeat("A", 42) + "!"} {
-			if _, err := e.svc.Check(ctx, b, en.Slug, bad); !errors.Is(err, ErrBadToken) {
+			if _, err := e.check(t, b, en.Slug, bad); !errors.Is(err, ErrBadToken) {
 				t.Errorf("Check(%q) = %v, want ErrBadToken", bad, err)
 			}
 		}
 		// Expired: a day later.
 		e.clock.Add(DefaultTokenLifetime)
-		if _, err := e.svc.Check(ctx, b, en.Slug, sb.Token); !errors.Is(err, ErrTokenExpired) {
+		if _, err := e.check(t, b, en.Slug, sb.Token); !errors.Is(err, ErrTokenExpired) {
 			t.Errorf("Check of an expired token = %v, want ErrTokenExpired", err)
 		}
 		// Methods the part does not take, parts the entry does not have.
@@ -220,9 +203,11 @@ func TestTokens(t *testing.T) {
 	})
 }
 
-// TestRecheck: the daily re-check proves the claims again; a claim whose proof is gone
-// lapses, and the entry is unclaimed when no live claim is left; a proof that cannot
-// be read keeps the claim for MaxUnanswered, then lapses it.
+// TestRecheck: the daily re-check proves the claims again. A proof gone lapses its
+// claim only when it is gone again a day later (a briefly missing file does not), and
+// the entry is unclaimed when no live claim is left; a proof that cannot be read keeps
+// the claim for MaxUnanswered from the first check without an answer, then lapses it;
+// a claim by the withdrawn github-permission method lapses.
 func TestRecheck(t *testing.T) {
 	forEachStore(t, func(t *testing.T, st store.Store) {
 		e := newEnv(t, st)
@@ -231,17 +216,25 @@ func TestRecheck(t *testing.T) {
 		en := e.entry(t, "origin", store.KindRemote, e.origin.URL+"/mcp")
 		sa, _ := e.claimBy(t, a, en, MethodWellKnown, func(s Started) { e.wellKnown.set("body", s.Token) })
 		_, _ = e.claimBy(t, b, en, MethodWellKnown, func(s Started) { e.wellKnown.set("body", sa.Token+"\n"+s.Token) })
+		recheck := func(want RecheckReport) {
+			t.Helper()
+			if r, err := e.svc.Recheck(ctx); err != nil || r != want {
+				t.Fatalf("Recheck = %+v, %v; want %+v", r, err, want)
+			}
+		}
 
 		// Not due yet: nothing checked.
-		if r, err := e.svc.Recheck(ctx); err != nil || r.Checked != 0 {
-			t.Fatalf("Recheck at once = %+v, %v", r, err)
-		}
-		// A day later, b's token is gone: b's claim lapses, a's stays, still claimed.
-		e.clock.Add(24 * time.Hour)
+		recheck(RecheckReport{})
+		// A day later, b's token is gone: b's claim stays for now; a's is proven.
+		e.clock.Add(26 * time.Hour)
 		e.wellKnown.set("body", sa.Token)
-		if r, err := e.svc.Recheck(ctx); err != nil || r.Checked != 2 || r.Proven != 1 || r.Lapsed != 1 {
-			t.Fatalf("Recheck = %+v, %v", r, err)
+		recheck(RecheckReport{Checked: 2, Proven: 1, Gone: 1})
+		if cs, _ := st.Claims(ctx, en.ID); !cs[1].Live() || !cs[1].GoneSince.Equal(e.clock.Now()) {
+			t.Fatalf("b's claim after its proof was gone once = %+v", cs[1])
 		}
+		// Gone again a day later: b's claim lapses, a's stays, still claimed.
+		e.clock.Add(26 * time.Hour)
+		recheck(RecheckReport{Checked: 2, Proven: 1, Gone: 1, Lapsed: 1})
 		if got, _ := st.EntryByID(ctx, en.ID); !got.Claimed {
 			t.Fatal("unclaimed while a's claim is live")
 		}
@@ -249,21 +242,31 @@ func TestRecheck(t *testing.T) {
 		if err != nil || len(cs) != 2 || !cs[0].Live() || cs[1].Live() || !strings.Contains(cs[1].LapseReason, "without this token") {
 			t.Fatalf("claims = %+v, %v", cs, err)
 		}
-		// The origin fails for a while: the claim stays; after MaxUnanswered it lapses.
+		// a's file briefly missing (a 404 on one check), then back: the claim stays.
+		e.wellKnown.del("body")
+		e.clock.Add(26 * time.Hour)
+		recheck(RecheckReport{Checked: 1, Gone: 1})
+		e.wellKnown.set("body", sa.Token)
+		e.clock.Add(26 * time.Hour)
+		recheck(RecheckReport{Checked: 1, Proven: 1})
+		if cs, _ := st.Claims(ctx, en.ID); !cs[0].Live() || !cs[0].GoneSince.IsZero() {
+			t.Fatalf("a's claim after its file came back = %+v", cs[0])
+		}
+		// The origin fails for a while: the claim stays, tried every few hours; after
+		// MaxUnanswered from the first failure it lapses.
 		e.wellKnown.set("down", "1")
-		for range 6 {
-			e.clock.Add(24 * time.Hour)
-			if r, err := e.svc.Recheck(ctx); err != nil || r.Unanswered != 1 || r.Lapsed != 0 {
-				t.Fatalf("Recheck while down = %+v, %v", r, err)
-			}
+		e.clock.Add(26 * time.Hour)
+		first := e.clock.Now()
+		recheck(RecheckReport{Checked: 1, Unanswered: 1})
+		for e.clock.Now().Sub(first) < DefaultMaxUnanswered-4*time.Hour {
+			e.clock.Add(4 * time.Hour)
+			recheck(RecheckReport{Checked: 1, Unanswered: 1})
 		}
 		if got, _ := st.EntryByID(ctx, en.ID); !got.Claimed {
-			t.Fatal("unclaimed after an outage of 6 days")
+			t.Fatal("unclaimed during an outage shorter than MaxUnanswered")
 		}
-		e.clock.Add(25 * time.Hour)
-		if r, err := e.svc.Recheck(ctx); err != nil || r.Lapsed != 1 {
-			t.Fatalf("Recheck after 7 days down = %+v, %v", r, err)
-		}
+		e.clock.Add(5 * time.Hour)
+		recheck(RecheckReport{Checked: 1, Unanswered: 1, Lapsed: 1})
 		if got, _ := st.EntryByID(ctx, en.ID); got.Claimed {
 			t.Fatal("claimed with every claim lapsed")
 		}
@@ -271,27 +274,33 @@ func TestRecheck(t *testing.T) {
 		e.wellKnown.del("down")
 		e.claimBy(t, a, en, MethodWellKnown, func(s Started) { e.wellKnown.set("body", s.Token) })
 
-		// A role lost lapses a github-permission claim.
+		// A claim by the withdrawn github-permission method (made before it was
+		// withdrawn) lapses at its next check.
 		repo := e.entry(t, "repo", store.KindGitHub, "https://github.com/acme/tool")
-		gha, _, err := st.GitHubAccount(ctx, 501, "octo", e.clock.Now())
-		if err != nil {
+		_, hash := newToken()
+		if _, err := st.AddClaimToken(ctx, store.ClaimToken{TokenHash: hash, AccountID: a, EntryID: repo.ID, Method: MethodGitHubPermission,
+			Target: repo.Locator, CreatedAt: e.clock.Now(), ExpiresAt: e.clock.Now().Add(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
-		e.gh.SetRole("acme/tool", githubfake.User{ID: 501, Login: "octo"}, "admin")
-		e.claimBy(t, gha.ID, repo, MethodGitHubPermission, func(Started) {})
-		e.gh.SetRole("acme/tool", githubfake.User{ID: 501, Login: "octo"}, "")
-		e.clock.Add(24 * time.Hour)
+		if _, err := st.ProveClaim(ctx, store.ClaimProof{TokenHash: hash, AccountID: a, Proof: "the admin role", At: e.clock.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if yes, _ := e.svc.IsMaintainer(ctx, a, repo.ID); yes {
+			t.Error("a github-permission claim makes a maintainer")
+		}
+		e.clock.Add(26 * time.Hour)
 		if _, err := e.svc.Recheck(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := st.EntryByID(ctx, repo.ID); got.Claimed {
-			t.Fatal("claimed after the role was removed")
+			t.Fatal("claimed by the withdrawn method after a re-check")
 		}
 	})
 }
 
-// TestRecheckDNS: a TXT record removed lapses its claim; a DNS server that does not
-// answer does not.
+// TestRecheckDNS: a TXT record removed lapses its claim on the second check a day
+// apart; a DNS server that does not answer does not; every query asks the fully
+// qualified name.
 func TestRecheckDNS(t *testing.T) {
 	forEachStore(t, func(t *testing.T, st store.Store) {
 		e := newEnv(t, st)
@@ -300,19 +309,44 @@ func TestRecheckDNS(t *testing.T) {
 		en := e.entry(t, "dns", store.KindRemote, "https://mcp.example.test/mcp")
 		e.claimBy(t, a, en, MethodDNS, func(s Started) { e.txt.set("_probity-claim.mcp.example.test.", s.Token) })
 		e.dnsDown.set("down", "1")
-		e.clock.Add(24 * time.Hour)
-		if r, err := e.svc.Recheck(ctx); err != nil || r.Unanswered != 1 {
+		e.clock.Add(26 * time.Hour)
+		if r, err := e.svc.Recheck(ctx); err != nil || r.Unanswered != 1 || r.Lapsed != 0 {
 			t.Fatalf("Recheck with the DNS server down = %+v, %v", r, err)
 		}
 		e.dnsDown.del("down")
 		e.txt.del("_probity-claim.mcp.example.test.")
-		if r, err := e.svc.Recheck(ctx); err != nil || r.Lapsed != 1 {
+		e.clock.Add(4 * time.Hour)
+		if r, err := e.svc.Recheck(ctx); err != nil || r.Gone != 1 || r.Lapsed != 0 {
 			t.Fatalf("Recheck without the record = %+v, %v", r, err)
+		}
+		e.clock.Add(26 * time.Hour)
+		if r, err := e.svc.Recheck(ctx); err != nil || r.Lapsed != 1 {
+			t.Fatalf("Recheck without the record a day later = %+v, %v", r, err)
 		}
 		if got, _ := st.EntryByID(ctx, en.ID); got.Claimed {
 			t.Fatal("claimed without its record")
 		}
+		qs := e.questions.all()
+		if len(qs) == 0 {
+			t.Fatal("no DNS query")
+		}
+		for _, q := range qs {
+			if q != "_probity-claim.mcp.example.test." {
+				t.Errorf("a DNS query for %q, want only the fully qualified _probity-claim.mcp.example.test.", q)
+			}
+		}
 	})
+}
+
+// TestTXTName: the TXT record's name is fully qualified (a final dot), so the resolver
+// appends no search domain.
+func TestTXTName(t *testing.T) {
+	for host, want := range map[string]string{"mcp.example.com": "_probity-claim.mcp.example.com.",
+		"MCP.Example.com.": "_probity-claim.mcp.example.com.", "localhost": "_probity-claim.localhost."} {
+		if got := txtName(host); got != want {
+			t.Errorf("txtName(%q) = %q, want %q", host, got, want)
+		}
+	}
 }
 
 // TestHolds: a token is found among other text, other tokens and longer runs of

@@ -3,6 +3,7 @@ package claims
 import (
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -123,18 +125,22 @@ type env struct {
 	st    store.Store
 	svc   *Service
 	clock *clock
-	// origin serves WellKnownPath from wellKnown["body"] (404 without it; status 503
-	// when wellKnown["down"] is set).
+	// origin (https) serves WellKnownPath from wellKnown["body"] (404 without it;
+	// status 503 when wellKnown["down"] is set; wellKnown["status"] answers that status
+	// with the headers in wellKnown["header"], "Name: value" lines; wellKnown["redirect"]
+	// redirects to that URL).
 	origin    *httptest.Server
 	wellKnown *texts
 	// txt are the TXT records by lower-case name (with the final dot); dnsDown drops
-	// every query.
-	txt     *texts
-	dnsDown *texts
+	// every query; questions are the names asked, in order.
+	txt       *texts
+	dnsDown   *texts
+	questions *names
 	// readme is the README of the newest version by package name, for the npm and
 	// PyPI fixtures.
 	readme *texts
 	gh     *githubfake.Server
+	cfg    Config
 }
 
 const ghToken = "gh-server-token"
@@ -143,15 +149,30 @@ func newEnv(t *testing.T, st store.Store) *env {
 	t.Helper()
 	e := &env{st: st, clock: &clock{now: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)},
 		wellKnown: &texts{m: map[string]string{}}, txt: &texts{m: map[string]string{}},
-		dnsDown: &texts{m: map[string]string{}}, readme: &texts{m: map[string]string{}}}
+		dnsDown: &texts{m: map[string]string{}}, readme: &texts{m: map[string]string{}}, questions: &names{}}
 
-	e.origin = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	e.origin = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, down := e.wellKnown.get("down"); down {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
+		if to, ok := e.wellKnown.get("redirect"); ok && r.URL.Path == WellKnownPath {
+			http.Redirect(w, r, to, http.StatusFound)
+			return
+		}
+		if st, ok := e.wellKnown.get("status"); ok {
+			h, _ := e.wellKnown.get("header")
+			for _, line := range strings.Split(h, "\n") {
+				if k, v, ok := strings.Cut(line, ": "); ok {
+					w.Header().Set(k, v)
+				}
+			}
+			code, _ := strconv.Atoi(st)
+			w.WriteHeader(code)
+			return
+		}
 		body, ok := e.wellKnown.get("body")
-		if r.URL.Path != WellKnownPath || !ok {
+		if r.URL.Path != WellKnownPath && r.URL.Path != "/token.txt" || !ok {
 			http.NotFound(w, r)
 			return
 		}
@@ -171,6 +192,7 @@ func newEnv(t *testing.T, st store.Store) *env {
 		m := new(dns.Msg)
 		m.SetReply(r)
 		q := r.Question[0]
+		e.questions.add(q.Name)
 		v, ok := e.txt.get(strings.ToLower(q.Name))
 		switch {
 		case !ok:
@@ -213,13 +235,41 @@ func newEnv(t *testing.T, st store.Store) *env {
 	e.gh.APIToken = ghToken
 	t.Cleanup(e.gh.Close)
 
-	e.svc, err = New(Config{Store: st, Schedule: rounds.Schedule{}, Egress: egress.Config{AllowLoopback: true},
-		DNSServer: pc.LocalAddr().String(), NPMURL: registry.URL, PyPIURL: registry.URL, GitHubAPIURL: e.gh.APIURL(),
-		GitHubToken: ghToken, Timeout: 2 * time.Second, Now: e.clock.Now})
+	e.cfg = Config{Store: st, Schedule: rounds.Schedule{}, Egress: egress.Config{AllowLoopback: true},
+		RootCAs: e.roots(), DNSServer: pc.LocalAddr().String(), NPMURL: registry.URL, PyPIURL: registry.URL,
+		GitHubAPIURL: e.gh.APIURL(), GitHubToken: ghToken, Timeout: 2 * time.Second, Now: e.clock.Now}
+	e.svc, err = New(e.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// roots trust the test origins (every httptest TLS server has the same certificate).
+func (e *env) roots() *x509.CertPool {
+	pool := x509.NewCertPool()
+	pool.AddCert(e.origin.Certificate())
+	return pool
+}
+
+// check is Service.Check past the throttle: the clock moves CheckEvery on first.
+func (e *env) check(t *testing.T, account int64, slug, token string) (Result, error) {
+	t.Helper()
+	e.clock.Add(CheckEvery)
+	return e.svc.Check(t.Context(), account, slug, token)
+}
+
+// names is a list of names, safe for concurrent use.
+type names struct {
+	mu sync.Mutex
+	l  []string
+}
+
+func (n *names) add(s string) { n.mu.Lock(); defer n.mu.Unlock(); n.l = append(n.l, s) }
+func (n *names) all() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]string(nil), n.l...)
 }
 
 // entry adds an entry with its first due times, as the service does.

@@ -2,7 +2,6 @@ package claims
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +21,7 @@ const maxTXT = 50
 
 // prove looks for the proof of a token (its hash) by method on the part target, and
 // returns what was found where, in one line. A proof not found is a *NotProven.
-func (s *Service) prove(ctx context.Context, accountID int64, method, target string, hash []byte) (string, error) {
+func (s *Service) prove(ctx context.Context, method, target string, hash []byte) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	switch method {
@@ -37,7 +36,7 @@ func (s *Service) prove(ctx context.Context, accountID int64, method, target str
 	case MethodRepoFile:
 		return s.proveRepoFile(ctx, target, hash)
 	case MethodGitHubPermission:
-		return s.provePermission(ctx, accountID, target)
+		return "", gone("%s", errWithdrawn)
 	}
 	return "", fmt.Errorf("claims: unknown method %q", method)
 }
@@ -61,6 +60,10 @@ func (s *Service) get(ctx context.Context, u string, header http.Header) (int, [
 	}
 	req.Header.Set("User-Agent", supply.DefaultUserAgent)
 	resp, err := s.http.Do(req)
+	if errors.Is(err, errCrossOrigin) {
+		// The origin answered, with a redirect the proof may not follow.
+		return 0, nil, notProven("%s redirects to another origin; the proof must be served on the endpoint's own origin", clip(u))
+	}
 	if errors.Is(err, egress.ErrBlocked) {
 		// The name resolved to, or a redirect led to, an address Probity may not reach:
 		// an answer, not a failure to answer.
@@ -77,12 +80,70 @@ func (s *Service) get(ctx context.Context, u string, header http.Header) (int, [
 	if int64(len(body)) > s.cfg.MaxBody {
 		return 0, nil, notProven("%s answered more than %d KiB; the proof must be smaller", clip(u), s.cfg.MaxBody>>10)
 	}
+	if throttledAnswer(resp) {
+		return 0, nil, throttled("%s answered HTTP %d and asks Probity to wait", clip(u), resp.StatusCode)
+	}
 	return resp.StatusCode, body, nil
 }
 
-// statusError says what an answer other than 200 means for a proof.
+// errCrossOrigin is a redirect to another origin, which no proof follows.
+var errCrossOrigin = errors.New("a redirect to another origin")
+
+// maxRedirects bounds the redirects a proof follows.
+const maxRedirects = 3
+
+// sameOriginRedirect is the fetches' CheckRedirect: at most maxRedirects hops, each on
+// the first request's origin (scheme, host and port; so never from https to http),
+// and each allowed by the egress guard. A proof on an origin is the origin's own: a
+// redirect elsewhere would let whoever controls the other origin prove this one.
+func (s *Service) sameOriginRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	if origin(req.URL) != origin(via[0].URL) {
+		return errCrossOrigin
+	}
+	return s.guard.CheckRedirect(req, via)
+}
+
+// origin is a URL's scheme, host and port (the scheme's default port spelled out).
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// throttledAnswer reports whether an answer asks the caller to wait rather than says
+// anything about the proof: a 429, any answer with Retry-After, a 401 or 403 with a
+// rate limit spent (X-RateLimit-Remaining: 0, as GitHub's API answers then).
+func throttledAnswer(resp *http.Response) bool {
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		return true
+	case resp.StatusCode >= 300 && resp.Header.Get("Retry-After") != "":
+		return true
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return resp.Header.Get("X-RateLimit-Remaining") == "0"
+	}
+	return false
+}
+
+// statusError says what an answer other than 200 means for a proof: a 404 or 410
+// says the proof is gone; a 5xx, a 408, a 401 or a 403 is no answer (a server
+// failing, or refusing Probity, says nothing about the proof); another status is an
+// answer that is not the proof.
 func statusError(u string, status int) error {
-	if status >= 500 || status == http.StatusTooManyRequests {
+	switch {
+	case status == http.StatusNotFound || status == http.StatusGone:
+		return gone("%s answered HTTP %d, not 200 with the token", clip(u), status)
+	case status >= 500 || status == http.StatusRequestTimeout || status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return unanswered("%s answered HTTP %d", clip(u), status)
 	}
 	return notProven("%s answered HTTP %d, not 200 with the token", clip(u), status)
@@ -93,6 +154,11 @@ func (s *Service) proveWellKnown(ctx context.Context, target string, hash []byte
 	if err != nil || t.Host == "" {
 		return "", notProven("the endpoint %s has no origin", clip(target))
 	}
+	if t.Scheme != "https" {
+		// Over plain http anyone on the path could serve the token: an http endpoint
+		// is proven by DNS TXT.
+		return "", notProven("the endpoint %s is not https; a file is a proof over https only (use a DNS TXT record)", clip(target))
+	}
 	u := t.Scheme + "://" + t.Host + WellKnownPath
 	status, body, err := s.get(ctx, u, nil)
 	if err != nil {
@@ -102,7 +168,7 @@ func (s *Service) proveWellKnown(ctx context.Context, target string, hash []byte
 		return "", statusError(u, status)
 	}
 	if !holds(string(body), hash) {
-		return "", notProven("%s answered, but without this token", u)
+		return "", gone("%s answered, but without this token", u)
 	}
 	return "the token at " + u, nil
 }
@@ -112,7 +178,8 @@ func (s *Service) proveDNS(ctx context.Context, target string, hash []byte) (str
 	if err != nil || !hostName(t.Hostname()) {
 		return "", notProven("the endpoint %s has no DNS name", clip(target))
 	}
-	name := DNSPrefix + t.Hostname()
+	name := txtName(t.Hostname())
+	where := strings.TrimSuffix(name, ".")
 	r := net.DefaultResolver
 	if s.cfg.DNSServer != "" {
 		server := s.cfg.DNSServer
@@ -125,19 +192,27 @@ func (s *Service) proveDNS(ctx context.Context, target string, hash []byte) (str
 	var dnsErr *net.DNSError
 	switch {
 	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
-		return "", notProven("there is no TXT record at %s", name)
+		// NXDOMAIN or no TXT record: the name's servers answered that there is none.
+		return "", gone("there is no TXT record at %s", where)
 	case err != nil:
-		return "", unanswered("the TXT records of %s could not be read: %s", name, fetchError(err))
+		// SERVFAIL, a timeout, a refused query: no answer.
+		return "", unanswered("the TXT records of %s could not be read: %s", where, fetchError(err))
 	}
 	for i, txt := range txts {
 		if i == maxTXT {
 			break
 		}
 		if holds(txt, hash) {
-			return "the token in a TXT record at " + name, nil
+			return "the token in a TXT record at " + where, nil
 		}
 	}
-	return "", notProven("the TXT records at %s (%d) do not hold this token", name, len(txts))
+	return "", gone("the TXT records at %s (%d) do not hold this token", where, len(txts))
+}
+
+// txtName is the name of the TXT record for a host, fully qualified (a final dot), so
+// that the resolver asks exactly this name and never appends a search domain.
+func txtName(host string) string {
+	return DNSPrefix + strings.ToLower(strings.TrimSuffix(host, ".")) + "."
 }
 
 func (s *Service) provePackage(ctx context.Context, method, target string, hash []byte) (string, error) {
@@ -162,23 +237,14 @@ func (s *Service) provePackage(ctx context.Context, method, target string, hash 
 	switch f.Source.Outcome {
 	case supply.SourceOK:
 	case supply.SourceNoData:
-		return "", notProven("%s: %s", name, clip(f.Source.Error))
+		return "", gone("%s: %s", name, clip(f.Source.Error))
 	default:
 		return "", unanswered("%s could not be read: %s", name, clip(f.Source.Error))
 	}
 	if !holds(f.README, hash) {
-		return "", notProven("%s %s does not hold this token", where, clip(f.Latest))
+		return "", gone("%s %s does not hold this token", where, clip(f.Latest))
 	}
 	return fmt.Sprintf("the token in %s %s", where, clip(f.Latest)), nil
-}
-
-// githubHeader is what the GitHub API reads send.
-func (s *Service) githubHeader(accept string) http.Header {
-	h := http.Header{"Accept": {accept}, "X-Github-Api-Version": {"2022-11-28"}}
-	if s.cfg.GitHubToken != "" {
-		h.Set("Authorization", "Bearer "+s.cfg.GitHubToken)
-	}
-	return h
 }
 
 func (s *Service) proveRepoFile(ctx context.Context, target string, hash []byte) (string, error) {
@@ -186,79 +252,27 @@ func (s *Service) proveRepoFile(ctx context.Context, target string, hash []byte)
 	if !ok {
 		return "", notProven("%s is not a GitHub repository", clip(target))
 	}
-	// Without ?ref= the contents API reads the default branch.
+	// Without ?ref= the contents API reads the default branch. The read goes through
+	// the supply client's throttle of GitHub (its quota is the site's).
 	u := s.cfg.GitHubAPIURL + "/repos/" + url.PathEscape(owner) + "/" + url.PathEscape(repo) + "/contents/" + RepoFilePath
-	status, body, err := s.get(ctx, u, s.githubHeader("application/vnd.github.raw+json"))
-	if err != nil {
-		return "", err
+	status, body, err := s.github.File(ctx, owner, repo, RepoFilePath)
+	switch {
+	case supply.Throttled(err):
+		return "", throttled("GitHub's quota is spent for now; %s was not read", RepoFilePath)
+	case err != nil:
+		return "", unanswered("GitHub did not answer for %s/%s: %s", owner, repo, fetchError(err))
 	}
 	where := RepoFilePath + " on the default branch of " + owner + "/" + repo
 	if status == http.StatusNotFound {
-		return "", notProven("there is no %s", where)
+		return "", gone("there is no %s", where)
 	}
 	if status != http.StatusOK {
 		return "", statusError(u, status)
 	}
 	if !holds(string(body), hash) {
-		return "", notProven("%s does not hold this token", where)
+		return "", gone("%s does not hold this token", where)
 	}
 	return "the token in " + where, nil
-}
-
-// permissionAnswer is the part of GitHub's collaborator permission answer that is read.
-type permissionAnswer struct {
-	Permission string `json:"permission"`
-	RoleName   string `json:"role_name"`
-	User       struct {
-		ID int64 `json:"id"`
-	} `json:"user"`
-}
-
-func (s *Service) provePermission(ctx context.Context, accountID int64, target string) (string, error) {
-	owner, repo, ok := supply.ParseGitHubURL(target)
-	if !ok {
-		return "", notProven("%s is not a GitHub repository", clip(target))
-	}
-	if s.cfg.GitHubToken == "" {
-		return "", ErrNoGitHub
-	}
-	a, err := s.st.AccountByID(ctx, accountID)
-	if err != nil {
-		return "", err
-	}
-	if a.GitHubID == 0 || a.GitHubLogin == "" {
-		return "", ErrNoGitHub
-	}
-	u := s.cfg.GitHubAPIURL + "/repos/" + url.PathEscape(owner) + "/" + url.PathEscape(repo) + "/collaborators/" +
-		url.PathEscape(a.GitHubLogin) + "/permission"
-	status, body, err := s.get(ctx, u, s.githubHeader("application/vnd.github+json"))
-	if err != nil {
-		return "", err
-	}
-	slug := owner + "/" + repo
-	if status == http.StatusNotFound {
-		return "", notProven("GitHub says your GitHub account is not a collaborator of %s", slug)
-	}
-	if status != http.StatusOK {
-		return "", statusError(u, status)
-	}
-	var p permissionAnswer
-	if err := json.Unmarshal(body, &p); err != nil {
-		return "", unanswered("GitHub's answer about %s could not be read", slug)
-	}
-	// The login is looked up, the id decides: a login renamed and taken by another
-	// user is not this account's.
-	if p.User.ID != a.GitHubID {
-		return "", notProven("GitHub names another user for the login of your GitHub account on %s", slug)
-	}
-	role := p.RoleName
-	if role == "" {
-		role = p.Permission
-	}
-	if role != "admin" && role != "maintain" {
-		return "", notProven("GitHub says your GitHub account has the %s role on %s, not admin or maintain", clip(role), slug)
-	}
-	return "the " + role + " role on " + slug + " (GitHub)", nil
 }
 
 // npmName returns the package name of a pkg:npm locator (pkg:npm/%40scope/name).

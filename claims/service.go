@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/probity-dev/probity/checks/supply"
@@ -39,24 +42,77 @@ func (s *Service) Options(ctx context.Context, accountID int64, slug string) (Op
 		return Options{}, err
 	}
 	o := Options{Entry: e, Claimed: e.Claimed}
-	cs, err := s.st.AccountClaims(ctx, accountID)
-	if err != nil {
+	if o.Yours, err = s.IsMaintainer(ctx, accountID, e.ID); err != nil {
 		return Options{}, err
-	}
-	for _, c := range cs {
-		o.Yours = o.Yours || c.EntryID == e.ID && c.Live()
 	}
 	o.Options, err = s.options(ctx, e)
 	return o, err
 }
 
-func (s *Service) options(ctx context.Context, e store.Entry) ([]Option, error) {
+// IsMaintainer reports whether the account maintains the entry: it holds a live claim
+// on the entry on a part that counts (countingParts) now. Every maintainer route asks
+// this (web.Maintainers); it is one store query (store.MaintainsEntry, which keeps the
+// same rule in SQL).
+func (s *Service) IsMaintainer(ctx context.Context, accountID, entryID int64) (bool, error) {
+	return s.st.MaintainsEntry(ctx, accountID, entryID)
+}
+
+// countingParts are the entry's parts a claim may be made and kept on (claims/doc.go,
+// "Which parts count"): its own locator, and the remotes, npm packages and PyPI
+// projects its listing names now. A repository counts only as the entry's locator.
+func countingParts(e store.Entry, parts []store.Part) []store.Part {
+	out := []store.Part{{Kind: e.Kind, Locator: e.Locator}}
+	for _, p := range parts {
+		if p.Kind == e.Kind && p.Locator == e.Locator {
+			continue
+		}
+		switch p.Kind {
+		case store.KindRemote, store.KindNPM, store.KindPyPI:
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// partKind is the kind of part a method proves ("" for none).
+func partKind(method string) string {
+	switch method {
+	case MethodWellKnown, MethodDNS:
+		return store.KindRemote
+	case MethodNPM:
+		return store.KindNPM
+	case MethodPyPI:
+		return store.KindPyPI
+	case MethodRepoFile:
+		return store.KindGitHub
+	}
+	return ""
+}
+
+// counts reports whether a claim by method on target is on one of the parts.
+func counts(parts []store.Part, method, target string) bool {
+	k := partKind(method)
+	for _, p := range parts {
+		if k != "" && p.Kind == k && p.Locator == target {
+			return true
+		}
+	}
+	return false
+}
+
+// entryParts are the entry's counting parts as stored now.
+func (s *Service) entryParts(ctx context.Context, e store.Entry) ([]store.Part, error) {
 	_, parts, err := s.st.EntryListing(ctx, e.ID)
 	if err != nil {
 		return nil, err
 	}
-	if len(parts) == 0 {
-		parts = []store.Part{{Kind: e.Kind, Locator: e.Locator}}
+	return countingParts(e, parts), nil
+}
+
+func (s *Service) options(ctx context.Context, e store.Entry) ([]Option, error) {
+	parts, err := s.entryParts(ctx, e)
+	if err != nil {
+		return nil, err
 	}
 	var out []Option
 	for i, p := range parts {
@@ -69,7 +125,9 @@ func (s *Service) options(ctx context.Context, e store.Entry) ([]Option, error) 
 			if err != nil || u.Host == "" {
 				continue
 			}
-			out = append(out, Option{MethodWellKnown, p.Locator, "Serve a file at " + u.Scheme + "://" + u.Host + WellKnownPath})
+			if u.Scheme == "https" {
+				out = append(out, Option{MethodWellKnown, p.Locator, "Serve a file at " + u.Scheme + "://" + u.Host + WellKnownPath})
+			}
 			if hostName(u.Hostname()) {
 				out = append(out, Option{MethodDNS, p.Locator, "Add a DNS TXT record at " + DNSPrefix + u.Hostname()})
 			}
@@ -84,9 +142,6 @@ func (s *Service) options(ctx context.Context, e store.Entry) ([]Option, error) 
 		case store.KindGitHub:
 			if owner, repo, ok := supply.ParseGitHubURL(p.Locator); ok {
 				out = append(out, Option{MethodRepoFile, p.Locator, "Commit the file " + RepoFilePath + " to the default branch of " + owner + "/" + repo})
-				if s.cfg.GitHubToken != "" {
-					out = append(out, Option{MethodGitHubPermission, p.Locator, "Have the admin or maintain role on " + owner + "/" + repo + " (signed in with GitHub)"})
-				}
 			}
 		}
 	}
@@ -107,8 +162,8 @@ type Started struct {
 }
 
 // Start makes a token for the account to claim the entry with the slug by method on
-// the part target. ErrMethod when the entry has no such option; ErrNoGitHub;
-// ErrTooMany; store.ErrNotFound without such entry.
+// the part target. ErrMethod when the entry has no such option; ErrTooMany;
+// store.ErrNotFound without such entry.
 func (s *Service) Start(ctx context.Context, accountID int64, slug, method, target string) (Started, error) {
 	e, err := s.st.Entry(ctx, slug)
 	if err != nil {
@@ -126,15 +181,6 @@ func (s *Service) Start(ctx context.Context, accountID int64, slug, method, targ
 	}
 	if opt == nil {
 		return Started{}, ErrMethod
-	}
-	if method == MethodGitHubPermission {
-		a, err := s.st.AccountByID(ctx, accountID)
-		if err != nil {
-			return Started{}, err
-		}
-		if a.GitHubID == 0 {
-			return Started{}, ErrNoGitHub
-		}
 	}
 	now := s.cfg.Now().UTC()
 	token, hash := newToken()
@@ -163,7 +209,7 @@ func instructions(method, target, token string) (where, what string, steps []str
 		}
 	case MethodDNS:
 		u, _ := url.Parse(target)
-		where = DNSPrefix + u.Hostname()
+		where = strings.TrimSuffix(txtName(u.Hostname()), ".")
 		return where, token, []string{
 			"Add a TXT record named " + where + " whose value is the token.",
 			"Wait until your DNS provider publishes it (often a minute, at most its TTL), then press Check. Keep the record: Probity checks it again every day.",
@@ -171,7 +217,7 @@ func instructions(method, target, token string) (where, what string, steps []str
 	case MethodNPM:
 		name, _ := npmName(target)
 		return "the README of the newest version of " + name + " on npm", "probity-claim: " + token, []string{
-			"Add the line to the README of " + name + " and publish a new version (npm publish); the version npm tags latest is the one read.",
+			"Add the line to the README of " + name + " and publish a new version (npm publish). Probity reads the README npm shows for the package, the one of the version published last: publish a prerelease with the line too.",
 			"Press Check. Keep the line in later versions: Probity checks the newest version again every day.",
 		}
 	case MethodPyPI:
@@ -185,12 +231,6 @@ func instructions(method, target, token string) (where, what string, steps []str
 		return RepoFilePath + " on the default branch of " + owner + "/" + repo, token, []string{
 			"Commit a file " + RepoFilePath + " holding the token to the default branch of " + owner + "/" + repo + ".",
 			"Press Check. Keep the file: Probity checks it again every day.",
-		}
-	case MethodGitHubPermission:
-		owner, repo, _ := supply.ParseGitHubURL(target)
-		return owner + "/" + repo + " on GitHub", "", []string{
-			"Nothing to publish: Probity asks GitHub whether the GitHub account you signed in with has the admin or maintain role on " + owner + "/" + repo + ".",
-			"Press Check. Probity asks again every day; the claim lapses when the role is gone.",
 		}
 	}
 	return "", "", nil
@@ -243,22 +283,36 @@ type Result struct {
 
 // Check looks for the proof of the account's token for the entry with the slug. On
 // success the token is used and the entry claimed. A proof not found is a *NotProven
-// (the token stays valid: fix it and check again); ErrBadToken, ErrTokenUsed,
-// ErrTokenExpired; store.ErrNotFound without such entry.
+// (the token stays valid: fix it and check again); a check past the throttle
+// (CheckEvery per token, ChecksPerHour per account) a *TooSoon; ErrBadToken,
+// ErrTokenUsed, ErrTokenExpired; ErrMethod when the token's part no longer counts;
+// store.ErrNotFound without such entry.
 func (s *Service) Check(ctx context.Context, accountID int64, slug, token string) (Result, error) {
 	e, t, err := s.token(ctx, accountID, slug, token)
 	if err != nil {
 		return Result{}, err
 	}
 	hash := t.TokenHash
+	if ok, wait := s.checks.allow(hash, accountID, s.cfg.Now()); !ok {
+		return Result{}, &TooSoon{RetryAfter: wait}
+	}
+	parts, err := s.entryParts(ctx, e)
+	if err != nil {
+		return Result{}, err
+	}
+	if !counts(parts, t.Method, t.Target) {
+		return Result{}, ErrMethod // the part was removed since the token was made
+	}
 	// No transaction is held across the fetch: the proof is looked for first, then
 	// stored (ProveClaim checks the token again, in its transaction).
-	proof, err := s.prove(ctx, accountID, t.Method, t.Target, hash)
+	proof, err := s.prove(ctx, t.Method, t.Target, hash)
 	s.log.Info("claim check", "entry", e.Slug, "method", t.Method, "proven", err == nil)
 	if err != nil {
 		return Result{}, err
 	}
-	c, err := s.st.ProveClaim(ctx, store.ClaimProof{TokenHash: hash, AccountID: accountID, Proof: proof, At: s.cfg.Now().UTC()})
+	now := s.cfg.Now().UTC()
+	c, err := s.st.ProveClaim(ctx, store.ClaimProof{TokenHash: hash, AccountID: accountID, Proof: proof, At: now,
+		NextCheckAt: s.nextCheck(now)})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return Result{}, ErrBadToken
@@ -270,12 +324,15 @@ func (s *Service) Check(ctx context.Context, accountID int64, slug, token string
 		return Result{}, err
 	}
 	if !e.Claimed {
+		// The claim is made: a failure to move the due time is logged, not returned
+		// (the entry's next read moves it; the person's claim stands).
 		if err := s.reschedule(ctx, e.ID); err != nil {
-			return Result{}, err
+			s.log.Warn("claim made, but its entry's due time could not be moved", "entry", e.Slug, "error", err)
 		}
 	}
-	if e, err = s.st.EntryByID(ctx, e.ID); err != nil {
-		return Result{}, err
+	e.Claimed = true // the claim is live: the trigger set it
+	if now, err := s.st.EntryByID(ctx, e.ID); err == nil {
+		e = now
 	}
 	return Result{Entry: e, Claim: c}, nil
 }
@@ -304,77 +361,185 @@ func (s *Service) reschedule(ctx context.Context, entryID int64) error {
 	return nil
 }
 
-// RecheckReport is what one Recheck did.
+// RecheckReport is what one Recheck did. Skipped are due claims left for the next run
+// (the run's context ended first).
 type RecheckReport struct {
-	Checked, Proven, Lapsed, Unanswered int
+	Checked, Proven, Gone, Lapsed, Unanswered, Skipped int
 }
 
-// recheckBatch is how many claims Recheck reads at once.
-const recheckBatch = 100
+// jitter is a random duration in [-d, d].
+func jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return time.Duration(rand.Int64N(int64(2*d)+1)) - d
+}
 
-// Recheck proves every live claim last checked RecheckInterval ago or earlier again,
-// and lapses those whose proof is gone, or unreadable for MaxUnanswered; then it
-// prunes the tokens expired or used a day ago. A claim whose re-check fails
-// otherwise is logged and left for the next run.
+// nextCheck is when a claim proven at now is proven again: RecheckInterval ± 1/12 of
+// it, so that claims made together spread out.
+func (s *Service) nextCheck(now time.Time) time.Time {
+	return now.Add(s.cfg.RecheckInterval + jitter(s.cfg.RecheckInterval/12))
+}
+
+// retryCheck is when a claim whose check got no answer at now is tried again: an
+// eighth of RecheckInterval (3 h for a day), ± a tenth of that.
+func (s *Service) retryCheck(now time.Time) time.Time {
+	d := s.cfg.RecheckInterval / 8
+	return now.Add(d + jitter(d/10))
+}
+
+// Recheck is one run of the re-check: it proves again at most RecheckBatch live
+// claims due (the most overdue first), RecheckConcurrency at once, each within its own
+// Config.Timeout, records each outcome and its next check, and lapses the claims whose
+// proof is gone (claims/doc.go, "Re-checks"); then it prunes the tokens expired or used
+// a day ago. A claim not started, or cut off, when ctx ends is left as it was (due):
+// the run's own end never counts against a claim.
 func (s *Service) Recheck(ctx context.Context) (RecheckReport, error) {
 	var r RecheckReport
 	now := s.cfg.Now().UTC()
-	var after int64
-	for {
-		cs, err := s.st.ClaimsToCheck(ctx, now.Add(-s.cfg.RecheckInterval+time.Minute), after, recheckBatch)
-		if err != nil {
-			return r, err
-		}
-		for _, c := range cs {
-			after = c.ID
-			if err := ctx.Err(); err != nil {
-				return r, err
+	cs, err := s.st.ClaimsDue(ctx, now, RecheckBatch)
+	if err != nil {
+		return r, err
+	}
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		work = make(chan store.Claim)
+	)
+	for range min(RecheckConcurrency, len(cs)) {
+		wg.Go(func() {
+			for c := range work {
+				var one RecheckReport
+				if err := s.recheck(ctx, c, &one); err != nil {
+					s.log.Warn("claim re-check failed", "claim", c.ID, "error", err)
+				}
+				mu.Lock()
+				r.Checked += one.Checked
+				r.Proven += one.Proven
+				r.Gone += one.Gone
+				r.Lapsed += one.Lapsed
+				r.Unanswered += one.Unanswered
+				r.Skipped += one.Skipped
+				mu.Unlock()
 			}
-			r.Checked++
-			if err := s.recheck(ctx, c, &r); err != nil {
-				s.log.Warn("claim re-check failed", "claim", c.ID, "error", err)
-			}
-		}
-		if len(cs) < recheckBatch {
+		})
+	}
+	for i, c := range cs {
+		if ctx.Err() != nil || s.tooLate(ctx) {
+			mu.Lock()
+			r.Skipped += len(cs) - i
+			mu.Unlock()
 			break
 		}
+		work <- c
 	}
-	if _, err := s.st.PruneClaimTokens(ctx, now.Add(-24*time.Hour)); err != nil {
+	close(work)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return r, err
+	}
+	if _, err := s.st.PruneClaimTokens(ctx, now.Add(-TokenKeep)); err != nil {
 		return r, err
 	}
 	return r, nil
 }
 
+// tooLate reports whether ctx ends before one more check could finish.
+func (s *Service) tooLate(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && time.Until(d) < s.cfg.Timeout+time.Second
+}
+
+// recheck proves one claim again and records the outcome:
+//
+//   - the claim's part no longer counts (removed from the entry), or its method is
+//     withdrawn: it lapses ("part removed");
+//   - proven: next check in a day or so; the runs of no answer and of gone end;
+//   - throttled (the source asked to wait): tried again later, nothing else changes;
+//   - no answer: tried again in a few hours; it lapses once the source has not
+//     answered for MaxUnanswered since the first check without an answer;
+//   - gone: the first such answer is remembered (GoneSince) and the claim checked
+//     again a day later; it lapses when the proof is gone on a check GoneFor or more
+//     after GoneSince, with no check in between finding it.
+//
+// When ctx (the run's) ends during the check, nothing is recorded.
 func (s *Service) recheck(ctx context.Context, c store.Claim, r *RecheckReport) error {
-	_, err := s.prove(ctx, c.AccountID, c.Method, c.Target, c.TokenHash)
-	now := s.cfg.Now().UTC()
-	var np *NotProven
-	lapse := ""
-	switch {
-	case err == nil:
-		r.Proven++
-	case errors.As(err, &np) && np.Unanswered && now.Sub(c.LastCheckedAt) < s.cfg.MaxUnanswered:
-		r.Unanswered++
-		return nil // no answer: the claim stays, its last check stays as it was
-	case errors.As(err, &np) && np.Unanswered:
-		lapse = "the proof could not be read for " + s.cfg.MaxUnanswered.String() + ": " + np.Reason
-	case errors.As(err, &np):
-		lapse = np.Reason
-	case errors.Is(err, ErrNoGitHub):
-		lapse = err.Error()
-	default:
+	e, err := s.st.EntryByID(ctx, c.EntryID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // deleted meanwhile: its claims are gone with it
+	}
+	if err != nil {
 		return err
 	}
-	if _, err := s.st.RecheckClaim(ctx, c.ID, now, lapse); err != nil {
+	parts, err := s.entryParts(ctx, e)
+	if err != nil {
+		return err
+	}
+	var proofErr error
+	removed := !counts(parts, c.Method, c.Target)
+	if !removed {
+		_, proofErr = s.prove(ctx, c.Method, c.Target, c.TokenHash)
+	}
+	if ctx.Err() != nil {
+		r.Skipped++
+		return nil // the run ended, not the check: the claim stays due
+	}
+	r.Checked++
+	now := s.cfg.Now().UTC()
+	rc := store.ClaimRecheck{At: now, UnansweredSince: c.UnansweredSince, GoneSince: c.GoneSince}
+	var np *NotProven
+	switch {
+	case removed && c.Method == MethodGitHubPermission:
+		rc.Answered, rc.LapseReason = true, errWithdrawn.Error()
+	case removed:
+		rc.Answered, rc.LapseReason = true, "part removed: "+clip(c.Target)+" is no longer a part of this entry that a claim counts on"
+	case proofErr == nil:
+		r.Proven++
+		rc.Answered, rc.UnansweredSince, rc.GoneSince, rc.NextCheckAt = true, time.Time{}, time.Time{}, s.nextCheck(now)
+	case errors.As(proofErr, &np) && np.Throttled:
+		r.Unanswered++
+		rc.NextCheckAt = s.retryCheck(now)
+	case errors.As(proofErr, &np) && np.Gone:
+		r.Gone++
+		rc.Answered, rc.UnansweredSince = true, time.Time{}
+		if rc.GoneSince.IsZero() {
+			rc.GoneSince = now
+		}
+		if now.Sub(rc.GoneSince) >= GoneFor {
+			rc.LapseReason = "the proof was gone on checks a day apart: " + np.Reason
+			break
+		}
+		rc.NextCheckAt = rc.GoneSince.Add(GoneFor + time.Duration(rand.Int64N(int64(s.cfg.RecheckInterval/12)+1)))
+		if !rc.NextCheckAt.After(now) {
+			rc.NextCheckAt = s.retryCheck(now)
+		}
+	case errors.As(proofErr, &np):
+		// No answer, or an answer that says nothing about the proof (a refused
+		// address, a redirect elsewhere, an odd status).
+		r.Unanswered++
+		if rc.UnansweredSince.IsZero() {
+			rc.UnansweredSince = now
+		}
+		if now.Sub(rc.UnansweredSince) >= s.cfg.MaxUnanswered {
+			rc.LapseReason = "the proof could not be read for " + s.cfg.MaxUnanswered.String() + ": " + np.Reason
+			break
+		}
+		rc.NextCheckAt = s.retryCheck(now)
+	default:
+		return proofErr // the store failed: the claim stays due for the next run
+	}
+	if _, err := s.st.RecheckClaim(ctx, c.ID, rc); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil // deleted or lapsed meanwhile
+			return nil // deleted, lapsed or proven anew meanwhile
 		}
 		return err
 	}
-	if lapse != "" {
+	if rc.LapseReason != "" {
 		r.Lapsed++
 		s.log.Info("claim lapsed", "claim", c.ID, "entry", c.EntryID, "method", c.Method)
-		return s.reschedule(ctx, c.EntryID)
+		if err := s.reschedule(ctx, c.EntryID); err != nil {
+			s.log.Warn("claim lapsed, but its entry's due time could not be moved", "entry", c.EntryID, "error", err)
+		}
 	}
 	return nil
 }

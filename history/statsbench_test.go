@@ -118,10 +118,16 @@ func populate(b *testing.B, st store.Store, entries, perEntry int, end time.Time
 		wg.Go(func() {
 			for i := range work {
 				e, _, err := st.AddEntry(ctx, store.NewEntry{SlugBase: "bench-" + strconv.Itoa(i), Kind: store.KindRemote,
-					Locator: fmt.Sprintf("https://mcp%d.example.com/mcp", i), Source: "import", Claimed: i%500 == 0})
+					Locator: fmt.Sprintf("https://mcp%d.example.com/mcp", i), Source: "import"})
 				if err != nil {
 					b.Error(err)
 					return
+				}
+				if i%500 == 0 {
+					if err := claimEntry(ctx, st, e); err != nil {
+						b.Error(err)
+						return
+					}
 				}
 				changes := 0
 				if i%10 == 0 {

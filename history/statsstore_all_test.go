@@ -73,9 +73,15 @@ type allRig struct {
 func (r *allRig) entry(slug string, claimed bool) store.Entry {
 	r.t.Helper()
 	e, _, err := r.st.AddEntry(r.t.Context(), store.NewEntry{SlugBase: slug, Kind: store.KindRemote,
-		Locator: "https://" + slug + ".example.com/mcp", Source: "import", Claimed: claimed})
+		Locator: "https://" + slug + ".example.com/mcp", Source: "import"})
 	if err != nil {
 		r.t.Fatal(err)
+	}
+	if claimed {
+		if err := claimEntry(r.t.Context(), r.st, e); err != nil {
+			r.t.Fatal(err)
+		}
+		e.Claimed = true
 	}
 	return e
 }

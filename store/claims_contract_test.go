@@ -107,29 +107,53 @@ func TestClaimsContract(t *testing.T) {
 			t.Fatalf("AccountClaims = %+v, %v", cs, err)
 		}
 
-		// Re-checks: both due a day later; a's proven again, b's lapsed: still claimed.
-		due, err := s.ClaimsToCheck(ctx, t0.Add(25*time.Hour), 0, 10)
-		if err != nil || len(due) != 2 {
-			t.Fatalf("ClaimsToCheck = %+v, %v", due, err)
+		// Re-checks: both due a day later (the default next check); a's proven again,
+		// b's lapsed: still claimed.
+		if due, err := s.ClaimsDue(ctx, t0.Add(24*time.Hour), 10); err != nil || len(due) != 0 {
+			t.Fatalf("ClaimsDue before a day = %+v, %v", due, err)
 		}
-		if due, err := s.ClaimsToCheck(ctx, t0.Add(25*time.Hour), c.ID, 10); err != nil || len(due) != 1 || due[0].ID != cb.ID {
-			t.Fatalf("ClaimsToCheck after %d = %+v, %v", c.ID, due, err)
+		due, err := s.ClaimsDue(ctx, t0.Add(25*time.Hour), 10)
+		if err != nil || len(due) != 2 || due[0].ID != c.ID || !due[0].NextCheckAt.Equal(ms(t0.Add(24*time.Hour+time.Minute))) {
+			t.Fatalf("ClaimsDue = %+v, %v", due, err)
 		}
-		if got, err := s.RecheckClaim(ctx, c.ID, t0.Add(25*time.Hour), ""); err != nil || !got.Live() || !got.LastCheckedAt.Equal(ms(t0.Add(25*time.Hour))) {
+		if due, err := s.ClaimsDue(ctx, t0.Add(25*time.Hour), 1); err != nil || len(due) != 1 || due[0].ID != c.ID {
+			t.Fatalf("ClaimsDue(limit 1) = %+v, %v", due, err)
+		}
+		at := t0.Add(25 * time.Hour)
+		if got, err := s.RecheckClaim(ctx, c.ID, ClaimRecheck{At: at, Answered: true, NextCheckAt: at.Add(24 * time.Hour)}); err != nil ||
+			!got.Live() || !got.LastCheckedAt.Equal(ms(at)) || !got.NextCheckAt.Equal(ms(at.Add(24*time.Hour))) {
 			t.Fatalf("RecheckClaim(proven) = %+v, %v", got, err)
 		}
-		got, err := s.RecheckClaim(ctx, cb.ID, t0.Add(25*time.Hour), "the TXT record is gone")
-		if err != nil || got.Live() || got.LapseReason != "the TXT record is gone" || !got.LapsedAt.Equal(ms(t0.Add(25*time.Hour))) {
+		if _, err := s.RecheckClaim(ctx, c.ID, ClaimRecheck{At: at, Answered: true, NextCheckAt: at}); err == nil {
+			t.Error("RecheckClaim with the next check not after it: no error")
+		}
+		// No answer: the last check stays, unanswered_since is kept; the proof gone:
+		// gone_since is kept; neither lapses.
+		nb, err := s.RecheckClaim(ctx, cb.ID, ClaimRecheck{At: at, NextCheckAt: at.Add(time.Hour), UnansweredSince: at})
+		if err != nil || !nb.Live() || !nb.LastCheckedAt.Equal(cb.LastCheckedAt) || !nb.UnansweredSince.Equal(ms(at)) ||
+			!nb.GoneSince.IsZero() || !nb.NextCheckAt.Equal(ms(at.Add(time.Hour))) {
+			t.Fatalf("RecheckClaim(unanswered) = %+v, %v", nb, err)
+		}
+		if due, err := s.ClaimsDue(ctx, at.Add(2*time.Hour), 10); err != nil || len(due) != 1 || due[0].ID != cb.ID {
+			t.Fatalf("ClaimsDue after the retry time = %+v, %v", due, err)
+		}
+		at2 := at.Add(time.Hour)
+		nb, err = s.RecheckClaim(ctx, cb.ID, ClaimRecheck{At: at2, Answered: true, NextCheckAt: at2.Add(25 * time.Hour), GoneSince: at2})
+		if err != nil || !nb.Live() || !nb.LastCheckedAt.Equal(ms(at2)) || !nb.UnansweredSince.IsZero() || !nb.GoneSince.Equal(ms(at2)) {
+			t.Fatalf("RecheckClaim(gone) = %+v, %v", nb, err)
+		}
+		got, err := s.RecheckClaim(ctx, cb.ID, ClaimRecheck{At: at2.Add(25 * time.Hour), Answered: true, GoneSince: at2, LapseReason: "the TXT record is gone"})
+		if err != nil || got.Live() || got.LapseReason != "the TXT record is gone" || !got.LapsedAt.Equal(ms(at2.Add(25*time.Hour))) {
 			t.Fatalf("RecheckClaim(lapsed) = %+v, %v", got, err)
 		}
-		if _, err := s.RecheckClaim(ctx, cb.ID, t0.Add(26*time.Hour), ""); !errors.Is(err, ErrNotFound) {
+		if _, err := s.RecheckClaim(ctx, cb.ID, ClaimRecheck{At: t0.Add(60 * time.Hour), Answered: true, NextCheckAt: t0.Add(80 * time.Hour)}); !errors.Is(err, ErrNotFound) {
 			t.Errorf("RecheckClaim(lapsed claim) = %v, want ErrNotFound", err)
 		}
 		if !claimedOf(t, s, e.ID) {
 			t.Fatal("unclaimed while a live claim is left")
 		}
 		// a's lapses too: unclaimed.
-		if _, err := s.RecheckClaim(ctx, c.ID, t0.Add(49*time.Hour), "the file is gone"); err != nil {
+		if _, err := s.RecheckClaim(ctx, c.ID, ClaimRecheck{At: t0.Add(49 * time.Hour), LapseReason: "the file is gone"}); err != nil {
 			t.Fatal(err)
 		}
 		if claimedOf(t, s, e.ID) {
@@ -138,7 +162,8 @@ func TestClaimsContract(t *testing.T) {
 		// A new proof of b makes its claim live again (one row per account, method, part).
 		mustClaimToken(t, s, b, e.ID, "dns", target, "tok-b2", t0.Add(50*time.Hour))
 		again, err := s.ProveClaim(ctx, ClaimProof{TokenHash: claimHash("tok-b2"), AccountID: b, Proof: "TXT again", At: t0.Add(50 * time.Hour)})
-		if err != nil || again.ID != cb.ID || !again.Live() || again.Proof != "TXT again" || !bytes.Equal(again.TokenHash, claimHash("tok-b2")) {
+		if err != nil || again.ID != cb.ID || !again.Live() || again.Proof != "TXT again" || !bytes.Equal(again.TokenHash, claimHash("tok-b2")) ||
+			!again.GoneSince.IsZero() || !again.UnansweredSince.IsZero() || !again.NextCheckAt.Equal(ms(t0.Add(74*time.Hour))) {
 			t.Fatalf("ProveClaim again = %+v, %v", again, err)
 		}
 		if !claimedOf(t, s, e.ID) {
@@ -257,7 +282,7 @@ func TestLapseConcurrent(t *testing.T) {
 			var wg sync.WaitGroup
 			for _, id := range ids {
 				wg.Go(func() {
-					if _, err := s.RecheckClaim(ctx, id, t0.Add(time.Hour), "gone"); err != nil {
+					if _, err := s.RecheckClaim(ctx, id, ClaimRecheck{At: t0.Add(time.Hour), LapseReason: "gone"}); err != nil {
 						t.Errorf("RecheckClaim = %v", err)
 					}
 				})
@@ -274,5 +299,90 @@ func TestLapseConcurrent(t *testing.T) {
 				t.Fatal("not claimed with live claims")
 			}
 		}
+	})
+}
+
+// TestMaintainsEntry: an account maintains an entry while it holds a live claim on a
+// part the entry counts now: its locator, or a listed remote, npm or PyPI part; not a
+// listed repository that is not the locator, not a part no longer listed, not a lapsed
+// claim, not another entry's, not a github-permission claim.
+func TestMaintainsEntry(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		a := insertTestAccount(t, s, "a@example.com", t0)
+		b := insertTestAccount(t, s, "b@example.com", t0)
+		parts := []Part{{Kind: KindRemote, Locator: "https://mcp.acme.example/mcp"}, {Kind: KindNPM, Locator: "pkg:npm/acme"},
+			{Kind: KindGitHub, Locator: "https://github.com/acme/monorepo"}}
+		res, err := s.UpsertServer(ctx, ServerUpsert{SlugBase: "acme", Name: "Acme", Source: "registry",
+			Listing: Listing{ServerName: "example.acme/server"}, Parts: parts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := res.Entry
+		other := mustAddEntry(t, s, "other")
+		n := 0
+		claim := func(account, entry int64, method, target string) int64 {
+			t.Helper()
+			n++
+			tok := "tok" + string(rune('a'+n))
+			mustClaimToken(t, s, account, entry, method, target, tok, t0)
+			c, err := s.ProveClaim(ctx, ClaimProof{TokenHash: claimHash(tok), AccountID: account, Proof: "p", At: t0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c.ID
+		}
+		is := func(account, entry int64) bool {
+			t.Helper()
+			yes, err := s.MaintainsEntry(ctx, account, entry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return yes
+		}
+		if is(a, e.ID) {
+			t.Fatal("a maintainer without a claim")
+		}
+		// A listed repository that is not the locator does not count; nor does a
+		// github-permission claim on anything.
+		claim(a, e.ID, "repo-file", parts[2].Locator)
+		claim(a, e.ID, "github-permission", parts[2].Locator)
+		if is(a, e.ID) {
+			t.Fatal("a listed repository made a maintainer")
+		}
+		// The npm part counts; it does not for another entry.
+		npm := claim(a, e.ID, "npm", "pkg:npm/acme")
+		if !is(a, e.ID) || is(a, other.ID) || is(b, e.ID) {
+			t.Fatal("the npm claim: wrong maintainers")
+		}
+		// The npm part no longer listed: the claim does not count.
+		if _, err := s.UpsertServer(ctx, ServerUpsert{SlugBase: "acme", Name: "Acme", Source: "registry",
+			Listing: Listing{ServerName: "example.acme/server"}, Parts: []Part{parts[0], parts[2]}}); err != nil {
+			t.Fatal(err)
+		}
+		if is(a, e.ID) {
+			t.Fatal("a claim on a removed part counts")
+		}
+		// The locator by its method's kind: a DNS claim counts, lapsed it does not.
+		dns := claim(b, e.ID, "dns", parts[0].Locator)
+		if !is(b, e.ID) {
+			t.Fatal("a claim on the locator does not count")
+		}
+		if _, err := s.RecheckClaim(ctx, dns, ClaimRecheck{At: t0.Add(time.Hour), LapseReason: "gone"}); err != nil {
+			t.Fatal(err)
+		}
+		if is(b, e.ID) {
+			t.Fatal("a lapsed claim counts")
+		}
+		// A repository that is the entry's own locator counts.
+		repo, _, err := s.AddEntry(ctx, NewEntry{SlugBase: "repo", Kind: KindGitHub, Locator: "https://github.com/acme/tool", Name: "tool", Source: "import"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		claim(b, repo.ID, "repo-file", repo.Locator)
+		if !is(b, repo.ID) {
+			t.Fatal("a repo-file claim on the entry's own repository does not count")
+		}
+		_ = npm
 	})
 }

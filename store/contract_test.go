@@ -315,7 +315,7 @@ func TestAddEntry(t *testing.T) {
 		due := []Due{{Reason: ReasonCadence, At: t0}, {Reason: ReasonStatus, At: t0.Add(time.Hour)}}
 		ne := NewEntry{
 			SlugBase: "acme", Kind: KindRemote, Locator: "https://acme.example.com/mcp",
-			Name: "Acme", Source: "registry", Claimed: true, Cadence: 90 * time.Minute, Due: due,
+			Name: "Acme", Source: "registry", Cadence: 90 * time.Minute, Due: due,
 		}
 		before := time.Now().Add(-time.Second)
 		e, created, err := s.AddEntry(ctx, ne)
@@ -324,7 +324,8 @@ func TestAddEntry(t *testing.T) {
 		}
 		want := Entry{
 			ID: e.ID, Slug: "acme", Kind: KindRemote, Locator: ne.Locator, Name: "Acme",
-			Source: "registry", Listed: true, Claimed: true, Cadence: 90 * time.Minute, CreatedAt: e.CreatedAt,
+			Source: "registry", Listed: true, Cadence: 90 * time.Minute, CreatedAt: e.CreatedAt, // never claimed: only a claim claims
+
 		}
 		if e != want {
 			t.Errorf("AddEntry = %+v, want %+v", e, want)
@@ -347,7 +348,7 @@ func TestAddEntry(t *testing.T) {
 
 		// The same kind and locator: the existing entry, unchanged, and no new due times.
 		again := ne
-		again.SlugBase, again.Name, again.Claimed = "other", "Renamed", false
+		again.SlugBase, again.Name = "other", "Renamed"
 		again.Due = []Due{{Reason: ReasonManual, At: t0}}
 		got, created, err := s.AddEntry(ctx, again)
 		if err != nil || created || got != e {

@@ -22,7 +22,7 @@ func TestMigrateReports(t *testing.T) {
 			}
 			for i, claimed := range []bool{false, true} {
 				if _, err := store.InsertEntryForTest(ctx, s, store.NewEntry{SlugBase: fmt.Sprintf("entry-%d", i), Kind: store.KindRemote,
-					Locator: fmt.Sprintf("https://entry%d.example.com/mcp", i), Name: "entry", Source: "import", Claimed: claimed}); err != nil {
+					Locator: fmt.Sprintf("https://entry%d.example.com/mcp", i), Name: "entry", Source: "import"}, claimed); err != nil {
 					t.Fatal(err)
 				}
 			}

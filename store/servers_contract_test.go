@@ -477,11 +477,11 @@ func TestMigrateServers(t *testing.T) {
 			for i, ne := range []NewEntry{
 				{SlugBase: "remote", Kind: KindRemote, Locator: "https://a.example.com/mcp", Name: "a", Source: "import",
 					Due: []Due{{Reason: ReasonCadence, At: t0}, {Reason: ReasonStatus, At: t0.Add(time.Hour)}}},
-				{SlugBase: "npm", Kind: KindNPM, Locator: "pkg:npm/a", Name: "a", Source: "registry", Claimed: true, Cadence: time.Hour},
+				{SlugBase: "npm", Kind: KindNPM, Locator: "pkg:npm/a", Name: "a", Source: "registry", Cadence: time.Hour},
 				{SlugBase: "pypi", Kind: KindPyPI, Locator: "pkg:pypi/a", Name: "a", Source: "import"},
 				{SlugBase: "github", Kind: KindGitHub, Locator: "https://github.com/a/a", Name: "a", Source: "import"},
 			} {
-				e, err := InsertEntryForTest(ctx, s, ne)
+				e, err := InsertEntryForTest(ctx, s, ne, ne.SlugBase == "npm") // claimed, as an import could before 0016
 				if err != nil {
 					t.Fatalf("entry %d: %v", i, err)
 				}

@@ -66,9 +66,18 @@ type Claim struct {
 	// it again.
 	TokenHash []byte
 	// Proof says in one line what was found where (no secret: never the token).
-	Proof         string
+	Proof string
+	// VerifiedAt is the proof's time; LastCheckedAt the last check that got an answer
+	// (the proof found, or found gone).
 	VerifiedAt    time.Time
 	LastCheckedAt time.Time
+	// NextCheckAt is when the re-check proves the claim again (migration 0017).
+	NextCheckAt time.Time
+	// UnansweredSince is the first of an unbroken run of checks without an answer,
+	// GoneSince the first of an unbroken run of answers saying the proof is gone (zero:
+	// none).
+	UnansweredSince time.Time
+	GoneSince       time.Time
 	// LapsedAt is when a re-check found the proof gone (zero while live), LapseReason
 	// why.
 	LapsedAt    time.Time
@@ -84,6 +93,24 @@ type ClaimProof struct {
 	AccountID int64
 	Proof     string
 	At        time.Time
+	// NextCheckAt is the claim's first re-check (after At).
+	NextCheckAt time.Time
+}
+
+// ClaimRecheck is the outcome of one re-check of a live claim (RecheckClaim). Package
+// claims decides the values; the store writes them.
+type ClaimRecheck struct {
+	At time.Time
+	// Answered: the source answered (the proof found, or found gone); LastCheckedAt
+	// becomes At. Otherwise it stays.
+	Answered bool
+	// NextCheckAt is the next re-check; UnansweredSince and GoneSince as Claim's (zero:
+	// none).
+	NextCheckAt     time.Time
+	UnansweredSince time.Time
+	GoneSince       time.Time
+	// LapseReason, when set, lapses the claim at At.
+	LapseReason string
 }
 
 const claimTokenColumns = `id, token_hash, account_id, entry_id, method, target, created_at, expires_at, used_at`
@@ -96,12 +123,13 @@ func scanClaimToken(r rowScanner) (ClaimToken, error) {
 }
 
 const claimColumns = `id, account_id, entry_id, method, target, token_hash, proof, verified_at, last_checked_at,
-	lapsed_at, coalesce(lapse_reason, '')`
+	next_check_at, unanswered_since, gone_since, lapsed_at, coalesce(lapse_reason, '')`
 
 func scanClaim(r rowScanner) (Claim, error) {
 	var c Claim
 	err := r.Scan(&c.ID, &c.AccountID, &c.EntryID, &c.Method, &c.Target, &c.TokenHash, &c.Proof,
-		timeCol(&c.VerifiedAt), timeCol(&c.LastCheckedAt), timeCol(&c.LapsedAt), &c.LapseReason)
+		timeCol(&c.VerifiedAt), timeCol(&c.LastCheckedAt), timeCol(&c.NextCheckAt), timeCol(&c.UnansweredSince),
+		timeCol(&c.GoneSince), timeCol(&c.LapsedAt), &c.LapseReason)
 	return c, err
 }
 
@@ -190,14 +218,19 @@ func (s *sqlStore) proveClaim(ctx context.Context, q querier, p ClaimProof) (Cla
 		return Claim{}, ErrClaimTokenUsed // a concurrent check used it first
 	}
 	at := s.d.time(p.At)
+	next := p.NextCheckAt
+	if !next.After(p.At) {
+		next = p.At.Add(24 * time.Hour)
+	}
 	return scanClaim(q.QueryRow(ctx, `INSERT INTO claims (account_id, entry_id, method, target, token_hash, proof,
-			verified_at, last_checked_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			verified_at, last_checked_at, next_check_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (account_id, entry_id, method, target) DO UPDATE SET token_hash = excluded.token_hash,
 			proof = excluded.proof, verified_at = excluded.verified_at, last_checked_at = excluded.last_checked_at,
+			next_check_at = excluded.next_check_at, unanswered_since = NULL, gone_since = NULL,
 			lapsed_at = NULL, lapse_reason = NULL
 		RETURNING `+claimColumns,
-		t.AccountID, t.EntryID, t.Method, t.Target, p.TokenHash, claimText(p.Proof), at, at))
+		t.AccountID, t.EntryID, t.Method, t.Target, p.TokenHash, claimText(p.Proof), at, at, s.d.time(next)))
 }
 
 // Claims returns the entry's claims, live and lapsed, by id.
@@ -212,32 +245,69 @@ func (s *sqlStore) AccountClaims(ctx context.Context, accountID int64) ([]Claim,
 		accountID, maxClaimBatch)
 }
 
-// ClaimsToCheck returns the live claims last checked before before, with an id above
-// afterID, by id, at most limit (≤ 0 or above 1000: 1000).
-func (s *sqlStore) ClaimsToCheck(ctx context.Context, before time.Time, afterID int64, limit int) ([]Claim, error) {
+// ClaimsDue returns the live claims whose next check is at or before now, the most
+// overdue first (then by id), at most limit (≤ 0 or above 1000: 1000).
+func (s *sqlStore) ClaimsDue(ctx context.Context, now time.Time, limit int) ([]Claim, error) {
 	if limit <= 0 || limit > maxClaimBatch {
 		limit = maxClaimBatch
 	}
 	return queryAll(ctx, s.read, scanClaim, `SELECT `+claimColumns+` FROM claims
-		WHERE lapsed_at IS NULL AND last_checked_at < ? AND id > ? ORDER BY id LIMIT ?`, s.d.time(before), afterID, limit)
+		WHERE lapsed_at IS NULL AND next_check_at <= ? ORDER BY next_check_at, id LIMIT ?`, s.d.time(now), limit)
 }
 
-// RecheckClaim records a re-check of a live claim at at: proven again (lapseReason
-// ""), or lapsed with the reason. ErrNotFound when there is no such live claim.
-func (s *sqlStore) RecheckClaim(ctx context.Context, id int64, at time.Time, lapseReason string) (Claim, error) {
-	var lapsedAt any
-	var reason any
-	if lapseReason != "" {
-		lapsedAt, reason = s.d.time(at), claimText(lapseReason)
+// RecheckClaim records a re-check of a live claim (ClaimRecheck says what to write).
+// ErrNotFound when there is no such live claim, or it was proven anew after r.At.
+func (s *sqlStore) RecheckClaim(ctx context.Context, id int64, r ClaimRecheck) (Claim, error) {
+	if r.LapseReason == "" && !r.NextCheckAt.After(r.At) {
+		return Claim{}, fmt.Errorf("couldn't record a re-check of claim %d: its next check (%s) is not after it (%s)", id, r.NextCheckAt, r.At)
 	}
-	c, err := scanClaim(s.write.QueryRow(ctx, `UPDATE claims SET last_checked_at = ?, lapsed_at = ?, lapse_reason = ?
-		WHERE id = ? AND lapsed_at IS NULL AND verified_at <= ? RETURNING `+claimColumns,
-		s.d.time(at), lapsedAt, reason, id, s.d.time(at)))
+	next := r.NextCheckAt
+	if next.IsZero() {
+		next = r.At
+	}
+	var lapsedAt, reason any
+	if r.LapseReason != "" {
+		lapsedAt, reason = s.d.time(r.At), claimText(r.LapseReason)
+	}
+	last := `last_checked_at`
+	args := []any{}
+	if r.Answered || r.LapseReason != "" {
+		last = `?`
+		args = append(args, s.d.time(r.At))
+	}
+	args = append(args, s.d.time(next), s.d.nullTime(r.UnansweredSince), s.d.nullTime(r.GoneSince), lapsedAt, reason, id, s.d.time(r.At))
+	c, err := scanClaim(s.write.QueryRow(ctx, `UPDATE claims SET last_checked_at = `+last+`, next_check_at = ?,
+			unanswered_since = ?, gone_since = ?, lapsed_at = ?, lapse_reason = ?
+		WHERE id = ? AND lapsed_at IS NULL AND verified_at <= ? RETURNING `+claimColumns, args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Claim{}, ErrNotFound
 	}
 	return c, err
 }
+
+// MaintainsEntry reports whether the account holds a live claim on the entry whose part
+// is still one the entry's claims count (package claims' rule, claims/doc.go "Which
+// parts count"): the entry's own locator (of the kind the method proves), or a remote,
+// npm or PyPI part the entry lists now. A github-permission claim never counts (the
+// method was withdrawn). One query.
+func (s *sqlStore) MaintainsEntry(ctx context.Context, accountID, entryID int64) (bool, error) {
+	var n int
+	err := s.read.QueryRow(ctx, `SELECT count(*) FROM claims c JOIN entries e ON e.id = c.entry_id
+		WHERE c.account_id = ? AND c.entry_id = ? AND c.lapsed_at IS NULL AND c.method <> 'github-permission'
+		AND (
+			(c.target = e.locator AND e.kind = `+claimPartKind+`)
+			OR EXISTS (SELECT 1 FROM entry_parts p WHERE p.entry_id = c.entry_id AND p.locator = c.target
+				AND p.kind IN ('remote', 'npm', 'pypi') AND p.kind = `+claimPartKind+`)
+		)`, accountID, entryID).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("couldn't read the claims of account %d on entry %d: %w", accountID, entryID, err)
+	}
+	return n > 0, nil
+}
+
+// claimPartKind is the kind of part a claim's method proves (c.method), in SQL.
+const claimPartKind = `(CASE c.method WHEN 'well-known' THEN 'remote' WHEN 'dns' THEN 'remote' WHEN 'npm' THEN 'npm'
+	WHEN 'pypi' THEN 'pypi' ELSE 'github' END)`
 
 // PruneClaimTokens deletes the tokens that expired or were used before before, and
 // returns how many.

@@ -146,9 +146,9 @@ func checkUpsert(u ServerUpsert) ([]Part, error) {
 }
 
 // upsertServer is UpsertServer run in tx (a write transaction; on PostgreSQL holding
-// the AddEntry lock), with the claimed state and cadence of a new entry.
+// the AddEntry lock), with the cadence of a new entry.
 func (s *sqlStore) upsertServer(ctx context.Context, tx querier, u ServerUpsert, parts []Part,
-	claimed bool, cadence time.Duration, now time.Time) (UpsertResult, error) {
+	cadence time.Duration, now time.Time) (UpsertResult, error) {
 	var (
 		res   UpsertResult
 		found *ServerListing
@@ -277,7 +277,7 @@ func (s *sqlStore) upsertServer(ctx context.Context, tx querier, u ServerUpsert,
 		}
 	}
 	if found == nil {
-		e, err := s.createServer(ctx, tx, u, keep, claimed, cadence, now)
+		e, err := s.createServer(ctx, tx, u, keep, cadence, now)
 		if err != nil {
 			return res, err
 		}
@@ -427,7 +427,7 @@ func (s *sqlStore) slugOf(ctx context.Context, tx querier, id int64) (string, er
 
 // createServer inserts a new entry with its listing, parts and first due times.
 func (s *sqlStore) createServer(ctx context.Context, tx querier, u ServerUpsert, parts []Part,
-	claimed bool, cadence time.Duration, now time.Time) (Entry, error) {
+	cadence time.Duration, now time.Time) (Entry, error) {
 	// The slugs base and base-*, on the slug index ("-" sorts just before ".").
 	taken, err := queryAll(ctx, tx, func(r rowScanner) (string, error) {
 		var v string
@@ -440,7 +440,7 @@ func (s *sqlStore) createServer(ctx context.Context, tx querier, u ServerUpsert,
 	e := Entry{
 		Slug: freeSlug(u.SlugBase, taken), Kind: parts[0].Kind, Locator: parts[0].Locator,
 		Name: u.Name, Source: u.Source, ServerName: l.ServerName, Title: l.Title,
-		Listed: l.Listed(), Claimed: claimed, Cadence: cadence.Truncate(time.Millisecond),
+		Listed: l.Listed(), Cadence: cadence.Truncate(time.Millisecond),
 		CreatedAt: now,
 	}
 	err = tx.QueryRow(ctx, `
@@ -542,7 +542,7 @@ func (s *sqlStore) UpsertServer(ctx context.Context, u ServerUpsert) (UpsertResu
 	var res UpsertResult
 	err = s.writeTx(ctx, func(tx querier) error {
 		var err error
-		res, err = s.upsertServer(ctx, tx, u, parts, false, 0, s.clock().UTC().Truncate(time.Millisecond))
+		res, err = s.upsertServer(ctx, tx, u, parts, 0, s.clock().UTC().Truncate(time.Millisecond))
 		return err
 	})
 	if err != nil {
@@ -565,7 +565,7 @@ func (s *sqlStore) AddEntry(ctx context.Context, ne NewEntry) (Entry, bool, erro
 	var res UpsertResult
 	err := s.writeTx(ctx, func(tx querier) error {
 		var err error
-		res, err = s.upsertServer(ctx, tx, u, u.Parts, ne.Claimed, ne.Cadence, s.clock().UTC().Truncate(time.Millisecond))
+		res, err = s.upsertServer(ctx, tx, u, u.Parts, ne.Cadence, s.clock().UTC().Truncate(time.Millisecond))
 		return err
 	})
 	if err != nil {

@@ -244,8 +244,9 @@ type NewEntry struct {
 	Locator  string
 	Name     string
 	Source   string
-	Claimed  bool
-	Cadence  time.Duration
+	// Cadence overrides the default cadence (0: the default). A new entry is never
+	// claimed: only a claim makes it so (the claims trigger owns entries.claimed).
+	Cadence time.Duration
 	// Due are the entry's first due times (e.g. a jittered first cadence round and the
 	// daily status check).
 	Due []Due
@@ -930,12 +931,15 @@ type Store interface {
 	// account's.
 	Claims(ctx context.Context, entryID int64) ([]Claim, error)
 	AccountClaims(ctx context.Context, accountID int64) ([]Claim, error)
-	// ClaimsToCheck pages through the live claims last checked before before, by id
-	// (limit ≤ 1000).
-	ClaimsToCheck(ctx context.Context, before time.Time, afterID int64, limit int) ([]Claim, error)
-	// RecheckClaim records a re-check of a live claim: proven again (lapseReason ""),
-	// or lapsed with the reason. ErrNotFound when there is no such live claim.
-	RecheckClaim(ctx context.Context, id int64, at time.Time, lapseReason string) (Claim, error)
+	// ClaimsDue returns the live claims due for a re-check at now, the most overdue
+	// first, at most limit.
+	ClaimsDue(ctx context.Context, now time.Time, limit int) ([]Claim, error)
+	// RecheckClaim records a re-check of a live claim (proven again, no answer, the
+	// proof gone, or lapsed); ErrNotFound without such live claim.
+	RecheckClaim(ctx context.Context, id int64, r ClaimRecheck) (Claim, error)
+	// MaintainsEntry reports whether the account holds a live claim on the entry on a
+	// part the entry's claims count now (package claims' rule), in one query.
+	MaintainsEntry(ctx context.Context, accountID, entryID int64) (bool, error)
 	// PruneClaimTokens deletes the tokens expired or used before before.
 	PruneClaimTokens(ctx context.Context, before time.Time) (int64, error)
 

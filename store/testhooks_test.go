@@ -72,8 +72,9 @@ func QueryForTest(ctx context.Context, s Store, query string, columns int) ([][]
 
 // InsertEntryForTest adds an entry with the columns of migration 0001 and its due times
 // through SetDue, for the migration tests that fill a store of an older schema (AddEntry
-// writes the columns of the newest).
-func InsertEntryForTest(ctx context.Context, s Store, ne NewEntry) (Entry, error) {
+// writes the columns of the newest). claimed sets entries.claimed, as an import could
+// before migration 0016 (from 0016 on its trigger owns it: claim the entry instead).
+func InsertEntryForTest(ctx context.Context, s Store, ne NewEntry, claimed ...bool) (Entry, error) {
 	var w querier
 	switch x := s.(type) {
 	case *pgStore:
@@ -89,7 +90,7 @@ func InsertEntryForTest(ctx context.Context, s Store, ne NewEntry) (Entry, error
 		d = sqliteDialect
 	}
 	e := Entry{Slug: ne.SlugBase, Kind: ne.Kind, Locator: ne.Locator, Name: ne.Name, Source: ne.Source,
-		Claimed: ne.Claimed, Cadence: ne.Cadence, CreatedAt: now, Listed: true}
+		Claimed: len(claimed) > 0 && claimed[0], Cadence: ne.Cadence, CreatedAt: now, Listed: true}
 	err := w.QueryRow(ctx, `INSERT INTO entries (slug, kind, locator, name, source, claimed, cadence_ms, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		e.Slug, e.Kind, e.Locator, e.Name, e.Source, e.Claimed, e.Cadence.Milliseconds(), d.time(now)).Scan(&e.ID)

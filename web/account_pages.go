@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/probity-dev/probity/accounts"
+	"github.com/probity-dev/probity/claims"
 	"github.com/probity-dev/probity/notify"
 	"github.com/probity-dev/probity/store"
 )
@@ -395,7 +396,12 @@ func (h *handlers) deleteAccount(c *gin.Context) {
 // states, spelled from the constants of the packages that keep and prune the data
 // (one owner each: the page never repeats a number).
 type privacyPage struct {
-	Webhooks, Follows, GitHub bool
+	Webhooks, Follows, GitHub, Claims bool
+	// ClaimTokenKeep is how long a claim token's hash is kept after it expired or was
+	// used (claims' Recheck prunes it); ClaimUnanswered how long a claim whose proof
+	// cannot be read stays; ClaimGone the span between the two checks that must both
+	// find a proof gone (package claims).
+	ClaimTokenKeep, ClaimUnanswered, ClaimGone string
 	// Session is how long a session lasts after its last use (accounts), and
 	// Code a sign-in code, Throttle a sign-in limit's count after the last request
 	// it counts; SessionCookie and GitHubCookie are the cookies' lives.
@@ -416,8 +422,10 @@ type privacyPage struct {
 func (h *handlers) privacy(c *gin.Context) {
 	c.Header("Cache-Control", "public, max-age=3600")
 	h.render(c, http.StatusOK, "privacy", privacyPage{
-		Webhooks: h.hooks != nil, Follows: h.follows != nil, GitHub: h.acc.GitHubEnabled(),
-		Session: spellDuration(accounts.SessionLifetime), Code: spellDuration(accounts.CodeLifetime),
+		Webhooks: h.hooks != nil, Follows: h.follows != nil, GitHub: h.acc.GitHubEnabled(), Claims: h.claims != nil,
+		ClaimTokenKeep: spellDuration(claims.TokenKeep), ClaimUnanswered: spellDuration(claims.DefaultMaxUnanswered),
+		ClaimGone: spellDuration(claims.GoneFor),
+		Session:   spellDuration(accounts.SessionLifetime), Code: spellDuration(accounts.CodeLifetime),
 		Throttle:      spellDuration(accounts.ThrottleWindow),
 		SessionCookie: spellDuration(sessionLifetime), GitHubCookie: spellDuration(gitHubLifetime),
 		NotifyKeep: spellDuration(notify.DefaultKeep), NotifyKeepUntold: spellDuration(notify.KeepUntold),

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -31,7 +33,8 @@ type Claims interface {
 	Start(ctx context.Context, accountID int64, slug, method, target string) (ClaimStarted, error)
 	// Pending says again what to do with the account's live token.
 	Pending(ctx context.Context, accountID int64, slug, token string) (ClaimStarted, error)
-	// Check looks for the token's proof and claims the entry when it is there.
+	// Check looks for the token's proof and claims the entry when it is there; it is
+	// throttled per token and per account (*claims.TooSoon: nothing was fetched).
 	Check(ctx context.Context, accountID int64, slug, token string) (ClaimResult, error)
 }
 
@@ -41,6 +44,7 @@ type (
 	ClaimStarted   = claims.Started
 	ClaimResult    = claims.Result
 	ClaimNotProven = claims.NotProven
+	ClaimTooSoon   = claims.TooSoon
 )
 
 // Bounds of the claim forms' fields.
@@ -117,7 +121,7 @@ func (h *handlers) claimStart(c *gin.Context) {
 	}
 	st, err := h.claims.Start(c.Request.Context(), v.ID, slug, method, target)
 	switch {
-	case errors.Is(err, claims.ErrMethod), errors.Is(err, claims.ErrNoGitHub):
+	case errors.Is(err, claims.ErrMethod):
 		p.Error = err.Error()
 		h.render(c, http.StatusBadRequest, "claim", p)
 		return
@@ -148,7 +152,19 @@ func (h *handlers) claimCheck(c *gin.Context) {
 	token := formValue(c, "token")
 	res, err := h.claims.Check(ctx, v.ID, slug, token)
 	var np *ClaimNotProven
+	var soon *ClaimTooSoon
 	switch {
+	case errors.As(err, &soon):
+		secs := int64(max(soon.RetryAfter.Round(time.Second), time.Second) / time.Second)
+		c.Header("Retry-After", strconv.FormatInt(secs, 10))
+		h.message(c, http.StatusTooManyRequests, "Too many checks",
+			"Probity reads your proof from a server it does not run, so checks are spaced out: one per token every few seconds, and a few dozen an hour per account. Try again in "+
+				strconv.FormatInt(secs, 10)+" seconds.",
+			link{Href: "/s/" + slug + "/claim", Text: "Back to the claim page"})
+	case errors.Is(err, claims.ErrMethod):
+		h.message(c, http.StatusBadRequest, "Part no longer listed",
+			"The part this token is for is no longer one of the entry's parts a claim can be made on. Start again with one of its current parts.",
+			link{Href: "/s/" + slug + "/claim", Text: "Start again"})
 	case err == nil:
 		name := displayName(res.Entry)
 		h.message(c, http.StatusOK, "Claimed",

@@ -30,6 +30,8 @@ type fakeClaims struct {
 	tokens    map[string]*fakeClaimToken
 	published map[string]bool
 	claimed   map[string]map[int64]bool // slug → accounts
+	// checkErr, when set, is every Check's answer (the throttle, a removed part).
+	checkErr error
 }
 
 type fakeClaimToken struct {
@@ -110,6 +112,9 @@ func (f *fakeClaims) Check(ctx context.Context, account int64, slug, tok string)
 	t, err := f.live(account, slug, tok)
 	if err != nil {
 		return web.ClaimResult{}, err
+	}
+	if f.checkErr != nil {
+		return web.ClaimResult{}, f.checkErr
 	}
 	if !f.published[tok] {
 		return web.ClaimResult{}, &claims.NotProven{Reason: t.target + claims.WellKnownPath + " answered HTTP 404 <b>not found</b>"}
@@ -310,4 +315,77 @@ func TestClaimedEntryNamesNoOne(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestClaimCheckThrottled: a check the claims' throttle refuses is a 429 with
+// Retry-After in whole seconds, and changes nothing; a check of a token whose part was
+// removed is a 400 that says to start again.
+func TestClaimCheckThrottled(t *testing.T) {
+	w, fc := newClaimSite(t, web.RateLimit{})
+	b := w.browser(t)
+	csrf := b.signIn("ada@example.com")
+	base := "/s/" + w.slug + "/claim"
+	rec := b.post(base, url.Values{"csrf": {csrf}, "method": {claims.MethodWellKnown}, "target": {"https://search.example/mcp"}})
+	m := tokenField.FindStringSubmatch(rec.Body.String())
+	if m == nil {
+		t.Fatalf("POST claim: %d\n%s", rec.Code, rec.Body)
+	}
+	fc.publish(m[1])
+	fc.mu.Lock()
+	fc.checkErr = &claims.TooSoon{RetryAfter: 6500 * time.Millisecond}
+	fc.mu.Unlock()
+	before := w.mutations.Load()
+	rec = b.post(base+"/check", url.Values{"csrf": {csrf}, "token": {m[1]}})
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "7" || !strings.Contains(rec.Body.String(), "Try again in 7 seconds") {
+		t.Fatalf("throttled check: %d %q\n%s", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+	}
+	if w.mutations.Load() != before {
+		t.Error("a throttled check changed something")
+	}
+	fc.mu.Lock()
+	fc.checkErr = claims.ErrMethod
+	fc.mu.Unlock()
+	if rec := b.post(base+"/check", url.Values{"csrf": {csrf}, "token": {m[1]}}); rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "Start again") {
+		t.Fatalf("check of a removed part: %d\n%s", rec.Code, rec.Body)
+	}
+}
+
+// TestClaimPrivacy: with claims, the privacy page says what is kept for a claim and a
+// token, and for how long, as package claims keeps them; without, it says nothing of
+// claims.
+func TestClaimPrivacy(t *testing.T) {
+	w, _ := newClaimSite(t, web.RateLimit{})
+	body := w.browser(t).get("/privacy").Body.String()
+	for _, want := range []string{
+		"Claims of an entry", "never the token", "The site never shows who claimed an entry",
+		"a token one day after it expired or was used",            // claims.TokenKeep
+		"gone on two checks one day apart, unreadable for 7 days", // claims.GoneFor, DefaultMaxUnanswered
+		"it learns that someone is claiming the entry, never who",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/privacy with claims does not say %q", want)
+		}
+	}
+	plain := newWriteSite(t, writeOpts{})
+	if body := plain.browser(t).get("/privacy").Body.String(); strings.Contains(body, "Claims of an entry") {
+		t.Error("/privacy without claims speaks of claims")
+	}
+}
+
+// claimEntry makes the entry claimed the only way there is: an account's claim on its
+// locator (the claims trigger sets entries.claimed).
+func claimEntry(ctx context.Context, st store.Store, e store.Entry) error {
+	now := time.Now().UTC()
+	email := "maintainer-" + e.Slug + "@example.com"
+	a, _, err := st.EmailAccount(ctx, email, email, now)
+	if err != nil {
+		return err
+	}
+	h := sha256.Sum256([]byte(email))
+	if _, err := st.AddClaimToken(ctx, store.ClaimToken{TokenHash: h[:], AccountID: a.ID, EntryID: e.ID, Method: claims.MethodDNS,
+		Target: e.Locator, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+		return err
+	}
+	_, err = st.ProveClaim(ctx, store.ClaimProof{TokenHash: h[:], AccountID: a.ID, Proof: "test", At: now})
+	return err
 }

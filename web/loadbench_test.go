@@ -810,16 +810,21 @@ func (w *loadWorker) build(ctx context.Context, i int) (string, error) {
 	}
 	t := ts[0]
 	ne := store.NewEntry{SlugBase: "load-" + strconv.Itoa(i), Kind: t.Kind, Locator: t.Locator, Name: t.Name,
-		Claimed: p.claimed, Source: t.Source}
+		Source: t.Source}
 	if s := w.sim; s != nil {
 		ne.Name = displayName(serverName)
 		s.loc = t.Locator
 		s.base = relocate(s.base, s.loc, s.tls)
 	}
-	ne.Due = w.schedule.FirstDue(store.Entry{Kind: ne.Kind, Locator: ne.Locator, Claimed: ne.Claimed}, p.start)
+	ne.Due = w.schedule.FirstDue(store.Entry{Kind: ne.Kind, Locator: ne.Locator, Claimed: p.claimed}, p.start)
 	e, _, err := w.st.AddEntry(ctx, ne)
 	if err != nil {
 		return "", err
+	}
+	if p.claimed {
+		if err := claimEntry(ctx, w.st, e); err != nil { // only a claim claims an entry
+			return "", err
+		}
 	}
 	for {
 		dues, err := w.st.DueTimes(ctx, e.ID)

@@ -3,6 +3,7 @@ package supply
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -84,6 +85,25 @@ func (g *GitHub) get(ctx context.Context, path, accept string, maxBody int64, tr
 		truncate: truncate,
 	})
 	return u, resp, err
+}
+
+// File reads the file at path on the repository's default branch, raw, through the
+// contents API (a read of package claims): GitHub's status (200, 404, …) and the body,
+// at most MaxBody bytes. A non-nil error is no usable answer; Throttled tells one that
+// the throttle or GitHub's quota kept from GitHub.
+func (g *GitHub) File(ctx context.Context, owner, repo, path string) (int, []byte, error) {
+	_, resp, err := g.get(ctx, "/repos/"+url.PathEscape(owner)+"/"+url.PathEscape(repo)+"/contents/"+path,
+		"application/vnd.github.raw+json", 0, false)
+	if err != nil {
+		return 0, nil, err
+	}
+	return resp.status, resp.body, nil
+}
+
+// Throttled reports whether err is a read that Probity's throttle, a spent quota or a
+// source's rate limit kept from an answer (not a failure of the source).
+func Throttled(err error) bool {
+	return errors.Is(err, errThrottled) || errors.Is(err, errQuota) || errors.Is(err, errRateLimited)
 }
 
 type ghRepo struct {

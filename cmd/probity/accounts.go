@@ -116,7 +116,6 @@ type writePaths struct {
 	webhooks *webhook.Service
 	claims   *claims.Service  // claims.go (addClaims)
 	listings *listing.Service // listing.go (addListings)
-	maint    web.Maintainers  // who maintains an entry (listing.go: temporary)
 	sender   *mail.Sender     // nil without --smtp-host
 	// disputes opens and decides disputes (addDisputes); nil until the claims service
 	// says who maintains an entry.
@@ -213,9 +212,7 @@ func (w *writePaths) site(cfg *web.Config) {
 	cfg.Webhooks = webhookPages{w.webhooks}
 	if w.claims != nil {
 		cfg.Claims = w.claims
-	}
-	if w.maint != nil {
-		cfg.Maintainers = w.maint
+		cfg.Maintainers = w.claims // claims.Service.IsMaintainer owns the rule
 	}
 	if w.listings != nil {
 		cfg.Listings = w.listings

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -14,21 +15,29 @@ import (
 	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
+	"github.com/probity-dev/probity/web"
 )
 
 // claimsHelp is the part of serve's help about claiming entries (issue 18).
 const claimsHelp = `Claiming entries (with --accounts):
   A signed-in person claims an entry on its Claim page by proving control of one of
-  its parts: a token at https://ORIGIN/.well-known/probity-claim or in a TXT record at
-  _probity-claim.HOST (a remote), in the newest version's README (npm, PyPI), in
-  .well-known/probity-claim on the default branch, or the admin or maintain role
-  (GitHub, with $GITHUB_TOKEN). Claimed entries are read on --claimed-cadence.
+  its parts: a token at https://ORIGIN/.well-known/probity-claim (an https remote) or
+  in a TXT record at _probity-claim.HOST (a remote), in the newest version's README
+  (npm, PyPI), or in .well-known/probity-claim on the default branch of the entry's
+  own repository (read with $GITHUB_TOKEN when set). Checks are throttled (one per
+  token every 10 s, 30 an hour per account). Claimed entries are read on
+  --claimed-cadence.
   --claim-dns-server HOST:PORT   the resolver the TXT records are asked of (default:
                                  the system's)
-  --claim-recheck D              how often every claim is proven again (24h; 1h-168h);
-                                 a claim whose proof is gone lapses
+  --claim-recheck D              how often every claim is proven again (24h; 1h-168h;
+                                 each claim on its own time, a few at once every 5
+                                 min); a claim lapses when its proof is gone on two
+                                 checks a day apart, or unreadable for 7 days
 The registries and GitHub are read at --npm-url, --pypi-url and --github-url.
 `
+
+// The claims service is the site's maintainer rule (web.Config.Maintainers).
+var _ web.Maintainers = (*claims.Service)(nil)
 
 // claimFlags are serve's settings of claims.
 type claimFlags struct {
@@ -73,15 +82,12 @@ func (w *writePaths) addClaims(f claimFlags, st store.Store, ef *envFlags, sched
 }
 
 // addDisputes makes the disputes service (package disputes) beside the claims service,
-// which says who maintains an entry (claims.Service.IsMaintainer). Until it does, no
-// dispute can be opened and the contest form is not served.
+// which says who maintains an entry (claims.Service.IsMaintainer).
 func (w *writePaths) addDisputes(st store.Store, signer *signing.Signer, logger *slog.Logger) error {
-	m, ok := any(w.claims).(disputes.Maintainers)
-	if w.claims == nil || !ok {
-		logger.Warn("disputes are off: the claims service does not say who maintains an entry")
-		return nil
+	if w.claims == nil {
+		return errors.New("disputes need the claims service")
 	}
 	var err error
-	w.disputes, err = disputes.New(disputes.Config{Store: st, Maintainers: m, Signer: signer, ToolVersion: version, Logger: logger})
+	w.disputes, err = disputes.New(disputes.Config{Store: st, Maintainers: w.claims, Signer: signer, ToolVersion: version, Logger: logger})
 	return err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -33,7 +34,7 @@ func TestServeClaims(t *testing.T) {
 	}
 	var mu sync.Mutex
 	body := ""
-	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	origin := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		b := body
 		mu.Unlock()
@@ -52,6 +53,12 @@ func TestServeClaims(t *testing.T) {
 	}
 	defer mails.Close()
 	env := []string{"DATABASE_URL=", "PROBITY_KEY_DIR=", "GITHUB_TOKEN="}
+	// The well-known file is a proof over https only: serve trusts the origin's
+	// certificate (--ca-file).
+	caFile := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: origin.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	target := origin.URL + "/mcp"
 	if code, out, errOut := probity(t, env, "targets", "import", "--data-dir", dataDir, writeTargetURLs(t, dir, []string{target})); code != 0 {
 		t.Fatalf("import: exit %d\n%s%s", code, out, errOut)
@@ -59,7 +66,7 @@ func TestServeClaims(t *testing.T) {
 	addr := freeAddr(t)
 	cmd := exec.Command(probityBinary(t), "serve", "--allow-loopback", "--data-dir", dataDir, "--listen", addr, "--tick", "1s", "--poll", "100ms",
 		"--accounts", "--smtp-host", mails.Host(), "--smtp-port", strconv.Itoa(mails.Port()), "--smtp-security", "none",
-		"--smtp-from", "Probity test <notify@probity.test>", "--claim-recheck", "24h")
+		"--smtp-from", "Probity test <notify@probity.test>", "--claim-recheck", "24h", "--ca-file", caFile)
 	cmd.Env = append(os.Environ(), env...)
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
@@ -153,6 +160,11 @@ func TestServeClaims(t *testing.T) {
 	mu.Lock()
 	body = token + "\n"
 	mu.Unlock()
+	// At once: the checks of a token are spaced (claims.CheckEvery); 429, Retry-After.
+	if code, page = do(claim+"/check", url.Values{"csrf": {csrf}, "token": {token}}); code != http.StatusTooManyRequests || !strings.Contains(page, "Too many checks") {
+		t.Fatalf("check at once: %d %.800s", code, page)
+	}
+	time.Sleep(claims.CheckEvery)
 	if code, page = do(claim+"/check", url.Values{"csrf": {csrf}, "token": {token}}); code != 200 || !strings.Contains(page, "You are a maintainer") {
 		t.Fatalf("check: %d %.800s", code, page)
 	}

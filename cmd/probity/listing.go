@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 	"github.com/probity-dev/probity/keys/signing"
 	"github.com/probity-dev/probity/listing"
 	"github.com/probity-dev/probity/store"
-	"github.com/probity-dev/probity/web"
 )
 
 // listingHelp is the part of serve's help about the maintainers' listing (issue 18).
@@ -52,30 +50,6 @@ func (w *writePaths) addListings(f listingFlags, st store.Store, signer *signing
 	if err != nil {
 		return err
 	}
-	// TEMPORARY, for the lead: the Maintainers of the site should be
-	// claims.Service.IsMaintainer (helper A, "a live claim on one of the entry's current
-	// parts"). Until that is merged, liveClaims admits an account with any live claim
-	// on the entry.
-	if w.maint == nil {
-		w.maint = liveClaims{st}
-	}
 	return nil
 }
 
-// liveClaims is a temporary web.Maintainers over the store's claims (see addListings).
-type liveClaims struct{ st store.Store }
-
-var _ web.Maintainers = liveClaims{}
-
-func (l liveClaims) IsMaintainer(ctx context.Context, accountID, entryID int64) (bool, error) {
-	cs, err := l.st.Claims(ctx, entryID)
-	if err != nil {
-		return false, err
-	}
-	for _, c := range cs {
-		if c.AccountID == accountID && c.Live() {
-			return true, nil
-		}
-	}
-	return false, nil
-}

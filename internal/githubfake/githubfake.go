@@ -16,7 +16,11 @@
 //   - GET /api/repos/{owner}/{repo}/collaborators/{login}/permission: a collaborator's
 //     permission and role as SetRole set them, as GitHub answers ("permission":
 //     admin, write, read or none; "role_name": admin, maintain, write, triage, read;
-//     "user" with id and login); 404 for a login that is no collaborator.
+//     "user" with id and login); 404 for a login that is no collaborator. As GitHub,
+//     it answers only a caller with push access to the repository (the role write,
+//     maintain or admin): the user of a bearer token the OAuth flow issued, or
+//     SetAPITokenUser's for APIToken; 403 "Must have push access to view repository
+//     collaborators." for anyone else.
 //   - GET /api/repos/{owner}/{repo}/contents/{path}: a file of the default branch as
 //     SetFile set it, raw (as with Accept: application/vnd.github.raw+json); 404 when
 //     there is none, or for another branch (?ref=).
@@ -74,6 +78,15 @@ type Server struct {
 	roles         map[string]map[string]collaborator // repo "owner/name" → lower-case login
 	files         map[string]map[string]string       // repo → path → content
 	apiRequests   int
+	apiTokenUser  User
+}
+
+// SetAPITokenUser sets the user APIToken belongs to, for the collaborator permission
+// read, which needs push access (none set: a user without any).
+func (s *Server) SetAPITokenUser(u User) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.apiTokenUser = u
 }
 
 type collaborator struct {
@@ -356,14 +369,36 @@ func writeAPIError(w http.ResponseWriter, status int, msg string) {
 // permissionOf is GitHub's legacy permission of a role.
 var permissionOf = map[string]string{"admin": "admin", "maintain": "write", "write": "write", "triage": "read", "read": "read"}
 
+// pushRoles are the roles with push access.
+var pushRoles = map[string]bool{"admin": true, "maintain": true, "write": true}
+
 func (s *Server) permission(w http.ResponseWriter, r *http.Request) {
-	if !s.apiAuthorized(w, r) {
+	repo := strings.ToLower(r.PathValue("owner") + "/" + r.PathValue("repo"))
+	bearer := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	s.mu.Lock()
+	caller, known := s.tokens[bearer]
+	if !known && s.APIToken != "" && bearer == s.APIToken {
+		caller, known = s.apiTokenUser, true
+	}
+	s.mu.Unlock()
+	if known && caller.ID != 0 {
+		s.mu.Lock()
+		s.apiRequests++
+		s.mu.Unlock()
+	} else if !s.apiAuthorized(w, r) {
 		return
 	}
-	repo := strings.ToLower(r.PathValue("owner") + "/" + r.PathValue("repo"))
 	s.mu.Lock()
+	push := false
+	for _, c := range s.roles[repo] {
+		push = push || known && c.user.ID == caller.ID && caller.ID != 0 && pushRoles[c.role]
+	}
 	c, ok := s.roles[repo][strings.ToLower(r.PathValue("login"))]
 	s.mu.Unlock()
+	if !push {
+		writeAPIError(w, http.StatusForbidden, "Must have push access to view repository collaborators.")
+		return
+	}
 	if !ok {
 		writeAPIError(w, http.StatusNotFound, "Not Found")
 		return

@@ -151,3 +151,39 @@ func TestFlow(t *testing.T) {
 		t.Errorf("%d token requests recorded, want 8", n)
 	}
 }
+
+// TestPermissionNeedsPush: as GitHub, the collaborator permission read answers only a
+// caller with push access to the repository; 403 for the others, however the token.
+func TestPermissionNeedsPush(t *testing.T) {
+	s := New("client", "secret")
+	defer s.Close()
+	s.APIToken = "site-token"
+	owner, reader := User{ID: 1, Login: "owner"}, User{ID: 2, Login: "reader"}
+	s.SetRole("acme/tool", owner, "maintain")
+	s.SetRole("acme/tool", reader, "read")
+	get := func(token string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, s.APIURL()+"/repos/acme/tool/collaborators/reader/permission", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get("site-token"); code != http.StatusForbidden {
+		t.Errorf("the site's token without a user: %d, want 403", code)
+	}
+	s.SetAPITokenUser(reader)
+	if code := get("site-token"); code != http.StatusForbidden {
+		t.Errorf("a reader's token: %d, want 403", code)
+	}
+	s.SetAPITokenUser(owner)
+	if code := get("site-token"); code != http.StatusOK {
+		t.Errorf("a maintainer's token: %d, want 200", code)
+	}
+	if code := get("wrong"); code != http.StatusUnauthorized {
+		t.Errorf("an unknown token: %d, want 401", code)
+	}
+}
