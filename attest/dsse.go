@@ -62,9 +62,11 @@ type DecodedStatement struct {
 	Supply *SupplyPredicate
 	// Keys is set for KeysPredicateType.
 	Keys *KeysPredicate
+	// Baseline is set for BaselinePredicateType.
+	Baseline *BaselinePredicate
 	// ObservedAt is the predicate's time, which must lie in the signing key's window: a
 	// probe's observedAt, a change's recordedAt, a supply run's evaluatedAt, a key
-	// document version's issuedAt.
+	// document version's issuedAt, a baseline's approvedAt.
 	ObservedAt time.Time
 }
 
@@ -321,6 +323,17 @@ func decodeCanonical(payload []byte) (*DecodedStatement, error) {
 		t, err := ParseTime(kp.IssuedAt)
 		if err != nil {
 			return ds, &StatementError{Path: "/predicate/issuedAt", Msg: err.Error()}
+		}
+		ds.ObservedAt = t
+	case BaselinePredicateType:
+		bp, err := checkBaseline(ds.Predicate, ds.Subject)
+		if err != nil {
+			return ds, err
+		}
+		ds.Baseline = bp
+		t, err := ParseTime(bp.ApprovedAt)
+		if err != nil {
+			return ds, &StatementError{Path: "/predicate/approvedAt", Msg: err.Error()}
 		}
 		ds.ObservedAt = t
 	}

@@ -662,10 +662,11 @@ type job struct {
 
 // kindPredicates maps the record kinds to their statements' predicate types.
 var kindPredicates = map[string]string{
-	"probe":  attest.ProbePredicateType,
-	"change": attest.ChangePredicateType,
-	"supply": attest.SupplyPredicateType,
-	"keys":   attest.KeysPredicateType,
+	"probe":    attest.ProbePredicateType,
+	"change":   attest.ChangePredicateType,
+	"supply":   attest.SupplyPredicateType,
+	"keys":     attest.KeysPredicateType,
+	"baseline": attest.BaselinePredicateType,
 }
 
 // leaves runs the in-order checks on one bundle's leaves and returns the envelopes to

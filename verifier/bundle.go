@@ -243,7 +243,7 @@ func (b *parsedBundle) openCheckpoint(tk *trustedKeys, previous bool) (*Verified
 }
 
 // RecordKind is the log leaf kind of a record with the given predicate type (the kind a
-// bundle and its leaf must name): probe, change, supply or keys; "" for any other type.
+// bundle and its leaf must name): probe, change, supply, keys or baseline; "" for any other type.
 func RecordKind(predicateType string) string {
 	switch predicateType {
 	case attest.ProbePredicateType:
@@ -254,6 +254,8 @@ func RecordKind(predicateType string) string {
 		return "supply"
 	case attest.KeysPredicateType:
 		return "keys"
+	case attest.BaselinePredicateType:
+		return "baseline"
 	}
 	return ""
 }

@@ -30,7 +30,7 @@ type Description struct {
 	RecordKind    string           `json:"recordKind,omitempty"`
 	Subject       []attest.Subject `json:"subject,omitempty"`
 	// Times are the statement's own times by name (observedAt, recordedAt, evaluatedAt,
-	// issuedAt), in attest.TimeLayout.
+	// issuedAt, approvedAt), in attest.TimeLayout.
 	Times []NamedTime `json:"times,omitempty"`
 	// KeyIDs are the key ids the signatures name, in order.
 	KeyIDs []string `json:"keyIds,omitempty"`
@@ -38,7 +38,9 @@ type Description struct {
 	Probe  *attest.ProbePredicate  `json:"probe,omitempty"`
 	Change *attest.ChangePredicate `json:"change,omitempty"`
 	Supply *attest.SupplyPredicate `json:"supply,omitempty"`
-	Keys   *KeysVersionDescription `json:"keys,omitempty"`
+	// Baseline is an approved baseline (baseline/v1).
+	Baseline *attest.BaselinePredicate `json:"baseline,omitempty"`
+	Keys     *KeysVersionDescription   `json:"keys,omitempty"`
 
 	Log          *LogClaim               `json:"log,omitempty"`
 	KeyDocument  *KeyDocumentDescription `json:"keyDocument,omitempty"`
@@ -211,6 +213,7 @@ func describeEnvelope(data []byte) (*Description, error) {
 		Probe:         st.Probe,
 		Change:        st.Change,
 		Supply:        st.Supply,
+		Baseline:      st.Baseline,
 	}
 	for _, s := range env.Signatures {
 		d.KeyIDs = append(d.KeyIDs, s.KeyID)
@@ -223,6 +226,8 @@ func describeEnvelope(data []byte) (*Description, error) {
 		d.Times = []NamedTime{{"recordedAt", at}}
 	case st.Supply != nil:
 		d.Times = []NamedTime{{"evaluatedAt", at}}
+	case st.Baseline != nil:
+		d.Times = []NamedTime{{"approvedAt", at}}
 	case st.Keys != nil:
 		d.Times = []NamedTime{{"issuedAt", at}}
 		k := st.Keys

@@ -444,6 +444,8 @@ func (t *tableReporter) item(it Item) {
 				what = fmt.Sprintf("change=ch-%d kind=%s", st.Change.Number, st.Change.Kind)
 			case st.Supply != nil:
 				what = fmt.Sprintf("supply score=%d verified=%t", st.Supply.Score, st.Supply.Verified)
+			case st.Baseline != nil:
+				what = fmt.Sprintf("baseline=%d tools=%d", st.Baseline.Number, st.Baseline.ToolCount)
 			}
 		}
 		logged := ""

@@ -238,10 +238,11 @@ func (t textWriter) line(label string, format string, args ...any) {
 func (t textWriter) sub() textWriter { return textWriter{t.w, t.indent + "  "} }
 
 var predicateNames = map[string]string{
-	attest.ProbePredicateType:  "a probe round: what one round of checks observed",
-	attest.ChangePredicateType: "a change: one numbered change of an entry's history",
-	attest.SupplyPredicateType: "a supply run: the eleven supply-chain checks, score and Verified",
-	attest.KeysPredicateType:   "a key document version",
+	attest.ProbePredicateType:    "a probe round: what one round of checks observed",
+	attest.ChangePredicateType:   "a change: one numbered change of an entry's history",
+	attest.SupplyPredicateType:   "a supply run: the eleven supply-chain checks, score and Verified",
+	attest.KeysPredicateType:     "a key document version",
+	attest.BaselinePredicateType: "an approved baseline: the tool surface a maintainer approved",
 }
 
 func writeInspected(w *bufio.Writer, r inspected, verifying bool) {
@@ -272,6 +273,13 @@ func writeInspected(w *bufio.Writer, r inspected, verifying bool) {
 		writeChange(t, d.Change)
 	case d.Supply != nil:
 		writeSupply(t, d.Supply)
+	case d.Baseline != nil:
+		b := d.Baseline
+		t.line("baseline", "%d of %s (%d tools)", b.Number, b.Entry.Slug, b.ToolCount)
+		t.line("basis", "round %s (%s)", b.Basis.RoundID, b.Basis.PayloadDigest)
+		t.line("toolset", "%s", b.Fingerprints.Toolset)
+		t.line("schema", "%s", b.Fingerprints.Schema)
+		t.line("surface", "%s", b.Fingerprints.Surface)
 	case d.Keys != nil:
 		t.line("version", "%d (%s)", d.Keys.Version, d.Keys.Event)
 		t.line("issuedAt", "%s", d.Keys.IssuedAt)
