@@ -23,6 +23,8 @@ const (
 	RecordChange RecordKind = "change" // a change's change/v1 statement (SaveHistory)
 	RecordSupply RecordKind = "supply" // a supply run's supply/v1 statement (SaveSupply)
 	RecordKeys   RecordKind = "keys"   // a key document version's keys/v1 statement (SaveKeyDocumentVersion)
+	// RecordBaseline is an approved baseline's baseline/v1 statement (SaveBaseline).
+	RecordBaseline RecordKind = "baseline"
 )
 
 // LedgerRecord is one signed record of the ledger.
