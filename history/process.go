@@ -294,6 +294,18 @@ func (p *Processor) RecordOperatorEdit(ctx context.Context, entryID int64, field
 	}
 }
 
+// FieldApprovedBaseline is the field of the operator edit that records a new approved
+// baseline (package baseline): its before and after are the surface fingerprints.
+const FieldApprovedBaseline = "approved_baseline"
+
+// editSummary is the one-line summary of an operator edit of field.
+func editSummary(field string) string {
+	if field == FieldApprovedBaseline {
+		return "new approved baseline"
+	}
+	return strings.ReplaceAll(field, "_", " ") + " edited by the operator"
+}
+
 func (p *Processor) recordEdit(ctx context.Context, entryID int64, field, before, after string, at time.Time) (store.ChangeRecord, error) {
 	e, err := p.cfg.Store.EntryByID(ctx, entryID)
 	if err != nil {
@@ -324,7 +336,7 @@ func (p *Processor) recordEdit(ctx context.Context, entryID int64, field, before
 		return store.ChangeRecord{}, fmt.Errorf("the edit is not recordable: %w", err)
 	}
 	rec := store.ChangeRecord{EntryID: e.ID, Number: number, RecordedAt: at.UTC().Truncate(time.Millisecond),
-		Origin: attest.OriginOperator, Kind: attest.ChangeOperatorEdit, Summary: strings.ReplaceAll(field, "_", " ") + " edited by the operator",
+		Origin: attest.OriginOperator, Kind: attest.ChangeOperatorEdit, Summary: editSummary(field),
 		Details: details, Badges: []string{}}
 	pred := &attest.ChangePredicate{Entry: attest.EntryRef(e.Kind, e.Slug, e.Locator), Number: number, RecordedAt: attest.FormatTime(rec.RecordedAt),
 		Origin: attest.OriginOperator, Kind: attest.ChangeOperatorEdit, Summary: rec.Summary, Badges: []string{},
