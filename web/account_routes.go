@@ -20,7 +20,7 @@ func (h *handlers) writePaths(cfg Config, base string) error {
 		return err
 	}
 	h.acc, h.follows, h.hooks, h.claims = cfg.Accounts, cfg.Follows, cfg.Webhooks, cfg.Claims
-	h.maint, h.ops = cfg.Maintainers, cfg.Operators
+	h.maint, h.ops, h.baselines = cfg.Maintainers, cfg.Operators, cfg.Baselines
 	h.jar, h.cop, h.writeLim, h.postBody = jar, cop, lim, maxPostBody
 	return nil
 }
@@ -64,5 +64,9 @@ func (h *handlers) writeRoutes(r *gin.Engine, get func(string, gin.HandlerFunc))
 		get("/s/:slug/claim", h.claim)
 		r.POST("/s/:slug/claim", h.claimStart)
 		r.POST("/s/:slug/claim/check", h.claimCheck)
+	}
+	if h.baselines != nil {
+		get("/s/:slug/baseline", h.baselineShow)
+		r.POST("/s/:slug/baseline", h.baselineApprove)
 	}
 }

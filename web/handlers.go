@@ -61,15 +61,17 @@ type handlers struct {
 	postBody int64
 
 	// The write paths (account_routes.go); acc nil: none.
-	acc      Accounts
-	follows  Follows     // nil: no Follow buttons, Followed or unsubscribe pages
-	hooks    Webhooks    // nil: no webhook pages
-	claims   Claims      // nil: no claim pages (claim.go)
-	maint    Maintainers // nil: no maintainer routes (roles.go)
-	ops      Operators   // nil: no operator console (roles.go)
-	jar      cookieJar
-	cop      *http.CrossOriginProtection
-	writeLim *ratelimit.Limiter // the write routes' own bucket per client
+	acc     Accounts
+	follows Follows     // nil: no Follow buttons, Followed or unsubscribe pages
+	hooks   Webhooks    // nil: no webhook pages
+	claims  Claims      // nil: no claim pages (claim.go)
+	maint   Maintainers // nil: no maintainer routes (roles.go)
+	ops     Operators   // nil: no operator console (roles.go)
+	// baselines nil: no baseline pages (baseline.go)
+	baselines Baselines
+	jar       cookieJar
+	cop       *http.CrossOriginProtection
+	writeLim  *ratelimit.Limiter // the write routes' own bucket per client
 }
 
 // features are the write paths a site serves, which the layout links to.

@@ -52,6 +52,11 @@
 //	POST /s/{slug}/claim                a token for one way, and the steps
 //	POST /s/{slug}/claim/check          look for the token: claimed, or why not
 //
+// and, with Config.Baselines (baseline.go; maintainers of the entry only):
+//
+//	GET  /s/{slug}/baseline             the approved baseline beside the newest round
+//	POST /s/{slug}/baseline             approve the newest round's tool surface
+//
 // Every piece of server-supplied text (tool names, titles, descriptions, instructions,
 // server names, evidence samples) is shown as plain text: html/template escapes it in
 // pages, encoding/json escapes <, > and & in JSON, and Markdown output escapes every
@@ -169,6 +174,9 @@ type Config struct {
 	// maintainer routes and the operator console (roles.go).
 	Maintainers Maintainers
 	Operators   Operators
+	// Baselines, when set (with Accounts and Maintainers), serves an entry's baseline
+	// page and its approval (baseline.go).
+	Baselines Baselines
 	// WriteRateLimit is the per-client token bucket of the write routes (every POST
 	// but the one-click unsubscribe, and the GitHub sign-in), apart from the site's
 	// and stricter. The zero value means DefaultWriteRateLimit.
