@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/probity-dev/probity/accounts"
+	"github.com/probity-dev/probity/baseline"
 	"github.com/probity-dev/probity/checks/probe/egress"
 	"github.com/probity-dev/probity/claims"
 	"github.com/probity-dev/probity/keys"
@@ -111,7 +112,11 @@ type writePaths struct {
 	notify   *notify.Service
 	webhooks *webhook.Service
 	claims   *claims.Service // claims.go (addClaims)
-	sender   *mail.Sender    // nil without --smtp-host
+	// baselines and maintainers serve the baseline pages (baselines.go, addBaselines);
+	// nil: none.
+	baselines   *baseline.Service
+	maintainers baseline.Maintainers
+	sender      *mail.Sender // nil without --smtp-host
 	// doc is the key document that lists the webhook key, which the site must publish
 	// (EnsureWebhookKey adds the key, as a new version, at the first start).
 	doc *keys.Document
@@ -201,6 +206,12 @@ func (w *writePaths) site(cfg *web.Config) {
 	cfg.Webhooks = webhookPages{w.webhooks}
 	if w.claims != nil {
 		cfg.Claims = w.claims
+	}
+	if w.baselines != nil {
+		cfg.Baselines = w.baselines
+		if cfg.Maintainers == nil {
+			cfg.Maintainers = w.maintainers
+		}
 	}
 }
 

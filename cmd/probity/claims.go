@@ -26,6 +26,8 @@ const claimsHelp = `Claiming entries (with --accounts):
   --claim-recheck D              how often every claim is proven again (24h; 1h-168h);
                                  a claim whose proof is gone lapses
 The registries and GitHub are read at --npm-url, --pypi-url and --github-url.
+A maintainer approves the entry's current tools as its baseline at /s/SLUG/baseline;
+from the next round the *_unchanged_vs_approved checks compare with it.
 `
 
 // claimFlags are serve's settings of claims.

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"log/slog"
+
+	"github.com/probity-dev/probity/baseline"
+	"github.com/probity-dev/probity/history"
+	"github.com/probity-dev/probity/keys/signing"
+	"github.com/probity-dev/probity/store"
+)
+
+// addBaselines gives the write paths the baseline service (issue 18, "Approve a
+// baseline"): the maintainers of an entry, as the claims service answers
+// (claims.Service.IsMaintainer), approve its newest round's tool surface on
+// /s/{slug}/baseline; approvals are signed with the service's key and recorded in the
+// history. Without a claims service that answers IsMaintainer, there are no baseline
+// pages (no one could be admitted). The rounds read the approved baselines whatever
+// this does (envFlags.runner).
+func (w *writePaths) addBaselines(st store.Store, signer *signing.Signer, logger *slog.Logger) error {
+	m, ok := any(w.claims).(baseline.Maintainers)
+	if w.claims == nil || !ok {
+		logger.Warn("no baseline pages: the claims service does not say who maintains an entry")
+		return nil
+	}
+	h, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: version, Logger: logger})
+	if err != nil {
+		return err
+	}
+	w.baselines, err = baseline.New(baseline.Config{Store: st, Maintainers: m, Signer: signer, History: h,
+		ToolVersion: version, Logger: logger})
+	w.maintainers = m
+	return err
+}
