@@ -74,6 +74,11 @@
 //     version change names the new version; an operator edit names the edit's digest;
 //   - origin is operator exactly for operator edits; no badge appears twice.
 //
+// The badges are those of package history/diff (no_longer_read_only, newly_destructive,
+// new_destructive_tool, newly_required_param, invisible_characters, new_instructions)
+// and differs_from_approved: a tools change whose new surface differs from the entry's
+// approved baseline (baseline predicate) when it was recorded.
+//
 // # Supply predicate
 //
 // https://probity.dev/attestation/supply/v1 (SupplyPredicate,

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -103,6 +104,19 @@ func (f *maintainers) IsMaintainer(ctx context.Context, account, entry int64) (b
 	return f.m[[2]int64{account, entry}], nil
 }
 
+// clock is the rounds' settable clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
 // mcpServer is a real MCP server (go-sdk, Streamable HTTP) on a loopback port whose
 // tools a test changes between rounds.
 func mcpServer(t *testing.T) (*mcp.Server, string) {
@@ -110,7 +124,9 @@ func mcpServer(t *testing.T) (*mcp.Server, string) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "baseline-test", Version: "1.0.0"}, nil)
 	add := func(name, desc string) {
 		s.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 	}
 	add("get_weather", "Returns the weather for a city.")
 	add("get_time", "Returns the current time in a city.")
@@ -135,6 +151,7 @@ func TestBaselineTurnsChecks(t *testing.T) {
 		ctx := context.Background()
 		srv, endpoint := mcpServer(t)
 		now := time.Now().UTC()
+		clk := &clock{now: now}
 		keyDir := filepath.Join(t.TempDir(), "keys")
 		if _, err := signing.GenerateDir(keyDir, "https://probity.test", now.Add(-time.Hour), nil); err != nil {
 			t.Fatal(err)
@@ -143,17 +160,17 @@ func TestBaselineTurnsChecks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		proc, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: "test"})
+		proc, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: "test", Baselines: baseline.Approvals{Store: st}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		runner, err := rounds.NewRunner(rounds.Config{Store: st, Prober: probe.New(probe.Config{Version: "test", AllowLoopback: true}),
-			Signer: signer, ToolVersion: "test", History: proc, Baselines: baseline.Approvals{Store: st}})
+		runner, err := rounds.NewRunner(rounds.Config{Store: st, Prober: probe.New(probe.Config{Version: "test", AllowLoopback: true, Now: clk.Now}),
+			Signer: signer, ToolVersion: "test", History: proc, Baselines: baseline.Approvals{Store: st}, Now: clk.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
 		maint := &maintainers{m: map[[2]int64]bool{}}
-		svc, err := baseline.New(baseline.Config{Store: st, Maintainers: maint, Signer: signer, History: proc, ToolVersion: "test"})
+		svc, err := baseline.New(baseline.Config{Store: st, Maintainers: maint, Signer: signer, History: proc, ToolVersion: "test", Now: clk.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +192,8 @@ func TestBaselineTurnsChecks(t *testing.T) {
 		round := func(want attest.CheckStatus, reason string) {
 			t.Helper()
 			n++
-			rep, err := runner.RunEntry(ctx, e, store.Due{EntryID: e.ID, Reason: store.ReasonCadence, At: now.Add(time.Duration(n) * time.Minute)}, "")
+			clk.add(2 * time.Minute) // past the history's confirmation delay
+			rep, err := runner.RunEntry(ctx, e, store.Due{EntryID: e.ID, Reason: store.ReasonCadence, At: clk.Now()}, "")
 			if err != nil || rep.Outcome != rounds.SignedFull {
 				t.Fatalf("round %d: %+v, %v", n, rep, err)
 			}
@@ -225,8 +243,11 @@ func TestBaselineTurnsChecks(t *testing.T) {
 
 		// The server's tools drift: a tool is added.
 		srv.AddTool(&mcp.Tool{Name: "delete_city", Description: "Deletes a city.", InputSchema: json.RawMessage(`{"type":"object"}`)},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 		round(attest.StatusObservedRisk, "changed")
+		round(attest.StatusObservedRisk, "changed") // the history confirms the change
 		status, err := svc.Status(ctx, ada.ID, e.Slug)
 		if err != nil || !status.Differs || status.Approval != nil || status.Newest.ToolCount != 3 {
 			t.Fatalf("Status after the drift = %+v, %v", status, err)
@@ -244,14 +265,21 @@ func TestBaselineTurnsChecks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		approvals := 0
+		// The drift is a tools change flagged as differing from the approved baseline.
+		approvals, flagged := 0, 0
 		for _, c := range cs {
 			if c.Kind == attest.ChangeOperatorEdit && c.Summary == "new approved baseline" {
 				approvals++
 			}
+			if c.Kind == attest.ChangeTools && slices.Contains(c.Badges, history.BadgeDiffersFromApproved) {
+				flagged++
+			}
 		}
-		if approvals != 2 {
-			t.Errorf("%d approvals in the history, want 2: %+v", approvals, cs)
+		if approvals != 2 || flagged != 1 {
+			for _, c := range cs {
+				t.Logf("change %d: %s %q %v", c.Number, c.Kind, c.Summary, c.Badges)
+			}
+			t.Errorf("%d approvals and %d flagged changes in the history, want 2 and 1", approvals, flagged)
 		}
 
 		// Everything verifies offline: rounds, changes and the two baselines.

@@ -38,8 +38,18 @@ type Config struct {
 	Signer      Signer
 	ToolVersion string
 	Rules       Rules
-	Logger      *slog.Logger
+	// Baselines reads an entry's approved baseline (baseline.Approvals): a tools change
+	// whose new surface differs from it gets the badge BadgeDiffersFromApproved. nil: no
+	// such badge.
+	Baselines interface {
+		Approved(ctx context.Context, entryID int64) (*attest.Fingerprints, error)
+	}
+	Logger *slog.Logger
 }
+
+// BadgeDiffersFromApproved marks a tools change whose new surface differs from the
+// entry's approved baseline; it follows the badges of package history/diff.
+const BadgeDiffersFromApproved = "differs_from_approved"
 
 // Processor turns an entry's stored rounds into its change history: it reads the rounds
 // stored since it last ran, applies the Rules, and stores the new state and the
@@ -238,6 +248,15 @@ func (p *Processor) change(ctx context.Context, e store.Entry, ev Event, compare
 		for _, b := range c.Badges {
 			if !slices.Contains(rec.Badges, b.Kind) {
 				rec.Badges = append(rec.Badges, b.Kind)
+			}
+		}
+		if p.cfg.Baselines != nil {
+			approved, err := p.cfg.Baselines.Approved(ctx, e.ID)
+			if err != nil {
+				return rec, err
+			}
+			if approved != nil && approved.Surface != ev.After.Surface {
+				rec.Badges = append(rec.Badges, BadgeDiffersFromApproved)
 			}
 		}
 		rec.BeforeRound, rec.AfterRound = ev.Before.ID, ev.After.ID

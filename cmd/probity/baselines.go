@@ -22,7 +22,8 @@ func (w *writePaths) addBaselines(st store.Store, signer *signing.Signer, logger
 		logger.Warn("no baseline pages: the claims service does not say who maintains an entry")
 		return nil
 	}
-	h, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: version, Logger: logger})
+	h, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: version,
+		Baselines: baseline.Approvals{Store: st}, Logger: logger})
 	if err != nil {
 		return err
 	}

@@ -184,7 +184,8 @@ func (f *envFlags) runner(st store.Store, signer *signing.Signer, schedule round
 	if err != nil {
 		return nil, err
 	}
-	h, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: version, Logger: logger})
+	h, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: version,
+		Baselines: baseline.Approvals{Store: st}, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
