@@ -170,3 +170,19 @@ func TestBaselineRateLimit(t *testing.T) {
 		t.Errorf("baseline statuses: %v", codes)
 	}
 }
+
+// TestEntryPageSaysToolsDiffer: the summary card of an entry whose newest signed round
+// found its tools changed against the approved baseline says so, linked to the check;
+// an entry without such a finding does not.
+func TestEntryPageSaysToolsDiffer(t *testing.T) {
+	ts := newTabsSite(t)
+	const note = `<a href="/s/drift/checks#check-surface_unchanged_vs_approved">The current tools differ from the approved baseline.</a>`
+	if page := ts.get(http.MethodGet, "/s/drift").Body.String(); !strings.Contains(page, note) {
+		t.Errorf("the drifted entry's page has no note:\n%s", page)
+	}
+	for _, slug := range []string{"healthy", "hidden", "never"} {
+		if page := ts.get(http.MethodGet, "/s/"+slug).Body.String(); strings.Contains(page, "differ from the approved baseline") {
+			t.Errorf("%s: the page says the tools differ from the approved baseline", slug)
+		}
+	}
+}
