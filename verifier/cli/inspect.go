@@ -276,6 +276,7 @@ func writeInspected(w *bufio.Writer, r inspected, verifying bool) {
 	case d.Baseline != nil:
 		b := d.Baseline
 		t.line("baseline", "%d of %s (%d tools)", b.Number, b.Entry.Slug, b.ToolCount)
+		t.line("approvedAt", "%s", b.ApprovedAt)
 		t.line("basis", "round %s (%s)", b.Basis.RoundID, b.Basis.PayloadDigest)
 		t.line("toolset", "%s", b.Fingerprints.Toolset)
 		t.line("schema", "%s", b.Fingerprints.Schema)
