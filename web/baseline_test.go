@@ -13,24 +13,49 @@ import (
 
 // newBaselineSite is newWriteSite's site with the baseline pages and the roles' fakes.
 func newBaselineSite(t *testing.T, write web.RateLimit) (*writeSite, *baselineRoles, *fakeBaselines) {
+	w, roles, fb, _ := newBaselineClaimSite(t, write)
+	return w, roles, fb
+}
+
+// newBaselineClaimSite is newBaselineSite with the claim pages too.
+func newBaselineClaimSite(t *testing.T, write web.RateLimit) (*writeSite, *baselineRoles, *fakeBaselines, *fakeClaims) {
 	t.Helper()
 	w := newWriteSite(t, writeOpts{})
 	start := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
 	now := func() time.Time { return start.Add(time.Hour) }
 	roles := newBaselineRoles()
 	fb := newFakeBaselines(w.st, roles, w.mutations, now)
+	fc := newFakeClaims(w.st, w.mutations, now)
 	if write.Burst == 0 {
 		write = generous
 	}
 	_, doc, _ := openStore(t, start) // the key document; the site reads w's store
 	h, err := web.New(web.Config{Store: w.st, Keys: doc, BaseURL: w.base, Now: now,
 		Logger: slog.New(slog.DiscardHandler), RateLimit: generous, WriteRateLimit: write,
-		Accounts: w.acc, Follows: w.fol, Webhooks: w.hooks, Maintainers: roles, Operators: roles, Baselines: fb})
+		Accounts: w.acc, Follows: w.fol, Webhooks: w.hooks, Claims: fc, Maintainers: roles, Operators: roles, Baselines: fb})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.h = h
-	return w, roles, fb
+	return w, roles, fb, fc
+}
+
+// TestClaimPageLinksBaseline: the claim page points a maintainer of the entry to its
+// baseline page, and no one else.
+func TestClaimPageLinksBaseline(t *testing.T) {
+	w, _, _, fc := newBaselineClaimSite(t, web.RateLimit{})
+	b := w.browser(t)
+	b.signIn("ada@example.com")
+	link := `<a href="/s/` + w.slug + `/baseline">`
+	if rec := b.get("/s/" + w.slug + "/claim"); rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), link) {
+		t.Errorf("claim page of a non-maintainer: %d, links the baseline page: %v", rec.Code, strings.Contains(rec.Body.String(), link))
+	}
+	fc.mu.Lock()
+	fc.claimed[w.slug] = map[int64]bool{w.accountOf(t, b): true}
+	fc.mu.Unlock()
+	if rec := b.get("/s/" + w.slug + "/claim"); !strings.Contains(rec.Body.String(), link) {
+		t.Errorf("claim page of a maintainer does not link the baseline page:\n%s", rec.Body)
+	}
 }
 
 // TestBaselineAuthorization is the route matrix of GET and POST /s/{slug}/baseline:
