@@ -13,14 +13,14 @@ import (
 
 // newBaselineSite is newWriteSite's site with the baseline pages and the roles' fakes.
 func newBaselineSite(t *testing.T, write web.RateLimit) (*writeSite, *baselineRoles, *fakeBaselines) {
-	w, roles, fb, _ := newBaselineClaimSite(t, write)
+	w, roles, fb, _ := newBaselineClaimSite(t, write, "")
 	return w, roles, fb
 }
 
 // newBaselineClaimSite is newBaselineSite with the claim pages too.
-func newBaselineClaimSite(t *testing.T, write web.RateLimit) (*writeSite, *baselineRoles, *fakeBaselines, *fakeClaims) {
+func newBaselineClaimSite(t *testing.T, write web.RateLimit, base string) (*writeSite, *baselineRoles, *fakeBaselines, *fakeClaims) {
 	t.Helper()
-	w := newWriteSite(t, writeOpts{})
+	w := newWriteSite(t, writeOpts{base: base})
 	start := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
 	now := func() time.Time { return start.Add(time.Hour) }
 	roles := newBaselineRoles()
@@ -43,7 +43,7 @@ func newBaselineClaimSite(t *testing.T, write web.RateLimit) (*writeSite, *basel
 // TestClaimPageLinksBaseline: the claim page points a maintainer of the entry to its
 // baseline page, and no one else.
 func TestClaimPageLinksBaseline(t *testing.T) {
-	w, _, _, fc := newBaselineClaimSite(t, web.RateLimit{})
+	w, _, _, fc := newBaselineClaimSite(t, web.RateLimit{}, "")
 	b := w.browser(t)
 	b.signIn("ada@example.com")
 	link := `<a href="/s/` + w.slug + `/baseline">`
