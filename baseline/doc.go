@@ -1,6 +1,7 @@
 // Package baseline approves baselines (issue 18, "Approve a baseline"): a maintainer of
-// an entry takes the tool surface of the entry's newest successful signed round — its
-// toolset, schema and surface fingerprints — as the approved one. The approval is a
+// an entry takes the tool surface of the entry's newest signed round — its toolset,
+// schema and surface fingerprints — as the approved one (refused when that round read
+// no tools: none listed, or a login required first). The approval is a
 // signed baseline/v1 statement (attest, "Baseline predicate"), stored as a ledger record
 // of kind baseline with the store's baselines row, and recorded in the entry's history
 // as an operator change (field approved_baseline, summary "new approved baseline",

@@ -62,9 +62,10 @@ type Service struct {
 var (
 	// ErrNotMaintainer: the account is not a maintainer of the entry.
 	ErrNotMaintainer = errors.New("only a maintainer of the entry can approve its baseline")
-	// ErrNoRound: the entry has no successful signed round to take a baseline from.
+	// ErrNoRound: the entry has no signed round to take a baseline from.
 	ErrNoRound = errors.New("the entry has no successful signed round to approve yet")
-	// ErrNoTools: the newest successful signed round read no tools.
+	// ErrNoTools: the newest signed round read no tools (none listed, or a login
+	// required before the list).
 	ErrNoTools = errors.New("the newest signed round read no tools: there is no tool surface to approve")
 	// ErrAlreadyApproved: the newest round's tool surface is the approved one already.
 	ErrAlreadyApproved = errors.New("the newest round's tool surface is the approved baseline already")
@@ -95,7 +96,8 @@ func New(cfg Config) (*Service, error) {
 }
 
 // Status is what the baseline page shows: the entry, its current baseline (nil when
-// none) and its newest successful signed round (nil when none).
+// none) and its newest signed round (nil when none; its Fingerprints nil when it read
+// no tool list).
 type Status struct {
 	Entry   store.Entry
 	Current *store.Baseline
@@ -130,21 +132,24 @@ func (s *Service) status(ctx context.Context, e store.Entry) (Status, error) {
 	if err != nil {
 		return st, fmt.Errorf("couldn't read the rounds of %s: %w", e.Slug, err)
 	}
+	// The newest signed round: unsigned rounds (no answer, no handshake) say nothing of
+	// the tools, a signed one behind a login (auth_required) read none.
 	for i := range rs {
-		if r := &rs[i]; r.Signed && r.Coverage == string(attest.CoverageFull) && r.Fingerprints != nil && r.PayloadDigest != "" {
-			st.Newest = r
+		if rs[i].Signed && rs[i].PayloadDigest != "" {
+			st.Newest = &rs[i]
 			break
 		}
 	}
+	r := st.Newest
 	switch {
-	case st.Newest == nil:
+	case r == nil:
 		st.Approval = ErrNoRound
-	case st.Newest.ToolCount == 0:
+	case r.Coverage != string(attest.CoverageFull) || r.Fingerprints == nil || r.ToolCount == 0:
 		st.Approval = ErrNoTools
-	case st.Current != nil && sameSurface(st.Current.Fingerprints, *st.Newest.Fingerprints):
+	case st.Current != nil && sameSurface(st.Current.Fingerprints, *r.Fingerprints):
 		st.Approval = ErrAlreadyApproved
 	}
-	st.Differs = st.Current != nil && st.Newest != nil && !sameSurface(st.Current.Fingerprints, *st.Newest.Fingerprints)
+	st.Differs = st.Current != nil && r != nil && r.Fingerprints != nil && !sameSurface(st.Current.Fingerprints, *r.Fingerprints)
 	return st, nil
 }
 
@@ -169,8 +174,8 @@ func (s *Service) maintained(ctx context.Context, accountID int64, slug string) 
 	return e, nil
 }
 
-// Approve takes the tool surface of the entry's newest successful signed round as its
-// approved baseline, for a maintainer of the entry: it signs the baseline, stores it
+// Approve takes the tool surface of the entry's newest signed round as its approved
+// baseline, for a maintainer of the entry: it signs the baseline, stores it
 // with its ledger record, and records it in the entry's history. The errors are
 // store.ErrNotFound (no such entry), ErrNotMaintainer, ErrNoRound, ErrNoTools and
 // ErrAlreadyApproved, or a failure.

@@ -116,8 +116,8 @@ func newService(t *testing.T, st *fakeStore, h *fakeHistory) *baseline.Service {
 	return svc
 }
 
-// TestApproveRefusals: no signed full round (an unsigned one and an auth_required one
-// do not count), a round of no tools, the approved surface again, another account,
+// TestApproveRefusals: no signed round (an unsigned one does not count), a newest
+// signed round behind a login (an older full one is not taken) or of no tools, the approved surface again, another account,
 // and a store failure are refused with their errors, and nothing is stored.
 func TestApproveRefusals(t *testing.T) {
 	entry := store.Entry{ID: 1, Slug: "weather", Kind: store.KindRemote, Locator: "https://weather.example/mcp"}
@@ -129,12 +129,13 @@ func TestApproveRefusals(t *testing.T) {
 		fail    error
 		want    error
 	}{
-		"no round":           {nil, 7, nil, baseline.ErrNoRound},
-		"no signed round":    {[]store.RoundSummary{unsigned, auth}, 7, nil, baseline.ErrNoRound},
-		"no tools":           {[]store.RoundSummary{signedRound("f1", 0, "empty")}, 7, nil, baseline.ErrNoTools},
-		"not a maintainer":   {[]store.RoundSummary{signedRound("f1", 2, "v1")}, 8, nil, baseline.ErrNotMaintainer},
-		"store fails":        {[]store.RoundSummary{signedRound("f1", 2, "v1")}, 7, errors.New("disk on fire"), nil},
-		"unsigned is newest": {[]store.RoundSummary{unsigned, signedRound("f1", 2, "v1")}, 7, nil, nil},
+		"no round":            {nil, 7, nil, baseline.ErrNoRound},
+		"no signed round":     {[]store.RoundSummary{unsigned}, 7, nil, baseline.ErrNoRound},
+		"newest behind login": {[]store.RoundSummary{unsigned, auth, signedRound("f0", 2, "v0")}, 7, nil, baseline.ErrNoTools},
+		"no tools":            {[]store.RoundSummary{signedRound("f1", 0, "empty")}, 7, nil, baseline.ErrNoTools},
+		"not a maintainer":    {[]store.RoundSummary{signedRound("f1", 2, "v1")}, 8, nil, baseline.ErrNotMaintainer},
+		"store fails":         {[]store.RoundSummary{signedRound("f1", 2, "v1")}, 7, errors.New("disk on fire"), nil},
+		"unsigned is newest":  {[]store.RoundSummary{unsigned, signedRound("f1", 2, "v1")}, 7, nil, nil},
 	} {
 		t.Run(name, func(t *testing.T) {
 			st := &fakeStore{entry: entry, rounds: tc.rounds, fail: tc.fail}

@@ -13,7 +13,7 @@ import (
 )
 
 // Approving a baseline (issue 18): a maintainer of an entry takes the tool surface of
-// its newest successful signed round as the approved one (package baseline); from the
+// its newest signed round as the approved one (package baseline); from the
 // next round the three *_unchanged_vs_approved checks compare with it.
 //
 //	GET  /s/{slug}/baseline   the approved baseline beside the newest round (maintainers)
