@@ -74,6 +74,11 @@
 //     version change names the new version; an operator edit names the edit's digest;
 //   - origin is operator exactly for operator edits; no badge appears twice.
 //
+// The badges are those of package history/diff (no_longer_read_only, newly_destructive,
+// new_destructive_tool, newly_required_param, invisible_characters, new_instructions)
+// and differs_from_approved: a tools change whose new surface differs from the entry's
+// approved baseline (baseline predicate) when it was recorded.
+//
 // # Supply predicate
 //
 // https://probity.dev/attestation/supply/v1 (SupplyPredicate,
@@ -248,11 +253,56 @@
 //	":"abababababababababababababababababababababababababababababababab"},"name":"https:
 //	//mcp.acme.example/mcp"}]}
 //
+// # Baseline predicate
+//
+// https://probity.dev/attestation/baseline/v1 (BaselinePredicate,
+// schema/baseline-v1.schema.json) records a tool surface an entry's maintainer approved
+// (issue 18, "Approve a baseline"); from the entry's next round the checks
+// toolset_unchanged_vs_approved, schema_unchanged_vs_approved and
+// surface_unchanged_vs_approved compare the round's fingerprints with it. Its members:
+//
+//	entry         the entry, as in a change (EntryRef)
+//	number        the entry's baseline number: 1, 2, … in the order approved
+//	approvedAt    when it was approved: the time held to the signing key's window, as
+//	              observedAt is for rounds
+//	fingerprints  toolset, schema and surface: those of the basis round, exactly
+//	toolCount     the basis round's tool count, 1 or more (no tools, nothing to approve)
+//	basis         the signed round it was taken from, by roundId and payloadDigest
+//	              ("sha256:" + hex SHA-256 of that round's DSSE payload), as a change
+//	              names its rounds; a verifier holding the round checks that it carries
+//	              these fingerprints. (Not by ledger sequence number: a record's number
+//	              is given by the sequencing step after it is stored, and the digest is
+//	              what ties the two records.)
+//	toolVersion   Probity's version
+//
+// Who approved is never part of it. The one subject is the entry's url (remote) or
+// package reference with the digest sha256 = the hex of the approved surface
+// fingerprint. NewBaselineStatement builds the statement over NewBaselinePredicate; its
+// ledger kind is baseline.
+//
+// Test vector (TestBaselineVector rebuilds it): baseline 1 of the remote entry
+// mcp-example-com-mcp, approved at 2026-11-30T12:30:00.000Z from round
+// c20261130T120000000Z-e1 of 3 tools, with toolset, schema, surface and round payload
+// digests sha256:111…, 222…, 333… and 444… (64 hex digits each), Probity 0.1.0, has the
+// canonical payload (wrapped here; each run of digits is 64 long)
+//
+//	{"_type":"https://in-toto.io/Statement/v1","predicate":{"approvedAt":"2026-11-30T12:30:00.000Z",
+//	"basis":{"payloadDigest":"sha256:444…","roundId":"c20261130T120000000Z-e1"},"entry":{"kind":
+//	"remote","slug":"mcp-example-com-mcp","url":"https://mcp.example.com/mcp"},"fingerprints":
+//	{"schema":"sha256:222…","surface":"sha256:333…","toolset":"sha256:111…"},"number":1,
+//	"toolCount":3,"toolVersion":"0.1.0"},"predicateType":"https://probity.dev/attestation/
+//	baseline/v1","subject":[{"digest":{"sha256":"333…"},"name":"https://mcp.example.com/mcp"}]}
+//
+// and the worked example's key (a050837d85070582) signs its PAE as
+//
+//	M7LtlT4CGOQjW9L3jO61nSsSMciouPHOtIx7arR9GKBNzFCPaKKTfiFwESMMb2E8qTWqf7KHZLqnSmhCZe8oDQ==
+//
 // # Building and signing
 //
 // Each statement is put together by the constructor beside its predicate:
 // NewProbeStatement (with NewServerInfo and NewTimings for the schema's bounds),
-// NewChangeStatement, and NewSupplyStatement over NewSupplyPredicate. Check encodes a
+// NewChangeStatement, NewSupplyStatement over NewSupplyPredicate, and NewBaselineStatement
+// over NewBaselinePredicate. Check encodes a
 // statement canonically and applies every rule above with the code DecodeStatement runs
 // for a verifier; the Checked it returns is signed by its Sign method without a second
 // check, so a statement is validated once, and nothing is signed that a verifier would
@@ -334,7 +384,7 @@
 //
 // where N is the sequence number in decimal without leading zeros and K the record's
 // kind (1 to 32 of a-z, 0-9 and _, starting with a letter: probe, change, supply, keys,
-// or tombstone), then exactly one body:
+// baseline, or tombstone), then exactly one body:
 //
 //   - envelope L, LF, then the L bytes of the record's DSSE envelope exactly as stored
 //     (compact, one line, no trailing newline). This is the form whenever the whole leaf

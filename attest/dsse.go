@@ -72,6 +72,11 @@ type DecodedStatement struct {
 	// probe's observedAt, a change's recordedAt, a supply run's evaluatedAt, a
 	// dispute's openedAt, an outcome's decidedAt, a withdrawal's at, a key document
 	// version's issuedAt.
+	// Baseline is set for BaselinePredicateType.
+	Baseline *BaselinePredicate
+	// ObservedAt is the predicate's time, which must lie in the signing key's window: a
+	// probe's observedAt, a change's recordedAt, a supply run's evaluatedAt, a key
+	// document version's issuedAt, a baseline's approvedAt.
 	ObservedAt time.Time
 }
 
@@ -361,6 +366,17 @@ func decodeCanonical(payload []byte) (*DecodedStatement, error) {
 		t, err := ParseTime(wp.At)
 		if err != nil {
 			return ds, &StatementError{Path: "/predicate/at", Msg: err.Error()}
+		}
+		ds.ObservedAt = t
+	case BaselinePredicateType:
+		bp, err := checkBaseline(ds.Predicate, ds.Subject)
+		if err != nil {
+			return ds, err
+		}
+		ds.Baseline = bp
+		t, err := ParseTime(bp.ApprovedAt)
+		if err != nil {
+			return ds, &StatementError{Path: "/predicate/approvedAt", Msg: err.Error()}
 		}
 		ds.ObservedAt = t
 	}

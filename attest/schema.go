@@ -69,6 +69,12 @@ func PredicateSchema(predicateType string) (*Schema, bool) {
 			panic("attest: embedded withdrawal schema does not compile: " + err.Error())
 		}
 		return s, true
+	case BaselinePredicateType:
+		s, err := baselineSchema()
+		if err != nil {
+			panic("attest: embedded baseline schema does not compile: " + err.Error())
+		}
+		return s, true
 	}
 	return nil, false
 }

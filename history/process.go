@@ -38,8 +38,18 @@ type Config struct {
 	Signer      Signer
 	ToolVersion string
 	Rules       Rules
-	Logger      *slog.Logger
+	// Baselines reads an entry's approved baseline (baseline.Approvals): a tools change
+	// whose new surface differs from it gets the badge BadgeDiffersFromApproved. nil: no
+	// such badge.
+	Baselines interface {
+		Approved(ctx context.Context, entryID int64) (*attest.Fingerprints, error)
+	}
+	Logger *slog.Logger
 }
+
+// BadgeDiffersFromApproved marks a tools change whose new surface differs from the
+// entry's approved baseline; it follows the badges of package history/diff.
+const BadgeDiffersFromApproved = "differs_from_approved"
 
 // Processor turns an entry's stored rounds into its change history: it reads the rounds
 // stored since it last ran, applies the Rules, and stores the new state and the
@@ -240,6 +250,15 @@ func (p *Processor) change(ctx context.Context, e store.Entry, ev Event, compare
 				rec.Badges = append(rec.Badges, b.Kind)
 			}
 		}
+		if p.cfg.Baselines != nil {
+			approved, err := p.cfg.Baselines.Approved(ctx, e.ID)
+			if err != nil {
+				return rec, err
+			}
+			if approved != nil && approved.Surface != ev.After.Surface {
+				rec.Badges = append(rec.Badges, BadgeDiffersFromApproved)
+			}
+		}
 		rec.BeforeRound, rec.AfterRound = ev.Before.ID, ev.After.ID
 		pred.Before, pred.After = state(ev.Before), *state(ev.After)
 	case EventVersion:
@@ -322,6 +341,18 @@ func (p *Processor) RecordOperatorEdits(ctx context.Context, entryID int64, edit
 	}
 }
 
+// FieldApprovedBaseline is the field of the operator edit that records a new approved
+// baseline (package baseline): its before and after are the surface fingerprints.
+const FieldApprovedBaseline = "approved_baseline"
+
+// editSummary is the one-line summary of an operator edit of field.
+func editSummary(field string) string {
+	if field == FieldApprovedBaseline {
+		return "new approved baseline"
+	}
+	return strings.ReplaceAll(field, "_", " ") + " edited by the operator"
+}
+
 func (p *Processor) recordEdits(ctx context.Context, entryID int64, edits []Edit, listing *store.ListingUpdate, at time.Time) ([]store.ChangeRecord, error) {
 	e, err := p.cfg.Store.EntryByID(ctx, entryID)
 	if err != nil {
@@ -373,7 +404,7 @@ func (p *Processor) editChange(ctx context.Context, e store.Entry, number int64,
 		return store.ChangeRecord{}, fmt.Errorf("the edit is not recordable: %w", err)
 	}
 	rec := store.ChangeRecord{EntryID: e.ID, Number: number, RecordedAt: at.UTC().Truncate(time.Millisecond),
-		Origin: attest.OriginOperator, Kind: attest.ChangeOperatorEdit, Summary: strings.ReplaceAll(ed.Field, "_", " ") + " edited by the operator",
+		Origin: attest.OriginOperator, Kind: attest.ChangeOperatorEdit, Summary: editSummary(ed.Field),
 		Details: details, Badges: []string{}}
 	pred := &attest.ChangePredicate{Entry: attest.EntryRef(e.Kind, e.Slug, e.Locator), Number: number, RecordedAt: attest.FormatTime(rec.RecordedAt),
 		Origin: attest.OriginOperator, Kind: attest.ChangeOperatorEdit, Summary: rec.Summary, Badges: []string{},

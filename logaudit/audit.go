@@ -672,6 +672,7 @@ var kindPredicates = map[string]string{
 	"outcome": attest.OutcomePredicateType,
 	// withdrawal: an operator's withdrawal or restoration of an entry's Verified.
 	"withdrawal": attest.WithdrawalPredicateType,
+	"baseline":   attest.BaselinePredicateType,
 }
 
 // leaves runs the in-order checks on one bundle's leaves and returns the envelopes to

@@ -497,3 +497,52 @@ func TestWitnessesSameName(t *testing.T) {
 		t.Fatalf("witnesses %+v failures %+v", rep.Witnesses, rep.Failures)
 	}
 }
+
+// TestBaselineRecords: a log with approved baselines (kind baseline) passes the audit,
+// which verifies their envelopes as baseline/v1 statements; a baseline altered by one
+// byte, or logged under another kind, fails it.
+func TestBaselineRecords(t *testing.T) {
+	s, err := ledgertest.NewSigner("logaudit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	withBaseline := func(f *fixture, idx int) [][]byte {
+		t.Helper()
+		seq := int64(idx + 1)
+		at := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(seq) * time.Minute)
+		rec, err := s.Baseline(context.Background(), "entry-b", 1, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaf, err := attest.RecordLeaf(seq, "baseline", rec.Envelope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := append([][]byte{}, f.leaves...)
+		l[idx] = leaf
+		return l
+	}
+	f := newFixture(t)
+	f.write(withBaseline(f, 10))
+	rep := f.audit(f.config())
+	if !rep.OK() || rep.Counts["baseline"] != 1 {
+		b, _ := json.MarshalIndent(rep, "", "  ")
+		t.Fatalf("audit of a log with a baseline: %s", b)
+	}
+
+	f = newFixture(t)
+	l := withBaseline(f, 10)
+	leaf := []byte(string(l[10]))
+	i := strings.Index(string(leaf), `"payload":"`) + len(`"payload":"`) + 40
+	leaf[i] ^= 0x01
+	l[10] = leaf
+	f.write(l)
+	wantReason(t, f.audit(f.config()), logaudit.Reason("bad_signature"), 10)
+
+	f = newFixture(t)
+	l = withBaseline(f, 10)
+	p, _ := attest.ParseLeaf(l[10])
+	l[10], _ = attest.RecordLeaf(11, "change", p.Data)
+	f.write(l)
+	wantReason(t, f.audit(f.config()), logaudit.ReasonKindMismatch, 10)
+}

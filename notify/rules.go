@@ -77,6 +77,9 @@ type Summary struct {
 	// Edited are the listing fields the operator edited (in words, e.g. "setup
 	// notes"), sorted, those edited back to their text left out.
 	Edited []string
+	// NewBaseline says a maintainer approved a new baseline (the operator edit of
+	// field history.FieldApprovedBaseline), which Edited leaves out.
+	NewBaseline bool
 	// Last is the number of the newest change (the #ch-N an e-mail links; 0 when only
 	// disputes are told).
 	Last int64
@@ -99,6 +102,9 @@ func (s Summary) Text() string {
 	}
 	if len(s.Edited) > 0 {
 		parts = append(parts, "listing edited by the operator: "+strings.Join(s.Edited, ", "))
+	}
+	if s.NewBaseline {
+		parts = append(parts, "new approved baseline")
 	}
 	parts = append(parts, s.Disputes...)
 	if len(parts) == 0 {
@@ -259,10 +265,14 @@ func Summarize(changes []Change, current string) Summary {
 		if e.before != nil && e.after != nil && *e.before == *e.after {
 			continue // edited back
 		}
+		if field == history.FieldApprovedBaseline {
+			s.NewBaseline = true
+			continue
+		}
 		s.Edited = append(s.Edited, strings.ReplaceAll(field, "_", " "))
 	}
 	slices.Sort(s.Edited)
-	s.Notable = s.Tools != "" || s.VersionTo != "" || len(s.Edited) > 0 || len(s.Disputes) > 0
+	s.Notable = s.Tools != "" || s.VersionTo != "" || len(s.Edited) > 0 || s.NewBaseline || len(s.Disputes) > 0
 	return s
 }
 

@@ -54,6 +54,13 @@ func TestSummarize(t *testing.T) {
 			toolsChange(3, r0, "A", "B", diff.Change{Added: refs("alpha")}),
 			toolsChange(4, r0.Add(time.Hour), "B", "C", diff.Change{Added: refs("beta"), Removed: refs("gamma")}),
 		}, "", true, "2 tools added, 1 removed", 4},
+		{"a new approved baseline, with the drift it approves", []Change{
+			toolsChange(3, r0, "A", "B", diff.Change{Added: refs("alpha")}),
+			editChange(4, r0.Add(time.Hour), history.FieldApprovedBaseline, str("sha256:a"), str("sha256:b")),
+		}, "", true, "1 tool added; new approved baseline", 4},
+		{"a new approved baseline alone", []Change{
+			editChange(4, r0, history.FieldApprovedBaseline, str("none"), str("sha256:b")),
+		}, "", true, "new approved baseline", 4},
 		{"added then removed is nothing", []Change{
 			toolsChange(3, r0, "A", "B", diff.Change{Added: refs("alpha")}),
 			toolsChange(4, r0.Add(time.Hour), "B", "A", diff.Change{Removed: refs("alpha")}),

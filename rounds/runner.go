@@ -23,6 +23,12 @@ type Prober interface {
 	Probe(ctx context.Context, url string) (*checks.Observation, error)
 }
 
+// Baselines reads the approved fingerprints of an entry's current baseline: nil when it
+// has none. baseline.Approvals is one.
+type Baselines interface {
+	Approved(ctx context.Context, entryID int64) (*attest.Fingerprints, error)
+}
+
 // Signer signs DSSE payloads and names its key; *signing.Signer is one.
 type Signer interface {
 	attest.Signer
@@ -42,6 +48,10 @@ type Config struct {
 	History interface {
 		Process(ctx context.Context, entryID int64) (int, error)
 	}
+	// Baselines reads an entry's approved baseline (baseline.Approvals), which the
+	// round's *_unchanged_vs_approved checks compare with; nil, or no baseline: those
+	// checks are UNVERIFIED (unless the Prober sets Observation.Approved itself).
+	Baselines Baselines
 	// Collector gathers supply-chain facts (RunSupply); nil: no supply runs.
 	Collector Collector
 	// SupplyHistory takes packages' newest versions and bundle manifests' tools into
@@ -177,6 +187,12 @@ func (r *Runner) RunEntry(ctx context.Context, e store.Entry, due store.Due, run
 	if err != nil {
 		return out, fmt.Errorf("couldn't read the rounds of %s: %w", e.Slug, err)
 	}
+	var approved *attest.Fingerprints
+	if r.cfg.Baselines != nil {
+		if approved, err = r.cfg.Baselines.Approved(ctx, e.ID); err != nil {
+			return out, fmt.Errorf("couldn't read the approved baseline of %s: %w", e.Slug, err)
+		}
+	}
 
 	probing := r.cfg.Now()
 	obs, err := r.cfg.Prober.Probe(ctx, e.Locator)
@@ -188,6 +204,9 @@ func (r *Runner) RunEntry(ctx context.Context, e store.Entry, due store.Due, run
 		return out, fmt.Errorf("couldn't probe %s: %w", e.Slug, err)
 	}
 	probed := r.cfg.Now()
+	if approved != nil {
+		obs.Approved = approved // the entry's approved baseline, read before the probe
+	}
 
 	// Building and storing the round of a large list take a few times its size, so the
 	// lists in those steps together stay under Config.ListBytes. A probed round waits

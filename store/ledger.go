@@ -26,6 +26,8 @@ const (
 
 	RecordDispute RecordKind = "dispute" // a dispute's dispute/v1 statement (SaveDispute)
 	RecordOutcome RecordKind = "outcome" // an outcome's outcome/v1 statement (SaveOutcome)
+	// RecordBaseline is an approved baseline's baseline/v1 statement (SaveBaseline).
+	RecordBaseline RecordKind = "baseline"
 )
 
 // LedgerRecord is one signed record of the ledger.

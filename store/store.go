@@ -1012,6 +1012,18 @@ type Store interface {
 	// transaction, closing the report when closing is given.
 	SaveWithdrawal(ctx context.Context, w Withdrawal, closing *ReportDecision) (Withdrawal, error)
 	Withdrawals(ctx context.Context, entryID int64) ([]Withdrawal, error)
+	// Baselines (issue 18; sql_baselines.go): the tool surfaces an entry's maintainers
+	// approved, each a signed ledger record of kind baseline; deleted with the entry
+	// (its tombstone lists their records).
+
+	// SaveBaseline stores a signed baseline and its ledger record in one transaction
+	// and returns its id; ErrNotFound without the entry; ErrBaselineNumber when its
+	// number is not the entry's next.
+	SaveBaseline(ctx context.Context, b Baseline) (int64, error)
+	// CurrentBaseline returns the entry's newest baseline, or ErrNotFound.
+	CurrentBaseline(ctx context.Context, entryID int64) (Baseline, error)
+	// Baselines returns the entry's baselines, newest first (limit 1 to 1000).
+	Baselines(ctx context.Context, entryID int64, limit int) ([]Baseline, error)
 
 	// NewQueue builds a River client on the store's database (riverpgxv5 on
 	// PostgreSQL, riversqlite on SQLite). cfg is River's configuration; its Workers

@@ -246,6 +246,7 @@ func (b *parsedBundle) openCheckpoint(tk *trustedKeys, previous bool) (*Verified
 // bundle and its leaf must name): probe, change, supply, keys, dispute or outcome; ""
 // for any other type.
 // bundle and its leaf must name): probe, change, supply, keys or withdrawal; "" for any other type.
+// bundle and its leaf must name): probe, change, supply, keys or baseline; "" for any other type.
 func RecordKind(predicateType string) string {
 	switch predicateType {
 	case attest.ProbePredicateType:
@@ -262,6 +263,8 @@ func RecordKind(predicateType string) string {
 		return "outcome"
 	case attest.WithdrawalPredicateType:
 		return "withdrawal"
+	case attest.BaselinePredicateType:
+		return "baseline"
 	}
 	return ""
 }

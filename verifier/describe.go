@@ -30,7 +30,7 @@ type Description struct {
 	RecordKind    string           `json:"recordKind,omitempty"`
 	Subject       []attest.Subject `json:"subject,omitempty"`
 	// Times are the statement's own times by name (observedAt, recordedAt, evaluatedAt,
-	// issuedAt), in attest.TimeLayout.
+	// issuedAt, approvedAt), in attest.TimeLayout.
 	Times []NamedTime `json:"times,omitempty"`
 	// KeyIDs are the key ids the signatures name, in order.
 	KeyIDs []string `json:"keyIds,omitempty"`
@@ -46,6 +46,8 @@ type Description struct {
 	// Withdrawal is a withdrawal/v1 record: Verified withdrawn from an entry, or
 	// restored. Its reason is text an operator wrote: show it as plain text.
 	Withdrawal *attest.WithdrawalPredicate `json:"withdrawal,omitempty"`
+	// Baseline is an approved baseline (baseline/v1).
+	Baseline *attest.BaselinePredicate `json:"baseline,omitempty"`
 
 	Log          *LogClaim               `json:"log,omitempty"`
 	KeyDocument  *KeyDocumentDescription `json:"keyDocument,omitempty"`
@@ -221,6 +223,7 @@ func describeEnvelope(data []byte) (*Description, error) {
 		Dispute:       st.Dispute,
 		Outcome:       st.Outcome,
 		Withdrawal:    st.Withdrawal,
+		Baseline:      st.Baseline,
 	}
 	for _, s := range env.Signatures {
 		d.KeyIDs = append(d.KeyIDs, s.KeyID)
@@ -239,6 +242,8 @@ func describeEnvelope(data []byte) (*Description, error) {
 		d.Times = []NamedTime{{"decidedAt", at}}
 	case st.Withdrawal != nil:
 		d.Times = []NamedTime{{"at", at}}
+	case st.Baseline != nil:
+		d.Times = []NamedTime{{"approvedAt", at}}
 	case st.Keys != nil:
 		d.Times = []NamedTime{{"issuedAt", at}}
 		k := st.Keys

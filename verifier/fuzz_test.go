@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"testing"
+	"time"
 
 	"github.com/probity-dev/probity/attest"
 	"github.com/probity-dev/probity/verifier"
@@ -35,6 +36,9 @@ func FuzzVerify(f *testing.F) {
 	vk := newVectorKeys()
 	f.Add(sign(fullStatement(inWindow), vk.active))
 	f.Add(sign(authRequiredStatement(inWindow), vk.active))
+	fp := attest.Fingerprints{Toolset: attest.Digest([]byte("t")), Schema: attest.Digest([]byte("s")), Surface: attest.Digest([]byte("u"))}
+	f.Add(sign(attest.NewBaselineStatement(attest.NewBaselinePredicate(attest.ChangeEntry{Kind: "remote", Slug: "mcp-example-com-mcp", URL: vectorURL},
+		1, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), "c1", attest.Digest([]byte("round")), fp, 2, "0.1.0")), vk.active))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res, err := verifier.Verify(data, vk.doc, verifier.DefaultPolicy())
 		if res == nil {

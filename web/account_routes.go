@@ -24,7 +24,7 @@ func (h *handlers) writePaths(cfg Config, base string) error {
 	if cfg.Maintainers != nil {
 		h.disputes = cfg.Disputes
 	}
-	h.console, h.desk, h.reports = cfg.Console, cfg.DisputeDesk, cfg.Reports
+	h.console, h.desk, h.reports, h.baselines = cfg.Console, cfg.DisputeDesk, cfg.Reports, cfg.Baselines
 	h.jar, h.cop, h.writeLim, h.postBody = jar, cop, lim, maxPostBody
 	return nil
 }
@@ -89,5 +89,9 @@ func (h *handlers) writeRoutes(r *gin.Engine, get func(string, gin.HandlerFunc))
 	}
 	if h.ops != nil && h.console != nil {
 		h.opsRoutes(r, get) // ops.go
+	}
+	if h.baselines != nil {
+		get("/s/:slug/baseline", h.baselineShow)
+		r.POST("/s/:slug/baseline", h.baselineApprove)
 	}
 }

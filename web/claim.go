@@ -64,6 +64,9 @@ type claimPage struct {
 	Options []claims.Option
 	Started *ClaimStarted
 	Error   string
+	// Baselines: the site serves the baseline page (baseline.go), which a maintainer
+	// is pointed to.
+	Baselines bool
 }
 
 func (h *handlers) claimOptionsPage(c *gin.Context, v *viewer, slug string) (claimPage, bool) {
@@ -72,7 +75,7 @@ func (h *handlers) claimOptionsPage(c *gin.Context, v *viewer, slug string) (cla
 		h.fail(c, err)
 		return claimPage{}, false
 	}
-	p := claimPage{V: v, Slug: o.Entry.Slug, Name: displayName(o.Entry), Claimed: o.Claimed, Yours: o.Yours}
+	p := claimPage{V: v, Slug: o.Entry.Slug, Name: displayName(o.Entry), Claimed: o.Claimed, Yours: o.Yours, Baselines: h.baselines != nil}
 	for _, opt := range o.Options {
 		opt.Label = cut(visibleLine(opt.Label), maxClaimTarget)
 		p.Options = append(p.Options, opt)

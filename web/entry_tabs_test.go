@@ -50,6 +50,9 @@ var tabCases = []tabCase{
 	{"login", "auth-valid-metadata", rounds.SignedAuth, "login", regexp.MustCompile(`^Login required: the server asks for a login before it lists its tools; no findings in the newest signed round \(\d+ checks, \d+ of them unable to look behind the login\)$`)},
 	{"offline", "fault-connection-refused", rounds.Unsigned, "offline", regexp.MustCompile(`^Offline: the newest round got no answer \(connection refused or unreachable\)$`)},
 	{"never", "", "", "none", regexp.MustCompile(`^Not yet checked: no round has read this server yet$`)},
+	// A tool removed since the approved baseline: the three *_unchanged_vs_approved
+	// checks report it, and the card says the tools differ from the baseline.
+	{"drift", "drift-tool-removed", rounds.SignedFull, "failed", regexp.MustCompile(`^1 check failed and 3 risks found in the newest signed round: a TLS certificate problem, tool names differ from the approved baseline, tool schemas differ from the approved baseline, the tool surface differs from the approved baseline$`)},
 }
 
 // tabsSite is a site over one entry per tabCase, each read once by a real probe of its

@@ -107,6 +107,9 @@ type cardView struct {
 	// SignedRoundNote, when set, says what the newest signed round found where the
 	// sentence speaks of a newer round (offline, unsigned).
 	SignedRoundNote string
+	// BaselineNote, when set, says that the newest signed round's tools differ from
+	// the approved baseline (a *_unchanged_vs_approved check found the change).
+	BaselineNote string
 	// Verified is the one Verified rule (summaryOf.State); VerifiedText says it with
 	// the score, or why not.
 	Verified     bool
@@ -354,6 +357,9 @@ func cardOf(d *store.EntryDigest, sum summaryOf, signed *store.RoundSummary, che
 			switch attest.CheckStatus(cv.Status) {
 			case attest.StatusFailed, attest.StatusObservedRisk:
 				c.Findings = append(c.Findings, findingView{ID: cv.ID, Name: findingName(cv.ID), Status: cv.Status})
+				if strings.HasSuffix(cv.ID, "_unchanged_vs_approved") {
+					c.BaselineNote = "The current tools differ from the approved baseline."
+				}
 			case attest.StatusUnverified:
 				c.Unverified++
 			}

@@ -75,6 +75,8 @@ type handlers struct {
 	jar      cookieJar
 	cop      *http.CrossOriginProtection
 	writeLim *ratelimit.Limiter // the write routes' own bucket per client
+	// baselines nil: no baseline pages (baseline.go)
+	baselines Baselines
 }
 
 // features are the write paths a site serves, which the layout links to.

@@ -1226,12 +1226,13 @@ type hintView struct{ Hint, Before, After string }
 var originLabel = map[string]string{attest.OriginAutomatic: "automatic check", attest.OriginOperator: "server operator"}
 
 var badgeLabel = map[string]string{
-	diff.BadgeNoLongerReadOnly:   "no longer read-only",
-	diff.BadgeNewlyDestructive:   "newly destructive",
-	diff.BadgeNewDestructiveTool: "new destructive tool",
-	diff.BadgeNewlyRequiredParam: "newly required parameter",
-	diff.BadgeInvisibleChars:     "invisible characters",
-	diff.BadgeNewInstructions:    "new instructions",
+	diff.BadgeNoLongerReadOnly:       "no longer read-only",
+	diff.BadgeNewlyDestructive:       "newly destructive",
+	diff.BadgeNewDestructiveTool:     "new destructive tool",
+	diff.BadgeNewlyRequiredParam:     "newly required parameter",
+	diff.BadgeInvisibleChars:         "invisible characters",
+	diff.BadgeNewInstructions:        "new instructions",
+	history.BadgeDiffersFromApproved: "differs from the approved baseline",
 }
 
 // changeView turns a visible change into its view; with detailed, its details

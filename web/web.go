@@ -58,6 +58,11 @@
 //	GET, POST /s/{slug}/edit            the maintainer's listing: the form; save it
 //	POST /s/{slug}/recheck              a round at once (429 within the interval)
 //
+// and, with Config.Baselines (baseline.go; maintainers of the entry only):
+//
+//	GET  /s/{slug}/baseline             the approved baseline beside the newest round
+//	POST /s/{slug}/baseline             approve the newest round's tool surface
+//
 // Every piece of server-supplied text (tool names, titles, descriptions, instructions,
 // server names, evidence samples) is shown as plain text: html/template escapes it in
 // pages, encoding/json escapes <, > and & in JSON, and Markdown output escapes every
@@ -189,6 +194,9 @@ type Config struct {
 	// Reports, when set (with Accounts), serves the report form of Verified entries and,
 	// with Operators, the report console (reports.go).
 	Reports Reports
+	// Baselines, when set (with Accounts and Maintainers), serves an entry's baseline
+	// page and its approval (baseline.go).
+	Baselines Baselines
 	// WriteRateLimit is the per-client token bucket of the write routes (every POST
 	// but the one-click unsubscribe, and the GitHub sign-in), apart from the site's
 	// and stricter. The zero value means DefaultWriteRateLimit.

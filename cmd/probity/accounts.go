@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/probity-dev/probity/accounts"
+	"github.com/probity-dev/probity/baseline"
 	"github.com/probity-dev/probity/checks/probe/egress"
 	"github.com/probity-dev/probity/claims"
 	"github.com/probity-dev/probity/disputes"
@@ -123,6 +124,8 @@ type writePaths struct {
 	// operators is the operator role and console (operators.go, addOperators).
 	operators *operators.Service
 	reports   *reports.Service // reports.go (addReports)
+	// baselines serves the baseline pages (baselines.go, addBaselines).
+	baselines *baseline.Service
 	// doc is the key document that lists the webhook key, which the site must publish
 	// (EnsureWebhookKey adds the key, as a new version, at the first start).
 	doc *keys.Document
@@ -228,6 +231,9 @@ func (w *writePaths) site(cfg *web.Config) {
 	}
 	if w.reports != nil {
 		cfg.Reports = w.reports
+	}
+	if w.baselines != nil {
+		cfg.Baselines = w.baselines
 	}
 }
 

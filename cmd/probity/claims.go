@@ -34,6 +34,8 @@ const claimsHelp = `Claiming entries (with --accounts):
                                  min); a claim lapses when its proof is gone on two
                                  checks a day apart, or unreadable for 7 days
 The registries and GitHub are read at --npm-url, --pypi-url and --github-url.
+A maintainer approves the entry's current tools as its baseline at /s/SLUG/baseline;
+from the next round the *_unchanged_vs_approved checks compare with it.
 `
 
 // The claims service is the site's maintainer rule (web.Config.Maintainers).

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/probity-dev/probity/baseline"
 	"github.com/probity-dev/probity/checks/probe"
 	"github.com/probity-dev/probity/checks/supply"
 	"github.com/probity-dev/probity/history"
@@ -183,7 +184,8 @@ func (f *envFlags) runner(st store.Store, signer *signing.Signer, schedule round
 	if err != nil {
 		return nil, err
 	}
-	h, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: version, Logger: logger})
+	h, err := history.NewProcessor(history.Config{Store: st, Signer: signer, ToolVersion: version,
+		Baselines: baseline.Approvals{Store: st}, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +194,7 @@ func (f *envFlags) runner(st store.Store, signer *signing.Signer, schedule round
 		return nil, err
 	}
 	return rounds.NewRunner(rounds.Config{Store: st, Prober: p, Signer: signer, ToolVersion: version, Schedule: schedule,
-		History: h, Collector: collector, SupplyHistory: h, Logger: logger})
+		History: h, Baselines: baseline.Approvals{Store: st}, Collector: collector, SupplyHistory: h, Logger: logger})
 }
 
 // collector builds the supply-chain collector: the sources at their base URLs over one

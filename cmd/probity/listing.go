@@ -52,4 +52,3 @@ func (w *writePaths) addListings(f listingFlags, st store.Store, signer *signing
 	}
 	return nil
 }
-

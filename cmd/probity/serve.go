@@ -240,6 +240,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "error: %v\n", err)
 			return 2
 		}
+		if err := w.addBaselines(st, signer, logger); err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 2
+		}
 		doc, site.write = w.doc, w
 	}
 	// The transparency log: this process appends when no other does.

@@ -1,5 +1,5 @@
 // Package ledgertest makes real signed records for tests of the ledger, its migration
-// and its export: probe, change and supply statements, each signed with the one key of
+// and its export: probe, change, supply and baseline statements, each signed with the one key of
 // a key document that `probity verify` accepts. The key derives from a public seed, so
 // nothing it signs is worth anything outside a test.
 package ledgertest
@@ -128,6 +128,18 @@ func (s *Signer) Supply(ctx context.Context, slug string, at time.Time) (Record,
 func (s *Signer) Withdrawal(ctx context.Context, slug string, number int64, action, reason string, supplySeq int64, supplyDigest string, at time.Time) (Record, error) {
 	st := attest.NewWithdrawalStatement(attest.ChangeEntry{Kind: "npm", Slug: slug, Package: "pkg:npm/" + slug}, number,
 		action, reason, at, attest.WithdrawalSupply{Seq: supplySeq, PayloadDigest: "sha256:" + supplyDigest}, "0.1.0")
+	env, payload, err := attest.Sign(ctx, st, s.signer)
+	if err != nil {
+		return Record{}, err
+	}
+	return s.record(env, payload)
+}
+
+// Baseline signs baseline number of the remote entry slug, approved at at.
+func (s *Signer) Baseline(ctx context.Context, slug string, number int64, at time.Time) (Record, error) {
+	entry := attest.ChangeEntry{Kind: "remote", Slug: slug, URL: "https://" + slug + ".example.com/mcp"}
+	fp := attest.Fingerprints{Toolset: attest.Digest([]byte("t")), Schema: attest.Digest([]byte("s")), Surface: attest.Digest([]byte("u"))}
+	st := attest.NewBaselineStatement(attest.NewBaselinePredicate(entry, number, at, "round", attest.Digest([]byte("1")), fp, 2, "0.1.0"))
 	env, payload, err := attest.Sign(ctx, st, s.signer)
 	if err != nil {
 		return Record{}, err

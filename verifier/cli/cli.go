@@ -464,6 +464,8 @@ func (t *tableReporter) item(it Item) {
 				what = fmt.Sprintf("dispute=%d check=%s record=%d", st.Dispute.Number, st.Dispute.Finding.CheckID, st.Dispute.Finding.Record.Seq)
 			case st.Outcome != nil:
 				what = fmt.Sprintf("outcome=%s dispute=%d record=%d", st.Outcome.Decision, st.Outcome.Dispute.Number, st.Outcome.Dispute.Record.Seq)
+			case st.Baseline != nil:
+				what = fmt.Sprintf("baseline=%d tools=%d", st.Baseline.Number, st.Baseline.ToolCount)
 			}
 		}
 		logged := ""

@@ -245,6 +245,7 @@ var predicateNames = map[string]string{
 	attest.DisputePredicateType:    "a dispute: a maintainer contests one check result of a signed round",
 	attest.OutcomePredicateType:    "an outcome: an operator's decision on a dispute",
 	attest.WithdrawalPredicateType: "a withdrawal: an operator withdrew an entry's Verified, or restored it",
+	attest.BaselinePredicateType:   "an approved baseline: the tool surface a maintainer approved",
 }
 
 func writeInspected(w *bufio.Writer, r inspected, verifying bool) {
@@ -285,6 +286,14 @@ func writeInspected(w *bufio.Writer, r inspected, verifying bool) {
 		t.line("entry", "%s", Printable(w.Entry.Slug))
 		t.line("supply run", "seq %d, payload %s", w.Supply.Seq, w.Supply.PayloadDigest)
 		t.line("reason", "%s", Printable(w.Reason))
+	case d.Baseline != nil:
+		b := d.Baseline
+		t.line("baseline", "%d of %s (%d tools)", b.Number, b.Entry.Slug, b.ToolCount)
+		t.line("approvedAt", "%s", b.ApprovedAt)
+		t.line("basis", "round %s (%s)", b.Basis.RoundID, b.Basis.PayloadDigest)
+		t.line("toolset", "%s", b.Fingerprints.Toolset)
+		t.line("schema", "%s", b.Fingerprints.Schema)
+		t.line("surface", "%s", b.Fingerprints.Surface)
 	case d.Keys != nil:
 		t.line("version", "%d (%s)", d.Keys.Version, d.Keys.Event)
 		t.line("issuedAt", "%s", d.Keys.IssuedAt)

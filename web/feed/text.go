@@ -139,12 +139,13 @@ func line(s string, maxRunes int) string {
 
 // badgeLabels are the words for the badges (history/diff's Badge* kinds).
 var badgeLabels = map[string]string{
-	diff.BadgeNoLongerReadOnly:   "no longer read-only",
-	diff.BadgeNewlyDestructive:   "newly destructive",
-	diff.BadgeNewDestructiveTool: "new destructive tool",
-	diff.BadgeNewlyRequiredParam: "newly required parameter",
-	diff.BadgeInvisibleChars:     "invisible characters",
-	diff.BadgeNewInstructions:    "new instructions",
+	diff.BadgeNoLongerReadOnly:       "no longer read-only",
+	diff.BadgeNewlyDestructive:       "newly destructive",
+	diff.BadgeNewDestructiveTool:     "new destructive tool",
+	diff.BadgeNewlyRequiredParam:     "newly required parameter",
+	diff.BadgeInvisibleChars:         "invisible characters",
+	diff.BadgeNewInstructions:        "new instructions",
+	history.BadgeDiffersFromApproved: "differs from the approved baseline",
 }
 
 // breakingLabels are the words for the potentially breaking findings.
