@@ -143,7 +143,7 @@ var baselineChecks = []string{"toolset_unchanged_vs_approved", "schema_unchanged
 // UNVERIFIED (no_baseline); a maintainer approves the newest round's tool surface
 // (another account cannot); the next round's checks are VERIFIED (unchanged); after the
 // server's tools drift they report the change, with the status the check catalog gives
-// it (OBSERVED_RISK, reason changed); approving the drifted surface is baseline 2 and
+// it (FAILED, reason changed); approving the drifted surface is baseline 2 and
 // verifies again. Each approval is a change of the history ("new approved baseline"),
 // and everything the ledger holds, baselines included, verifies offline.
 func TestBaselineTurnsChecks(t *testing.T) {
@@ -246,8 +246,8 @@ func TestBaselineTurnsChecks(t *testing.T) {
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{}, nil
 			})
-		round(attest.StatusObservedRisk, "changed")
-		round(attest.StatusObservedRisk, "changed") // the history confirms the change
+		round(attest.StatusFailed, "changed")
+		round(attest.StatusFailed, "changed") // the history confirms the change
 		status, err := svc.Status(ctx, ada.ID, e.Slug)
 		if err != nil || !status.Differs || status.Approval != nil || status.Newest.ToolCount != 3 {
 			t.Fatalf("Status after the drift = %+v, %v", status, err)

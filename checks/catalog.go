@@ -14,7 +14,7 @@ import (
 // SuiteVersion names this release of the remote check suite; statements carry it as
 // probe.suiteVersion next to SuiteDigest. Bump it together with any change to the
 // catalog's data (ids, groups, statuses, reason keys, parameters).
-const SuiteVersion = "2026.12"
+const SuiteVersion = "2026.12.1"
 
 // The groups of the catalog, as in DESIGN.md.
 const (
@@ -116,7 +116,7 @@ func fingerprintReasons(what string) []ReasonSpec {
 func baselineReasons(what string) []ReasonSpec {
 	return []ReasonSpec{
 		ok("unchanged", "The "+what+" fingerprint equals the one the maintainer approved."),
-		risk("changed", "The "+what+" fingerprint differs from the one the maintainer approved."),
+		fail("changed", "The "+what+" fingerprint differs from the one the maintainer approved."),
 		unv("no_baseline", "The maintainer has not approved a "+what+" fingerprint yet, so there is nothing to compare with."),
 		unv("no_fingerprint", "This round has no "+what+" fingerprint (the tool list was not read completely or could not be fingerprinted)."),
 	}

@@ -12,7 +12,7 @@ import (
 // goldenSuiteDigest pins the catalog's data. When a change to the catalog's ids, groups,
 // statuses, reason keys or parameters is deliberate, bump SuiteVersion and update this
 // value; an unintended change to the suite fails here.
-const goldenSuiteDigest = "sha256:ce8a481a59d8992ea38ef352fa7d1993d7c30155cbac1f3c96e4a6dfae1109d7"
+const goldenSuiteDigest = "sha256:e1dd55192df73e0a43655ef19e21ed2871182ba28a5c39e8a243ab973c208db8"
 
 func TestSuiteDigestGolden(t *testing.T) {
 	if got := SuiteDigest(); got != goldenSuiteDigest {

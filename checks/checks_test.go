@@ -327,7 +327,7 @@ func driftCases() []checkCase {
 		changed.Toolset, changed.Schema, changed.Surface = attest.Digest([]byte("a")), attest.Digest([]byte("b")), attest.Digest([]byte("c"))
 		cs = append(cs,
 			checkCase{"unchanged", id, with(func(o *Observation) { o.Approved = &approved }), V, "unchanged", m{}},
-			checkCase{"changed", id, with(func(o *Observation) { o.Approved = &changed }), R, "changed", m{}},
+			checkCase{"changed", id, with(func(o *Observation) { o.Approved = &changed }), F, "changed", m{}},
 			checkCase{"no baseline", id, fullObs(), U, "no_baseline", m{}},
 			checkCase{"empty baseline", id, with(func(o *Observation) { o.Approved = &attest.Fingerprints{} }), U, "no_baseline", m{}},
 			checkCase{"partial", id, with(func(o *Observation) {

@@ -74,7 +74,7 @@ func baselineCheck(pick func(*attest.Fingerprints) string) func(*input) Result {
 		if pick(fp) == pick(in.obs.Approved) {
 			return verified("unchanged", nil)
 		}
-		return observedRisk("changed", nil, Evidence{Field: "fingerprint", Sample: pick(in.obs.Approved), Note: "the approved fingerprint; this round's is " + pick(fp)})
+		return failed("changed", nil, Evidence{Field: "fingerprint", Sample: pick(in.obs.Approved), Note: "the approved fingerprint; this round's is " + pick(fp)})
 	}
 }
 
