@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -46,7 +47,9 @@ func TestServeListing(t *testing.T) {
 	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: fleetURL.Scheme, Host: fleetURL.Host})
 	var mu sync.Mutex
 	body := ""
-	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// The well-known file is a proof over https only: the origin is a TLS server whose
+	// certificate serve trusts (--ca-file), for the claim and the rounds alike.
+	origin := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == claims.WellKnownPath {
 			mu.Lock()
 			b := body
@@ -69,6 +72,10 @@ func TestServeListing(t *testing.T) {
 	}
 	defer mails.Close()
 	env := []string{"DATABASE_URL=", "PROBITY_KEY_DIR=", "GITHUB_TOKEN="}
+	caFile := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: origin.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	target := origin.URL + fleetURL.Path
 	if code, out, errOut := probity(t, env, "targets", "import", "--data-dir", dataDir, writeTargetURLs(t, dir, []string{target})); code != 0 {
 		t.Fatalf("import: exit %d\n%s%s", code, out, errOut)
@@ -76,7 +83,7 @@ func TestServeListing(t *testing.T) {
 	addr := freeAddr(t)
 	cmd := exec.Command(probityBinary(t), "serve", "--allow-loopback", "--data-dir", dataDir, "--listen", addr, "--tick", "1s", "--poll", "100ms",
 		"--first-spread", "1h", "--accounts", "--smtp-host", mails.Host(), "--smtp-port", strconv.Itoa(mails.Port()), "--smtp-security", "none",
-		"--smtp-from", "Probity test <notify@probity.test>", "--recheck-interval", "2m")
+		"--smtp-from", "Probity test <notify@probity.test>", "--recheck-interval", "2m", "--ca-file", caFile)
 	cmd.Env = append(os.Environ(), env...)
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
