@@ -83,6 +83,28 @@ func (w *writePaths) addClaims(f claimFlags, st store.Store, ef *envFlags, sched
 	return err
 }
 
+// addMaintainers gives the write paths every service of maintainers and operators
+// (issue 18): claims, the maintainers' listing, disputes, the operator role and
+// console, reports and baselines; serve --accounts and the demo both call it.
+func (w *writePaths) addMaintainers(cf claimFlags, lf listingFlags, st store.Store, ef *envFlags, schedule rounds.Schedule, signer *signing.Signer, logger *slog.Logger) error {
+	if err := w.addClaims(cf, st, ef, schedule, logger); err != nil {
+		return err
+	}
+	if err := w.addListings(lf, st, signer, logger); err != nil {
+		return err
+	}
+	if err := w.addDisputes(st, signer, logger); err != nil {
+		return err
+	}
+	if err := w.addOperators(st, schedule, logger); err != nil {
+		return err
+	}
+	if err := w.addReports(st, signer, reportsAudit{w.operators}, logger); err != nil {
+		return err
+	}
+	return w.addBaselines(st, signer, logger)
+}
+
 // addDisputes makes the disputes service (package disputes) beside the claims service,
 // which says who maintains an entry (claims.Service.IsMaintainer).
 func (w *writePaths) addDisputes(st store.Store, signer *signing.Signer, logger *slog.Logger) error {

@@ -19,8 +19,11 @@ import (
 
 	"github.com/probity-dev/probity/checks/fixtures"
 	"github.com/probity-dev/probity/checks/supply"
+	"github.com/probity-dev/probity/claims"
+	"github.com/probity-dev/probity/disputes"
 	"github.com/probity-dev/probity/history"
 	"github.com/probity-dev/probity/internal/demowitness"
+	"github.com/probity-dev/probity/listing"
 	"github.com/probity-dev/probity/mail"
 	"github.com/probity-dev/probity/mail/sink"
 	"github.com/probity-dev/probity/registry/regsync"
@@ -43,6 +46,7 @@ servers on loopback at --fixtures (default 127.0.0.1:8765):
 	              instruction to the model
 	/destructive  a delete_* tool that does not declare destructiveHint
 	/drifting     a server that adds a destructive tool between the rounds
+	              (listed by its TLS URL, on the port after --fixtures)
 	/s/0000 …     six generated, healthy servers
 
 It creates the signing key and the embedded store in DATA-DIR (default
@@ -52,6 +56,15 @@ It creates the signing key and the embedded store in DATA-DIR (default
 change (the history records a change of tools only when a second read at least a
 minute after the first agrees), and the demo says where to see it. It prints what to
 open and the commands that export the signed envelopes and verify them offline.
+
+The drifting server has a maintainer, maintainer@demo.probity.test, who claims it
+through the claims service (a token served at the demo's TLS origin's
+/.well-known/probity-claim), approves round 1's tools as its baseline (so after the
+drift its three *_unchanged_vs_approved checks report the difference), edits its
+listing, and contests a finding of round 2: the dispute stays open. operator@demo.probity.test is an operator
+and sees the dispute at /ops. Sign in as either at /signin: the codes, like the
+follower's e-mails, are files in DATA-DIR/mail. A second run finds the claim, the
+baseline, the listing and the open dispute and adds none of them again.
 
 Ctrl-C (or SIGTERM) stops it: the directory and the servers shut down, and the exit
 status is 0. Running it again reuses the store, the key and the entries, and adds new
@@ -119,9 +132,16 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
+	// The listed servers and the drifting one are hosted over TLS with a certificate of
+	// the demo's CA, which the probe and the claims' checks trust through --ca-file.
+	if ef.caFile, err = writeDemoCA(ef.dataDir); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
 	// The follower: an account that follows the drifting server, whose e-mails (and
 	// sign-in codes, to sign in as it) go to a local SMTP server that keeps them as
-	// files. Sign-in, the Follow buttons and the Followed page are on.
+	// files. Sign-in, the Follow buttons and the Followed page are on, and so are the
+	// maintainers' and operators' services, as in serve --accounts.
 	mails, write, err := startDemoMail(st, &ef, base, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
@@ -129,6 +149,11 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	defer mails.Close()
 	defer write.close()
+	if err := write.addMaintainers(claimFlags{recheck: claims.DefaultRecheckInterval}, listingFlags{recheck: listing.DefaultRecheckInterval},
+		st, &ef, rounds.Schedule{}, signer, logger); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
 	// EnsureWebhookKey made a new key document version (at the first run): it is
 	// stored in the ledger when the log starts, below, as serve does.
 	doc := write.doc
@@ -169,19 +194,22 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	// servers' packages and repositories are read there, never on the network.
 	ef.npmURL, ef.pypiURL, ef.githubURL = demo.DemoSourceURL("npm"), demo.DemoSourceURL("pypi"), demo.DemoSourceURL("github")
 	ef.depsdevURL, ef.osvURL, ef.scorecardURL = demo.DemoSourceURL("depsdev"), demo.DemoSourceURL("osv"), demo.DemoSourceURL("scorecard")
-	// The listed servers are hosted over TLS with a certificate of the demo's CA, which
-	// the probe trusts through --ca-file.
-	if ef.caFile, err = writeDemoCA(ef.dataDir); err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
-		return 2
-	}
 	entries, servers, err := importDemo(ctx, st, demo, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
-	drifting := entries[demo.URL(fixtures.DemoDrifting)]
+	drifting := entries[demo.TLSURL(fixtures.DemoDrifting)]
 	if err := followDemo(ctx, st, write, drifting); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+	// The maintainer claims the drifting server, as a person does on its Claim page.
+	maint, err := demoAccount(ctx, st, demoMaintainer)
+	if err == nil {
+		err = claimDemo(ctx, write, demo, maint, drifting, stderr)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
@@ -194,6 +222,16 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	if !demoRound(ctx, r, "round 1", stderr) {
 		return demoStopped(stderr, ef.dataDir)
 	}
+	// The maintainer approves round 1's tools as the baseline (the drift below then
+	// fails the *_unchanged_vs_approved checks) and edits the listing.
+	if err := approveDemoBaseline(ctx, st, write, maint, drifting, stderr); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 1
+	}
+	if err := editDemoListing(ctx, write, drifting, stderr); err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 1
+	}
 	demo.Drift()
 	fmt.Fprintf(stderr, "%s changed: it now lists delete_city (destructive) and a new description of get_weather\n", fixtures.DemoDrifting)
 	if !demoRound(ctx, r, "round 2", stderr) {
@@ -203,8 +241,22 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 1
 	}
+	// The maintainer contests a finding of round 2, which the log numbered above, and
+	// the operator, who decides disputes at /ops, gets the role; the log takes the
+	// dispute in.
+	dispute, err := contestDemo(ctx, st, write, maint, drifting, stderr)
+	if err == nil {
+		err = grantDemoOperator(ctx, st, write)
+	}
+	if err == nil {
+		err = syncLog(ctx, tl, stderr)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 1
+	}
 	fmt.Fprintf(stderr, "the demo is up after %v\n", time.Since(started).Round(100*time.Millisecond))
-	printDemoGuide(stdout, base, drifting.Slug, ef, witnessVKey)
+	printDemoGuide(stdout, base, drifting.Slug, ef, witnessVKey, dispute, mails.Dir())
 	printDemoServers(ctx, st, stdout, base, servers)
 
 	fmt.Fprintf(stdout, "the follower %s follows %s: its e-mails arrive in %s (one file each; sign in as it at %s/signin, its codes arrive there too)\n",
@@ -236,7 +288,8 @@ func demoBaseURL(listen string) (string, error) {
 
 // importDemo adds the demo's listed servers (fixtures.DemoServers: a remote, an npm
 // package and a GitHub repository each, linked as one entry) and its other endpoints
-// as one-part entries; those already listed are kept. It returns the entries by URL
+// as one-part entries (the drifting server by its TLS URL); those already listed are
+// kept. It returns the entries by URL
 // and the listed servers' entries by server name.
 func importDemo(ctx context.Context, st store.Store, demo *fixtures.Demo, stderr io.Writer) (map[string]store.Entry, map[string]store.Entry, error) {
 	schedule := rounds.Schedule{}
@@ -274,7 +327,13 @@ func importDemo(ctx context.Context, st store.Store, demo *fixtures.Demo, stderr
 	}
 	var urls []string
 	for _, u := range demo.URLs() {
-		if !inServers[u] {
+		switch {
+		case inServers[u]:
+		case u == demo.URL(fixtures.DemoDrifting):
+			// The drifting server is read over TLS, so that its maintainer can claim it
+			// by a file on its origin (an http endpoint on an IP address has no proof).
+			urls = append(urls, demo.TLSURL(fixtures.DemoDrifting))
+		default:
 			urls = append(urls, u)
 		}
 	}
@@ -323,7 +382,7 @@ func demoStopped(stderr io.Writer, dataDir string) int {
 }
 
 // printDemoGuide prints what to open and how to verify the envelopes offline.
-func printDemoGuide(w io.Writer, base, slug string, ef envFlags, witnessVKey string) {
+func printDemoGuide(w io.Writer, base, slug string, ef envFlags, witnessVKey string, d disputes.Dispute, mailDir string) {
 	export := filepath.Join(ef.dataDir, "export")
 	keyFlag := ""
 	if ef.keyDir != "" {
@@ -351,9 +410,22 @@ and audit the whole log as a monitor would:
 
   probity log audit --witness-key %[8]s --min-witnesses 1 %[1]s
 
+The drifting server is claimed by %[9]s, who approved round 1's
+tools as its baseline (so after the drift its three *_unchanged_vs_approved checks
+report the difference), edited its listing, and contested %[10]s
+(dispute %[11]d, open):
+
+  its Checks tab, the dispute  %[1]s/s/%[2]s/checks
+  its baseline                 %[1]s/s/%[2]s/baseline (signed in as the maintainer)
+  the operator's console       %[1]s/ops/disputes (signed in as %[12]s)
+
+Sign in at %[1]s/signin as %[9]s or %[12]s: the codes arrive in
+%[13]s (one file each). The operator decides the dispute at /ops.
+
 The change of /drifting is confirmed by a round a minute after the second one.
 Ctrl-C stops the demo.
-`, base, slug, ef.dataDir, export, keyFlag, filepath.Join(export, "keys.json"), demowitness.Label, witnessVKey)
+`, base, slug, ef.dataDir, export, keyFlag, filepath.Join(export, "keys.json"), demowitness.Label, witnessVKey,
+		demoMaintainer, d.CheckID, d.Number, demoOperator, mailDir)
 }
 
 // confirmDrift waits until a minute after the drifting entry's newest round, runs a

@@ -7,15 +7,22 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/probity-dev/probity/checks/fixtures"
+	"github.com/probity-dev/probity/claims"
+	"github.com/probity-dev/probity/export"
 )
 
 // syncBuffer is a bytes.Buffer a child process writes to while the test reads it.
@@ -123,7 +130,7 @@ func TestDemo(t *testing.T) {
 	// The audit keeps its saved checkpoint in the user's config directory: a temporary one here.
 	env := []string{"DATABASE_URL=", "PROBITY_KEY_DIR=", "XDG_CONFIG_HOME=" + t.TempDir()}
 	listen, fixturesAddr := freeAddr(t), freeAddrPair(t)
-	slug := slugOf(t, "http://"+fixturesAddr+"/drifting")
+	slug := slugOf(t, "https://"+nextPort(t, fixturesAddr)+"/drifting")
 
 	d := startDemo(t, env, dataDir, listen, fixturesAddr)
 	if !strings.Contains(d.stderr.String(), "notice: created a new signing key") {
@@ -197,6 +204,7 @@ func TestDemo(t *testing.T) {
 	if n := len(entry.History.Changes); n == 0 || entry.History.Changes[n-1].Kind != "baseline" {
 		t.Errorf("the history of %s does not start with the baseline: %+v", slug, entry.History.Changes)
 	}
+	checkDemoMaintainer(t, d, site, slug)
 	d.interrupt(t)
 
 	d = startDemo(t, env, dataDir, listen, fixturesAddr)
@@ -208,6 +216,27 @@ func TestDemo(t *testing.T) {
 	}
 	if !strings.Contains(d.stdout.String(), "/s/"+slug+"\n") {
 		t.Errorf("the second run's guide names another slug than %s:\n%s", slug, d.stdout)
+	}
+	// The claim, the baseline and the dispute are found again, not made twice.
+	for _, want := range []string{"claim: " + demoMaintainer + " maintains " + slug + " already",
+		"baseline: " + slug + " has baseline 1 already", "dispute: " + slug + " has open dispute 1 already"} {
+		if !strings.Contains(d.stderr.String(), want) {
+			t.Errorf("the second run does not say %q:\n%s", want, d.stderr)
+		}
+	}
+	checkDemoMaintainer(t, d, site, slug)
+	// The demo's operator signs in with a code from the demo's mail sink and sees the
+	// open dispute in the console.
+	ops := demoSignIn(t, site, filepath.Join(dataDir, "mail"), demoOperator)
+	if code, page := ops("/ops/disputes", nil); code != http.StatusOK || !strings.Contains(page, slug) || !strings.Contains(page, demoContested) {
+		t.Errorf("GET /ops/disputes as the demo's operator: %d %.1500s", code, page)
+	}
+	maint := demoSignIn(t, site, filepath.Join(dataDir, "mail"), demoMaintainer)
+	if code, page := maint("/s/"+slug+"/baseline", nil); code != http.StatusOK || !strings.Contains(page, "The newest round's tools differ from the approved baseline.") {
+		t.Errorf("GET /s/%s/baseline as the demo's maintainer: %d %.1500s", slug, code, page)
+	}
+	if code, _ := ops("/s/"+slug+"/baseline", nil); code != http.StatusForbidden {
+		t.Errorf("GET /s/%s/baseline as the demo's operator (no claim): %d, want 403", slug, code)
 	}
 	// The commands the guide prints, as printed, while the demo serves (the audit reads
 	// its site): export, verify every record with its log proof and the built-in
@@ -228,10 +257,31 @@ func TestDemo(t *testing.T) {
 		}
 		switch args[0] {
 		case "export":
-			var r, c, sup, k int
-			if _, err := fmt.Sscanf(out, "exported %d round, %d change, %d supply and %d key document envelopes", &r, &c, &sup, &k); err != nil ||
-				!strings.Contains(out, fmt.Sprintf("(%d as bundles", r+c+sup+k)) {
+			var r, c, sup, k, other int
+			if _, err := fmt.Sscanf(out, "exported %d round, %d change, %d supply and %d key document envelopes and %d others", &r, &c, &sup, &k, &other); err != nil ||
+				!strings.Contains(out, fmt.Sprintf("(%d as bundles", r+c+sup+k+other)) {
 				t.Errorf("not every record was exported as a bundle: %s (%v)", out, err)
+			}
+			// After two runs the ledger holds one baseline and one dispute of the
+			// drifting server: the second run made neither again.
+			var outDir string
+			for i, a := range args {
+				if a == "--out" && i+1 < len(args) {
+					outDir = args[i+1]
+				}
+			}
+			index, err := os.ReadFile(export.IndexName(outDir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			kinds := map[string]int{}
+			for line := range strings.Lines(string(index)) {
+				if f := strings.Split(line, "\t"); len(f) > 2 && f[2] == slug {
+					kinds[f[1]]++
+				}
+			}
+			if kinds["baseline"] != 1 || kinds["dispute"] != 1 || other != 2 {
+				t.Errorf("the ledger's records of %s: %v (want one baseline and one dispute; %d others in all)", slug, kinds, other)
 			}
 		case "verify":
 			var total, verified, failed int
@@ -251,6 +301,140 @@ func TestDemo(t *testing.T) {
 	if lines := strings.Count(strings.TrimSpace(out), "\n"); lines != 11 || strings.Contains(out, "-2 ") {
 		t.Errorf("after two runs the store lists %d entries (want 11, none with a -2 slug):\n%s", lines, out)
 	}
+}
+
+// checkDemoMaintainer checks the demo's claimed entry: claimed, its baseline approved
+// (the three *_unchanged_vs_approved checks report the drift against it), the
+// maintainer's listing in its history, and one open dispute of round 2, on its Checks
+// tab and in its JSON; and the guide says where each is and how to sign in.
+func checkDemoMaintainer(t *testing.T, d *demoRun, site, slug string) {
+	t.Helper()
+	if fixtures.DemoClaimPath != claims.WellKnownPath {
+		t.Fatalf("the demo serves its claim token at %s, the claims read %s", fixtures.DemoClaimPath, claims.WellKnownPath)
+	}
+	guide := d.stdout.String()
+	for _, want := range []string{site + "/s/" + slug + "/checks", site + "/ops/disputes", site + "/signin",
+		demoMaintainer, demoOperator, "dispute 1, open"} {
+		if !strings.Contains(guide, want) {
+			t.Errorf("the guide does not say %q:\n%s", want, guide)
+		}
+	}
+	if code, page := httpGet(site + "/s/" + slug); code != http.StatusOK || !strings.Contains(page, `class="state state-claimed">claimed<`) {
+		t.Errorf("the entry page of %s does not say claimed: %d %.800s", slug, code, page)
+	}
+	code, body := httpGet(site + "/s/" + slug + ".json")
+	var entry struct {
+		Checks []struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+		} `json:"checks"`
+		History struct {
+			Changes []struct {
+				Kind    string `json:"kind"`
+				Summary string `json:"summary"`
+			} `json:"changes"`
+		} `json:"history"`
+		Operator struct {
+			Description string `json:"description"`
+		} `json:"operator"`
+		Disputes []struct {
+			Number    int64           `json:"number"`
+			CheckID   string          `json:"checkId"`
+			Statement string          `json:"statement"`
+			Seq       int64           `json:"seq"`
+			Outcome   json.RawMessage `json:"outcome"`
+		} `json:"disputes"`
+	}
+	if code != http.StatusOK {
+		t.Fatalf("GET /s/%s.json: %d %.300s", slug, code, body)
+	}
+	if err := json.Unmarshal([]byte(body), &entry); err != nil {
+		t.Fatalf("the entry's JSON: %v", err)
+	}
+	approved := false
+	for _, c := range entry.History.Changes {
+		approved = approved || c.Summary == "new approved baseline"
+	}
+	if !approved || entry.Operator.Description != demoListing.Description {
+		t.Errorf("the history of %s lacks the approved baseline or the listing: %+v %+v", slug, entry.History.Changes, entry.Operator)
+	}
+	if len(entry.Disputes) != 1 || entry.Disputes[0].CheckID != demoContested || entry.Disputes[0].Seq == 0 ||
+		string(entry.Disputes[0].Outcome) != "null" || entry.Disputes[0].Statement != demoStatement {
+		t.Errorf("the disputes of %s: %+v (want one open dispute of %s, in the log)", slug, entry.Disputes, demoContested)
+	}
+	code, page := httpGet(site + "/s/" + slug + "/checks")
+	if code != http.StatusOK || !strings.Contains(page, "Dispute 1") {
+		t.Errorf("the Checks tab of %s does not show the dispute: %d %.800s", slug, code, page)
+	}
+	code, body = httpGet(site + "/s/" + slug + "/checks.json")
+	for _, id := range []string{"toolset_unchanged_vs_approved", "schema_unchanged_vs_approved", "surface_unchanged_vs_approved"} {
+		if code != http.StatusOK || !regexp.MustCompile(`"id":\s*"`+id+`",[^}]*"status":\s*"OBSERVED_RISK"`).MatchString(body) {
+			t.Errorf("%s of %s is not OBSERVED_RISK against the approved baseline: %d", id, slug, code)
+		}
+	}
+}
+
+// demoSignIn signs in to the demo's site as email with a code from the demo's mail
+// sink (mailDir) and returns a client of the session.
+func demoSignIn(t *testing.T, site, mailDir, email string) func(path string, form url.Values) (int, string) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, Timeout: 20 * time.Second}
+	do := func(path string, form url.Values) (int, string) {
+		var resp *http.Response
+		var err error
+		if form == nil {
+			resp, err = client.Get(site + path)
+		} else {
+			resp, err = client.PostForm(site+path, form)
+		}
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+		return resp.StatusCode, string(b)
+	}
+	field := func(page string) string {
+		m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+		if m == nil {
+			t.Fatalf("no csrf field in %.800s", page)
+		}
+		return m[1]
+	}
+	seen := map[string]bool{}
+	if old, err := os.ReadDir(mailDir); err == nil {
+		for _, f := range old {
+			seen[f.Name()] = true
+		}
+	}
+	_, page := do("/signin", nil)
+	if code, p := do("/signin/code", url.Values{"csrf": {field(page)}, "email": {email}}); code != http.StatusOK {
+		t.Fatalf("POST /signin/code for %s: %d %.500s", email, code, p)
+	}
+	var code []byte
+	for deadline := time.Now().Add(20 * time.Second); code == nil; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no sign-in code for %s arrived in %s", email, mailDir)
+		}
+		files, _ := os.ReadDir(mailDir)
+		for _, f := range files {
+			if seen[f.Name()] {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(mailDir, f.Name()))
+			if err != nil || !bytes.Contains(data, []byte(email)) {
+				continue
+			}
+			if m := regexp.MustCompile(`\b(\d{8})\b`).FindSubmatch(data); m != nil {
+				code = m[1]
+			}
+		}
+	}
+	if c, p := do("/signin/verify", url.Values{"csrf": {field(page)}, "email": {email}, "code": {string(code)}}); c != http.StatusOK {
+		t.Fatalf("POST /signin/verify for %s: %d %.500s", email, c, p)
+	}
+	return do
 }
 
 // freeAddrPair returns a loopback address whose port and the port after it are free:

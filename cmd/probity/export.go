@@ -101,8 +101,8 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
 	}
-	fmt.Fprintf(stdout, "exported %d round, %d change, %d supply and %d key document envelopes to %s (%d as bundles with their log proof; index %s, %d deletions)\n",
-		n.Rounds, n.Changes, n.Supply, n.Keys, *out, n.Bundled, export.IndexName(*out), n.Tombstones)
+	fmt.Fprintf(stdout, "exported %d round, %d change, %d supply and %d key document envelopes and %d others (baselines, disputes, outcomes, withdrawals) to %s (%d as bundles with their log proof; index %s, %d deletions)\n",
+		n.Rounds, n.Changes, n.Supply, n.Keys, n.Other, *out, n.Bundled, export.IndexName(*out), n.Tombstones)
 	return 0
 }
 

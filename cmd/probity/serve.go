@@ -220,27 +220,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		defer w.close()
-		if err := w.addClaims(af.claims, st, &ef, schedule, logger); err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
-			return 2
-		}
-		if err := w.addListings(lsf, st, signer, logger); err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
-			return 2
-		}
-		if err := w.addDisputes(st, signer, logger); err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
-			return 2
-		}
-		if err := w.addOperators(st, schedule, logger); err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
-			return 2
-		}
-		if err := w.addReports(st, signer, reportsAudit{w.operators}, logger); err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
-			return 2
-		}
-		if err := w.addBaselines(st, signer, logger); err != nil {
+		if err := w.addMaintainers(af.claims, lsf, st, &ef, schedule, signer, logger); err != nil {
 			fmt.Fprintf(stderr, "error: %v\n", err)
 			return 2
 		}

@@ -375,7 +375,7 @@ func TestShownCommands(t *testing.T) {
 	e.env = append(e.env, "PROBITY_SITE="+e.site)
 	d := startDemo(t, []string{"DATABASE_URL=", "PROBITY_KEY_DIR=", "XDG_CONFIG_HOME=" + filepath.Join(tmp, "config")}, filepath.Join(demoDir, "probity-data"), listen, fixturesAddr)
 	defer d.interrupt(t)
-	slug := slugOf(t, "http://"+fixturesAddr+"/drifting")
+	slug := slugOf(t, "https://"+nextPort(t, fixturesAddr)+"/drifting")
 
 	blocks := readmeBlocks(t, readme)
 	// probity-verify on PATH before the README's "go install" replaces it, for commands
