@@ -368,8 +368,8 @@ func checkDemoMaintainer(t *testing.T, d *demoRun, site, slug string) {
 	}
 	code, body = httpGet(site + "/s/" + slug + "/checks.json")
 	for _, id := range []string{"toolset_unchanged_vs_approved", "schema_unchanged_vs_approved", "surface_unchanged_vs_approved"} {
-		if code != http.StatusOK || !regexp.MustCompile(`"id":\s*"`+id+`",[^}]*"status":\s*"OBSERVED_RISK"`).MatchString(body) {
-			t.Errorf("%s of %s is not OBSERVED_RISK against the approved baseline: %d", id, slug, code)
+		if code != http.StatusOK || !regexp.MustCompile(`"id":\s*"`+id+`",[^}]*"status":\s*"FAILED"`).MatchString(body) {
+			t.Errorf("%s of %s is not FAILED against the approved baseline: %d", id, slug, code)
 		}
 	}
 }
