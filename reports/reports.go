@@ -16,9 +16,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/probity-dev/probity/accounts"
 	"log/slog"
 	"net/mail"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -80,9 +83,14 @@ type Config struct {
 	Auditor Auditor
 	// ToolVersion is the signing Probity's version, in every record.
 	ToolVersion string
-	// PerEntryPerDay caps the reports an entry receives in 24 hours (0: 20), on top of
-	// the web's per-client write limit: a flood about one entry does not bury the
-	// queue.
+	// PerClientPerDay caps the reports one client (an IPv4 address, an IPv6 /64:
+	// accounts.ClientKey) sends about one entry in 24 hours (0: 3), counted in this
+	// process: one client cannot fill an entry's day.
+	PerClientPerDay int
+	// PerEntryPerDay caps the reports an entry receives in 24 hours from everyone
+	// (0: 200), on top of the per-client cap: a flood from many addresses does not bury
+	// the queue. It is high, so that a server's own operator, reporting junk from a few
+	// addresses, cannot close the form to everyone else.
 	PerEntryPerDay int
 	Now            func() time.Time
 	Log            *slog.Logger
@@ -91,6 +99,47 @@ type Config struct {
 // Service is the report service.
 type Service struct {
 	cfg Config
+
+	mu sync.Mutex
+	// sent are the times of the reports of a client about an entry in the last 24
+	// hours, by client key and entry id (PerClientPerDay).
+	sent map[clientEntry][]time.Time
+}
+
+// clientEntry is a client's reports about one entry.
+type clientEntry struct {
+	client string
+	entry  int64
+}
+
+// maxClients bounds sent: past it, the oldest day's keys are dropped first (a flood
+// of addresses then meets PerEntryPerDay).
+const maxClients = 100_000
+
+// allow counts a report of client about entry at now, unless the client sent
+// PerClientPerDay in the last 24 hours.
+func (s *Service) allow(client string, entry int64, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sent == nil {
+		s.sent = map[clientEntry][]time.Time{}
+	}
+	k := clientEntry{accounts.ClientKey(client), entry}
+	day := now.Add(-24 * time.Hour)
+	ts := slices.DeleteFunc(s.sent[k], func(t time.Time) bool { return t.Before(day) })
+	if len(ts) >= s.cfg.PerClientPerDay {
+		s.sent[k] = ts
+		return false
+	}
+	if len(s.sent) >= maxClients {
+		for key, old := range s.sent {
+			if len(old) == 0 || old[len(old)-1].Before(day) {
+				delete(s.sent, key)
+			}
+		}
+	}
+	s.sent[k] = append(ts, now)
+	return true
 }
 
 // Errors callers branch on. Input errors are *InputError.
@@ -119,8 +168,11 @@ func New(cfg Config) (*Service, error) {
 	if cfg.ToolVersion == "" {
 		return nil, errors.New("reports: ToolVersion is required")
 	}
+	if cfg.PerClientPerDay <= 0 {
+		cfg.PerClientPerDay = 3
+	}
 	if cfg.PerEntryPerDay <= 0 {
-		cfg.PerEntryPerDay = 20
+		cfg.PerEntryPerDay = 200
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -190,8 +242,9 @@ func (s *Service) Reportable(ctx context.Context, slug string) (store.Entry, err
 }
 
 // Submit stores a report about the entry with the slug, which must be Verified now.
-// contact is optional. store.ErrNotFound, ErrNotVerified, ErrTooMany, *InputError.
-func (s *Service) Submit(ctx context.Context, slug, text, contact string) (store.Report, error) {
+// contact is optional; client is the sender's network address (for
+// PerClientPerDay). store.ErrNotFound, ErrNotVerified, ErrTooMany, *InputError.
+func (s *Service) Submit(ctx context.Context, slug, text, contact, client string) (store.Report, error) {
 	text, err := plainText("report", text, store.MaxReportText)
 	if err != nil {
 		return store.Report{}, err
@@ -208,7 +261,7 @@ func (s *Service) Submit(ctx context.Context, slug, text, contact string) (store
 	if err != nil {
 		return store.Report{}, fmt.Errorf("couldn't count the reports about %s: %w", slug, err)
 	}
-	if n >= s.cfg.PerEntryPerDay {
+	if n >= s.cfg.PerEntryPerDay || !s.allow(client, e.ID, now) {
 		return store.Report{}, ErrTooMany
 	}
 	return s.cfg.Store.AddReport(ctx, store.Report{EntryID: e.ID, Text: text, Contact: contact, ReceivedAt: now})

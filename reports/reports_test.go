@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -125,14 +126,14 @@ func (e *env) verify(t *testing.T, w store.Withdrawal) *attest.WithdrawalPredica
 func TestSubmitRules(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
-	if _, err := e.svc.Submit(ctx, "acme", "It steals.", ""); !errors.Is(err, ErrNotVerified) {
+	if _, err := e.svc.Submit(ctx, "acme", "It steals.", "", "192.0.2.1"); !errors.Is(err, ErrNotVerified) {
 		t.Errorf("no supply run: %v, want ErrNotVerified", err)
 	}
 	e.supply(t, false)
-	if _, err := e.svc.Submit(ctx, "acme", "It steals.", ""); !errors.Is(err, ErrNotVerified) {
+	if _, err := e.svc.Submit(ctx, "acme", "It steals.", "", "192.0.2.1"); !errors.Is(err, ErrNotVerified) {
 		t.Errorf("not Verified: %v, want ErrNotVerified", err)
 	}
-	if _, err := e.svc.Submit(ctx, "nope", "It steals.", ""); !errors.Is(err, store.ErrNotFound) {
+	if _, err := e.svc.Submit(ctx, "nope", "It steals.", "", "192.0.2.1"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("no entry: %v, want ErrNotFound", err)
 	}
 	e.supply(t, true)
@@ -141,28 +142,28 @@ func TestSubmitRules(t *testing.T) {
 		{"", ""}, {" \n ", ""}, {strings.Repeat("x", store.MaxReportText+1), ""}, {"bell \a", ""},
 		{"ok", "not an address"}, {"ok", "Name <a@example.org>"}, {"ok", strings.Repeat("a", 250) + "@example.org"},
 	} {
-		if _, err := e.svc.Submit(ctx, "acme", bad.text, bad.contact); !errors.As(err, &in) {
+		if _, err := e.svc.Submit(ctx, "acme", bad.text, bad.contact, "192.0.2.1"); !errors.As(err, &in) {
 			t.Errorf("Submit(%.20q, %q) = %v, want an InputError", bad.text, bad.contact, err)
 		}
 	}
-	r, err := e.svc.Submit(ctx, "acme", "  It <script>uploads</script> files.\r\nSee its tool list. ", "me@example.org")
+	r, err := e.svc.Submit(ctx, "acme", "  It <script>uploads</script> files.\r\nSee its tool list. ", "me@example.org", "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Text != "It <script>uploads</script> files.\nSee its tool list." || r.Contact != "me@example.org" || !r.DueAt.Equal(e.now.Add(72*time.Hour)) {
 		t.Errorf("report = %+v", r)
 	}
-	// The per-entry cap: 3 a day here.
-	for range 2 {
-		if _, err := e.svc.Submit(ctx, "acme", "again", ""); err != nil {
+	// The per-entry cap: 3 a day here, whoever sends them.
+	for i := range 2 {
+		if _, err := e.svc.Submit(ctx, "acme", "again", "", fmt.Sprintf("198.51.100.%d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.svc.Submit(ctx, "acme", "again", ""); !errors.Is(err, ErrTooMany) {
+	if _, err := e.svc.Submit(ctx, "acme", "again", "", "203.0.113.9"); !errors.Is(err, ErrTooMany) {
 		t.Errorf("fourth report today: %v, want ErrTooMany", err)
 	}
 	e.now = e.now.Add(25 * time.Hour)
-	if _, err := e.svc.Submit(ctx, "acme", "the next day", ""); err != nil {
+	if _, err := e.svc.Submit(ctx, "acme", "the next day", "", "192.0.2.1"); err != nil {
 		t.Errorf("the next day: %v", err)
 	}
 }
@@ -183,12 +184,12 @@ func TestLifecycle(t *testing.T) {
 	}
 	seven, eight := op7.ID, op8.ID
 	digest := e.supply(t, true)
-	r1, err := e.svc.Submit(ctx, "acme", "It uploads files.", "me@example.org")
+	r1, err := e.svc.Submit(ctx, "acme", "It uploads files.", "me@example.org", "192.0.2.7")
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.now = e.now.Add(time.Hour)
-	r2, err := e.svc.Submit(ctx, "acme", "Me too.", "")
+	r2, err := e.svc.Submit(ctx, "acme", "Me too.", "", "192.0.2.7")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +230,7 @@ func TestLifecycle(t *testing.T) {
 	if e.verified(t) {
 		t.Error("a later Verified supply run restored Verified")
 	}
-	if _, err := e.svc.Submit(ctx, "acme", "x", ""); !errors.Is(err, ErrNotVerified) {
+	if _, err := e.svc.Submit(ctx, "acme", "x", "", "192.0.2.7"); !errors.Is(err, ErrNotVerified) {
 		t.Errorf("reporting a withdrawn entry: %v, want ErrNotVerified", err)
 	}
 	rw, err := e.svc.Restore(ctx, seven, "acme", "The upload was removed in 1.2.0.")
@@ -258,11 +259,31 @@ func TestLifecycle(t *testing.T) {
 	// An audit log that fails is said to the operator.
 	e.audit.fail = errors.New("disk full")
 	e.supply(t, true)
-	r3, err := e.svc.Submit(ctx, "acme", "again", "")
+	r3, err := e.svc.Submit(ctx, "acme", "again", "", "192.0.2.7")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.svc.Decline(ctx, seven, r3.ID, "no"); err == nil || !strings.Contains(err.Error(), "audit log") {
 		t.Errorf("decline with a failing audit log: %v", err)
+	}
+}
+
+// TestPerClientCap: one client (an address, an IPv6 /64) sends at most PerClientPerDay
+// reports about an entry a day; others still can.
+func TestPerClientCap(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	e.supply(t, true)
+	e.svc.cfg.PerEntryPerDay = 100 // the per-entry cap is not what is tested here
+	for i := range 3 {
+		if _, err := e.svc.Submit(ctx, "acme", "junk", "", fmt.Sprintf("2001:db8::%d", i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.svc.Submit(ctx, "acme", "junk", "", "2001:db8::ff"); !errors.Is(err, ErrTooMany) {
+		t.Errorf("a fourth report from the same /64: %v, want ErrTooMany", err)
+	}
+	if _, err := e.svc.Submit(ctx, "acme", "It steals keys.", "", "192.0.2.50"); err != nil {
+		t.Errorf("another client: %v", err)
 	}
 }

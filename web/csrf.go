@@ -265,11 +265,7 @@ func (h *handlers) form(c *gin.Context) bool {
 	if err := c.Request.ParseForm(); err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			limit := maxPostBody
-			if c.FullPath() == listingEditRoute {
-				limit = maxListingBody
-			}
-			h.problem(c, http.StatusRequestEntityTooLarge, fmt.Sprintf("The form is larger than %d KiB.", limit>>10))
+			h.problem(c, http.StatusRequestEntityTooLarge, fmt.Sprintf("The form is larger than %d KiB.", h.postLimit(c)>>10))
 		} else {
 			h.problem(c, http.StatusBadRequest, "The form could not be read.")
 		}
@@ -347,4 +343,29 @@ func (h *handlers) checkDoubleSubmit(c *gin.Context, msg string) bool {
 // private marks a response for one person: no cache keeps it.
 func private(c *gin.Context) {
 	c.Header("Cache-Control", "no-store")
+}
+
+// Bounds of the forms whose text fields are longer than maxPostBody allows once
+// form-encoded (a character of up to 4 bytes, percent-encoded, is 12).
+const (
+	maxReportBody = 64 << 10 // a report: 4,000 characters and a contact address
+	maxOpsBody    = 32 << 10 // a console form: a reason of 2,000 characters
+)
+
+// postLimit is the most of the request's POST body read: the write paths' forms
+// (postBody), and the forms with longer text fields (the maintainer's listing, the
+// contest form, the report form, the console's forms with a reason).
+func (h *handlers) postLimit(c *gin.Context) int64 {
+	p := c.FullPath()
+	switch {
+	case h.listings != nil && p == listingEditRoute:
+		return maxListingBody
+	case h.disputes != nil && contestPath(c.Request.URL.Path):
+		return maxContestBody
+	case h.reports != nil && p == "/s/:slug/report":
+		return maxReportBody
+	case h.ops != nil && strings.HasPrefix(p, "/ops/"):
+		return maxOpsBody
+	}
+	return h.postBody
 }

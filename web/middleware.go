@@ -34,12 +34,7 @@ func (h *handlers) securityHeaders(c *gin.Context) {
 	setSecurityHeaders(c.Writer.Header())
 	limit := int64(maxBody)
 	if c.Request.Method == http.MethodPost {
-		limit = h.postBody
-		if h.listings != nil && c.FullPath() == listingEditRoute {
-			limit = maxListingBody
-		} else if h.disputes != nil && contestPath(c.Request.URL.Path) {
-			limit = maxContestBody
-		}
+		limit = h.postLimit(c)
 	}
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
 	if c.Request.ContentLength > limit {

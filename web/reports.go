@@ -35,7 +35,7 @@ import (
 // sentinels and *reports.InputError; store.ErrNotFound for no such entry or report.
 type Reports interface {
 	Reportable(ctx context.Context, slug string) (store.Entry, error)
-	Submit(ctx context.Context, slug, text, contact string) (store.Report, error)
+	Submit(ctx context.Context, slug, text, contact, client string) (store.Report, error)
 	Queue(ctx context.Context) ([]reports.QueueItem, error)
 	Report(ctx context.Context, id int64) (store.Report, error)
 	Withdraw(ctx context.Context, operatorID, reportID int64, reason string) (store.Withdrawal, error)
@@ -110,7 +110,7 @@ func (h *handlers) reportSubmit(c *gin.Context) {
 		return
 	}
 	p.Text, p.Contact = text, contact
-	r, err := h.reports.Submit(c.Request.Context(), e.Slug, text, contact)
+	r, err := h.reports.Submit(c.Request.Context(), e.Slug, text, contact, c.ClientIP())
 	var in *reports.InputError
 	switch {
 	case errors.As(err, &in):

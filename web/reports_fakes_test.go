@@ -113,7 +113,9 @@ func newReportSiteAt(t *testing.T, base string, write web.RateLimit) *reportSite
 	rs.roles.maint["maint@example.org"] = e.ID
 	rs.roles.maint["other@example.org"] = evil.ID
 	rs.roles.ops["op@example.org"] = true
-	rs.svc, err = reports.New(reports.Config{Store: st, Signer: signer, Auditor: rs.audit, ToolVersion: "0.1.0",
+	// Every request of a test comes from one address (httptest's): the per-client cap
+	// is tested in package reports.
+	rs.svc, err = reports.New(reports.Config{Store: st, Signer: signer, Auditor: rs.audit, ToolVersion: "0.1.0", PerClientPerDay: 1000,
 		Now: func() time.Time { return rs.now }})
 	if err != nil {
 		t.Fatal(err)

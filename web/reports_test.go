@@ -24,7 +24,7 @@ var reportLink = regexp.MustCompile(`href="/ops/reports/(\d+)"`)
 func TestReportRoutesAuthorization(t *testing.T) {
 	rs := newReportSite(t)
 	// One open report for the console's report routes.
-	if _, err := rs.svc.Submit(t.Context(), rs.slug, "It uploads files.", ""); err != nil {
+	if _, err := rs.svc.Submit(t.Context(), rs.slug, "It uploads files.", "", "192.0.2.1"); err != nil {
 		t.Fatal(err)
 	}
 	q, err := rs.svc.Queue(t.Context())
@@ -131,6 +131,10 @@ func TestReportFormDefences(t *testing.T) {
 	}
 	if rec := b.post(path, url.Values{"csrf": {tok}, "text": {strings.Repeat("x", 4001)}}); rec.Code != http.StatusBadRequest {
 		t.Errorf("too long: %d", rec.Code)
+	}
+	// The longest report, in characters of 4 bytes (12 once form-encoded), is read whole.
+	if rec := b.post(path, url.Values{"csrf": {tok}, "text": {strings.Repeat("𝄞", 4000)}}); rec.Code != http.StatusOK {
+		t.Errorf("a report of 4,000 four-byte characters: %d", rec.Code)
 	}
 	if rec := b.post(path, url.Values{"csrf": {tok}, "text": {"x"}, "contact": {"not an address"}}); rec.Code != http.StatusBadRequest {
 		t.Errorf("bad contact: %d", rec.Code)
@@ -322,7 +326,7 @@ func TestWithdrawnSubregistry(t *testing.T) {
 	if r := results(); !r.Verified || !r.Supply.Verified {
 		t.Fatalf("before: verified %v, supply %+v", r.Verified, r.Supply)
 	}
-	if _, err := rs.svc.Submit(ctx, rs.slug, "It uploads files.", ""); err != nil {
+	if _, err := rs.svc.Submit(ctx, rs.slug, "It uploads files.", "", "192.0.2.1"); err != nil {
 		t.Fatal(err)
 	}
 	q, err := rs.svc.Queue(ctx)
