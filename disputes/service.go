@@ -132,6 +132,8 @@ var (
 	ErrRateLimited = errors.New("too many disputes today; try again tomorrow")
 	// ErrDecided: the dispute has an outcome already.
 	ErrDecided = errors.New("the dispute has an outcome already")
+	// ErrOwnDispute: an operator decides no dispute they opened as a maintainer.
+	ErrOwnDispute = errors.New("an operator cannot decide a dispute they opened; another operator decides it")
 	// ErrPending: a record the new one names is not numbered in the ledger yet; try
 	// again in a moment.
 	ErrPending = errors.New("the record is not in the ledger yet; try again in a moment")
@@ -321,6 +323,9 @@ func (s *Service) Decide(ctx context.Context, operatorAccountID, disputeID int64
 	}
 	if d.Outcome != nil {
 		return Dispute{}, ErrDecided
+	}
+	if d.OpenedBy != 0 && d.OpenedBy == operatorAccountID {
+		return Dispute{}, ErrOwnDispute
 	}
 	if d.Seq == 0 {
 		return Dispute{}, ErrPending

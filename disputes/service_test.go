@@ -168,6 +168,10 @@ func TestContestRules(t *testing.T) {
 			t.Errorf("%s: %v, want an InputError", name, err)
 		}
 	}
+	// The account that opened it (account 1 here), made an operator, does not decide it.
+	if _, err := r.svc.Decide(ctx, 1, d.ID, attest.DecisionUpheld, "", "x"); !errors.Is(err, disputes.ErrOwnDispute) {
+		t.Errorf("the opener decides: %v, want ErrOwnDispute", err)
+	}
 	if _, err := r.svc.Decide(ctx, 2, 99999, attest.DecisionUpheld, "", "x"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("no such dispute: %v", err)
 	}

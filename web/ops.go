@@ -115,6 +115,8 @@ func (h *handlers) opsFailed(c *gin.Context, err error, back link) {
 		h.message(c, http.StatusBadRequest, "Not decided", err.Error(), back)
 	case errors.Is(err, disputes.ErrDecided):
 		h.message(c, http.StatusConflict, "Decided already", "This dispute has its outcome already.", back)
+	case errors.Is(err, disputes.ErrOwnDispute):
+		h.message(c, http.StatusForbidden, "Not yours to decide", "You opened this dispute as a maintainer of the entry; another operator decides it.", back)
 	default:
 		h.fail(c, err)
 	}
