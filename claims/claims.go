@@ -101,6 +101,7 @@ type Store interface {
 	ClaimsDue(ctx context.Context, now time.Time, limit int) ([]store.Claim, error)
 	RecheckClaim(ctx context.Context, id int64, r store.ClaimRecheck) (store.Claim, error)
 	MaintainsEntry(ctx context.Context, accountID, entryID int64) (bool, error)
+	Claims(ctx context.Context, entryID int64) ([]store.Claim, error)
 	PruneClaimTokens(ctx context.Context, before time.Time) (int64, error)
 }
 
@@ -232,6 +233,10 @@ var (
 	ErrMethod = errors.New("this entry has no such part, or the part cannot be proven this way")
 	// ErrTooMany is an account holding the most live tokens (store.MaxLiveClaimTokens).
 	ErrTooMany = errors.New("you have too many claim tokens waiting; check or let one expire first")
+	// ErrRevoked: an operator revoked the account's claim on the entry; the account
+	// cannot claim the entry again (a claim proves control, and the operator decided
+	// against this maintainer all the same).
+	ErrRevoked = errors.New("an operator revoked your claim on this entry; you cannot claim it again")
 )
 
 // TooSoon is a check refused by the throttle (CheckEvery per token, ChecksPerHour
@@ -326,3 +331,12 @@ func holds(text string, want []byte) bool {
 	}
 	return found
 }
+
+// revokedPrefix begins the lapse reason of a claim an operator revoked (RevokedReason).
+const revokedPrefix = "revoked by an operator: "
+
+// RevokedReason is the lapse reason of a claim an operator revoked for reason.
+func RevokedReason(reason string) string { return revokedPrefix + reason }
+
+// Revoked reports whether an operator revoked the claim.
+func Revoked(c store.Claim) bool { return strings.HasPrefix(c.LapseReason, revokedPrefix) }

@@ -456,3 +456,54 @@ func TestClaimDueMoveFails(t *testing.T) {
 		}
 	})
 }
+
+// TestRevokedStaysRevoked: a claim an operator revoked cannot be made again by the same
+// account (no new token, no check of an old one); another account can claim the entry.
+func TestRevokedStaysRevoked(t *testing.T) {
+	forEachStore(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st)
+		ctx := t.Context()
+		a := e.account(t, "a@example.com")
+		npm := store.Part{Kind: store.KindNPM, Locator: "pkg:npm/acme-tool"}
+		res, err := st.UpsertServer(ctx, store.ServerUpsert{SlugBase: "acme", Name: "Acme", Source: "registry",
+			Listing: store.Listing{ServerName: "test.acme/tool"}, Parts: []store.Part{npm}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		en := res.Entry
+		s, err := e.svc.Start(ctx, a, en.Slug, MethodNPM, npm.Locator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spare, err := e.svc.Start(ctx, a, en.Slug, MethodNPM, npm.Locator) // a second token, made before the revocation
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.readme.set("npm:acme-tool", s.What+"\n"+spare.What)
+		if _, err := e.check(t, a, en.Slug, s.Token); err != nil {
+			t.Fatal(err)
+		}
+		cs, err := st.Claims(ctx, en.ID)
+		if err != nil || len(cs) != 1 {
+			t.Fatalf("claims = %+v, %v", cs, err)
+		}
+		if _, err := st.RevokeClaimRecorded(ctx, cs[0].ID, e.clock.Now(), RevokedReason("abuse"),
+			store.OperatorAction{At: e.clock.Now(), Actor: "cli", Action: "claim.revoke", EntrySlug: en.Slug, EntryID: en.ID, Detail: "{}"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.svc.Start(ctx, a, en.Slug, MethodNPM, npm.Locator); !errors.Is(err, ErrRevoked) {
+			t.Errorf("Start after the revocation = %v, want ErrRevoked", err)
+		}
+		e.clock.Add(time.Minute)
+		if _, err := e.check(t, a, en.Slug, spare.Token); !errors.Is(err, ErrRevoked) {
+			t.Errorf("Check of an older token after the revocation = %v, want ErrRevoked", err)
+		}
+		if yes, err := e.svc.IsMaintainer(ctx, a, en.ID); err != nil || yes {
+			t.Errorf("IsMaintainer after the revocation = %v, %v", yes, err)
+		}
+		b := e.account(t, "b@example.com")
+		if _, err := e.svc.Start(ctx, b, en.Slug, MethodNPM, npm.Locator); err != nil {
+			t.Errorf("another account's Start = %v", err)
+		}
+	})
+}

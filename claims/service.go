@@ -169,6 +169,9 @@ func (s *Service) Start(ctx context.Context, accountID int64, slug, method, targ
 	if err != nil {
 		return Started{}, err
 	}
+	if err := s.notRevoked(ctx, accountID, e.ID); err != nil {
+		return Started{}, err
+	}
 	opts, err := s.options(ctx, e)
 	if err != nil {
 		return Started{}, err
@@ -290,6 +293,9 @@ type Result struct {
 func (s *Service) Check(ctx context.Context, accountID int64, slug, token string) (Result, error) {
 	e, t, err := s.token(ctx, accountID, slug, token)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := s.notRevoked(ctx, accountID, e.ID); err != nil {
 		return Result{}, err
 	}
 	hash := t.TokenHash
@@ -539,6 +545,21 @@ func (s *Service) recheck(ctx context.Context, c store.Claim, r *RecheckReport) 
 		s.log.Info("claim lapsed", "claim", c.ID, "entry", c.EntryID, "method", c.Method)
 		if err := s.reschedule(ctx, c.EntryID); err != nil {
 			s.log.Warn("claim lapsed, but its entry's due time could not be moved", "entry", c.EntryID, "error", err)
+		}
+	}
+	return nil
+}
+
+// notRevoked answers ErrRevoked when an operator revoked a claim of the account on the
+// entry.
+func (s *Service) notRevoked(ctx context.Context, accountID, entryID int64) error {
+	cs, err := s.st.Claims(ctx, entryID)
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if c.AccountID == accountID && Revoked(c) {
+			return ErrRevoked
 		}
 	}
 	return nil

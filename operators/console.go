@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/probity-dev/probity/claims"
 	"strconv"
 	"strings"
 
@@ -122,7 +123,7 @@ func (s *Service) RevokeClaim(ctx context.Context, by Actor, id int64, reason st
 	if err != nil {
 		return store.Claim{}, err
 	}
-	c, err := s.st.RevokeClaimRecorded(ctx, id, now, "revoked by an operator: "+r, rec)
+	c, err := s.st.RevokeClaimRecorded(ctx, id, now, claims.RevokedReason(r), rec)
 	if err != nil {
 		return store.Claim{}, err
 	}

@@ -132,6 +132,10 @@ func (h *handlers) claimStart(c *gin.Context) {
 		p.Error = err.Error()
 		h.render(c, http.StatusTooManyRequests, "claim", p)
 		return
+	case errors.Is(err, claims.ErrRevoked):
+		p.Error = err.Error() + "."
+		h.render(c, http.StatusForbidden, "claim", p)
+		return
 	case err != nil:
 		h.fail(c, err)
 		return
@@ -187,6 +191,8 @@ func (h *handlers) claimCheck(c *gin.Context) {
 		p.Started = &st
 		p.Error = "Not claimed yet: " + cut(visibleLine(np.Reason), 600) + ". Your token stays valid until it expires; fix it and check again."
 		h.render(c, http.StatusUnprocessableEntity, "claim", p)
+	case errors.Is(err, claims.ErrRevoked):
+		h.message(c, http.StatusForbidden, "Not claimed", claims.ErrRevoked.Error()+".", link{Href: "/s/" + slug, Text: "Back to the entry"})
 	case errors.Is(err, claims.ErrBadToken), errors.Is(err, claims.ErrTokenUsed), errors.Is(err, claims.ErrTokenExpired):
 		h.claimTokenGone(c, slug, err)
 	default:
