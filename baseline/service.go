@@ -69,6 +69,9 @@ var (
 	ErrNoTools = errors.New("the newest signed round read no tools: there is no tool surface to approve")
 	// ErrAlreadyApproved: the newest round's tool surface is the approved one already.
 	ErrAlreadyApproved = errors.New("the newest round's tool surface is the approved baseline already")
+	// ErrChanged: the newest round's tools are not the ones the maintainer was shown
+	// (a round landed in between); nothing was approved.
+	ErrChanged = errors.New("the newest round's tools changed since the page was shown; look at them again before you approve")
 )
 
 // roundsRead is how many of an entry's newest rounds are searched for a signed one.
@@ -180,12 +183,21 @@ func (s *Service) maintained(ctx context.Context, accountID int64, slug string) 
 // store.ErrNotFound (no such entry), ErrNotMaintainer, ErrNoRound, ErrNoTools and
 // ErrAlreadyApproved, or a failure.
 func (s *Service) Approve(ctx context.Context, accountID int64, slug string) (store.Baseline, error) {
+	return s.ApproveSeen(ctx, accountID, slug, "")
+}
+
+// ApproveSeen is Approve of the tools the maintainer was shown: the newest signed
+// round's surface fingerprint must be seen ("" takes whatever is newest, for callers
+// that show nothing), else ErrChanged and nothing is approved. The page sends the
+// fingerprint it showed, so a round landing between the page and the click is never
+// approved unseen.
+func (s *Service) ApproveSeen(ctx context.Context, accountID int64, slug, seen string) (store.Baseline, error) {
 	e, err := s.maintained(ctx, accountID, slug)
 	if err != nil {
 		return store.Baseline{}, err
 	}
 	for attempt := 0; ; attempt++ {
-		b, before, err := s.approve(ctx, accountID, e)
+		b, before, err := s.approve(ctx, accountID, e, seen)
 		if errors.Is(err, store.ErrBaselineNumber) && attempt < 5 {
 			continue // another approval was stored meanwhile: number and sign again
 		}
@@ -209,7 +221,7 @@ func (s *Service) Approve(ctx context.Context, accountID int64, slug string) (st
 
 // approve makes, signs and stores one baseline of e; before is the surface of the
 // baseline it replaces ("none" for the first).
-func (s *Service) approve(ctx context.Context, accountID int64, e store.Entry) (store.Baseline, string, error) {
+func (s *Service) approve(ctx context.Context, accountID int64, e store.Entry, seen string) (store.Baseline, string, error) {
 	st, err := s.status(ctx, e)
 	if err != nil {
 		return store.Baseline{}, "", err
@@ -218,6 +230,9 @@ func (s *Service) approve(ctx context.Context, accountID int64, e store.Entry) (
 		return store.Baseline{}, "", st.Approval
 	}
 	r := st.Newest
+	if seen != "" && r.Fingerprints.Surface != seen {
+		return store.Baseline{}, "", ErrChanged
+	}
 	number, before := int64(1), "none"
 	if st.Current != nil {
 		number, before = st.Current.Number+1, st.Current.Fingerprints.Surface

@@ -28,8 +28,9 @@ import (
 type Baselines interface {
 	// Status is the entry's approved baseline and newest signed round, for a maintainer.
 	Status(ctx context.Context, accountID int64, slug string) (BaselineStatus, error)
-	// Approve takes the newest signed round's tool surface as the approved baseline.
-	Approve(ctx context.Context, accountID int64, slug string) (store.Baseline, error)
+	// ApproveSeen takes the newest signed round's tool surface as the approved
+	// baseline when it is the surface the page showed (seen), else ErrChanged.
+	ApproveSeen(ctx context.Context, accountID int64, slug, seen string) (store.Baseline, error)
 }
 
 // BaselineStatus is what the baseline page shows (package baseline's type).
@@ -94,13 +95,19 @@ func (h *handlers) baselineApprove(c *gin.Context) {
 	if !ok {
 		return
 	}
-	b, err := h.baselines.Approve(c.Request.Context(), v.ID, e.Slug)
+	// The surface the page showed; a form without one approves nothing (ErrChanged,
+	// or why there is nothing to approve).
+	seen := formValue(c, "surface")
+	if seen == "" || len(seen) > 128 {
+		seen = "-"
+	}
+	b, err := h.baselines.ApproveSeen(c.Request.Context(), v.ID, e.Slug, seen)
 	status := http.StatusOK
 	var done, msg string
 	switch {
 	case err == nil:
 		done = "Baseline " + strconv.FormatInt(b.Number, 10) + " approved: from the next round, the checks compare the tools with it."
-	case errors.Is(err, baseline.ErrNoRound), errors.Is(err, baseline.ErrNoTools), errors.Is(err, baseline.ErrAlreadyApproved):
+	case errors.Is(err, baseline.ErrNoRound), errors.Is(err, baseline.ErrNoTools), errors.Is(err, baseline.ErrAlreadyApproved), errors.Is(err, baseline.ErrChanged):
 		status, msg = http.StatusConflict, err.Error()+"."
 	default:
 		h.baselineFail(c, e, err)

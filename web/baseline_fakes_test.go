@@ -105,12 +105,19 @@ func (f *fakeBaselines) Status(ctx context.Context, account int64, slug string) 
 }
 
 func (f *fakeBaselines) Approve(ctx context.Context, account int64, slug string) (store.Baseline, error) {
+	return f.ApproveSeen(ctx, account, slug, "")
+}
+
+func (f *fakeBaselines) ApproveSeen(ctx context.Context, account int64, slug, seen string) (store.Baseline, error) {
 	st, err := f.Status(ctx, account, slug)
 	if err != nil {
 		return store.Baseline{}, err
 	}
 	if st.Approval != nil {
 		return store.Baseline{}, st.Approval
+	}
+	if seen != "" && st.Newest.Fingerprints.Surface != seen {
+		return store.Baseline{}, baseline.ErrChanged
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -96,7 +97,7 @@ func TestBaselineAuthorization(t *testing.T) {
 			if rec.Code != c.get || rec.Header().Get("Cache-Control") != "no-store" {
 				t.Errorf("GET: %d %q, want %d no-store\n%s", rec.Code, rec.Header().Get("Cache-Control"), c.get, rec.Body)
 			}
-			rec = b.post(path, url.Values{"csrf": {csrf}})
+			rec = b.post(path, seenForm(t, b, path, csrf))
 			if rec.Code != c.post {
 				t.Errorf("POST: %d, want %d\n%s", rec.Code, c.post, rec.Body)
 			}
@@ -154,11 +155,11 @@ func TestBaselineApprove(t *testing.T) {
 		t.Fatal("a refused form approved a baseline")
 	}
 
-	rec = b.post(path, url.Values{"csrf": {csrf}})
+	rec = b.post(path, seenForm(t, b, path, csrf))
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "Baseline 1 approved") || strings.Contains(rec.Body.String(), "Approve these tools") {
 		t.Fatalf("approve: %d\n%s", rec.Code, rec.Body)
 	}
-	if rec := b.post(path, url.Values{"csrf": {csrf}}); rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), "approved baseline already") {
+	if rec := b.post(path, seenForm(t, b, path, csrf)); rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), "approved baseline already") {
 		t.Errorf("approve again: %d\n%s", rec.Code, rec.Body)
 	}
 	// The tools drift: the page says so, and the new surface can be approved.
@@ -167,7 +168,7 @@ func TestBaselineApprove(t *testing.T) {
 	if !strings.Contains(rec.Body.String(), "differ from the approved baseline") || !strings.Contains(rec.Body.String(), "Approve these tools") {
 		t.Fatalf("after a drift:\n%s", rec.Body)
 	}
-	if rec := b.post(path, url.Values{"csrf": {csrf}}); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "Baseline 2 approved") {
+	if rec := b.post(path, seenForm(t, b, path, csrf)); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "Baseline 2 approved") {
 		t.Errorf("approve the drift: %d\n%s", rec.Code, rec.Body)
 	}
 	// Who approved is never on the page.
@@ -189,7 +190,7 @@ func TestBaselineRateLimit(t *testing.T) {
 	roles.maintain(w.accountOf(t, b), w.entryID)
 	var codes []int
 	for range 4 {
-		codes = append(codes, b.post("/s/"+w.slug+"/baseline", url.Values{"csrf": {csrf}}).Code)
+		codes = append(codes, b.post("/s/"+w.slug+"/baseline", seenForm(t, b, "/s/"+w.slug+"/baseline", csrf)).Code)
 	}
 	if codes[0] != http.StatusConflict || codes[2] != http.StatusTooManyRequests || codes[3] != http.StatusTooManyRequests {
 		t.Errorf("baseline statuses: %v", codes)
@@ -209,5 +210,41 @@ func TestEntryPageSaysToolsDiffer(t *testing.T) {
 		if page := ts.get(http.MethodGet, "/s/"+slug).Body.String(); strings.Contains(page, "differ from the approved baseline") {
 			t.Errorf("%s: the page says the tools differ from the approved baseline", slug)
 		}
+	}
+}
+
+var seenField = regexp.MustCompile(`name="surface" value="([^"]+)"`)
+
+// seenForm is the approval form as the baseline page at path sends it: the csrf field
+// and the surface fingerprint the page shows (none when it shows no round).
+func seenForm(t *testing.T, b *browser, path, csrf string) url.Values {
+	t.Helper()
+	v := url.Values{"csrf": {csrf}}
+	if m := seenField.FindStringSubmatch(b.get(path).Body.String()); m != nil {
+		v.Set("surface", m[1])
+	}
+	return v
+}
+
+// TestBaselineApproveSeen: a round that lands between the page and the click is not
+// approved unseen: 409, nothing approved; the page then shows the new round.
+func TestBaselineApproveSeen(t *testing.T) {
+	w, roles, fb := newBaselineSite(t, web.RateLimit{})
+	b := w.browser(t)
+	csrf := b.signIn("maint@example.org")
+	roles.maintain(w.accountOf(t, b), w.entryID)
+	path := "/s/" + w.slug + "/baseline"
+	fb.setNewest(w.entryID, 2, "sha256:"+strings.Repeat("a", 64))
+	form := seenForm(t, b, path, csrf)
+	fb.setNewest(w.entryID, 3, "sha256:"+strings.Repeat("b", 64)) // a round lands
+	before := w.mutations.Load()
+	if rec := b.post(path, form); rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), "changed since the page was shown") {
+		t.Errorf("approving tools no longer newest: %d", rec.Code)
+	}
+	if w.mutations.Load() != before {
+		t.Error("tools the maintainer never saw were approved")
+	}
+	if rec := b.post(path, seenForm(t, b, path, csrf)); rec.Code != http.StatusOK {
+		t.Errorf("approving the tools shown now: %d", rec.Code)
 	}
 }
