@@ -24,7 +24,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/probity-dev/probity/history"
@@ -47,6 +49,17 @@ type History interface {
 // maintainers ask for a re-check.
 const DefaultRecheckInterval = 10 * time.Minute
 
+// DefaultEditsPerHour is a zero Config.EditsPerHour.
+const DefaultEditsPerHour = 10
+
+// TooManyEdits refuses an edit past Config.EditsPerHour; RetryAfter is when the next
+// is taken.
+type TooManyEdits struct{ RetryAfter time.Duration }
+
+func (e *TooManyEdits) Error() string {
+	return fmt.Sprintf("this listing was edited often in the last hour; save again in %v", e.RetryAfter.Round(time.Minute))
+}
+
 // Config configures New.
 type Config struct {
 	Store   Store
@@ -54,6 +67,11 @@ type Config struct {
 	// RecheckInterval is the least time between two re-checks of one entry asked for
 	// by its maintainers; zero means DefaultRecheckInterval.
 	RecheckInterval time.Duration
+	// EditsPerHour is how many saved edits an entry's listing takes an hour (0:
+	// DefaultEditsPerHour), counted in this process: every saved field is a signed
+	// change in the ledger and the log, and a maintainer toggling a field must not
+	// flood them or push the entry's real changes out of sight.
+	EditsPerHour int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -61,6 +79,9 @@ type Config struct {
 // Service edits maintainers' listings and asks for re-checks. Safe for concurrent use.
 type Service struct {
 	cfg Config
+
+	mu    sync.Mutex
+	saved map[int64][]time.Time // an entry's saved edits in the last hour
 }
 
 // New returns a Service; it fails without a Store or History, or with a negative
@@ -78,7 +99,10 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{cfg: cfg}, nil
+	if cfg.EditsPerHour <= 0 {
+		cfg.EditsPerHour = DefaultEditsPerHour
+	}
+	return &Service{cfg: cfg, saved: map[int64][]time.Time{}}, nil
 }
 
 // RecheckInterval is the least time between two re-checks of one entry.
@@ -140,6 +164,9 @@ func (s *Service) Edit(ctx context.Context, entryID int64, want store.Maintainer
 		if len(edits) == 0 {
 			return nil, nil
 		}
+		if err := s.budget(entryID, s.cfg.Now()); err != nil {
+			return nil, err
+		}
 		_, err = s.cfg.History.RecordOperatorEdits(ctx, entryID, edits,
 			&store.ListingUpdate{Listing: want, ExpectRevision: cur.Revision}, s.cfg.Now())
 		if errors.Is(err, store.ErrStaleListing) && attempt < maxStaleRetries {
@@ -148,6 +175,7 @@ func (s *Service) Edit(ctx context.Context, entryID int64, want store.Maintainer
 		if err != nil {
 			return nil, fmt.Errorf("couldn't save the listing of entry %d: %w", entryID, err)
 		}
+		s.spend(entryID, s.cfg.Now())
 		fields := make([]string, len(edits))
 		for i, e := range edits {
 			fields[i] = e.Field
@@ -175,4 +203,28 @@ func diff(cur, want store.MaintainerListing) []history.Edit {
 // request it fails with a *store.RecheckRefused that says when the next is allowed.
 func (s *Service) Recheck(ctx context.Context, entryID int64) error {
 	return s.cfg.Store.RequestRecheck(ctx, entryID, s.cfg.Now(), s.cfg.RecheckInterval)
+}
+
+// budget refuses an edit of the entry when EditsPerHour were saved in the last hour.
+func (s *Service) budget(entryID int64, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hour := now.Add(-time.Hour)
+	ts := slices.DeleteFunc(s.saved[entryID], func(t time.Time) bool { return !t.After(hour) })
+	if len(ts) == 0 {
+		delete(s.saved, entryID)
+	} else {
+		s.saved[entryID] = ts
+	}
+	if len(ts) >= s.cfg.EditsPerHour {
+		return &TooManyEdits{RetryAfter: ts[0].Add(time.Hour).Sub(now)}
+	}
+	return nil
+}
+
+// spend counts a saved edit of the entry.
+func (s *Service) spend(entryID int64, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.saved[entryID] = append(s.saved[entryID], now)
 }

@@ -268,3 +268,36 @@ func TestRecheck(t *testing.T) {
 		t.Error("a negative interval was accepted")
 	}
 }
+
+// TestEditBudget: an entry's listing takes EditsPerHour saved edits an hour (each saved
+// field is a signed change); the next is refused with when to try again, stores
+// nothing, and is taken once the hour has passed. An edit that changes nothing is free.
+func TestEditBudget(t *testing.T) {
+	ctx := context.Background()
+	v := newEnv(t)
+	clock := now
+	svc, err := listing.New(listing.Config{Store: v.st, History: v.proc, EditsPerHour: 2, Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range []string{"one", "two"} {
+		clock = clock.Add(time.Minute)
+		if _, err := svc.Edit(ctx, v.e.ID, store.MaintainerListing{Description: d}); err != nil {
+			t.Fatalf("edit %d: %v", i+1, err)
+		}
+	}
+	if _, err := svc.Edit(ctx, v.e.ID, store.MaintainerListing{Description: "two"}); err != nil {
+		t.Errorf("an edit that changes nothing: %v", err)
+	}
+	var tm *listing.TooManyEdits
+	if _, err := svc.Edit(ctx, v.e.ID, store.MaintainerListing{Description: "three"}); !errors.As(err, &tm) || tm.RetryAfter != 59*time.Minute {
+		t.Fatalf("a third edit in the hour: %v, want TooManyEdits after 59m", err)
+	}
+	if n := len(v.changes(t)); n != 2 {
+		t.Errorf("%d changes after the refused edit, want 2", n)
+	}
+	clock = clock.Add(59 * time.Minute)
+	if _, err := svc.Edit(ctx, v.e.ID, store.MaintainerListing{Description: "three"}); err != nil {
+		t.Errorf("after the hour: %v", err)
+	}
+}

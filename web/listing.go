@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/probity-dev/probity/listing"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -99,6 +100,13 @@ func (h *handlers) listingSave(c *gin.Context) {
 	case errors.As(err, &fe):
 		p.Error, p.ErrorField = capitalize(fe.Message)+".", fe.Field
 		h.render(c, http.StatusBadRequest, "listing_edit", p)
+		return
+	case errors.As(err, new(*listing.TooManyEdits)):
+		var tm *listing.TooManyEdits
+		errors.As(err, &tm)
+		c.Header("Retry-After", strconv.Itoa(int((tm.RetryAfter+time.Second-1)/time.Second)))
+		p.Error = capitalize(err.Error()) + ". What you typed is kept below."
+		h.render(c, http.StatusTooManyRequests, "listing_edit", p)
 		return
 	case errors.Is(err, store.ErrConflict):
 		p.Error = "Another maintainer saved this listing at the same moment. Check the values and save again."
