@@ -52,7 +52,7 @@ var tabCases = []tabCase{
 	{"never", "", "", "none", regexp.MustCompile(`^Not yet checked: no round has read this server yet$`)},
 	// A tool removed since the approved baseline: the three *_unchanged_vs_approved
 	// checks report it, and the card says the tools differ from the baseline.
-	{"drift", "drift-tool-removed", rounds.SignedFull, "failed", regexp.MustCompile(`^1 check failed and 3 risks found in the newest signed round: a TLS certificate problem, tool names differ from the approved baseline, tool schemas differ from the approved baseline, the tool surface differs from the approved baseline$`)},
+	{"drift", "drift-tool-removed", rounds.SignedFull, "failed", regexp.MustCompile(`^4 checks failed in the newest signed round: a TLS certificate problem, tool names differ from the approved baseline, tool schemas differ from the approved baseline, the tool surface differs from the approved baseline$`)},
 }
 
 // tabsSite is a site over one entry per tabCase, each read once by a real probe of its
