@@ -58,6 +58,7 @@ import (
 	"github.com/probity-dev/probity/operators"
 	"github.com/probity-dev/probity/rounds"
 	"github.com/probity-dev/probity/store"
+	"github.com/probity-dev/probity/translog"
 )
 
 // approvedChecks are the checks that compare a round with the approved baseline.
@@ -176,12 +177,21 @@ func TestBrowserMaintainerWalk(t *testing.T) {
 	if err := w.addBaselines(st, signer, logger); err != nil {
 		t.Fatal(err)
 	}
+	// The transparency log, as serve starts it (checkpoints as often as the demo's),
+	// so that the records' bundles are published.
 	siteCtx, stopSite := context.WithCancel(context.Background())
-	srv, err := publish(siteCtx, st, w.doc, ef.logDirectory(), addr, "", siteOptions{write: w}, logger)
+	_, waitLog, err := ef.startLog(siteCtx, st, logFlags{witnessTimeout: translog.DefaultWitnessTimeout, checkpointInterval: translog.MinCheckpointInterval}, logger)
 	if err != nil {
+		stopSite()
 		t.Fatal(err)
 	}
-	defer func() { stopSite(); srv.Shutdown(context.Background()) }()
+	srv, err := publish(siteCtx, st, w.doc, ef.logDirectory(), addr, "", siteOptions{write: w}, logger)
+	if err != nil {
+		stopSite()
+		waitLog()
+		t.Fatal(err)
+	}
+	defer func() { stopSite(); waitLog(); srv.Shutdown(context.Background()) }()
 
 	// The rounds: envFlags.runner's prober (trusting --ca-file), history processor and
 	// approved baselines, on the test's clock. The key is valid from openSigner's time.
@@ -362,7 +372,10 @@ func TestBrowserMaintainerWalk(t *testing.T) {
 	}
 	load("the history", chromedp.Navigate(entryURL+"/history"))
 	hist := text("main")
-	for _, want := range []string{"edited by the operator", firstDescription, description} {
+	if want := "description edited by the operator\n\nThe server's operator edited description.\n\nText before\n" + firstDescription + "\nText after\n" + description + "\n"; !strings.Contains(hist, want) {
+		t.Errorf("the history lacks the edit with its before and after %q: %q", want, hist)
+	}
+	for _, want := range []string{"links edited by the operator", "Docs <i>here</i> <https://docs.example/weather>"} {
 		if !strings.Contains(hist, want) {
 			t.Errorf("the history lacks %q: %q", want, hist)
 		}
@@ -399,6 +412,13 @@ func TestBrowserMaintainerWalk(t *testing.T) {
 	if !confirmed {
 		t.Fatal("the rounds recorded no confirmed tools change")
 	}
+	load("the history after the drift", chromedp.Navigate(entryURL+"/history"))
+	hist = text("main")
+	for _, want := range []string{"new approved baseline", "1 tool added\n\ndiffers from the approved baseline\n\nTools added\ndelete_city"} {
+		if !strings.Contains(hist, want) {
+			t.Errorf("the history after the approval and the drift lacks %q: %q", want, hist)
+		}
+	}
 	load("the Checks tab after the drift", chromedp.Navigate(entryURL+"/checks"))
 	for _, c := range approvedChecks {
 		// TODO(lead): the "changed" reason becomes FAILED in checks/catalog.go; until
@@ -419,6 +439,7 @@ func TestBrowserMaintainerWalk(t *testing.T) {
 	load("Contest in public", chromedp.Click(chromedp.CSS(`form[action="/s/`+slug+`/contest"] button`)))
 	load("the entry with the dispute", chromedp.Navigate(entryURL))
 	disp := text("#disputes")
+	bundleOK(t, tab, "#disputes > ol > li > p:first-child")
 	if !regexp.MustCompile(`Dispute 1: the check toolset_unchanged_vs_approved \((FAILED|OBSERVED_RISK)\) of round \S+, opened .* · record \d+`).MatchString(disp) ||
 		!strings.Contains(disp, "Open: an operator has not decided it yet.") || !strings.Contains(disp, evidence) {
 		t.Errorf("the entry's disputes: %q", disp)
@@ -455,6 +476,7 @@ func TestBrowserMaintainerWalk(t *testing.T) {
 	if !regexp.MustCompile(`Outcome: rejected: the finding stands, decided .* · record \d+`).MatchString(disp) || !strings.Contains(disp, reason) {
 		t.Errorf("the entry's disputes after the decision: %q", disp)
 	}
+	bundleOK(t, tab, "#disputes > ol > li > p:nth-of-type(3)")
 
 	// No public page names the maintainer (or the operator).
 	for _, p := range []string{"/s/" + slug, "/s/" + slug + "/history", "/s/" + slug + "/checks", "/s/" + slug + ".json", "/changes"} {
@@ -477,6 +499,32 @@ func TestBrowserMaintainerWalk(t *testing.T) {
 		t.Error("the claim token appears in the site's log")
 	}
 	t.Logf("the maintainer's walk took %.1f s", time.Since(began).Seconds())
+}
+
+// bundleOK wants the bundle link in the element sel of the tab's page to lead to the
+// record's bundle within 10 s (once the log's next checkpoint holds it).
+func bundleOK(t *testing.T, tab context.Context, sel string) {
+	t.Helper()
+	href, err := chromedp.Run(tab, chromedp.Evaluate[string](`(document.querySelector(`+jsString(sel+` a[href^="/bundle/"]`)+`) || {}).href || ''`))
+	if err != nil || href == "" {
+		t.Errorf("no bundle link in %s (%v)", sel, err)
+		return
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		resp, err := http.Get(href)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK && json.Valid(b) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the bundle %s: HTTP %d %.300s", href, resp.StatusCode, b)
+			return
+		}
+	}
 }
 
 // jsString quotes s as a JavaScript string literal (for selectors without a backtick).
