@@ -31,6 +31,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"io"
+	"log"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -96,7 +97,7 @@ func TestBrowserMaintainerWalk(t *testing.T) {
 	var mu sync.Mutex
 	wellKnown := ""
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpSrv }, nil)
-	origin := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	origin := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == claims.WellKnownPath {
 			mu.Lock()
 			b := wellKnown
@@ -110,6 +111,9 @@ func TestBrowserMaintainerWalk(t *testing.T) {
 		}
 		mcpHandler.ServeHTTP(w, r)
 	}))
+	// A probe or a claim check closing its connection early is no failure of this test.
+	origin.Config.ErrorLog = log.New(io.Discard, "", 0)
+	origin.StartTLS()
 	defer origin.Close()
 	drift := func() {
 		mcpSrv.AddTool(&mcp.Tool{Name: "delete_city", Description: "Deletes a city.",
@@ -328,10 +332,10 @@ func TestBrowserMaintainerWalk(t *testing.T) {
 	wellKnown = token + "\n"
 	mu.Unlock()
 	load("Check", chromedp.Click(chromedp.CSS(`form[action="/s/`+slug+`/claim/check"] button`)))
-	if got := text("main"); !strings.Contains(got, "You are a maintainer") {
-		t.Fatalf("after Check the Claim page says %q", got)
+	if got := text("main"); text("h1") != "Claimed" || !strings.Contains(got, "You are a maintainer") {
+		t.Fatalf("after Check the page says %q", got)
 	}
-	load("the claimed entry", chromedp.Navigate(entryURL))
+	load("Back to the entry", chromedp.Click(chromedp.CSS(`main a[href="/s/`+slug+`"]`)))
 	if count("h1 .state-claimed") != 1 {
 		t.Errorf("the entry page does not say claimed: %q", text("h1"))
 	}
@@ -341,7 +345,11 @@ func TestBrowserMaintainerWalk(t *testing.T) {
 		firstDescription = "Operated by the weather team."
 		description      = `Operated by us <b>since 2026</b> <script>window.__pwned=1</script> & more.`
 	)
-	load("the edit page", chromedp.Navigate(entryURL+"/edit"))
+	load("the Claim page, a maintainer's", chromedp.Click(chromedp.CSS(`a[href="/s/`+slug+`/claim"]`)))
+	if n := count(`ul.maintain a[href="/s/` + slug + `/edit"], ul.maintain a[href="/s/` + slug + `/baseline"], ul.maintain a[href="/s/` + slug + `/checks"]`); n != 3 {
+		t.Errorf("the Claim page of a maintainer links %d of the edit, baseline and Checks pages, want 3", n)
+	}
+	load("Edit the listing", chromedp.Click(chromedp.CSS(`ul.maintain a[href="/s/`+slug+`/edit"]`)))
 	do("the first description", chromedp.SetValue(chromedp.CSS("#description"), firstDescription))
 	load("Save", chromedp.Click(chromedp.CSS(`form[action="/s/`+slug+`/edit"] button[type=submit]`)))
 	if got := text("main"); !strings.Contains(got, "Listing saved") {
@@ -382,7 +390,8 @@ func TestBrowserMaintainerWalk(t *testing.T) {
 	}
 
 	// 3. Approve the baseline; a round after it verifies; the drift fails it.
-	load("the baseline page", chromedp.Navigate(entryURL+"/baseline"))
+	load("the Claim page, again", chromedp.Navigate(entryURL+"/claim"))
+	load("Approve its tools as the baseline", chromedp.Click(chromedp.CSS(`ul.maintain a[href="/s/`+slug+`/baseline"]`)))
 	load("Approve these tools", chromedp.Click(chromedp.CSS(`form[action="/s/`+slug+`/baseline"] button`)))
 	if got := text("main"); !strings.Contains(got, "approved") || count(`main [role=status]`) != 1 {
 		t.Fatalf("after Approve the baseline page says %q", got)
@@ -421,9 +430,7 @@ func TestBrowserMaintainerWalk(t *testing.T) {
 	}
 	load("the Checks tab after the drift", chromedp.Navigate(entryURL+"/checks"))
 	for _, c := range approvedChecks {
-		// TODO(lead): the "changed" reason becomes FAILED in checks/catalog.go; until
-		// that is merged the Checks tab says OBSERVED_RISK. Assert on FAILED alone then.
-		if got := status(c); got != "FAILED" && got != "OBSERVED_RISK" {
+		if got := status(c); got != "FAILED" {
 			t.Errorf("after the drift %s is %s, want FAILED", c, got)
 		}
 	}
@@ -440,7 +447,7 @@ func TestBrowserMaintainerWalk(t *testing.T) {
 	load("the entry with the dispute", chromedp.Navigate(entryURL))
 	disp := text("#disputes")
 	bundleOK(t, tab, "#disputes > ol > li > p:first-child")
-	if !regexp.MustCompile(`Dispute 1: the check toolset_unchanged_vs_approved \((FAILED|OBSERVED_RISK)\) of round \S+, opened .* · record \d+`).MatchString(disp) ||
+	if !regexp.MustCompile(`Dispute 1: the check toolset_unchanged_vs_approved \(FAILED\) of round \S+, opened .* · record \d+`).MatchString(disp) ||
 		!strings.Contains(disp, "Open: an operator has not decided it yet.") || !strings.Contains(disp, evidence) {
 		t.Errorf("the entry's disputes: %q", disp)
 	}
