@@ -15,7 +15,9 @@ package main
 //     difference is confirmed without waiting a minute.
 //  1. Sign in with the code from the e-mail, "Claim this entry", the well-known way:
 //     the token read from the page is served at the origin, Check: a maintainer. The
-//     entry says claimed, and no public page names the maintainer's address.
+//     entry says claimed, and no public page names the maintainer's address. Before the
+//     claim the edit and baseline pages are 403; the console is 403 to the maintainer,
+//     and to the operator's account until it is granted the role.
 //  2. Edit the listing twice: the entry shows the description, markup included, as
 //     text and the link; the history shows the operator's edit with before and after.
 //  3. Approve the baseline; a round after it: the three *_unchanged_vs_approved checks
@@ -24,7 +26,8 @@ package main
 //  4. Contest a finding from the Checks tab's Contest link: statement with markup
 //     (shown as text), evidence URL; the entry shows the open dispute, its record.
 //  5. An operator (granted as `probity operators add` does) decides it on
-//     /ops/disputes; the entry shows the outcome.
+//     /ops/disputes, which shows the statement as text; the entry shows the outcome,
+//     its reason as text, and the outcome's bundle.
 
 import (
 	"context"
@@ -279,6 +282,17 @@ func TestBrowserMaintainerWalk(t *testing.T) {
 			runAxe(t, tab, what)
 		}
 	}
+	// refused navigates to url and wants the site to refuse it with HTTP 403.
+	refused := func(what, url string) {
+		t.Helper()
+		resp, err := chromedp.RunResponse(tab, chromedp.Navigate(url))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if resp == nil || resp.Status != http.StatusForbidden {
+			t.Errorf("%s: %+v, want HTTP 403", what, resp)
+		}
+	}
 	text := func(sel string) string {
 		t.Helper()
 		s, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(sel)))
@@ -320,6 +334,9 @@ func TestBrowserMaintainerWalk(t *testing.T) {
 	if loc, _ := chromedp.Run(tab, chromedp.Location()); loc != entryURL+"/claim" {
 		t.Fatalf("signing in led to %s, want back to the Claim page", loc)
 	}
+	refused("the edit page before the claim", entryURL+"/edit")
+	refused("the baseline page before the claim", entryURL+"/baseline")
+	load("the Claim page, once more", chromedp.Navigate(entryURL+"/claim"))
 	load("Get a token (well-known)", chromedp.Click(chromedp.CSS(`form[action="/s/`+slug+`/claim"]:has(input[name=method][value="`+claims.MethodWellKnown+`"]) button`)))
 	token := strings.TrimSpace(text(".claim-token"))
 	if !strings.HasPrefix(token, claims.TokenPrefix) {
@@ -462,10 +479,12 @@ func TestBrowserMaintainerWalk(t *testing.T) {
 	}
 
 	// 5. The operator decides it.
+	refused("the console's disputes, as the maintainer", base+"/ops/disputes")
 	load("the account page", chromedp.Navigate(base+"/account"))
 	load("Sign out", chromedp.Click(chromedp.CSS(`form[action="/signout"] button`)))
 	load("sign in as the operator", chromedp.Navigate(base+"/signin"))
 	signIn(operatorEmail, 2)
+	refused("the console's disputes, before the operator role", base+"/ops/disputes")
 	ops, err := operators.New(operators.Config{Store: st})
 	if err != nil {
 		t.Fatal(err)
@@ -475,6 +494,15 @@ func TestBrowserMaintainerWalk(t *testing.T) {
 	}
 	const reason = "The baseline stands <em>as approved</em>."
 	load("the console's disputes", chromedp.Navigate(base+"/ops/disputes"))
+	if got := text(`form[action^="/ops/disputes/"]`); got == "" {
+		t.Fatal("the console lists no open dispute")
+	}
+	if got := text(`main section.card pre`); got != statement {
+		t.Errorf("the console shows the statement %q, want it as typed %q", got, statement)
+	}
+	if n := count("main section.card pre b, main section.card pre script"); n != 0 {
+		t.Errorf("the statement's markup became %d elements in the console", n)
+	}
 	do("reject", chromedp.Click(chromedp.CSS(`form[action^="/ops/disputes/"] input[name=decision][value=reject]`)),
 		chromedp.SetValue(chromedp.CSS(`form[action^="/ops/disputes/"] input[name=reason]`), reason))
 	load("Decide", chromedp.Click(chromedp.CSS(`form[action^="/ops/disputes/"] button`)))
@@ -484,6 +512,9 @@ func TestBrowserMaintainerWalk(t *testing.T) {
 		t.Errorf("the entry's disputes after the decision: %q", disp)
 	}
 	bundleOK(t, tab, "#disputes > ol > li > p:nth-of-type(3)")
+	if n := count("#disputes blockquote em"); n != 0 {
+		t.Errorf("the reason's markup became %d elements", n)
+	}
 
 	// No public page names the maintainer (or the operator).
 	for _, p := range []string{"/s/" + slug, "/s/" + slug + "/history", "/s/" + slug + "/checks", "/s/" + slug + ".json", "/changes"} {
