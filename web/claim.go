@@ -177,7 +177,7 @@ func (h *handlers) claimCheck(c *gin.Context) {
 		h.message(c, http.StatusOK, "Claimed",
 			"You are a maintainer of "+name+" now. The entry says it is claimed, never by whom, and is read every few minutes from now on. "+
 				"Keep the proof in place: Probity checks it again every day, and the claim lapses when it is gone.",
-			link{Href: "/s/" + slug, Text: "Back to " + name})
+			link{Href: "/s/" + slug + "/claim", Text: "What a maintainer can do"}, link{Href: "/s/" + slug, Text: "Back to " + name})
 	case errors.As(err, &np):
 		p, ok := h.claimOptionsPage(c, v, slug)
 		if !ok {
