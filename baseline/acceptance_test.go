@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/probity-dev/probity/notify"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -280,6 +282,22 @@ func TestBaselineTurnsChecks(t *testing.T) {
 				t.Logf("change %d: %s %q %v", c.Number, c.Kind, c.Summary, c.Badges)
 			}
 			t.Errorf("%d approvals and %d flagged changes in the history, want 2 and 1", approvals, flagged)
+		}
+		// Followers are told so: the drift's change, as the e-mail planner reads it, sums
+		// up as tools that differ from the approved baseline.
+		var told []notify.Change
+		if err := st.NotifyChanges(ctx, store.NotifyRange{ThroughSeq: 1 << 40}, func(group []store.NotifyChange) error {
+			for i := range group {
+				if group[i].Kind == attest.ChangeTools {
+					told = append(told, notify.ChangeOf(&group[i]))
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if got := notify.Summarize(told, "").Text(); !strings.Contains(got, "(differs from the approved baseline)") {
+			t.Errorf("the followers' summary of the drift is %q, want it to say it differs from the approved baseline", got)
 		}
 
 		// Everything verifies offline: rounds, changes and the two baselines.

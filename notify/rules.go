@@ -46,6 +46,9 @@ type Change struct {
 	Details *history.ChangeDetails
 	// Before and After are the states of the rounds a tools change compares.
 	Before, After store.ChangeRound
+	// DiffersFromApproved says the tools change left the surface the maintainers
+	// approved (the badge history.BadgeDiffersFromApproved).
+	DiffersFromApproved bool
 	// CheckID, Round and Decision are a dispute's or an outcome's (Kind "dispute" or
 	// "outcome"; Number is then the dispute's number): Probity's own ids and words.
 	CheckID, Round, Decision string
@@ -54,7 +57,7 @@ type Change struct {
 // ChangeOf decodes a stored change for the rules.
 func ChangeOf(c *store.NotifyChange) Change {
 	ch := Change{Number: c.Number, RecordedAt: c.RecordedAt, Seq: c.Seq, Kind: c.Kind, Before: c.Before, After: c.After,
-		CheckID: c.CheckID, Round: c.Round, Decision: c.Decision}
+		CheckID: c.CheckID, Round: c.Round, Decision: c.Decision, DiffersFromApproved: slices.Contains(c.Badges, history.BadgeDiffersFromApproved)}
 	if d, err := history.DecodeChangeDetails(c.Details); err == nil {
 		ch.Details = d
 	}
@@ -80,6 +83,9 @@ type Summary struct {
 	// NewBaseline says a maintainer approved a new baseline (the operator edit of
 	// field history.FieldApprovedBaseline), which Edited leaves out.
 	NewBaseline bool
+	// DiffersFromApproved says the tools, as the newest tools change left them, differ
+	// from the approved baseline (told only with a net tools change).
+	DiffersFromApproved bool
 	// Last is the number of the newest change (the #ch-N an e-mail links; 0 when only
 	// disputes are told).
 	Last int64
@@ -95,7 +101,11 @@ type Summary struct {
 func (s Summary) Text() string {
 	var parts []string
 	if s.Tools != "" {
-		parts = append(parts, s.Tools)
+		t := s.Tools
+		if s.DiffersFromApproved {
+			t += " (differs from the approved baseline)"
+		}
+		parts = append(parts, t)
 	}
 	if s.VersionTo != "" {
 		parts = append(parts, "version "+s.VersionFrom+" → "+s.VersionTo)
@@ -253,6 +263,7 @@ func Summarize(changes []Change, current string) Summary {
 				// back different, or details that did not decode.
 				s.Tools = "tool list changed"
 			}
+			s.DiffersFromApproved = s.Tools != "" && lastTools.DiffersFromApproved
 		}
 	}
 	if current != "" && versionTo != "" {

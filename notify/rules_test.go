@@ -58,6 +58,17 @@ func TestSummarize(t *testing.T) {
 			toolsChange(3, r0, "A", "B", diff.Change{Added: refs("alpha")}),
 			editChange(4, r0.Add(time.Hour), history.FieldApprovedBaseline, str("sha256:a"), str("sha256:b")),
 		}, "", true, "1 tool added; new approved baseline", 4},
+		{"tools that leave the approved baseline say so", []Change{
+			differs(toolsChange(3, r0, "A", "B", diff.Change{Added: refs("alpha")})),
+		}, "", true, "1 tool added (differs from the approved baseline)", 3},
+		{"the newest tools change decides whether they differ", []Change{
+			differs(toolsChange(3, r0, "A", "B", diff.Change{Added: refs("alpha")})),
+			toolsChange(4, r0.Add(time.Hour), "B", "C", diff.Change{Added: refs("beta")}),
+		}, "", true, "2 tools added", 4},
+		{"tools back where they were say nothing of the baseline", []Change{
+			toolsChange(3, r0, "A", "B", diff.Change{Added: refs("alpha")}),
+			differs(toolsChange(4, r0.Add(time.Hour), "B", "A", diff.Change{Removed: refs("alpha")})),
+		}, "", false, "changed", 4},
 		{"a new approved baseline alone", []Change{
 			editChange(4, r0, history.FieldApprovedBaseline, str("none"), str("sha256:b")),
 		}, "", true, "new approved baseline", 4},
@@ -320,4 +331,10 @@ func TestPlainLine(t *testing.T) {
 	if got := plainLine("abcdef", 3); got != "abc…" {
 		t.Errorf("cut: %q", got)
 	}
+}
+
+// differs marks a tools change as one that left the approved baseline.
+func differs(c Change) Change {
+	c.DiffersFromApproved = true
+	return c
 }

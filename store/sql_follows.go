@@ -111,7 +111,10 @@ type NotifyChange struct {
 	Kind    string
 	Summary string
 	// Details is the change's JSON (history.ChangeDetails): it may hold server text.
-	Details       []byte
+	Details []byte
+	// Badges are the change's badges (history/diff's Badge* kinds and
+	// history.BadgeDiffersFromApproved).
+	Badges        []string
 	Before, After ChangeRound
 	// A dispute or its outcome (Kind "dispute" or "outcome", RecordDispute and
 	// RecordOutcome; issue 18) is told to followers as a change is: Number is the
@@ -434,7 +437,7 @@ func (s *sqlStore) NotifyRecipient(ctx context.Context, accountID int64) (string
 
 // notifyChangeColumns are the columns scanNotifyChange reads, of notifyChangeFrom.
 const (
-	notifyChangeColumns = `c.entry_id, e.slug, e.name, e.title, c.number, c.recorded_at, l.seq, c.origin, c.kind, c.summary, c.details,
+	notifyChangeColumns = `c.entry_id, e.slug, e.name, e.title, c.number, c.recorded_at, l.seq, c.origin, c.kind, c.summary, c.details, c.badges,
 		b.fp_surface, b.fp_instructions, b.server_version, a.fp_surface, a.fp_instructions, a.server_version`
 	notifyChangeFrom = `changes c JOIN entries e ON e.id = c.entry_id JOIN ledger l ON l.id = c.ledger_id
 		LEFT JOIN rounds b ON b.id = c.before_round LEFT JOIN rounds a ON a.id = c.after_round`
@@ -443,12 +446,16 @@ const (
 func scanNotifyChange(row rowScanner) (NotifyChange, error) {
 	var (
 		c          NotifyChange
+		badges     string
 		bs, bi, bv *string
 		as, ai, av *string
 	)
 	err := row.Scan(&c.EntryID, &c.Slug, &c.Name, &c.Title, &c.Number, timeCol(&c.RecordedAt), &c.Seq, &c.Origin, &c.Kind, &c.Summary,
-		&c.Details, &bs, &bi, &bv, &as, &ai, &av)
+		&c.Details, &badges, &bs, &bi, &bv, &as, &ai, &av)
 	if err != nil {
+		return NotifyChange{}, err
+	}
+	if c.Badges, err = decodeBadges(badges); err != nil {
 		return NotifyChange{}, err
 	}
 	deref := func(p *string) string {
