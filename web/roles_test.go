@@ -7,6 +7,8 @@ package web_test
 // and an operator who has not claimed the entry — with a valid session and csrf field,
 // so that only the role decides. A route added later without a class fails the test
 // until it is put in one, so no write path can be added without saying who may use it.
+// Every maintainer and operator POST is also sent forged, by the person it admits: from
+// another site, and without the csrf field.
 
 import (
 	"log/slog"
@@ -144,6 +146,28 @@ func TestEveryRouteHasItsRole(t *testing.T) {
 			maintainerRoutes++
 		} else {
 			operatorRoutes++
+		}
+		if r.Method == http.MethodPost {
+			// The person the route admits, with a forged request: from another site
+			// (a valid csrf field), or without the csrf field. Both are refused, and
+			// nothing changes.
+			p := people[3]
+			if class == classOperator {
+				p = people[4]
+			}
+			before := m.Load()
+			form := url.Values{"csrf": {p.csrf}, "reason": {"a reason"}}
+			cross := p.b.do(req{method: http.MethodPost, path: path, form: form,
+				header: map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"}})
+			if cross.Code != http.StatusForbidden {
+				t.Errorf("POST %s from another site by the %s: %d, want 403", r.Path, p.name, cross.Code)
+			}
+			if rec := p.b.post(path, url.Values{"reason": {"a reason"}}); rec.Code != http.StatusForbidden {
+				t.Errorf("POST %s without the csrf field by the %s: %d, want 403", r.Path, p.name, rec.Code)
+			}
+			if m.Load() != before {
+				t.Errorf("a forged POST %s changed something", r.Path)
+			}
 		}
 		for i, p := range people {
 			before := m.Load()
